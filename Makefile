@@ -1,0 +1,99 @@
+# Builds layernorm_forward (and every other *_forward.cu) from one common.h.
+#   make            build for the GPU found by nvidia-smi, or for sm_80 + sm_90 + PTX when none (CI=true: never asks)
+#   make test       build, CPU tests, planted-bug builds, and the GPU suite where a GPU is present
+#   make run        build, then ./layernorm_forward with its defaults
+#   make profile OP=layernorm KERNEL=7 [ARGS="-C 4096"]   Nsight Compute on one kernel
+#   make sass [OP=layernorm]                               SASS of the program (16-byte loads? spills?)
+#   make plant      the test builds with planted bugs (build/<op>_forward_bug<k>)
+#   make clean
+
+NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+PYTHON ?= python3
+
+SRCS := $(sort $(wildcard *_forward.cu))
+PROGRAMS := $(SRCS:.cu=)
+PLANT_BUGS := 1 2 3 4
+
+# ---- GPU architecture: the GPU present, else a fixed list with PTX for newer GPUs
+ifeq ($(CI),true)
+  GPU_CC :=
+else
+  GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' .')
+endif
+ifneq ($(GPU_CC),)
+  ARCH_FLAGS := -gencode arch=compute_$(GPU_CC),code=sm_$(GPU_CC)
+  HAVE_GPU := 1
+else
+  ARCH_FLAGS := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+                -gencode arch=compute_90,code=compute_90
+  HAVE_GPU := 0
+endif
+# Test builds (planted bugs, CPU test binary) need one architecture only.
+TEST_ARCH := $(if $(GPU_CC),-gencode arch=compute_$(GPU_CC),code=sm_$(GPU_CC),-gencode arch=compute_90,code=sm_90)
+
+# ---- cuDNN (optional): the CUDA directory, or the Python package nvidia-cudnn(-cu13/-cu12)
+CUDNN_DIR := $(shell \
+  if [ -f "$(CUDA_HOME)/include/cudnn.h" ]; then echo "$(CUDA_HOME)"; \
+  else $(PYTHON) -c "import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))" 2>/dev/null; fi)
+ifneq ($(CUDNN_DIR),)
+  CUDNN_LIBDIR := $(firstword $(wildcard $(CUDNN_DIR)/lib64/libcudnn.so* $(CUDNN_DIR)/lib/libcudnn.so*))
+  CUDNN_LIBDIR := $(patsubst %/,%,$(dir $(CUDNN_LIBDIR)))
+endif
+ifneq ($(CUDNN_LIBDIR),)
+  CUDNN_SONAME := $(notdir $(firstword $(wildcard $(CUDNN_LIBDIR)/libcudnn.so $(CUDNN_LIBDIR)/libcudnn.so.*)))
+  CUDNN_CFLAGS := -DHAVE_CUDNN -I$(CUDNN_DIR)/include
+  CUDNN_LDFLAGS := -L$(CUDNN_LIBDIR) -Xlinker -rpath=$(CUDNN_LIBDIR) \
+                   $(if $(filter libcudnn.so,$(CUDNN_SONAME)),-lcudnn,-l:$(CUDNN_SONAME))
+endif
+
+GIT_REV := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+NVCC_FLAGS := -O3 -std=c++17 -lineinfo --threads 0 -Xcompiler -fopenmp,-Wall,-Wno-unused-function \
+              -DGIT_REV=\"$(GIT_REV)\" $(CUDNN_CFLAGS)
+LDLIBS := -lcurand -lgomp -ldl $(CUDNN_LDFLAGS)
+
+.PHONY: all test run profile sass plant clean info
+all: $(PROGRAMS)
+
+%_forward: %_forward.cu common.h Makefile
+	$(NVCC) $(NVCC_FLAGS) $(ARCH_FLAGS) -o $@ $< $(LDLIBS)
+
+# ---- tests
+build:
+	mkdir -p build
+
+PLANTED := $(foreach b,$(PLANT_BUGS),build/layernorm_forward_bug$(b))
+build/layernorm_forward_bug%: layernorm_forward.cu common.h Makefile | build
+	$(NVCC) $(NVCC_FLAGS) $(TEST_ARCH) -DPLANT_BUG=$* -o $@ $< $(LDLIBS)
+plant: $(PLANTED)
+
+build/test_cpu: tests/test_cpu.cu common.h $(SRCS) Makefile | build
+	$(NVCC) $(NVCC_FLAGS) $(TEST_ARCH) -o $@ $< $(LDLIBS)
+
+build/test_gpu_inputs: tests/test_gpu_inputs.cu common.h Makefile | build
+	$(NVCC) $(NVCC_FLAGS) $(TEST_ARCH) -o $@ $< $(LDLIBS)
+
+test: all build/test_cpu build/test_gpu_inputs plant
+	HAVE_GPU=$(HAVE_GPU) bash tests/run_tests.sh
+
+run: all
+	./layernorm_forward
+
+OP ?= layernorm
+KERNEL ?= 10
+ARGS ?=
+NCU ?= ncu
+profile: all
+	$(NCU) --set full -k regex:$(OP) ./$(OP)_forward $(KERNEL) --check $(ARGS)
+
+CUOBJDUMP ?= cuobjdump
+sass: all
+	$(CUOBJDUMP) -sass ./$(OP)_forward
+
+info:
+	@echo "nvcc:  $(NVCC)"; echo "arch:  $(ARCH_FLAGS)"; echo "gpu:   $(if $(GPU_CC),sm_$(GPU_CC),none)"
+	@echo "cudnn: $(if $(CUDNN_LIBDIR),$(CUDNN_DIR) ($(CUDNN_SONAME)),not found)"
+
+clean:
+	rm -rf $(PROGRAMS) build

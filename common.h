@@ -1,0 +1,1179 @@
+// common.h: the harness plumbing shared by layernorm_forward, rmsnorm_forward and batchnorm_forward.
+//
+// One copy of everything that is not a kernel: argument parsing, the device header, inputs from cuRAND,
+// cold-L2 timing, the speed-of-light copy, validation against a double-precision reference, reporting
+// (human lines, CSV, JSON Lines), the kernel registry and `--list`. It also holds the small device helpers
+// that several kernels share (type conversion, 16-byte packs, warp reductions, Welford merges).
+//
+// A program fills in a program_t (its name, defaults, kernels, and four callbacks: setup, reference,
+// outputs, teardown) and calls bench_main(). See layernorm_forward.cu for the pattern.
+//
+// Exit codes: 0 all points OK (or skipped), 1 a validation failure, 2 a bad argument or no usable CUDA
+// device, 3 a CUDA/cuRAND error at run time.
+#pragma once
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <float.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <curand.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifndef GIT_REV
+#define GIT_REV "unknown"
+#endif
+
+enum { EXIT_OK = 0, EXIT_VALIDATION = 1, EXIT_USAGE = 2, EXIT_CUDA = 3 };
+
+// ------------------------------------------------------------------------------------------------
+// Error macros: file, line, the call and the error string.
+
+static const char *curand_error_string(curandStatus_t s) {
+    switch (s) {
+    case CURAND_STATUS_SUCCESS: return "CURAND_STATUS_SUCCESS";
+    case CURAND_STATUS_VERSION_MISMATCH: return "CURAND_STATUS_VERSION_MISMATCH";
+    case CURAND_STATUS_NOT_INITIALIZED: return "CURAND_STATUS_NOT_INITIALIZED";
+    case CURAND_STATUS_ALLOCATION_FAILED: return "CURAND_STATUS_ALLOCATION_FAILED";
+    case CURAND_STATUS_TYPE_ERROR: return "CURAND_STATUS_TYPE_ERROR";
+    case CURAND_STATUS_OUT_OF_RANGE: return "CURAND_STATUS_OUT_OF_RANGE";
+    case CURAND_STATUS_LENGTH_NOT_MULTIPLE: return "CURAND_STATUS_LENGTH_NOT_MULTIPLE";
+    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED: return "CURAND_STATUS_DOUBLE_PRECISION_REQUIRED";
+    case CURAND_STATUS_LAUNCH_FAILURE: return "CURAND_STATUS_LAUNCH_FAILURE";
+    case CURAND_STATUS_PREEXISTING_FAILURE: return "CURAND_STATUS_PREEXISTING_FAILURE";
+    case CURAND_STATUS_INITIALIZATION_FAILED: return "CURAND_STATUS_INITIALIZATION_FAILED";
+    case CURAND_STATUS_ARCH_MISMATCH: return "CURAND_STATUS_ARCH_MISMATCH";
+    case CURAND_STATUS_INTERNAL_ERROR: return "CURAND_STATUS_INTERNAL_ERROR";
+    default: return "unknown cuRAND status";
+    }
+}
+
+#define CUDA_CHECK(call)                                                                              \
+    do {                                                                                              \
+        cudaError_t err_ = (call);                                                                    \
+        if (err_ != cudaSuccess) {                                                                    \
+            fprintf(stderr, "CUDA error at %s:%d: %s: %s\n", __FILE__, __LINE__, #call,               \
+                    cudaGetErrorString(err_));                                                        \
+            exit(EXIT_CUDA);                                                                          \
+        }                                                                                             \
+    } while (0)
+
+#define CURAND_CHECK(call)                                                                            \
+    do {                                                                                              \
+        curandStatus_t st_ = (call);                                                                  \
+        if (st_ != CURAND_STATUS_SUCCESS) {                                                           \
+            fprintf(stderr, "cuRAND error at %s:%d: %s: %s\n", __FILE__, __LINE__, #call,             \
+                    curand_error_string(st_));                                                        \
+            exit(EXIT_CUDA);                                                                          \
+        }                                                                                             \
+    } while (0)
+
+// After a kernel launch: launch errors now, execution errors at the next synchronization.
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+
+static inline long ceil_div(long a, long b) { return (a + b - 1) / b; }
+static inline long gcd_long(long a, long b) { while (b) { long t = a % b; a = b; b = t; } return a; }
+static inline int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// ------------------------------------------------------------------------------------------------
+// Data types. Inputs and outputs of x/y/weight/bias come in fp32, fp16 or bf16; statistics are fp32;
+// arithmetic is fp32 on the GPU and double in the reference.
+
+typedef enum { DT_FP32 = 0, DT_FP16 = 1, DT_BF16 = 2, DT_COUNT = 3 } dtype_t;
+#define DT_BIT(d) (1u << (d))
+#define DT_ALL (DT_BIT(DT_FP32) | DT_BIT(DT_FP16) | DT_BIT(DT_BF16))
+
+static const char *dtype_name(dtype_t d) {
+    static const char *names[DT_COUNT] = {"fp32", "fp16", "bf16"};
+    return (d >= 0 && d < DT_COUNT) ? names[d] : "?";
+}
+static size_t dtype_size(dtype_t d) { return d == DT_FP32 ? 4 : 2; }
+static int parse_dtype(const char *s, dtype_t *out) {
+    for (int d = 0; d < DT_COUNT; d++)
+        if (strcmp(s, dtype_name((dtype_t)d)) == 0) { *out = (dtype_t)d; return 0; }
+    return -1;
+}
+// "fp32,fp16,bf16" for a dtype mask.
+static const char *dtype_mask_str(unsigned mask, char *buf, size_t n) {
+    buf[0] = 0;
+    for (int d = 0; d < DT_COUNT; d++)
+        if (mask & DT_BIT(d)) {
+            if (buf[0]) strncat(buf, ",", n - strlen(buf) - 1);
+            strncat(buf, dtype_name((dtype_t)d), n - strlen(buf) - 1);
+        }
+    return buf;
+}
+
+// Tolerances, stated once: |gpu - ref| <= atol + rtol * |ref|. y is rounded to its dtype (half an ulp is
+// 2^-24, 2^-11 and 2^-8..2^-9 relative for fp32, fp16, bf16), on top of fp32 arithmetic; fp32 statistics
+// use the fp32 row.
+typedef struct { double atol, rtol; } tolerance_t;
+static tolerance_t tolerance_for(dtype_t d) {
+    switch (d) {
+    case DT_FP16: return (tolerance_t){2e-3, 2e-3};
+    case DT_BF16: return (tolerance_t){1e-2, 1e-2};
+    default: return (tolerance_t){1e-4, 1e-4};
+    }
+}
+
+// Host conversions (the cuda_fp16/cuda_bf16 conversion functions are host-callable, round to nearest even).
+static double host_load(const void *p, size_t i, dtype_t d) {
+    switch (d) {
+    case DT_FP16: return (double)__half2float(((const __half *)p)[i]);
+    case DT_BF16: return (double)__bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    default: return (double)((const float *)p)[i];
+    }
+}
+static void host_store(void *p, size_t i, dtype_t d, float v) {
+    switch (d) {
+    case DT_FP16: ((__half *)p)[i] = __float2half_rn(v); break;
+    case DT_BF16: ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(v); break;
+    default: ((float *)p)[i] = v; break;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Device helpers shared by the kernels of every program.
+
+template <typename T> __device__ __forceinline__ float to_float(T v);
+template <> __device__ __forceinline__ float to_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
+template <> __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// A pack of N elements moved as one aligned access (16 bytes: LDG.128/STG.128).
+template <typename T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };
+template <int BYTES> struct RawBits;
+template <> struct RawBits<16> { typedef int4 type; };
+template <> struct RawBits<8> { typedef int2 type; };
+template <> struct RawBits<4> { typedef int type; };
+template <> struct RawBits<2> { typedef short type; };
+
+// Plain (cached) and streaming (evict-first, __ldcs/__stcs) pack access. p must be aligned to the pack.
+template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack(const T *p) {
+    return *reinterpret_cast<const Pack<T, N> *>(p);
+}
+template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack_cs(const T *p) {
+    typedef typename RawBits<sizeof(T) * N>::type R;
+    R r = __ldcs(reinterpret_cast<const R *>(p));
+    Pack<T, N> out;
+    memcpy(&out, &r, sizeof(R));
+    return out;
+}
+template <typename T, int N> __device__ __forceinline__ void store_pack_cs(T *p, const Pack<T, N> &v) {
+    typedef typename RawBits<sizeof(T) * N>::type R;
+    R r;
+    memcpy(&r, &v, sizeof(R));
+    __stcs(reinterpret_cast<R *>(p), r);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+// Sum over aligned groups of WIDTH lanes (WIDTH a power of two <= 32); every lane gets its group's sum.
+template <int WIDTH> __device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+    for (int o = WIDTH / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Welford state (count, mean, M2 = sum of squared deviations) and Chan's merge of two states.
+struct Welford { float n, mean, m2; };
+__device__ __forceinline__ Welford welford_merge(Welford a, Welford b) {
+    float n = a.n + b.n;
+    if (n == 0.f) return a;
+    float delta = b.mean - a.mean;
+    float wb = b.n / n;
+    Welford r;
+    r.n = n;
+    r.mean = a.mean + delta * wb;
+    r.m2 = a.m2 + b.m2 + delta * delta * a.n * wb;
+    return r;
+}
+// Merge across aligned groups of WIDTH lanes by butterfly shuffles; every lane gets the group's state.
+template <int WIDTH> __device__ __forceinline__ Welford welford_group_merge(Welford w) {
+#pragma unroll
+    for (int o = WIDTH / 2; o > 0; o >>= 1) {
+        Welford other;
+        other.n = __shfl_xor_sync(0xffffffffu, w.n, o);
+        other.mean = __shfl_xor_sync(0xffffffffu, w.mean, o);
+        other.m2 = __shfl_xor_sync(0xffffffffu, w.m2, o);
+        w = welford_merge(w, other);
+    }
+    return w;
+}
+
+// Block-wide sum for a 1-D block whose size is a multiple of 32: warp shuffles, then one warp over the
+// per-warp sums in shared memory. Every thread gets the result. `scratch` holds >= 33 floats.
+__device__ __forceinline__ float block_sum(float v, float *scratch) {
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarps = blockDim.x / 32;
+    v = warp_sum(v);
+    __syncthreads();  // scratch may still be read by a previous call
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        float t = lane < nwarps ? scratch[lane] : 0.f;
+        t = warp_sum(t);
+        if (lane == 0) scratch[32] = t;
+    }
+    __syncthreads();
+    return scratch[32];
+}
+
+// Block-wide Welford all-reduce for a 1-D block whose size is a multiple of 32: lanes merge by shuffles,
+// then one warp merges the per-warp states from shared memory. Every thread gets the block's state.
+// `scratch` holds >= 33 Welford states.
+__device__ __forceinline__ Welford block_welford(Welford w, Welford *scratch) {
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarps = blockDim.x / 32;
+    w = welford_group_merge<32>(w);
+    __syncthreads();
+    if (lane == 0) scratch[warp] = w;
+    __syncthreads();
+    if (warp == 0) {
+        Welford t = lane < nwarps ? scratch[lane] : Welford{0.f, 0.f, 0.f};
+        t = welford_group_merge<32>(t);
+        if (lane == 0) scratch[32] = t;
+    }
+    __syncthreads();
+    return scratch[32];
+}
+
+// ------------------------------------------------------------------------------------------------
+// The kernel registry.
+
+typedef struct {
+    int block_size;   // requested threads per block; 0 = the kernel chooses
+    int block_used;   // the block size that ran (set by the launcher)
+    char path[128];   // which path ran, for dispatchers (set by the launcher; "" otherwise)
+} launch_t;
+
+typedef struct {
+    int number;
+    const char *name;     // short name
+    unsigned dtypes;      // DT_BIT mask
+    const char *limits;   // shapes it handles, in words
+    const char *idea;     // the one idea it adds
+    int own_block;        // 1: the kernel picks its block size (one point instead of the sweep)
+    // NULL when the kernel can run this problem at this block size (0 = its own choice), else the reason.
+    const char *(*supports)(const void *problem, int block_size);
+    void (*launch)(const void *problem, launch_t *l);  // enqueues the kernel(s) on the default stream
+} kernel_t;
+
+// A reason with numbers in it (the host side is single-threaded).
+static char g_reason[256];
+static const char *reasonf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_reason, sizeof g_reason, fmt, ap);
+    va_end(ap);
+    return g_reason;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Options.
+
+#define KERNEL_DEFAULT (-1)
+#define KERNEL_ALL (-2)
+
+typedef struct {
+    int kernel;  // number, KERNEL_DEFAULT or KERNEL_ALL
+    long rows, cols, B, T;
+    int rows_set, cols_set, bt_set;
+    dtype_t dtype;
+    int block_size;  // 0 = sweep
+    int repeats;     // 0 = automatic
+    unsigned long long seed;
+    double input_mean, input_std;
+    int check_only, list, help;
+    const char *csv_path, *json_path;
+    int device;
+} options_t;
+
+// Options that one program adds to the common ones (eps, layout, ...).
+typedef struct {
+    const char *name;  // long option name
+    int has_arg;       // no_argument / required_argument
+    const char *help;  // one line for --help ("--eps E   epsilon (default 1e-5)")
+} extra_option_t;
+
+// The program's description, filled in by each .cu file.
+typedef struct problem_s problem_t;
+typedef struct {
+    const char *op;      // "layernorm"
+    const char *binary;  // "layernorm_forward"
+    const char *what;    // one line: what it computes
+    long default_rows, default_cols;
+    const kernel_t *kernels;
+    int n_kernels;
+    int default_kernel;
+    const extra_option_t *extra;
+    int n_extra;
+    // Parse one extra option (index into extra[]); NULL when fine, else a message naming the problem.
+    const char *(*parse_extra)(int index, const char *arg);
+    // Extra shape checks after parsing (NULL = fine).
+    const char *(*check_options)(const options_t *o);
+    // Allocate device buffers and fill the inputs (cuRAND); fill problem_t's common part.
+    problem_t *(*setup)(const options_t *o);
+    // Compute the double-precision reference into the host buffers of outputs[].
+    void (*reference)(problem_t *p);
+    void (*teardown)(problem_t *p);
+} program_t;
+
+// One output tensor, compared element by element.
+typedef struct {
+    const char *name;  // "y", "mean", "rstd"
+    void *dev;         // device buffer
+    dtype_t dtype;
+    long rows, cols;   // elements = rows * cols; mismatches are reported as (row, col)
+    double *ref;       // host reference (double), filled by program_t.reference
+    tolerance_t tol;
+} output_t;
+
+#define MAX_OUTPUTS 8
+// Every program's problem struct starts with this header.
+struct problem_s {
+    dtype_t dtype;
+    char shape[64];      // compact shape string for CSV ("8192x768")
+    char shape_desc[96]; // human form ("rows 8192 cols 768")
+    double bytes;        // algorithmic minimum bytes moved
+    int n_out;
+    output_t out[MAX_OUTPUTS];
+};
+
+static void usage(const program_t *prog, FILE *f) {
+    fprintf(f,
+            "usage: ./%s [KERNEL|all] [options]\n"
+            "  %s\n"
+            "  KERNEL            kernel number (default: %d, the best kernel); `all` runs every kernel and ranks them\n"
+            "  -N, --rows N      rows (default %ld); -B N -T N set rows = B*T as in llm.c\n"
+            "  -C, --cols C      normalized size (default %ld)\n"
+            "  --dtype T         fp32 | fp16 | bf16 (default fp32)\n"
+            "  --block-size N    one block size instead of the sweep (a multiple of 32 in [32, 1024])\n"
+            "  --repeats N       timed launches per point (default: enough for a stable median)\n"
+            "  --seed S          input seed (cuRAND Philox; default 1234)\n"
+            "  --input-mean M    mean of the inputs x (default 0)\n"
+            "  --input-std S     standard deviation of the inputs x (default 1)\n"
+            "  --check           validate only, no timing\n"
+            "  --list            print the kernel registry and exit (needs no GPU)\n"
+            "  --csv FILE        append one row per measured point (CSV)\n"
+            "  --json FILE       append one JSON object per measured point (JSON Lines)\n"
+            "  --device D        GPU index (default 0)\n",
+            prog->binary, prog->what, prog->default_kernel, prog->default_rows, prog->default_cols);
+    for (int i = 0; i < prog->n_extra; i++) fprintf(f, "  %s\n", prog->extra[i].help);
+    fprintf(f, "  -h, --help        this text\n"
+               "exit status: 0 OK, 1 validation failure, 2 bad argument or no CUDA device, 3 CUDA error\n");
+}
+
+static void print_list(const program_t *prog) {
+    for (int i = 0; i < prog->n_kernels; i++) {
+        const kernel_t *k = &prog->kernels[i];
+        char dt[32];
+        printf("%2d  %-18s %-15s %-30s %s\n", k->number, k->name, dtype_mask_str(k->dtypes, dt, sizeof dt),
+               k->limits, k->idea);
+    }
+}
+
+// A bad argument: one line that names it, a usage hint, exit 2.
+static void die_usage(const program_t *prog, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", prog->binary);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry './%s --help'.\n", prog->binary);
+    exit(EXIT_USAGE);
+}
+
+// Strict integer parsing: the whole string, in range.
+static int parse_long(const char *s, long lo, long hi, long *out) {
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+static int parse_double(const char *s, double *out) {
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+static const kernel_t *find_kernel(const program_t *prog, int number) {
+    for (int i = 0; i < prog->n_kernels; i++)
+        if (prog->kernels[i].number == number) return &prog->kernels[i];
+    return NULL;
+}
+
+// Parses argv into o. Every argument error exits 2 here, before any GPU is looked for.
+static void parse_args(int argc, char **argv, const program_t *prog, options_t *o) {
+    memset(o, 0, sizeof *o);
+    o->kernel = KERNEL_DEFAULT;
+    o->rows = prog->default_rows;
+    o->cols = prog->default_cols;
+    o->dtype = DT_FP32;
+    o->seed = 1234;
+    o->input_std = 1.0;
+
+    enum { O_DTYPE = 1000, O_BLOCK, O_REPEATS, O_SEED, O_IMEAN, O_ISTD, O_CHECK, O_LIST, O_CSV, O_JSON,
+           O_DEVICE, O_EXTRA };
+    struct option longopts[64];
+    int n = 0;
+    struct option base[] = {
+        {"rows", required_argument, 0, 'N'},        {"cols", required_argument, 0, 'C'},
+        {"dtype", required_argument, 0, O_DTYPE},   {"block-size", required_argument, 0, O_BLOCK},
+        {"repeats", required_argument, 0, O_REPEATS}, {"seed", required_argument, 0, O_SEED},
+        {"input-mean", required_argument, 0, O_IMEAN}, {"input-std", required_argument, 0, O_ISTD},
+        {"check", no_argument, 0, O_CHECK},         {"list", no_argument, 0, O_LIST},
+        {"csv", required_argument, 0, O_CSV},       {"json", required_argument, 0, O_JSON},
+        {"device", required_argument, 0, O_DEVICE}, {"help", no_argument, 0, 'h'},
+    };
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) longopts[n++] = base[i];
+    for (int i = 0; i < prog->n_extra && n < 62; i++)
+        longopts[n++] = (struct option){prog->extra[i].name, prog->extra[i].has_arg, 0, O_EXTRA + i};
+    longopts[n] = (struct option){0, 0, 0, 0};
+
+    opterr = 0;  // we print our own one-line messages
+    optind = 1;
+    int c, longindex = 0;
+    long v;
+    while ((c = getopt_long(argc, argv, ":N:C:B:T:h", longopts, &longindex)) != -1) {
+        switch (c) {
+        case 'N':
+            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid rows '%s' (-N/--rows: a positive integer)", optarg);
+            o->rows = v; o->rows_set = 1; break;
+        case 'C':
+            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid cols '%s' (-C/--cols: a positive integer)", optarg);
+            o->cols = v; o->cols_set = 1; break;
+        case 'B':
+            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid B '%s' (-B: a positive integer)", optarg);
+            o->B = v; o->bt_set = 1; break;
+        case 'T':
+            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid T '%s' (-T: a positive integer)", optarg);
+            o->T = v; o->bt_set = 1; break;
+        case O_DTYPE:
+            if (parse_dtype(optarg, &o->dtype)) die_usage(prog, "invalid dtype '%s' (--dtype: fp32, fp16 or bf16)", optarg);
+            break;
+        case O_BLOCK:
+            if (parse_long(optarg, 32, 1024, &v) || v % 32)
+                die_usage(prog, "invalid block size '%s' (--block-size: a multiple of 32 in [32, 1024])", optarg);
+            o->block_size = (int)v; break;
+        case O_REPEATS:
+            if (parse_long(optarg, 1, 100000, &v)) die_usage(prog, "invalid repeats '%s' (--repeats: an integer in [1, 100000])", optarg);
+            o->repeats = (int)v; break;
+        case O_SEED: {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(optarg, &end, 10);
+            if (errno || *end || !*optarg || optarg[0] == '-') die_usage(prog, "invalid seed '%s' (--seed: a non-negative integer)", optarg);
+            o->seed = s; break;
+        }
+        case O_IMEAN:
+            if (parse_double(optarg, &o->input_mean)) die_usage(prog, "invalid input mean '%s' (--input-mean: a finite number)", optarg);
+            break;
+        case O_ISTD:
+            if (parse_double(optarg, &o->input_std) || o->input_std < 0)
+                die_usage(prog, "invalid input std '%s' (--input-std: a finite number >= 0)", optarg);
+            break;
+        case O_CHECK: o->check_only = 1; break;
+        case O_LIST: o->list = 1; break;
+        case O_CSV: o->csv_path = optarg; break;
+        case O_JSON: o->json_path = optarg; break;
+        case O_DEVICE:
+            if (parse_long(optarg, 0, 1023, &v)) die_usage(prog, "invalid device '%s' (--device: a GPU index >= 0)", optarg);
+            o->device = (int)v; break;
+        case 'h': o->help = 1; break;
+        case ':':
+            die_usage(prog, "option '%s' needs an argument", argv[optind - 1]);
+        case '?':
+            if (optopt) die_usage(prog, "unknown option '-%c'", optopt);
+            die_usage(prog, "unknown option '%s'", argv[optind - 1]);
+        default:
+            if (c >= O_EXTRA && c < O_EXTRA + prog->n_extra) {
+                const char *err = prog->parse_extra(c - O_EXTRA, optarg);
+                if (err) die_usage(prog, "%s", err);
+            } else {
+                die_usage(prog, "unknown option '%s'", argv[optind - 1]);
+            }
+        }
+    }
+    if (o->help || o->list) return;
+    if (optind < argc) {
+        const char *k = argv[optind++];
+        if (strcmp(k, "all") == 0) {
+            o->kernel = KERNEL_ALL;
+        } else if (parse_long(k, 0, 1000000, &v) == 0 && find_kernel(prog, (int)v)) {
+            o->kernel = (int)v;
+        } else {
+            die_usage(prog, "unknown kernel '%s' (a number from --list, or 'all')", k);
+        }
+    }
+    if (optind < argc) die_usage(prog, "unexpected argument '%s'", argv[optind]);
+    if (o->bt_set) {
+        if (o->rows_set) die_usage(prog, "give rows either as -N or as -B/-T, not both");
+        long B = o->B ? o->B : 8, T = o->T ? o->T : 1024;
+        o->rows = B * T;
+    }
+    if ((double)o->rows * (double)o->cols > 4e9)
+        die_usage(prog, "shape %ldx%ld too large (rows*cols must stay below 4e9 elements)", o->rows, o->cols);
+    if (o->kernel >= 0) {
+        const kernel_t *k = find_kernel(prog, o->kernel);
+        if (!(k->dtypes & DT_BIT(o->dtype)))
+            die_usage(prog, "kernel %d does not support --dtype %s (see --list)", o->kernel, dtype_name(o->dtype));
+    }
+    if (prog->check_options) {
+        const char *err = prog->check_options(o);
+        if (err) die_usage(prog, "%s", err);
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Device: header line, and a clean exit 2 when there is none.
+
+typedef struct {
+    int index;
+    cudaDeviceProp prop;
+    char name[256];
+    char sm[16];
+    char cuda[16];
+    char driver[64];
+} device_info_t;
+static device_info_t g_dev;
+
+// The NVIDIA driver version (580.x): /proc first, then NVML if it can be loaded; else the driver's CUDA version.
+static void driver_version_string(char *out, size_t n) {
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (f) {
+        char line[512];
+        if (fgets(line, sizeof line, f)) {
+            const char *p = strstr(line, "Kernel Module");
+            if (p) {
+                p += strlen("Kernel Module");
+                while (*p == ' ' || *p == '\t') p++;
+                size_t k = 0;
+                while (p[k] && p[k] != ' ' && p[k] != '\t' && p[k] != '\n' && k + 1 < n) { out[k] = p[k]; k++; }
+                out[k] = 0;
+                fclose(f);
+                if (k) return;
+            }
+        }
+        fclose(f);
+    }
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_LAZY);
+    if (h) {
+        typedef int (*init_t)(void);
+        typedef int (*ver_t)(char *, unsigned);
+        init_t init = (init_t)dlsym(h, "nvmlInit_v2");
+        ver_t ver = (ver_t)dlsym(h, "nvmlSystemGetDriverVersion");
+        if (init && ver && init() == 0 && ver(out, (unsigned)n) == 0) { dlclose(h); return; }
+        dlclose(h);
+    }
+    int dv = 0;
+    cudaDriverGetVersion(&dv);
+    snprintf(out, n, "CUDA %d.%d", dv / 1000, (dv % 1000) / 10);
+}
+
+static void open_device(const program_t *prog, int index) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {  // no driver: the count is garbage, the error says why
+        fprintf(stderr, "%s: no CUDA device (%s)\n", prog->binary, cudaGetErrorString(e));
+        exit(EXIT_USAGE);
+    }
+    if (count <= 0) {
+        fprintf(stderr, "%s: no CUDA device\n", prog->binary);
+        exit(EXIT_USAGE);
+    }
+    if (index >= count) {
+        fprintf(stderr, "%s: no CUDA device %d (found %d)\n", prog->binary, index, count);
+        exit(EXIT_USAGE);
+    }
+    e = cudaSetDevice(index);
+    if (e == cudaSuccess) e = cudaFree(0);  // create the context now, so a broken device fails here
+    if (e != cudaSuccess) {
+        fprintf(stderr, "%s: CUDA device %d is not usable (%s)\n", prog->binary, index, cudaGetErrorString(e));
+        exit(EXIT_USAGE);
+    }
+    g_dev.index = index;
+    CUDA_CHECK(cudaGetDeviceProperties(&g_dev.prop, index));
+    snprintf(g_dev.name, sizeof g_dev.name, "%s", g_dev.prop.name);
+    for (char *c = g_dev.name; *c; c++) if (*c == ',') *c = ' ';  // keep CSV fields clean
+    snprintf(g_dev.sm, sizeof g_dev.sm, "sm_%d%d", g_dev.prop.major, g_dev.prop.minor);
+    int rv = 0;
+    cudaRuntimeGetVersion(&rv);
+    snprintf(g_dev.cuda, sizeof g_dev.cuda, "%d.%d", rv / 1000, (rv % 1000) / 10);
+    driver_version_string(g_dev.driver, sizeof g_dev.driver);
+    printf("device %d: %s | %s | %d SMs | L2 %d MB | CUDA %s | driver %s\n", index, g_dev.name, g_dev.sm,
+           g_dev.prop.multiProcessorCount, g_dev.prop.l2CacheSize >> 20, g_dev.cuda, g_dev.driver);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Inputs: cuRAND Philox (seeded) normal values, generated on the device in fp32, rounded on the device
+// to the dtype; the host copy is read back from exactly those values. Each tensor has its own stream of
+// numbers: seed + tensor index. The cuRAND host generator gives the same sequence (host_fill_normal).
+
+static unsigned long long tensor_seed(unsigned long long seed, int tensor) {
+    return seed + 0x9E3779B97F4A7C15ull * (unsigned long long)tensor;
+}
+
+template <typename T> __global__ void convert_from_f32_kernel(const float *in, T *out, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = from_float<T>(in[i]);
+}
+
+// Fills dev (n elements of dtype d) with N(mean, std) and host_out (n doubles) with the same values.
+static void fill_normal(void *dev, double *host_out, size_t n, dtype_t d, unsigned long long seed, int tensor,
+                        double mean, double std) {
+    size_t n2 = n + (n & 1);  // cuRAND's normal generators want an even count
+    float *tmp;
+    CUDA_CHECK(cudaMalloc(&tmp, n2 * sizeof(float)));
+    curandGenerator_t g;
+    CURAND_CHECK(curandCreateGenerator(&g, CURAND_RNG_PSEUDO_PHILOX4_32_10));
+    CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(g, tensor_seed(seed, tensor)));
+    CURAND_CHECK(curandGenerateNormal(g, tmp, n2, (float)mean, (float)std));
+    CURAND_CHECK(curandDestroyGenerator(g));
+    int blocks = (int)(n / 256 + 1 < 65536 ? n / 256 + 1 : 65536);
+    switch (d) {
+    case DT_FP16: convert_from_f32_kernel<__half><<<blocks, 256>>>(tmp, (__half *)dev, n); break;
+    case DT_BF16: convert_from_f32_kernel<__nv_bfloat16><<<blocks, 256>>>(tmp, (__nv_bfloat16 *)dev, n); break;
+    default: CUDA_CHECK(cudaMemcpy(dev, tmp, n * sizeof(float), cudaMemcpyDeviceToDevice)); break;
+    }
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaFree(tmp));
+    if (host_out) {
+        void *h = malloc(n * dtype_size(d));
+        CUDA_CHECK(cudaMemcpy(h, dev, n * dtype_size(d), cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < n; i++) host_out[i] = host_load(h, i, d);
+        free(h);
+    }
+}
+
+// The same values on the host alone (cuRAND's host generator): used by the CPU tests, and by the GPU
+// suite to check that the device inputs are what the host generator gives.
+static void host_fill_normal(double *out, size_t n, dtype_t d, unsigned long long seed, int tensor, double mean,
+                             double std) {
+    size_t n2 = n + (n & 1);
+    float *tmp = (float *)malloc(n2 * sizeof(float));
+    void *rounded = malloc(n * dtype_size(d));
+    curandGenerator_t g;
+    CURAND_CHECK(curandCreateGeneratorHost(&g, CURAND_RNG_PSEUDO_PHILOX4_32_10));
+    CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(g, tensor_seed(seed, tensor)));
+    CURAND_CHECK(curandGenerateNormal(g, tmp, n2, (float)mean, (float)std));
+    CURAND_CHECK(curandDestroyGenerator(g));
+    for (size_t i = 0; i < n; i++) host_store(rounded, i, d, tmp[i]);
+    for (size_t i = 0; i < n; i++) out[i] = host_load(rounded, i, d);
+    free(tmp);
+    free(rounded);
+}
+
+static void *dev_alloc(size_t bytes) {
+    void *p;
+    CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 16));
+    return p;
+}
+static double *host_alloc_doubles(size_t n) {
+    double *p = (double *)malloc((n ? n : 1) * sizeof(double));
+    if (!p) { fprintf(stderr, "out of host memory (%zu doubles)\n", n); exit(EXIT_CUDA); }
+    return p;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Validation: every element of every output against the double reference.
+
+typedef struct {
+    double max_abs, max_rel;  // over all finite comparisons
+    long n_bad;               // elements outside tolerance, or non-finite where the reference is finite
+    long first_bad[5];        // flat indices of the first mismatches
+    int n_first;
+} check_t;
+
+// Compares gpu[0..n) (as doubles) with ref; an element fails when |gpu - ref| > atol + rtol*|ref|, or when
+// gpu is NaN/Inf and ref is finite. max_rel uses |ref| floored at atol so that zeros do not blow it up.
+static check_t compare_arrays(const double *gpu, const double *ref, long n, tolerance_t tol) {
+    check_t r;
+    memset(&r, 0, sizeof r);
+    double max_abs = 0, max_rel = 0;
+    long n_bad = 0;
+#ifdef _OPENMP
+#pragma omp parallel for reduction(max : max_abs, max_rel) reduction(+ : n_bad) schedule(static)
+#endif
+    for (long i = 0; i < n; i++) {
+        double g = gpu[i], f = ref[i];
+        if (!isfinite(f)) {  // the reference itself is not finite: the GPU must match it exactly in kind
+            if (!(isnan(f) ? isnan(g) : g == f)) n_bad++;
+            continue;
+        }
+        if (!isfinite(g)) { n_bad++; continue; }
+        double d = fabs(g - f);
+        double rel = d / fmax(fabs(f), tol.atol);
+        if (d > max_abs) max_abs = d;
+        if (rel > max_rel) max_rel = rel;
+        if (d > tol.atol + tol.rtol * fabs(f)) n_bad++;
+    }
+    r.max_abs = max_abs;
+    r.max_rel = max_rel;
+    r.n_bad = n_bad;
+    if (n_bad) {  // second, serial pass for the first few positions
+        for (long i = 0; i < n && r.n_first < 5; i++) {
+            double g = gpu[i], f = ref[i];
+            int bad;
+            if (!isfinite(f)) bad = !(isnan(f) ? isnan(g) : g == f);
+            else bad = !isfinite(g) || fabs(g - f) > tol.atol + tol.rtol * fabs(f);
+            if (bad) r.first_bad[r.n_first++] = i;
+        }
+    }
+    return r;
+}
+
+// Poison: NaN bytes (0xFF) in every output, so an element the kernel never writes fails.
+static void poison_outputs(problem_t *p) {
+    for (int i = 0; i < p->n_out; i++)
+        CUDA_CHECK(cudaMemset(p->out[i].dev, 0xFF, (size_t)p->out[i].rows * p->out[i].cols * dtype_size(p->out[i].dtype)));
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+static long output_numel(const output_t *o) { return o->rows * o->cols; }
+
+// Copies every output back and compares it. Prints the first mismatches of each failing output.
+static check_t validate_outputs(problem_t *p, int verbose) {
+    check_t all;
+    memset(&all, 0, sizeof all);
+    for (int i = 0; i < p->n_out; i++) {
+        output_t *o = &p->out[i];
+        long n = output_numel(o);
+        size_t bytes = (size_t)n * dtype_size(o->dtype);
+        void *h = malloc(bytes ? bytes : 1);
+        double *g = host_alloc_doubles(n);
+        CUDA_CHECK(cudaMemcpy(h, o->dev, bytes, cudaMemcpyDeviceToHost));
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+        for (long j = 0; j < n; j++) g[j] = host_load(h, j, o->dtype);
+        check_t r = compare_arrays(g, o->ref, n, o->tol);
+        if (r.n_bad && verbose) {
+            printf("  %s: %ld of %ld elements wrong (atol %.1e, rtol %.1e); first:", o->name, r.n_bad, n, o->tol.atol,
+                   o->tol.rtol);
+            for (int k = 0; k < r.n_first; k++) {
+                long j = r.first_bad[k];
+                printf(" (row %ld, col %ld) gpu %.7g ref %.7g;", j / o->cols, j % o->cols, g[j], o->ref[j]);
+            }
+            printf("\n");
+        }
+        all.max_abs = fmax(all.max_abs, r.max_abs);
+        all.max_rel = fmax(all.max_rel, r.max_rel);
+        all.n_bad += r.n_bad;
+        free(h);
+        free(g);
+    }
+    return all;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Timing: cold L2 before every timed launch, CUDA events around the launch alone, warm-up, median and min.
+
+typedef void (*work_fn)(void *ctx);
+typedef struct { double median_ms, min_ms; int repeats; } timing_t;
+
+static char *g_flush;
+static size_t g_flush_bytes;  // the written part: 2 x L2
+static size_t g_clean_bytes;  // then 1 x L2 read from another region
+
+// Writing the flush buffer evicts everything from L2 but leaves it full of dirty lines, whose write-back
+// would then be charged to the timed kernel; reading another L2-sized region afterwards turns L2 into
+// clean lines of data nobody uses, so the timed launch starts from a cold, clean cache.
+__global__ void flush_write_kernel(int4 *buf, size_t n, int v) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        buf[i] = make_int4(v, v, v, v);
+}
+__global__ void flush_read_kernel(const int4 *buf, size_t n, int *sink) {
+    int acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int4 v = buf[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x7fffffff) *sink = acc;  // practically never; keeps the loads alive
+}
+
+static void flush_l2(void) {
+    static int counter = 0;
+    if (!g_flush) {
+        size_t l2 = g_dev.prop.l2CacheSize > 0 ? (size_t)g_dev.prop.l2CacheSize : (size_t)(64 << 20);
+        g_flush_bytes = 2 * l2;
+        g_clean_bytes = l2;
+        CUDA_CHECK(cudaMalloc(&g_flush, g_flush_bytes + g_clean_bytes + 16));
+        CUDA_CHECK(cudaMemset(g_flush, 0, g_flush_bytes + g_clean_bytes + 16));
+    }
+    int blocks = g_dev.prop.multiProcessorCount * 8;
+    flush_write_kernel<<<blocks, 256>>>((int4 *)g_flush, g_flush_bytes / 16, ++counter);
+    const char *mode = getenv("NORM_FLUSH");  // "write": the write pass alone (for the NOTES experiment)
+    if (!(mode && strcmp(mode, "write") == 0))
+        flush_read_kernel<<<blocks, 256>>>((const int4 *)(g_flush + g_flush_bytes), g_clean_bytes / 16,
+                                           (int *)(g_flush + g_flush_bytes + g_clean_bytes));
+    CUDA_CHECK_LAUNCH();
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// Times fn: warm-up, then `repeats` launches (0 = automatic: about 100 ms of kernel time, 10..200).
+static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
+    fn(ctx);  // warm-up: module load, first-touch
+    fn(ctx);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cudaEvent_t e0, e1;
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    if (repeats <= 0) {  // estimate from three cold launches
+        float est = 1e30f;
+        for (int i = 0; i < 3; i++) {
+            flush_l2();
+            CUDA_CHECK(cudaEventRecord(e0));
+            fn(ctx);
+            CUDA_CHECK(cudaEventRecord(e1));
+            CUDA_CHECK(cudaEventSynchronize(e1));
+            float ms;
+            CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            if (ms < est) est = ms;
+        }
+        repeats = (int)(100.0 / (est > 1e-4 ? est : 1e-4));
+        repeats = repeats < 10 ? 10 : repeats > 200 ? 200 : repeats;
+    }
+    cudaEvent_t *ev = (cudaEvent_t *)malloc(2 * (size_t)repeats * sizeof(cudaEvent_t));
+    for (int i = 0; i < 2 * repeats; i++) CUDA_CHECK(cudaEventCreate(&ev[i]));
+    for (int i = 0; i < repeats; i++) {
+        flush_l2();
+        CUDA_CHECK(cudaEventRecord(ev[2 * i]));
+        fn(ctx);
+        CUDA_CHECK(cudaEventRecord(ev[2 * i + 1]));
+    }
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    double *t = (double *)malloc(repeats * sizeof(double));
+    for (int i = 0; i < repeats; i++) {
+        float ms;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+        t[i] = ms;
+    }
+    for (int i = 0; i < 2 * repeats; i++) CUDA_CHECK(cudaEventDestroy(ev[i]));
+    CUDA_CHECK(cudaEventDestroy(e0));
+    CUDA_CHECK(cudaEventDestroy(e1));
+    qsort(t, repeats, sizeof(double), cmp_double);
+    timing_t r;
+    r.repeats = repeats;
+    r.min_ms = t[0];
+    r.median_ms = repeats % 2 ? t[repeats / 2] : 0.5 * (t[repeats / 2 - 1] + t[repeats / 2]);
+    free(t);
+    free(ev);
+    return r;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Speed of light: a device-to-device copy of the same byte count (half read, half written), timed the
+// same way; the faster of cudaMemcpyAsync and a 16-byte vectorized copy kernel.
+
+typedef struct { void *src, *dst; size_t bytes; } copy_ctx_t;
+
+__global__ void copy16_kernel(const int4 *__restrict__ src, int4 *__restrict__ dst, size_t n) {
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < n; i += 4 * stride) {  // four independent 16-byte loads in flight
+        int4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
+        dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d;
+    }
+    for (; i < n; i += stride) dst[i] = src[i];
+}
+static void copy_memcpy(void *ctx) {
+    copy_ctx_t *c = (copy_ctx_t *)ctx;
+    CUDA_CHECK(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice));
+}
+static void copy_kernel(void *ctx) {
+    copy_ctx_t *c = (copy_ctx_t *)ctx;
+    size_t n = c->bytes / 16;
+    long blocks = ceil_div((long)n, 256 * 4);
+    long cap = (long)g_dev.prop.multiProcessorCount * 16;
+    if (blocks > cap) blocks = cap;
+    if (blocks < 1) blocks = 1;
+    copy16_kernel<<<(int)blocks, 256>>>((const int4 *)c->src, (int4 *)c->dst, n);
+}
+
+typedef struct { double gbps, ms; double bytes; const char *method; } sol_t;
+
+static sol_t measure_sol(double bytes, int repeats) {
+    copy_ctx_t c;
+    c.bytes = (size_t)ceil_div((long)(bytes / 2), 16) * 16;  // half read, half written
+    c.src = dev_alloc(c.bytes);
+    c.dst = dev_alloc(c.bytes);
+    CUDA_CHECK(cudaMemset(c.src, 0x3c, c.bytes));
+    timing_t a = time_cold(copy_memcpy, &c, repeats);
+    timing_t b = time_cold(copy_kernel, &c, repeats);
+    sol_t s;
+    s.bytes = 2.0 * c.bytes;
+    s.ms = a.median_ms <= b.median_ms ? a.median_ms : b.median_ms;
+    s.method = a.median_ms <= b.median_ms ? "cudaMemcpyAsync" : "copy kernel";
+    s.gbps = s.bytes / (s.ms * 1e-3) / 1e9;
+    CUDA_CHECK(cudaFree(c.src));
+    CUDA_CHECK(cudaFree(c.dst));
+    return s;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Reporting: human lines, CSV rows, JSON Lines.
+
+#define CSV_HEADER "op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev"
+
+typedef struct {
+    const char *op;
+    int kernel;
+    const char *kernel_name;
+    dtype_t dtype;
+    const char *shape;
+    int block_size;
+    double ms_median, ms_min, bytes, gbps, sol_gbps, sol_pct, max_abs, max_rel;
+    const char *status;  // OK / FAIL / SKIP
+    const char *detail;  // skip reason or dispatcher path (JSON only)
+} point_t;
+
+static void write_csv_row(const char *path, const point_t *p) {
+    FILE *f = fopen(path, "a+");
+    if (!f) { fprintf(stderr, "cannot open --csv file '%s': %s\n", path, strerror(errno)); exit(EXIT_CUDA); }
+    fseek(f, 0, SEEK_END);
+    if (ftell(f) == 0) fprintf(f, "%s\n", CSV_HEADER);
+    fprintf(f, "%s,%d,%s,%s,%s,%d,%.6f,%.6f,%.0f,%.2f,%.2f,%.2f,%.3e,%.3e,%s,%s,%s,%s,%s\n", p->op, p->kernel,
+            p->kernel_name, dtype_name(p->dtype), p->shape, p->block_size, p->ms_median, p->ms_min, p->bytes, p->gbps,
+            p->sol_gbps, p->sol_pct, p->max_abs, p->max_rel, p->status, g_dev.name, g_dev.sm, g_dev.cuda, GIT_REV);
+    fclose(f);
+}
+
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_json_row(const char *path, const point_t *p) {
+    FILE *f = fopen(path, "a");
+    if (!f) { fprintf(stderr, "cannot open --json file '%s': %s\n", path, strerror(errno)); exit(EXIT_CUDA); }
+    fprintf(f, "{\"op\":");
+    json_string(f, p->op);
+    fprintf(f, ",\"kernel\":%d,\"kernel_name\":", p->kernel);
+    json_string(f, p->kernel_name);
+    fprintf(f, ",\"dtype\":\"%s\",\"shape\":", dtype_name(p->dtype));
+    json_string(f, p->shape);
+    fprintf(f, ",\"block_size\":%d,\"time_ms_median\":%.6f,\"time_ms_min\":%.6f,\"bytes\":%.0f,\"gbps\":%.2f,"
+               "\"sol_gbps\":%.2f,\"sol_pct\":%.2f,\"max_abs_err\":%.3e,\"max_rel_err\":%.3e,\"status\":\"%s\",\"gpu\":",
+            p->block_size, p->ms_median, p->ms_min, p->bytes, p->gbps, p->sol_gbps, p->sol_pct, p->max_abs, p->max_rel,
+            p->status);
+    json_string(f, g_dev.name);
+    fprintf(f, ",\"sm\":\"%s\",\"cuda\":\"%s\",\"git_rev\":\"%s\",\"detail\":", g_dev.sm, g_dev.cuda, GIT_REV);
+    json_string(f, p->detail ? p->detail : "");
+    fprintf(f, "}\n");
+    fclose(f);
+}
+
+static void emit_point(const options_t *o, const point_t *p) {
+    if (o->csv_path) write_csv_row(o->csv_path, p);
+    if (o->json_path) write_json_row(o->json_path, p);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The driver: parse, open the device, set up, measure the copy, run the kernel(s), report.
+
+typedef struct { const kernel_t *k; const problem_t *p; launch_t l; } kernel_work_t;
+static void kernel_work(void *ctx) {
+    kernel_work_t *w = (kernel_work_t *)ctx;
+    w->k->launch(w->p, &w->l);
+}
+
+typedef struct {
+    int number;
+    const char *name;
+    int ran;              // at least one OK point
+    int failed;
+    int block;            // best block
+    double ms, gbps, pct;
+    char note[128];       // skip reason or path
+} kernel_summary_t;
+
+static const int k_sweep[] = {32, 64, 128, 256, 512, 1024};
+
+static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, problem_t *p, const kernel_t *k,
+                                   const sol_t *sol) {
+    kernel_summary_t s;
+    memset(&s, 0, sizeof s);
+    s.number = k->number;
+    s.name = k->name;
+    printf("%s | kernel %d \"%s\" | %s | %s | %.1f MB counted\n", prog->binary, k->number, k->name, dtype_name(p->dtype),
+           p->shape_desc, p->bytes / 1e6);
+    point_t pt;
+    memset(&pt, 0, sizeof pt);
+    pt.op = prog->op;
+    pt.kernel = k->number;
+    pt.kernel_name = k->name;
+    pt.dtype = p->dtype;
+    pt.shape = p->shape;
+    pt.bytes = p->bytes;
+    pt.sol_gbps = sol ? sol->gbps : 0;
+
+    if (!(k->dtypes & DT_BIT(p->dtype))) {
+        const char *why = reasonf("kernel %d has no %s version", k->number, dtype_name(p->dtype));
+        printf("skipped: %s\n", why);
+        snprintf(s.note, sizeof s.note, "%s", why);
+        pt.status = "SKIP"; pt.detail = why;
+        emit_point(o, &pt);
+        return s;
+    }
+    int blocks[8], nb = 0;
+    if (o->block_size) blocks[nb++] = o->block_size;
+    else if (k->own_block) blocks[nb++] = 0;
+    else for (int i = 0; i < 6; i++) blocks[nb++] = k_sweep[i];
+
+    for (int bi = 0; bi < nb; bi++) {
+        int bs = blocks[bi];
+        const char *why = k->supports ? k->supports(p, bs) : NULL;
+        if (why) {
+            if (bs) printf("block_size %4d | skipped: %s\n", bs, why);
+            else printf("skipped: %s\n", why);
+            if (!s.note[0]) snprintf(s.note, sizeof s.note, "%s", why);
+            pt.block_size = bs; pt.status = "SKIP"; pt.detail = why;
+            pt.ms_median = pt.ms_min = pt.gbps = pt.sol_pct = pt.max_abs = pt.max_rel = 0;
+            emit_point(o, &pt);
+            continue;
+        }
+        kernel_work_t w;
+        w.k = k; w.p = p;
+        memset(&w.l, 0, sizeof w.l);
+        w.l.block_size = bs;
+        poison_outputs(p);
+        k->launch(p, &w.l);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaDeviceSynchronize());
+        check_t c = validate_outputs(p, 1);
+        int used = w.l.block_used ? w.l.block_used : bs;
+        char bsbuf[32];
+        if (bs) snprintf(bsbuf, sizeof bsbuf, "block_size %4d", used);
+        else snprintf(bsbuf, sizeof bsbuf, "block_size %4d (own)", used);
+        int ok = c.n_bad == 0;
+        pt.block_size = used;
+        pt.max_abs = c.max_abs; pt.max_rel = c.max_rel;
+        pt.status = ok ? "OK" : "FAIL";
+        pt.detail = w.l.path;
+        if (w.l.path[0]) snprintf(s.note, sizeof s.note, "%s", w.l.path);
+        pt.ms_median = pt.ms_min = pt.gbps = pt.sol_pct = 0;
+        if (!ok) s.failed = 1;
+        if (!o->check_only && ok) {
+            timing_t t = time_cold(kernel_work, &w, o->repeats);
+            pt.ms_median = t.median_ms;
+            pt.ms_min = t.min_ms;
+            pt.gbps = p->bytes / (t.median_ms * 1e-3) / 1e9;
+            pt.sol_pct = sol && sol->gbps > 0 ? 100.0 * pt.gbps / sol->gbps : 0;
+            printf("%s | %.4f ms (min %.4f) | %7.1f GB/s | %5.1f%% SOL | max err abs %.1e rel %.1e | OK%s%s\n", bsbuf,
+                   t.median_ms, t.min_ms, pt.gbps, pt.sol_pct, c.max_abs, c.max_rel, w.l.path[0] ? " | path " : "",
+                   w.l.path);
+            if (!s.ran || pt.gbps > s.gbps) {
+                s.ran = 1; s.block = used; s.ms = t.median_ms; s.gbps = pt.gbps; s.pct = pt.sol_pct;
+            }
+        } else {
+            printf("%s | max err abs %.1e rel %.1e | %s%s%s\n", bsbuf, c.max_abs, c.max_rel, ok ? "OK" : "FAIL",
+                   w.l.path[0] ? " | path " : "", w.l.path);
+            if (ok) s.ran = 1;
+        }
+        emit_point(o, &pt);
+    }
+    if (!o->check_only && s.ran)
+        printf("best: block_size %d | %.1f GB/s | %.1f%% SOL\n", s.block, s.gbps, s.pct);
+    return s;
+}
+
+static int cmp_summary(const void *a, const void *b) {
+    const kernel_summary_t *x = (const kernel_summary_t *)a, *y = (const kernel_summary_t *)b;
+    int rx = x->ran && !x->failed, ry = y->ran && !y->failed;
+    if (rx != ry) return ry - rx;
+    if (x->gbps != y->gbps) return x->gbps < y->gbps ? 1 : -1;
+    return x->number - y->number;
+}
+
+static int bench_main(int argc, char **argv, const program_t *prog) {
+    options_t o;
+    parse_args(argc, argv, prog, &o);
+    if (o.help) { usage(prog, stdout); return EXIT_OK; }
+    if (o.list) { print_list(prog); return EXIT_OK; }
+    open_device(prog, o.device);
+
+    problem_t *p = prog->setup(&o);
+    prog->reference(p);
+    sol_t sol;
+    int have_sol = !o.check_only;
+    if (have_sol) {
+        sol = measure_sol(p->bytes, o.repeats);
+        printf("speed of light: device copy %.1f GB/s (measured now, %.1f MB moved, cold L2, %s)\n", sol.gbps,
+               sol.bytes / 1e6, sol.method);
+    }
+
+    int first = 0, last = prog->n_kernels - 1;
+    if (o.kernel != KERNEL_ALL) {
+        int num = o.kernel == KERNEL_DEFAULT ? prog->default_kernel : o.kernel;
+        for (int i = 0; i < prog->n_kernels; i++)
+            if (prog->kernels[i].number == num) first = last = i;
+    }
+    kernel_summary_t *sum = (kernel_summary_t *)calloc(prog->n_kernels, sizeof(kernel_summary_t));
+    int n_sum = 0, any_fail = 0;
+    for (int i = first; i <= last; i++) {
+        sum[n_sum] = run_kernel(prog, &o, p, &prog->kernels[i], have_sol ? &sol : NULL);
+        any_fail |= sum[n_sum].failed;
+        n_sum++;
+    }
+    if (o.kernel == KERNEL_ALL) {
+        qsort(sum, n_sum, sizeof sum[0], cmp_summary);
+        printf("\nranking (%s, %s, %s):\n", prog->op, dtype_name(p->dtype), p->shape_desc);
+        printf("rank | kernel | %-18s | block | time ms | GB/s    | %%SOL  | note\n", "name");
+        int rank = 0;
+        for (int i = 0; i < n_sum; i++) {
+            kernel_summary_t *s = &sum[i];
+            if (s->failed)
+                printf("   - | %6d | %-18s |     - |       - |       - |     - | FAIL\n", s->number, s->name);
+            else if (!s->ran)
+                printf("   - | %6d | %-18s |     - |       - |       - |     - | skipped: %s\n", s->number, s->name, s->note);
+            else if (o.check_only)
+                printf("   - | %6d | %-18s |     - |       - |       - |     - | OK%s%s\n", s->number, s->name,
+                       s->note[0] ? " " : "", s->note);
+            else
+                printf("%4d | %6d | %-18s | %5d | %7.4f | %7.1f | %5.1f | %s\n", ++rank, s->number, s->name, s->block,
+                       s->ms, s->gbps, s->pct, s->note);
+        }
+    }
+    free(sum);
+    prog->teardown(p);
+    if (g_flush) CUDA_CHECK(cudaFree(g_flush));
+    return any_fail ? EXIT_VALIDATION : EXIT_OK;
+}

@@ -1,0 +1,830 @@
+/*
+LayerNorm forward: y = (x - mean) * rstd * weight + bias over the last dimension (C) of x[rows, C],
+rstd = 1 / sqrt(var + eps), biased variance, eps 1e-5 (--eps). Outputs y (dtype of x) and the per-row
+statistics mean and rstd (fp32), as a training forward pass saves them for the backward pass.
+
+Kernels (`./layernorm_forward --list` prints the same registry; the CPU tests check that they agree):
+   0  cudnn              reserved for the cuDNN baseline (a later issue)
+   1  thread-per-row     one thread per row, three loops over the row
+   2  three-launch       block per row: shared-memory tree for the mean, again for rstd, then one element per thread
+   3  warp-per-row       one warp per row, cooperative-groups reductions, two-pass variance, streaming hints
+   4  warp-single-pass   as 3 with var = E[x^2] - E[x]^2 in one pass: fast to write, loses precision
+   5  block-per-row      one block per row: warp shuffles, then across warps through shared memory
+   6  block-row-regs     one block per row with the row held in registers: x read once, two-pass on registers
+   7  subwarp-regs-vec   a warp or part of one per row, row in registers, Welford merge, 16-byte packs
+   8  block-smem-welford one block per row, row cached in shared memory, Welford all-reduce, occupancy block size
+   9  block-reread       one block per row, no cache: Welford pass then a normalize pass that re-reads x
+  10  dispatch           picks the path by C and dtype and says which ran
+
+Run:
+  make && ./layernorm_forward 7                 validate kernel 7, sweep block sizes, time each
+  ./layernorm_forward all --dtype bf16          every kernel, ranked
+  ./layernorm_forward 10 -N 16384 -C 4096 --check
+  ./layernorm_forward --list                    the registry (no GPU needed)
+Kernels 1-5 are the fp32 teaching ladder; 6-10 run fp32, fp16 and bf16 with fp32 arithmetic.
+*/
+#include "common.h"
+
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+
+// ------------------------------------------------------------------------------------------------
+// The problem
+
+typedef struct {
+    problem_t h;  // common header: dtype, shape, bytes, outputs
+    long N, C;
+    float eps;
+    void *x, *w, *b, *y;  // dtype
+    float *mean, *rstd;
+    double *hx, *hw, *hb;  // host inputs, exactly the device values
+} ln_problem_t;
+
+static double g_eps = 1e-5;
+
+// ------------------------------------------------------------------------------------------------
+// CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
+
+static void layernorm_forward_cpu(double *y, double *mean, double *rstd, const double *x, const double *w,
+                                  const double *b, long N, long C, double eps) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (long r = 0; r < N; r++) {
+        const double *xr = x + r * C;
+        double m = 0;
+        for (long c = 0; c < C; c++) m += xr[c];
+        m /= C;
+        double v = 0;
+        for (long c = 0; c < C; c++) v += (xr[c] - m) * (xr[c] - m);
+        v /= C;
+        double s = 1.0 / sqrt(v + eps);
+        for (long c = 0; c < C; c++) y[r * C + c] = (xr[c] - m) * s * w[c] + b[c];
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 1: one thread per row, three loops over the row (mean, variance, normalize).
+// Wrong: neighbouring threads read addresses C floats apart, so every load is its own memory
+// transaction (uncoalesced), and there are only `rows` threads: too few to fill the GPU at small rows.
+
+__global__ void layernorm_kernel1(const float *x, const float *w, const float *b, float *y, float *mean, float *rstd,
+                                  long N, long C, float eps) {
+    long row = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (row >= N) return;
+    const float *xr = x + row * C;
+    float m = 0.f;
+    for (long c = 0; c < C; c++) m += xr[c];
+    m /= C;
+    float v = 0.f;
+    for (long c = 0; c < C; c++) v += (xr[c] - m) * (xr[c] - m);
+    v /= C;
+    float s = 1.f / sqrtf(v + eps);
+    float *yr = y + row * C;
+    for (long c = 0; c < C; c++) yr[c] = (xr[c] - m) * s * w[c] + b[c];
+    mean[row] = m;
+    rstd[row] = s;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 2: three launches. A block per row reduces the mean through a shared-memory tree; a second
+// kernel does the same for rstd; a third normalizes one element per thread.
+// Improves: coalesced reads (consecutive threads read consecutive elements) and a block of threads per row.
+// Wrong: x crosses memory three times, mean/rstd take a round trip through global memory, the tree idles
+// half the threads at each step, and three launches pay three launch latencies. Needs a power-of-two block.
+
+__global__ void layernorm_kernel2_mean(const float *x, float *mean, long C) {
+    extern __shared__ float shared[];
+    const float *xr = x + blockIdx.x * C;
+    float s = 0.f;
+    for (long c = threadIdx.x; c < C; c += blockDim.x) s += xr[c];
+    shared[threadIdx.x] = s;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) shared[threadIdx.x] += shared[threadIdx.x + stride];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) mean[blockIdx.x] = shared[0] / C;
+}
+
+__global__ void layernorm_kernel2_rstd(const float *x, const float *mean, float *rstd, long C, float eps) {
+    extern __shared__ float shared[];
+    const float *xr = x + blockIdx.x * C;
+    float m = mean[blockIdx.x];
+    float s = 0.f;
+    for (long c = threadIdx.x; c < C; c += blockDim.x) s += (xr[c] - m) * (xr[c] - m);
+    shared[threadIdx.x] = s;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) shared[threadIdx.x] += shared[threadIdx.x + stride];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) rstd[blockIdx.x] = 1.f / sqrtf(shared[0] / C + eps);
+}
+
+__global__ void layernorm_kernel2_normalize(const float *x, const float *w, const float *b, const float *mean,
+                                            const float *rstd, float *y, long N, long C) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i >= N * C) return;
+    long row = i / C, c = i % C;
+    y[i] = (x[i] - mean[row]) * rstd[row] * w[c] + b[c];
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 3: one warp per row. Lanes stride over the row (coalesced), cooperative-groups reductions
+// (shuffles, no shared memory, no __syncthreads), two-pass variance around the mean, __restrict__, and
+// streaming cache hints on the last read of x and on y (evict-first: they are not read again).
+// Wrong: x is read three times (the re-reads mostly hit L1/L2, but cost instructions and bandwidth), loads
+// are 4 bytes wide, and one warp per row leaves large rows to a single warp.
+
+__global__ void layernorm_kernel3(const float *__restrict__ x, const float *__restrict__ w,
+                                  const float *__restrict__ b, float *__restrict__ y, float *__restrict__ mean,
+                                  float *__restrict__ rstd, long N, long C, float eps) {
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    long row = blockIdx.x * (long)warp.meta_group_size() + warp.meta_group_rank();
+    if (row >= N) return;
+    const float *xr = x + row * C;
+    float s = 0.f;
+    for (long c = warp.thread_rank(); c < C; c += warp.size()) s += xr[c];
+    float m = cg::reduce(warp, s, cg::plus<float>()) / C;
+    float v = 0.f;
+    for (long c = warp.thread_rank(); c < C; c += warp.size()) v += (xr[c] - m) * (xr[c] - m);
+    float r = rsqrtf(cg::reduce(warp, v, cg::plus<float>()) / C + eps);
+    float *yr = y + row * C;
+    for (long c = warp.thread_rank(); c < C; c += warp.size()) __stcs(yr + c, (__ldcs(xr + c) - m) * r * w[c] + b[c]);
+    if (warp.thread_rank() == 0) {
+        __stcs(mean + row, m);
+        __stcs(rstd + row, r);
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 4: as kernel 3, but sum and sum of squares in one pass: var = E[x^2] - E[x]^2.
+// Improves: one read of x fewer before normalizing.
+// Wrong: catastrophic cancellation. When |mean| >> std, E[x^2] and E[x]^2 are huge and nearly equal, and
+// fp32 keeps only ~7 digits of each: with --input-mean 1000 (std 1) the variance loses about six digits
+// and the harness reports FAIL. It can even come out negative (clamped here to 0).
+
+__global__ void layernorm_kernel4(const float *__restrict__ x, const float *__restrict__ w,
+                                  const float *__restrict__ b, float *__restrict__ y, float *__restrict__ mean,
+                                  float *__restrict__ rstd, long N, long C, float eps) {
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    long row = blockIdx.x * (long)warp.meta_group_size() + warp.meta_group_rank();
+    if (row >= N) return;
+    const float *xr = x + row * C;
+    float s = 0.f, sq = 0.f;
+    for (long c = warp.thread_rank(); c < C; c += warp.size()) {
+        float v = xr[c];
+        s += v;
+        sq += v * v;
+    }
+    float m = cg::reduce(warp, s, cg::plus<float>()) / C;
+    float var = cg::reduce(warp, sq, cg::plus<float>()) / C - m * m;
+    float r = rsqrtf(fmaxf(var, 0.f) + eps);
+    float *yr = y + row * C;
+    for (long c = warp.thread_rank(); c < C; c += warp.size()) __stcs(yr + c, (__ldcs(xr + c) - m) * r * w[c] + b[c]);
+    if (warp.thread_rank() == 0) {
+        __stcs(mean + row, m);
+        __stcs(rstd + row, r);
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 5: one block per row. Each warp reduces by shuffles, then the per-warp partials meet in shared
+// memory and one warp finishes (block_sum in common.h); two-pass statistics.
+// Improves: a whole block works on each row, so large rows get enough loads in flight.
+// Wrong: x still crosses the memory system three times (the later reads hit L2 only while the row stays
+// there), loads are 4 bytes wide, and at small C most of the block idles.
+
+__global__ void layernorm_kernel5(const float *__restrict__ x, const float *__restrict__ w,
+                                  const float *__restrict__ b, float *__restrict__ y, float *__restrict__ mean,
+                                  float *__restrict__ rstd, long C, float eps) {
+    __shared__ float scratch[33];
+    long row = blockIdx.x;
+    const float *xr = x + row * C;
+    float s = 0.f;
+    for (long c = threadIdx.x; c < C; c += blockDim.x) s += xr[c];
+    float m = block_sum(s, scratch) / C;
+    float v = 0.f;
+    for (long c = threadIdx.x; c < C; c += blockDim.x) v += (xr[c] - m) * (xr[c] - m);
+    float r = rsqrtf(block_sum(v, scratch) / C + eps);
+    float *yr = y + row * C;
+    for (long c = threadIdx.x; c < C; c += blockDim.x) __stcs(yr + c, (__ldcs(xr + c) - m) * r * w[c] + b[c]);
+    if (threadIdx.x == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 6: one block per row with the row held in registers: each thread loads its PACKS packs of VEC
+// elements once, and the mean, the variance around it and y all come from those registers, so x crosses
+// DRAM once. Templated on the dtype; fp32 arithmetic.
+// Kernel 6 itself runs VEC = 1 (scalar loads, the one new idea is "x read once"); the dispatcher (10)
+// runs this same kernel with 16-byte packs.
+// Wrong: scalar 2- or 4-byte loads need many instructions per byte; the row must fit in
+// block_size * PACKS registers (at most 16 per thread here: more spills at 1024 threads), and at small C
+// most threads hold nothing.
+
+#ifndef PLANT_BUG
+#define PLANT_BUG 0  // test builds: 1 skip the last element of a row, 2 write one NaN, 3 wrong eps, 4 drop the last row
+#endif
+
+template <typename T, int VEC, int PACKS>
+__global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restrict__ x, const T *__restrict__ w,
+                                                                const T *__restrict__ b, T *__restrict__ y,
+                                                                float *__restrict__ mean, float *__restrict__ rstd,
+                                                                long N, long C, float eps) {
+    __shared__ float scratch[33];
+    long row = blockIdx.x;
+    if (PLANT_BUG == 4 && row == N - 1) return;
+    if (PLANT_BUG == 3) eps = 1e-3f;
+    const T *xr = x + row * C;
+    int nvec = (int)(C / VEC);  // the launcher guarantees C % VEC == 0
+    Pack<T, VEC> v[PACKS];
+    float s = 0.f;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = threadIdx.x + p * blockDim.x;
+        if (i < nvec) {
+            v[p] = load_pack_cs<T, VEC>(xr + i * VEC);
+#pragma unroll
+            for (int j = 0; j < VEC; j++) s += to_float(v[p].v[j]);
+        }
+    }
+    float m = block_sum(s, scratch) / C;
+    float sq = 0.f;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = threadIdx.x + p * blockDim.x;
+        if (i < nvec) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                float d = to_float(v[p].v[j]) - m;
+                sq += d * d;
+            }
+        }
+    }
+    float r = rsqrtf(block_sum(sq, scratch) / C + eps);
+    T *yr = y + row * C;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = threadIdx.x + p * blockDim.x;
+        if (i < nvec && !(PLANT_BUG == 1 && (i + 1) * VEC == C)) {
+            Pack<T, VEC> wv = load_pack<T, VEC>(w + i * VEC), bv = load_pack<T, VEC>(b + i * VEC), out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                out.v[j] = from_float<T>((to_float(v[p].v[j]) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
+            if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
+            store_pack_cs<T, VEC>(yr + i * VEC, out);
+        }
+    }
+    if (threadIdx.x == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 7: a warp, or TPR lanes of one (TPR = 1..32 by C), per row; the row lives in registers as 16-byte
+// packs (VEC elements, the widest that divides C); each lane computes its own (count, mean, M2) from its
+// registers and the lanes merge those Welford states by shuffles (Chan's formula), so statistics need one
+// read of x and no shared memory. Several rows per warp when C is small, several warps per block.
+// Improves: 16-byte loads and stores (a quarter of the instructions of scalar fp32, an eighth for
+// 16-bit types), all loads of a row issued before the first use, no __syncthreads.
+// Wrong: built for C up to 1024 (fp32) / 2048 (16-bit) with up to MAXP packs per lane; beyond that the
+// row no longer fits a warp's registers, and large rows want more than one warp anyway.
+
+#define K7_MAXP 8
+
+template <typename T, int VEC, int TPR>
+__global__ void layernorm_subwarp_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
+                                         T *__restrict__ y, float *__restrict__ mean, float *__restrict__ rstd,
+                                         long N, long C, float eps) {
+    int rows_per_block = blockDim.x / TPR;
+    long row = blockIdx.x * (long)rows_per_block + threadIdx.x / TPR;
+    int lane = threadIdx.x % TPR;
+    bool valid = row < N;  // no early return: every lane of the warp must reach the shuffles
+    const T *xr = x + row * C;
+    int nvec = (int)(C / VEC);
+    Pack<T, VEC> v[K7_MAXP];
+    float s = 0.f;
+    int cnt = 0;
+#pragma unroll
+    for (int p = 0; p < K7_MAXP; p++) {
+        int i = lane + p * TPR;
+        if (valid && i < nvec) {
+            v[p] = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+#pragma unroll
+            for (int j = 0; j < VEC; j++) s += to_float(v[p].v[j]);
+            cnt += VEC;
+        }
+    }
+    float lm = cnt ? s / cnt : 0.f;
+    float m2 = 0.f;
+#pragma unroll
+    for (int p = 0; p < K7_MAXP; p++) {
+        int i = lane + p * TPR;
+        if (valid && i < nvec) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                float d = to_float(v[p].v[j]) - lm;
+                m2 += d * d;
+            }
+        }
+    }
+    Welford st = welford_group_merge<TPR>(Welford{(float)cnt, lm, m2});
+    if (!valid) return;
+    float m = st.mean;
+    float r = rsqrtf(st.m2 / C + eps);
+    T *yr = y + row * C;
+#pragma unroll
+    for (int p = 0; p < K7_MAXP; p++) {
+        int i = lane + p * TPR;
+        if (i < nvec) {
+            Pack<T, VEC> wv = load_pack<T, VEC>(w + (long)i * VEC), bv = load_pack<T, VEC>(b + (long)i * VEC), out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                out.v[j] = from_float<T>((to_float(v[p].v[j]) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
+            store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
+        }
+    }
+    if (lane == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 8: one block per row with the row cached in shared memory (dynamic, C elements of T): one read of
+// x from DRAM into shared memory with 16-byte packs, per-thread (count, mean, M2) from its part, a Welford
+// block all-reduce (block_welford in common.h), and y written from the shared copy. The block size comes
+// from the occupancy calculator for this kernel and its shared-memory size.
+// Improves: any C whose row fits shared memory (up to ~227 KB a block on sm_90), without register limits.
+// Wrong: the occupancy calculator maximises resident threads, not bytes in flight; with large rows only
+// one or two blocks fit an SM, and the load -> reduce -> write phases of a block do not overlap.
+
+template <typename T, int VEC>
+__global__ void layernorm_smem_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
+                                      T *__restrict__ y, float *__restrict__ mean, float *__restrict__ rstd, long C,
+                                      float eps) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *row_s = reinterpret_cast<T *>(smem_raw);
+    __shared__ Welford scratch[33];
+    long row = blockIdx.x;
+    const T *xr = x + row * C;
+    long nvec = C / VEC;
+    float s = 0.f;
+    int cnt = 0;
+    for (long i = threadIdx.x; i < nvec; i += blockDim.x) {
+        Pack<T, VEC> p = load_pack_cs<T, VEC>(xr + i * VEC);
+        *reinterpret_cast<Pack<T, VEC> *>(row_s + i * VEC) = p;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) s += to_float(p.v[j]);
+        cnt += VEC;
+    }
+    float lm = cnt ? s / cnt : 0.f;
+    float m2 = 0.f;
+    for (long i = threadIdx.x; i < nvec; i += blockDim.x) {  // the thread's own elements: no barrier needed
+        Pack<T, VEC> p = *reinterpret_cast<const Pack<T, VEC> *>(row_s + i * VEC);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            float d = to_float(p.v[j]) - lm;
+            m2 += d * d;
+        }
+    }
+    Welford st = block_welford(Welford{(float)cnt, lm, m2}, scratch);
+    float m = st.mean;
+    float r = rsqrtf(st.m2 / C + eps);
+    T *yr = y + row * C;
+    for (long i = threadIdx.x; i < nvec; i += blockDim.x) {
+        Pack<T, VEC> p = *reinterpret_cast<const Pack<T, VEC> *>(row_s + i * VEC);
+        Pack<T, VEC> wv = load_pack<T, VEC>(w + i * VEC), bv = load_pack<T, VEC>(b + i * VEC), out;
+#pragma unroll
+        for (int j = 0; j < VEC; j++)
+            out.v[j] = from_float<T>((to_float(p.v[j]) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
+        store_pack_cs<T, VEC>(yr + i * VEC, out);
+    }
+    if (threadIdx.x == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 9: one block per row without any cache: a first pass folds each 16-byte pack into the thread's
+// Welford state (one read of x), a block all-reduce, then a second pass re-reads x to write y.
+// Improves: no limit on C at all (the fallback for very large rows), 16-byte packs, large blocks.
+// Wrong: x is read twice. The second read is served by L2 only while all resident rows fit in it
+// (132 SMs x 2 rows x 256 KB is about L2-sized on an H100 for C = 65536 fp32); otherwise DRAM sees 1.5x
+// the minimum bytes.
+
+template <typename T, int VEC>
+__global__ void layernorm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
+                                        T *__restrict__ y, float *__restrict__ mean, float *__restrict__ rstd, long C,
+                                        float eps) {
+    __shared__ Welford scratch[33];
+    long row = blockIdx.x;
+    const T *xr = x + row * C;
+    long nvec = C / VEC;
+    Welford st = {0.f, 0.f, 0.f};
+    for (long i = threadIdx.x; i < nvec; i += blockDim.x) {
+        Pack<T, VEC> p = load_pack<T, VEC>(xr + i * VEC);  // cached: the second pass wants it back from L2
+        float s = 0.f;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) s += to_float(p.v[j]);
+        float pm = s / VEC, pm2 = 0.f;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            float d = to_float(p.v[j]) - pm;
+            pm2 += d * d;
+        }
+        st = welford_merge(st, Welford{(float)VEC, pm, pm2});
+    }
+    st = block_welford(st, scratch);
+    float m = st.mean;
+    float r = rsqrtf(st.m2 / C + eps);
+    T *yr = y + row * C;
+    for (long i = threadIdx.x; i < nvec; i += blockDim.x) {
+        Pack<T, VEC> p = load_pack_cs<T, VEC>(xr + i * VEC);
+        Pack<T, VEC> wv = load_pack<T, VEC>(w + i * VEC), bv = load_pack<T, VEC>(b + i * VEC), out;
+#pragma unroll
+        for (int j = 0; j < VEC; j++)
+            out.v[j] = from_float<T>((to_float(p.v[j]) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
+        store_pack_cs<T, VEC>(yr + i * VEC, out);
+    }
+    if (threadIdx.x == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Launchers: pick the template instance, check the launch.
+
+#define LN_ARGS(T, P) (const T *)(P)->x, (const T *)(P)->w, (const T *)(P)->b, (T *)(P)->y, (P)->mean, (P)->rstd
+
+// The widest pack (elements) that divides C: 16 bytes when it can.
+static int vec_width(const ln_problem_t *p) { return (int)gcd_long(16 / (long)dtype_size(p->h.dtype), p->C); }
+
+static void launch_k1(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    layernorm_kernel1<<<(unsigned)ceil_div(p->N, l->block_size), l->block_size>>>(LN_ARGS(float, p), p->N, p->C, p->eps);
+}
+
+static const char *supports_k2(const void *pp, int bs) {
+    (void)pp;
+    return is_pow2(bs) ? NULL : "the shared-memory tree needs a power-of-two block size";
+}
+static void launch_k2(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int bs = l->block_size;
+    size_t smem = bs * sizeof(float);
+    layernorm_kernel2_mean<<<(unsigned)p->N, bs, smem>>>((const float *)p->x, p->mean, p->C);
+    layernorm_kernel2_rstd<<<(unsigned)p->N, bs, smem>>>((const float *)p->x, p->mean, p->rstd, p->C, p->eps);
+    layernorm_kernel2_normalize<<<(unsigned)ceil_div(p->N * p->C, bs), bs>>>(
+        (const float *)p->x, (const float *)p->w, (const float *)p->b, p->mean, p->rstd, (float *)p->y, p->N, p->C);
+}
+
+static void launch_k3(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    layernorm_kernel3<<<(unsigned)ceil_div(p->N, l->block_size / 32), l->block_size>>>(LN_ARGS(float, p), p->N, p->C,
+                                                                                       p->eps);
+}
+static void launch_k4(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    layernorm_kernel4<<<(unsigned)ceil_div(p->N, l->block_size / 32), l->block_size>>>(LN_ARGS(float, p), p->N, p->C,
+                                                                                       p->eps);
+}
+static void launch_k5(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    layernorm_kernel5<<<(unsigned)p->N, l->block_size>>>(LN_ARGS(float, p), p->C, p->eps);
+}
+
+// Kernel 6 and the dispatcher's register path: packs per thread, the smallest power of two that holds the
+// row. 16 packs is the most that fits 64 registers (the limit at 1024 threads) without spilling.
+static const int ROWREG_MAX_PACKS = 16;
+static int rowreg_packs(long nvec, int bs, int max_packs) {
+    for (int packs = 1; packs <= max_packs; packs *= 2)
+        if ((long)packs * bs >= nvec) return packs;
+    return 0;
+}
+template <typename T, int VEC>
+static void launch_rowreg_t(const ln_problem_t *p, int bs, int packs) {
+    dim3 g((unsigned)p->N);
+    switch (packs) {
+    case 1: layernorm_rowreg_kernel<T, VEC, 1><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 2: layernorm_rowreg_kernel<T, VEC, 2><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 4: layernorm_rowreg_kernel<T, VEC, 4><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 8: layernorm_rowreg_kernel<T, VEC, 8><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 16:
+        if constexpr (VEC == 1) layernorm_rowreg_kernel<T, VEC, 16><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps);
+        break;
+    }
+}
+// Kernel 6 proper: scalar (VEC = 1).
+static const char *supports_k6(const void *pp, int bs) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    if (!rowreg_packs(p->C, bs, ROWREG_MAX_PACKS))
+        return reasonf("row of %ld does not fit %d threads x %d registers", p->C, bs, ROWREG_MAX_PACKS);
+    return NULL;
+}
+static void launch_k6(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int packs = rowreg_packs(p->C, l->block_size, ROWREG_MAX_PACKS);
+    switch (p->h.dtype) {
+    case DT_FP32: launch_rowreg_t<float, 1>(p, l->block_size, packs); break;
+    case DT_FP16: launch_rowreg_t<__half, 1>(p, l->block_size, packs); break;
+    default: launch_rowreg_t<__nv_bfloat16, 1>(p, l->block_size, packs); break;
+    }
+}
+
+// Kernel 7: threads per row chosen by C (about 4 packs per lane), capped at a warp.
+static int subwarp_tpr(long nvec) {
+    int tpr = 1;
+    while (tpr < 32 && (long)tpr * 4 < nvec) tpr *= 2;
+    return (long)tpr * K7_MAXP >= nvec ? tpr : 0;
+}
+template <typename T, int VEC>
+static void launch_subwarp_t(const ln_problem_t *p, int bs, int tpr) {
+    dim3 g((unsigned)ceil_div(p->N, bs / tpr));
+    switch (tpr) {
+    case 1: layernorm_subwarp_kernel<T, VEC, 1><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 2: layernorm_subwarp_kernel<T, VEC, 2><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 4: layernorm_subwarp_kernel<T, VEC, 4><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 8: layernorm_subwarp_kernel<T, VEC, 8><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 16: layernorm_subwarp_kernel<T, VEC, 16><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    default: layernorm_subwarp_kernel<T, VEC, 32><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    }
+}
+// Instantiate a templated launcher for the pack widths of each dtype: 4/2/1 for fp32, 8/4/2/1 for 16-bit.
+#define DISPATCH_VEC(p, vec, FN, ...)                                                                         \
+    do {                                                                                                      \
+        switch ((p)->h.dtype) {                                                                               \
+        case DT_FP32:                                                                                         \
+            if ((vec) == 4) FN<float, 4>(__VA_ARGS__);                                                        \
+            else if ((vec) == 2) FN<float, 2>(__VA_ARGS__);                                                   \
+            else FN<float, 1>(__VA_ARGS__);                                                                   \
+            break;                                                                                            \
+        case DT_FP16:                                                                                         \
+            if ((vec) == 8) FN<__half, 8>(__VA_ARGS__);                                                       \
+            else if ((vec) == 4) FN<__half, 4>(__VA_ARGS__);                                                  \
+            else if ((vec) == 2) FN<__half, 2>(__VA_ARGS__);                                                  \
+            else FN<__half, 1>(__VA_ARGS__);                                                                  \
+            break;                                                                                            \
+        default:                                                                                              \
+            if ((vec) == 8) FN<__nv_bfloat16, 8>(__VA_ARGS__);                                                \
+            else if ((vec) == 4) FN<__nv_bfloat16, 4>(__VA_ARGS__);                                           \
+            else if ((vec) == 2) FN<__nv_bfloat16, 2>(__VA_ARGS__);                                           \
+            else FN<__nv_bfloat16, 1>(__VA_ARGS__);                                                           \
+            break;                                                                                            \
+        }                                                                                                     \
+    } while (0)
+
+static const char *supports_k7(const void *pp, int bs) {
+    (void)bs;
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int vec = vec_width(p);
+    if (!subwarp_tpr(p->C / vec))
+        return reasonf("row of %ld needs more than 32 lanes x %d packs of %d", p->C, K7_MAXP, vec);
+    return NULL;
+}
+static void launch_k7(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int vec = vec_width(p), tpr = subwarp_tpr(p->C / vec);
+    DISPATCH_VEC(p, vec, launch_subwarp_t, p, l->block_size, tpr);
+}
+
+// Kernel 8: shared-memory row cache; block size from the occupancy calculator.
+template <typename T, int VEC>
+static void smem_kernel_config(const ln_problem_t *p, int requested, int *bs_out, cudaError_t *err) {
+    size_t smem = (size_t)p->C * sizeof(T);
+    *err = cudaFuncSetAttribute(layernorm_smem_kernel<T, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    int min_grid = 0, bs = requested;
+    if (*err == cudaSuccess && !requested)
+        *err = cudaOccupancyMaxPotentialBlockSize(&min_grid, &bs, layernorm_smem_kernel<T, VEC>, smem, 1024);
+    *bs_out = bs;
+}
+template <typename T, int VEC>
+static void launch_smem_t(const ln_problem_t *p, launch_t *l) {
+    static int cached_bs = 0;  // the occupancy answer for the last C (queried once, outside the timing)
+    static long cached_C = -1;
+    int bs = l->block_size;
+    if (!bs && cached_C == p->C) {
+        bs = cached_bs;
+    } else {
+        cudaError_t err = cudaSuccess;
+        smem_kernel_config<T, VEC>(p, bs, &bs, &err);
+        CUDA_CHECK(err);
+        if (!l->block_size) { cached_C = p->C; cached_bs = bs; }
+    }
+    l->block_used = bs;
+    layernorm_smem_kernel<T, VEC><<<(unsigned)p->N, bs, (size_t)p->C * sizeof(T)>>>(LN_ARGS(T, p), p->C, p->eps);
+}
+static const char *supports_k8(const void *pp, int bs) {
+    (void)bs;
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    size_t need = (size_t)p->C * dtype_size(p->h.dtype);
+    size_t have = g_dev.prop.sharedMemPerBlockOptin - 33 * sizeof(Welford);
+    if (need > have) return reasonf("row of %.0f KB does not fit %.0f KB of shared memory", need / 1024.0, have / 1024.0);
+    return NULL;
+}
+static void launch_k8(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    DISPATCH_VEC(p, vec_width(p), launch_smem_t, p, l);
+}
+
+// Kernel 9: no cache.
+template <typename T, int VEC>
+static void launch_reread_t(const ln_problem_t *p, int bs) {
+    layernorm_reread_kernel<T, VEC><<<(unsigned)p->N, bs>>>(LN_ARGS(T, p), p->C, p->eps);
+}
+static void launch_k9(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    DISPATCH_VEC(p, vec_width(p), launch_reread_t, p, l->block_size);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 10: the dispatcher. By C (in packs of the widest width that divides it) and dtype:
+//   small rows (kernel 7's range)            -> 7, lanes per row by C, 256 threads a block
+//   rows that fit registers with 16-B packs   -> 6's kernel with 16-byte packs (<= 8 fp32 / 4 16-bit packs)
+//   rows that fit shared memory               -> 8
+//   anything else                             -> 9
+// A --block-size given on the command line is passed to the path.
+// The register path holds at most 8 packs of fp32 (57 registers) or 4 packs of 16-bit types a thread (8
+// packs of bf16 spill under the 64-register cap of 1024-thread blocks: the floats they expand to stay live).
+static int dispatch_rowreg_max_packs(dtype_t d) { return d == DT_FP32 ? 8 : 4; }
+
+static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_out, int *packs_out, int req_bs) {
+    int vec = vec_width(p);
+    long nvec = p->C / vec;
+    *vec_out = vec;
+    if (subwarp_tpr(nvec) && p->C <= 1024) {
+        *bs_out = req_bs ? req_bs : 256;
+        return "7";
+    }
+    // registers: the fewest threads that hold the row in about 4 packs each, at least 4 warps
+    int bs = req_bs;
+    if (!bs) {
+        bs = 128;
+        while (bs < 1024 && (long)bs * 4 < nvec) bs *= 2;
+    }
+    int packs = rowreg_packs(nvec, bs, dispatch_rowreg_max_packs(p->h.dtype));
+    if (vec == 16 / (int)dtype_size(p->h.dtype) && packs) {
+        *bs_out = bs;
+        *packs_out = packs;
+        return "6v";
+    }
+    if (!supports_k8(p, 0)) { *bs_out = req_bs; return "8"; }
+    *bs_out = req_bs ? req_bs : 1024;
+    return "9";
+}
+static void launch_k10(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int vec = 1, bs = 0, packs = 0;
+    const char *path = dispatch_path(p, &vec, &bs, &packs, l->block_size);
+    if (path[0] == '7') {
+        int tpr = subwarp_tpr(p->C / vec);
+        DISPATCH_VEC(p, vec, launch_subwarp_t, p, bs, tpr);
+        l->block_used = bs;
+        snprintf(l->path, sizeof l->path, "7 (subwarp, %d lanes/row, %d-wide packs)", tpr, vec);
+    } else if (path[0] == '6') {
+        switch (p->h.dtype) {  // 16-byte packs only
+        case DT_FP32: launch_rowreg_t<float, 4>(p, bs, packs); break;
+        case DT_FP16: launch_rowreg_t<__half, 8>(p, bs, packs); break;
+        default: launch_rowreg_t<__nv_bfloat16, 8>(p, bs, packs); break;
+        }
+        l->block_used = bs;
+        snprintf(l->path, sizeof l->path, "6 with 16-byte packs (%d packs/thread)", packs);
+    } else if (path[0] == '8') {
+        launch_t sub = *l;
+        sub.block_size = bs;
+        launch_k8(p, &sub);
+        l->block_used = sub.block_used;
+        snprintf(l->path, sizeof l->path, "8 (shared-memory row, %d-wide packs)", vec);
+    } else {
+        DISPATCH_VEC(p, vec, launch_reread_t, p, bs);
+        l->block_used = bs;
+        snprintf(l->path, sizeof l->path, "9 (re-read, %d-wide packs)", vec);
+    }
+}
+
+static const char *supports_k0(const void *pp, int bs) {
+    (void)pp;
+    (void)bs;
+    return "not built yet";
+}
+
+// ------------------------------------------------------------------------------------------------
+// The registry (keep it, the header comment, --list and the README's ladder table in agreement).
+
+#define FP32_ONLY DT_BIT(DT_FP32)
+static const kernel_t k_kernels[] = {
+    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_k0, NULL},
+    {1, "thread-per-row", FP32_ONLY, "any C", "one thread per row, three loops over the row", 0, NULL, launch_k1},
+    {2, "three-launch", FP32_ONLY, "any C; power-of-two blocks",
+     "block per row: shared-memory tree for the mean, again for rstd, then one element per thread", 0, supports_k2,
+     launch_k2},
+    {3, "warp-per-row", FP32_ONLY, "any C",
+     "one warp per row, cooperative-groups reductions, two-pass variance, streaming hints", 0, NULL, launch_k3},
+    {4, "warp-single-pass", FP32_ONLY, "any C; fails when |mean|>>std",
+     "as 3 with var = E[x^2] - E[x]^2 in one pass: fast to write, loses precision", 0, NULL, launch_k4},
+    {5, "block-per-row", FP32_ONLY, "any C", "one block per row: warp shuffles, then across warps through shared memory",
+     0, NULL, launch_k5},
+    {6, "block-row-regs", DT_ALL, "C <= 16 x block size",
+     "one block per row with the row held in registers: x read once, two-pass on registers", 0, supports_k6, launch_k6},
+    {7, "subwarp-regs-vec", DT_ALL, "C <= 256 packs (1024 fp32)",
+     "a warp or part of one per row, row in registers, Welford merge, 16-byte packs", 0, supports_k7, launch_k7},
+    {8, "block-smem-welford", DT_ALL, "row fits shared memory",
+     "one block per row, row cached in shared memory, Welford all-reduce, occupancy block size", 1, supports_k8,
+     launch_k8},
+    {9, "block-reread", DT_ALL, "any C",
+     "one block per row, no cache: Welford pass then a normalize pass that re-reads x", 0, NULL, launch_k9},
+    {10, "dispatch", DT_ALL, "any C", "picks the path by C and dtype and says which ran", 1, NULL, launch_k10},
+};
+
+// ------------------------------------------------------------------------------------------------
+// Setup, reference, teardown, options.
+
+static const extra_option_t k_extra[] = {{"eps", required_argument, "--eps E          epsilon (default 1e-5)"}};
+static const char *parse_extra(int index, const char *arg) {
+    (void)index;  // only --eps
+    double v;
+    if (parse_double(arg, &v) || v < 0) return reasonf("invalid eps '%s' (--eps: a finite number >= 0)", arg);
+    g_eps = v;
+    return NULL;
+}
+
+static problem_t *ln_setup(const options_t *o) {
+    ln_problem_t *p = (ln_problem_t *)calloc(1, sizeof *p);
+    dtype_t d = o->dtype;
+    size_t es = dtype_size(d);
+    long N = o->rows, C = o->cols;
+    p->N = N;
+    p->C = C;
+    p->eps = (float)g_eps;
+    p->h.dtype = d;
+    snprintf(p->h.shape, sizeof p->h.shape, "%ldx%ld", N, C);
+    snprintf(p->h.shape_desc, sizeof p->h.shape_desc, "rows %ld cols %ld", N, C);
+    p->h.bytes = 2.0 * N * C * es + 2.0 * C * es + 2.0 * N * sizeof(float);  // x, y, weight, bias, mean, rstd
+    p->x = dev_alloc(N * C * es);
+    p->y = dev_alloc(N * C * es);
+    p->w = dev_alloc(C * es);
+    p->b = dev_alloc(C * es);
+    p->mean = (float *)dev_alloc(N * sizeof(float));
+    p->rstd = (float *)dev_alloc(N * sizeof(float));
+    p->hx = host_alloc_doubles(N * C);
+    p->hw = host_alloc_doubles(C);
+    p->hb = host_alloc_doubles(C);
+    fill_normal(p->x, p->hx, N * C, d, o->seed, 0, o->input_mean, o->input_std);
+    fill_normal(p->w, p->hw, C, d, o->seed, 1, 1.0, 0.25);
+    fill_normal(p->b, p->hb, C, d, o->seed, 2, 0.0, 0.25);
+    p->h.n_out = 3;
+    p->h.out[0] = (output_t){"y", p->y, d, N, C, host_alloc_doubles(N * C), tolerance_for(d)};
+    p->h.out[1] = (output_t){"mean", p->mean, DT_FP32, N, 1, host_alloc_doubles(N), tolerance_for(DT_FP32)};
+    p->h.out[2] = (output_t){"rstd", p->rstd, DT_FP32, N, 1, host_alloc_doubles(N), tolerance_for(DT_FP32)};
+    return &p->h;
+}
+
+static void ln_reference(problem_t *h) {
+    ln_problem_t *p = (ln_problem_t *)h;
+    layernorm_forward_cpu(h->out[0].ref, h->out[1].ref, h->out[2].ref, p->hx, p->hw, p->hb, p->N, p->C, p->eps);
+}
+
+static void ln_teardown(problem_t *h) {
+    ln_problem_t *p = (ln_problem_t *)h;
+    void *dev[] = {p->x, p->y, p->w, p->b, p->mean, p->rstd};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) CUDA_CHECK(cudaFree(dev[i]));
+    for (int i = 0; i < h->n_out; i++) free(h->out[i].ref);
+    free(p->hx);
+    free(p->hw);
+    free(p->hb);
+    free(p);
+}
+
+static const program_t k_program = {
+    "layernorm",
+    "layernorm_forward",
+    "LayerNorm forward over the last dimension: y = (x - mean) * rstd * weight + bias, with mean and rstd saved",
+    8 * 1024,
+    768,
+    k_kernels,
+    (int)(sizeof k_kernels / sizeof k_kernels[0]),
+    10,
+    k_extra,
+    1,
+    parse_extra,
+    NULL,
+    ln_setup,
+    ln_reference,
+    ln_teardown,
+};
+
+#ifndef NORM_NO_MAIN
+int main(int argc, char **argv) { return bench_main(argc, argv, &k_program); }
+#endif
