@@ -30,7 +30,8 @@ else
   HAVE_GPU := 0
 endif
 # Test builds (planted bugs, CPU test binary) need one architecture only.
-TEST_ARCH := $(if $(GPU_CC),-gencode arch=compute_$(GPU_CC),code=sm_$(GPU_CC),-gencode arch=compute_90,code=sm_90)
+TEST_CC := $(or $(GPU_CC),90)
+TEST_ARCH := -gencode arch=compute_$(TEST_CC),code=sm_$(TEST_CC)
 
 # ---- cuDNN (optional): the CUDA directory, or the Python package nvidia-cudnn(-cu13/-cu12)
 CUDNN_DIR := $(shell \

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Markdown tables from a results CSV (DESIGN.md schema).
+
+    scripts/summary.py results/h100-80gb-hbm3/layernorm.csv [--ladder-shape 8192x768]
+
+Prints (1) the ladder at one shape: each kernel's best block size, GB/s, %SOL and gain over the previous
+step, per dtype; (2) the best kernel at every shape and dtype. Only OK rows count; a kernel with no OK
+row at a shape shows why (FAIL, or the first skip reason is not in the CSV: "skipped").
+"""
+import csv
+import sys
+from collections import OrderedDict
+
+
+def load(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def best_points(rows):
+    """(dtype, shape, kernel) -> the OK row with the highest GB/s, or a status string."""
+    best = OrderedDict()
+    for r in rows:
+        key = (r["dtype"], r["shape"], int(r["kernel"]))
+        cur = best.get(key)
+        if r["status"] == "OK":
+            if not isinstance(cur, dict) or float(r["gbps"]) > float(cur["gbps"]):
+                best[key] = r
+        elif cur is None or (isinstance(cur, str) and r["status"] == "FAIL"):
+            best[key] = r["status"]
+    return best
+
+
+def ladder(rows, shape):
+    best = best_points(rows)
+    names = {int(r["kernel"]): r["kernel_name"] for r in rows}
+    gpu = rows[0]["gpu"] if rows else "?"
+    out = []
+    for dtype in sorted({r["dtype"] for r in rows if r["shape"] == shape}, key=["fp32", "fp16", "bf16"].index):
+        out.append(f"\n{rows[0]['op']} ladder, {dtype}, {shape}, {gpu}:\n")
+        out.append("| kernel | name | best block | GB/s | %SOL | gain over previous |")
+        out.append("|---:|---|---:|---:|---:|---:|")
+        prev = None
+        for k in sorted(names):
+            p = best.get((dtype, shape, k))
+            if not isinstance(p, dict):
+                out.append(f"| {k} | {names[k]} | - | - | - | {('FAIL' if p == 'FAIL' else 'skipped')} |")
+                continue
+            g = float(p["gbps"])
+            gain = f"{g / prev:.2f}x" if prev else "-"
+            out.append(f"| {k} | {names[k]} | {p['block_size']} | {g:.0f} | {float(p['sol_pct']):.1f}% | {gain} |")
+            prev = g
+    return "\n".join(out)
+
+
+def best_table(rows):
+    best = best_points(rows)
+    out = ["\n| dtype | shape | best kernel | block | GB/s | %SOL | copy GB/s |", "|---|---|---|---:|---:|---:|---:|"]
+    keys = OrderedDict()
+    for (dtype, shape, _k) in best:
+        keys[(dtype, shape)] = True
+    for dtype, shape in keys:
+        cands = [v for (d, s, _k), v in best.items() if d == dtype and s == shape and isinstance(v, dict)]
+        if not cands:
+            out.append(f"| {dtype} | {shape} | none OK | - | - | - | - |")
+            continue
+        b = max(cands, key=lambda r: float(r["gbps"]))
+        out.append(f"| {dtype} | {shape} | {b['kernel']} {b['kernel_name']} | {b['block_size']} | "
+                   f"{float(b['gbps']):.0f} | {float(b['sol_pct']):.1f}% | {float(b['sol_gbps']):.0f} |")
+    return "\n".join(out)
+
+
+def main(argv):
+    args = argv[1:]
+    shape = "8192x768"
+    if "--ladder-shape" in args:
+        i = args.index("--ladder-shape")
+        shape = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    rows = load(args[0])
+    if not rows:
+        print("summary: no rows", file=sys.stderr)
+        return 1
+    print(ladder(rows, shape))
+    print(best_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

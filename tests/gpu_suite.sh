@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The GPU suite (run on a GPU machine; `make test` runs it when it finds one). For every program:
+#   - every kernel x dtype x odd shapes with --check (a kernel that refuses a shape says `skipped: reason`)
+#   - compute-sanitizer memcheck, racecheck, synccheck, initcheck on every kernel at small shapes
+#   - the planted bugs (build/<op>_forward_bug<k>) are each reported FAIL with exit 1
+#   - known precision loss is reported (kernel 4 at --input-mean 1000), timing mode writes CSV/JSON
+#   - device inputs are bit-identical to cuRAND's host generator
+# Usage: tests/gpu_suite.sh [quick]   (quick: fewer shapes). Logs go to $SUITE_LOG (default build/gpu_suite.log).
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+. tests/lib.sh
+LOG=${SUITE_LOG:-build/gpu_suite.log}
+mkdir -p "$(dirname "$LOG")"
+: > "$LOG"
+SANITIZER=${SANITIZER:-compute-sanitizer}
+
+ROWS="1 7 1031"
+COLS="1 3 31 32 33 127 768 1000 1024 4097 8192 65536"
+[ "${1:-}" = quick ] && { ROWS="1 7"; COLS="1 33 1000 4097"; }
+
+# check_all PROG ARGS...: `PROG all --check ARGS` must exit 0 and list every kernel as OK or skipped.
+check_all() {
+    local prog=$1
+    shift
+    local name="$prog all --check $*"
+    local out rc
+    out=$(./$prog all --check "$@" 2>&1)
+    rc=$?
+    { echo "### $name (exit $rc)"; echo "$out"; } >> "$LOG"
+    local nk table bad
+    nk=$(./$prog --list | wc -l)
+    table=$(echo "$out" | sed -n '/^ranking/,$p' | grep -E '^ +- \| +[0-9]+ \|')
+    bad=$(echo "$table" | grep -Ev "\\| (OK( .*)?|skipped: .+)$")
+    if [ $rc -ne 0 ] || [ "$(echo "$table" | grep -c .)" -ne "$nk" ] || [ -n "$bad" ] || echo "$out" | grep -q "FAIL"; then
+        fail "$name (exit $rc): $(echo "$out" | grep -E 'FAIL|wrong|error|skipped' | head -n 3 | tr '\n' ' ')"
+    else
+        pass "$name"
+    fi
+}
+
+for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
+    [ -x "./$prog" ] || { fail "$prog: not built"; continue; }
+    for dt in fp32 fp16 bf16; do
+        for c in $COLS; do
+            for r in $ROWS; do
+                check_all "$prog" --dtype $dt -N $r -C $c
+            done
+        done
+    done
+
+    # compute-sanitizer, every kernel, small shapes
+    if command -v "$SANITIZER" >/dev/null; then
+        for tool in memcheck racecheck synccheck initcheck; do
+            for shape in "--dtype fp32 -N 7 -C 1000" "--dtype bf16 -N 3 -C 4097" "--dtype fp16 -N 5 -C 33" "--dtype fp32 -N 2 -C 65536"; do
+                [ "$tool" = racecheck ] && [ "$shape" = "--dtype fp32 -N 2 -C 65536" ] && continue  # slow, nothing new
+                out=$("$SANITIZER" --tool $tool --error-exitcode 9 ./$prog all --check $shape 2>&1)
+                rc=$?
+                { echo "### $SANITIZER --tool $tool $prog all --check $shape (exit $rc)"; echo "$out"; } >> "$LOG"
+                if [ $rc -eq 0 ] && echo "$out" | grep -q "ERROR SUMMARY: 0 errors"; then
+                    pass "$tool clean: $prog all --check $shape"
+                else
+                    fail "$tool: $prog all --check $shape (exit $rc): $(echo "$out" | grep -E 'ERROR|Error|error' | head -n 3 | tr '\n' ' ')"
+                fi
+            done
+        done
+    else
+        fail "$prog: $SANITIZER not found"
+    fi
+
+    # planted bugs must be caught: FAIL and exit 1
+    op=${prog%_forward}
+    for bug in build/${prog}_bug*; do
+        [ -x "$bug" ] || continue
+        for shape in "-N 7 -C 1000" "-N 1 -C 33"; do
+            out=$(./$bug 6 --check $shape 2>&1)
+            rc=$?
+            { echo "### $bug 6 --check $shape (exit $rc)"; echo "$out"; } >> "$LOG"
+            if [ $rc -eq 1 ] && echo "$out" | grep -q "FAIL"; then pass "planted bug caught: $bug $shape"; else fail "planted bug missed: $bug $shape (exit $rc)"; fi
+        done
+    done
+done
+
+# LayerNorm: the single-pass variance (kernel 4) loses precision when |mean| >> std; two-pass (3) does not
+out=$(./layernorm_forward 4 --check --input-mean 1000 -N 64 -C 768 2>&1); rc=$?
+{ echo "### kernel 4 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 1 ] && echo "$out" | grep -q FAIL; then pass "layernorm 4 at --input-mean 1000 is reported FAIL"; else fail "layernorm 4 at --input-mean 1000 not reported (exit $rc)"; fi
+for k in 3 5 6 7 8 9 10; do
+    out=$(./layernorm_forward $k --check --input-mean 1000 -N 64 -C 768 2>&1); rc=$?
+    echo "$out" >> "$LOG"
+    if [ $rc -eq 0 ]; then pass "layernorm $k at --input-mean 1000 passes"; else fail "layernorm $k at --input-mean 1000 (exit $rc)"; fi
+done
+
+# timing mode: CSV with the DESIGN schema, JSON Lines that parse
+tmp=build/suite_timing
+rm -f $tmp.csv $tmp.jsonl
+out=$(./layernorm_forward 10 -N 2048 -C 1024 --repeats 20 --csv $tmp.csv --json $tmp.jsonl 2>&1); rc=$?
+echo "$out" >> "$LOG"
+if [ $rc -eq 0 ] && echo "$out" | grep -Eq "^speed of light: device copy [0-9.]+ GB/s" && echo "$out" | grep -Eq "GB/s \| +[0-9.]+% SOL"; then
+    pass "timing mode prints SOL, GB/s and %SOL"
+else fail "timing mode output (exit $rc)"; fi
+python3 - "$tmp.csv" "$tmp.jsonl" <<'PY' && pass "CSV schema and JSON Lines" || fail "CSV schema or JSON Lines"
+import csv, json, sys
+want = "op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev".split(",")
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert list(rows[0].keys()) == want, rows[0].keys()
+assert all(r["status"] == "OK" and float(r["gbps"]) > 0 and float(r["sol_gbps"]) > 0 for r in rows), rows
+assert rows[0]["shape"] == "2048x1024" and rows[0]["op"] == "layernorm"
+js = [json.loads(l) for l in open(sys.argv[2])]
+assert len(js) == len(rows) and js[0]["kernel"] == 10 and js[0]["detail"]
+PY
+
+# device inputs == host generator
+out=$(./build/test_gpu_inputs 2>&1); rc=$?
+echo "$out" >> "$LOG"
+if [ $rc -eq 0 ]; then pass "device inputs are bit-identical to cuRAND's host generator"; else fail "device vs host inputs: $(echo "$out" | grep FAIL | head -n 2 | tr '\n' ' ')"; fi
+
+[ "${SOURCED_BY_RUNNER:-0}" = 1 ] || { summary; [ "$FAILED" -eq 0 ]; }

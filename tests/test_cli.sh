@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Command-line tests that need no GPU: --help, --list, argument errors (exit 2, one line naming the
+# argument), the no-device path, and the header comment of each program against its registry.
+# Run from the repository root after `make`. Sourced by run_tests.sh (shares its counters) or run alone.
+cd "$(dirname "$0")/.." || exit 2
+. tests/lib.sh
+NODEV="env CUDA_VISIBLE_DEVICES="   # hides any GPU: the no-device path on every machine
+
+for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
+    [ -x "./$prog" ] || { fail "$prog: not built"; continue; }
+    expect "$prog --help exits 0" 0 $NODEV ./$prog --help && contains "$prog --help shows usage" "^usage: ./$prog \[KERNEL\|all\]" && contains "$prog --help lists the options" "--block-size N"
+    expect "$prog -h exits 0" 0 $NODEV ./$prog -h
+    expect "$prog --list exits 0 without a GPU" 0 $NODEV ./$prog --list
+    contains "$prog --list starts each line with a kernel number" "^ ?0  "
+    if [ "$(echo "$OUTPUT" | grep -Evc '^ ?[0-9]+  ')" -eq 0 ]; then pass "$prog --list: every line starts with its number"; else fail "$prog --list: a line without a number"; fi
+    python3 tests/check_header.py "$prog.cu" "$OUTPUT" && pass "$prog: header comment agrees with the registry" \
+        || fail "$prog: header comment and registry disagree"
+
+    expect "$prog 5 without a GPU exits 2" 2 $NODEV ./$prog 5
+    contains "$prog 5 without a GPU says 'no CUDA device'" "^$prog: no CUDA device"
+    if [ "$(echo "$OUTPUT" | wc -l)" -eq 1 ]; then pass "$prog: the no-device message is one line"; else fail "$prog: no-device message has $(echo "$OUTPUT" | wc -l) lines"; fi
+    expect "$prog (default kernel) without a GPU exits 2" 2 $NODEV ./$prog
+
+    # bad arguments: exit 2 before any GPU is looked for, one line naming the argument, then a usage hint
+    bad() {  # bad NAME PATTERN ARGS...
+        local name=$1 pat=$2
+        shift 2
+        expect "$prog rejects $name with exit 2" 2 $NODEV ./$prog "$@" || return
+        contains "$prog names the bad argument in '$name'" "$pat"
+        if echo "$OUTPUT" | grep -q "no CUDA device"; then fail "$prog: '$name' looked for a GPU first"; fi
+        if [ "$(echo "$OUTPUT" | wc -l)" -eq 2 ] && echo "$OUTPUT" | tail -n1 | grep -q -- "--help"; then
+            pass "$prog: '$name' gives one line and a usage hint"
+        else fail "$prog: '$name' output is not one line + hint: $(echo "$OUTPUT" | tr '\n' '|')"; fi
+    }
+    bad "block size 48" "block size '48'" --block-size 48
+    bad "block size 2048" "block size '2048'" --block-size 2048
+    bad "block size 0" "block size '0'" --block-size 0
+    bad "dtype fp64" "dtype 'fp64'" --dtype fp64
+    bad "rows 0" "rows '0'" -N 0
+    bad "cols abc" "cols 'abc'" -C abc
+    bad "negative cols" "cols '-4'" --cols -4
+    bad "unknown option" "unknown option '--bogus'" --bogus
+    bad "unknown short option" "unknown option '-z'" -z
+    bad "missing argument" "option '--dtype' needs an argument" --dtype
+    bad "unknown kernel 99" "unknown kernel '99'" 99
+    bad "kernel 'fast'" "unknown kernel 'fast'" fast
+    bad "extra positional" "unexpected argument 'x'" 3 x
+    bad "repeats 0" "repeats '0'" --repeats 0
+    bad "input std -1" "input std '-1'" --input-std -1
+    bad "input mean nan" "input mean 'nan'" --input-mean nan
+    bad "seed -1" "seed '-1'" --seed -1
+    bad "device -1" "device '-1'" --device -1
+    bad "-N with -B" "either as -N or as -B/-T" -N 4 -B 2
+    bad "a huge shape" "too large" -N 100000 -C 100000
+done
+
+# LayerNorm's own options and dtype limits
+expect "layernorm: kernel 1 refuses bf16 with exit 2" 2 $NODEV ./layernorm_forward 1 --dtype bf16
+contains "layernorm: says kernel 1 has no bf16" "kernel 1 does not support --dtype bf16"
+expect "layernorm: --eps -1 exits 2" 2 $NODEV ./layernorm_forward --eps -1
+contains "layernorm: names the bad eps" "eps '-1'"
+expect "layernorm: --list shows kernels 0-10" 0 $NODEV ./layernorm_forward --list
+if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 " ]; then pass "layernorm: --list numbers are 0..10"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
+contains "layernorm: --list names kernel 0 as the cuDNN slot" "^ 0  cudnn"
+
+# the planted-bug builds exist (their verdicts are checked on a GPU)
+for k in 1 2 3 4; do
+    if [ -x build/layernorm_forward_bug$k ]; then pass "planted bug $k builds"; else fail "planted bug $k did not build"; fi
+done
+
+[ "${SOURCED_BY_RUNNER:-0}" = 1 ] || { summary; [ "$FAILED" -eq 0 ]; }

@@ -1,0 +1,283 @@
+// CPU tests (no GPU needed): the LayerNorm reference, the validator, input generation on the host,
+// option parsing. Prints one line per test ("PASS name" / "FAIL name: why") and exits non-zero on failure;
+// tests/run_tests.sh counts the lines.
+#define NORM_NO_MAIN
+#include "../layernorm_forward.cu"
+
+static int g_pass = 0, g_fail = 0;
+static void check(const char *name, int ok, const char *fmt = "", ...) {
+    if (ok) {
+        printf("PASS %s\n", name);
+        g_pass++;
+        return;
+    }
+    printf("FAIL %s: ", name);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    g_fail++;
+}
+static int close_to(double a, double b, double tol) { return fabs(a - b) <= tol * fmax(1.0, fabs(b)); }
+
+// ---- the reference against hand-checked cases
+
+static void test_reference_hand_cases(void) {
+    const double eps = 1e-5;
+    {  // a constant row: mean = the constant, variance 0, rstd = 1/sqrt(eps), y = bias
+        double x[4] = {3, 3, 3, 3}, w[4] = {2, -1, 0.5, 7}, b[4] = {0.25, -4, 9, 0};
+        double y[4], m, r;
+        layernorm_forward_cpu(y, &m, &r, x, w, b, 1, 4, eps);
+        int ok = m == 3.0 && close_to(r, 1 / sqrt(eps), 1e-15);
+        for (int c = 0; c < 4; c++) ok &= y[c] == b[c];
+        check("reference: constant row gives y = bias, rstd = 1/sqrt(eps)", ok, "mean %g rstd %g y0 %g", m, r, y[0]);
+    }
+    {  // two values a, b: mean (a+b)/2, var ((a-b)/2)^2, normalized values -/+ d/sqrt(d^2+eps)
+        double x[2] = {1, 5}, w[2] = {1, 1}, b[2] = {0, 0};
+        double y[2], m, r;
+        layernorm_forward_cpu(y, &m, &r, x, w, b, 1, 2, eps);
+        double d = 2.0, n = d / sqrt(d * d + eps);
+        check("reference: two-value row", m == 3.0 && close_to(r, 1 / sqrt(4 + eps), 1e-15) && close_to(y[0], -n, 1e-15) &&
+                                              close_to(y[1], n, 1e-15),
+              "mean %g rstd %g y %g %g", m, r, y[0], y[1]);
+    }
+    {  // two values with weight and bias: y = +-n * w + b
+        double x[2] = {-2, 0}, w[2] = {3, -0.5}, b[2] = {1, 2};
+        double y[2], m, r;
+        layernorm_forward_cpu(y, &m, &r, x, w, b, 1, 2, eps);
+        double n = 1.0 / sqrt(1.0 + eps);
+        check("reference: two-value row with weight and bias",
+              m == -1.0 && close_to(y[0], -n * 3 + 1, 1e-15) && close_to(y[1], n * -0.5 + 2, 1e-15), "y %g %g", y[0], y[1]);
+    }
+    {  // C = 1: every row is constant
+        double x[3] = {-7, 0, 1e3}, w[1] = {4}, b[1] = {-0.5};
+        double y[3], m[3], r[3];
+        layernorm_forward_cpu(y, m, r, x, w, b, 3, 1, eps);
+        int ok = 1;
+        for (int i = 0; i < 3; i++) ok &= y[i] == -0.5 && m[i] == x[i] && close_to(r[i], 1 / sqrt(eps), 1e-15);
+        check("reference: C = 1 gives y = bias", ok, "y %g %g %g", y[0], y[1], y[2]);
+    }
+    {  // eps = 0 on a unit-variance row: y are exact standard scores
+        double x[4] = {-3, -1, 1, 3}, w[4] = {1, 1, 1, 1}, b[4] = {0, 0, 0, 0};
+        double y[4], m, r;
+        layernorm_forward_cpu(y, &m, &r, x, w, b, 1, 4, 0.0);
+        double s = 1 / sqrt(5.0);
+        check("reference: eps 0, known standard scores",
+              close_to(y[0], -3 * s, 1e-15) && close_to(y[3], 3 * s, 1e-15) && close_to(r, s, 1e-15), "y0 %g", y[0]);
+    }
+}
+
+// ---- the reference against an independent float64 computation (Welford, long double sums)
+
+static void test_reference_oracle(void) {
+    const long N = 37, C = 1000;
+    double *x = host_alloc_doubles(N * C), *w = host_alloc_doubles(C), *b = host_alloc_doubles(C);
+    host_fill_normal(x, N * C, DT_FP32, 99, 0, 5.0, 3.0);
+    host_fill_normal(w, C, DT_FP32, 99, 1, 1.0, 0.25);
+    host_fill_normal(b, C, DT_FP32, 99, 2, 0.0, 0.25);
+    double *y = host_alloc_doubles(N * C), *m = host_alloc_doubles(N), *r = host_alloc_doubles(N);
+    layernorm_forward_cpu(y, m, r, x, w, b, N, C, 1e-5);
+    double worst = 0;
+    for (long i = 0; i < N; i++) {
+        long double mean = 0, m2 = 0;  // Welford in long double
+        for (long c = 0; c < C; c++) {
+            long double d = x[i * C + c] - mean;
+            mean += d / (c + 1);
+            m2 += d * (x[i * C + c] - mean);
+        }
+        long double rstd = 1.0L / sqrtl(m2 / C + 1e-5L);
+        worst = fmax(worst, fabs((double)(mean - m[i])) / fabs((double)mean));
+        worst = fmax(worst, fabs((double)(rstd - r[i])) / (double)rstd);
+        for (long c = 0; c < C; c++) {
+            long double yy = (x[i * C + c] - mean) * rstd * w[c] + b[c];
+            worst = fmax(worst, fabs((double)(yy - y[i * C + c])) / fmax(1.0, fabs((double)yy)));
+        }
+    }
+    check("reference: matches an independent float64 Welford oracle (37x1000, mean 5, std 3)", worst < 1e-12,
+          "worst relative difference %g", worst);
+    free(x); free(w); free(b); free(y); free(m); free(r);
+}
+
+// ---- the validator on host arrays
+
+static void test_validator(void) {
+    tolerance_t tol = {1e-4, 1e-4};
+    double ref[6] = {0.0, 1.0, -2.0, 10.0, 3.5, -0.25};
+    double g[6];
+    memcpy(g, ref, sizeof g);
+    check_t c = compare_arrays(g, ref, 6, tol);
+    check("validator: identical arrays pass with zero error", c.n_bad == 0 && c.max_abs == 0 && c.max_rel == 0);
+
+    memcpy(g, ref, sizeof g);
+    g[3] = nan("");
+    c = compare_arrays(g, ref, 6, tol);
+    check("validator: a NaN fails and is located", c.n_bad == 1 && c.n_first == 1 && c.first_bad[0] == 3, "n_bad %ld", c.n_bad);
+
+    memcpy(g, ref, sizeof g);
+    g[1] = INFINITY;
+    c = compare_arrays(g, ref, 6, tol);
+    check("validator: an Inf fails", c.n_bad == 1);
+
+    // an element never written: the poison pattern (0xFF bytes) read back as each dtype
+    for (int d = 0; d < DT_COUNT; d++) {
+        unsigned char poison[4] = {0xFF, 0xFF, 0xFF, 0xFF};
+        double v = host_load(poison, 0, (dtype_t)d);
+        memcpy(g, ref, sizeof g);
+        g[5] = v;
+        c = compare_arrays(g, ref, 6, tolerance_for((dtype_t)d));
+        char name[96];
+        snprintf(name, sizeof name, "validator: an unwritten (poisoned) %s element fails", dtype_name((dtype_t)d));
+        check(name, isnan(v) && c.n_bad == 1 && c.first_bad[0] == 5);
+    }
+
+    // just inside / just outside atol + rtol*|ref|
+    double limit = tol.atol + tol.rtol * fabs(ref[3]);
+    memcpy(g, ref, sizeof g);
+    g[3] = ref[3] + 0.99 * limit;
+    c = compare_arrays(g, ref, 6, tol);
+    check("validator: an error just inside the tolerance passes", c.n_bad == 0, "max_abs %g limit %g", c.max_abs, limit);
+    g[3] = ref[3] + 1.01 * limit;
+    c = compare_arrays(g, ref, 6, tol);
+    check("validator: an error just outside the tolerance fails", c.n_bad == 1 && c.first_bad[0] == 3);
+    // at zero the absolute tolerance alone applies
+    memcpy(g, ref, sizeof g);
+    g[0] = 1.01 * tol.atol;
+    c = compare_arrays(g, ref, 6, tol);
+    check("validator: near zero, atol decides (just outside fails)", c.n_bad == 1);
+    g[0] = 0.99 * tol.atol;
+    c = compare_arrays(g, ref, 6, tol);
+    check("validator: near zero, atol decides (just inside passes)", c.n_bad == 0);
+    // errors are reported
+    memcpy(g, ref, sizeof g);
+    g[2] = -2.0 + 5e-5;
+    c = compare_arrays(g, ref, 6, tol);
+    check("validator: max abs and max rel error reported", fabs(c.max_abs - 5e-5) < 1e-12 && fabs(c.max_rel - 2.5e-5) < 1e-12,
+          "abs %g rel %g", c.max_abs, c.max_rel);
+    // a reference NaN must be matched by a NaN
+    double rn[2] = {nan(""), 1.0}, gn[2] = {0.0, 1.0};
+    c = compare_arrays(gn, rn, 2, tol);
+    check("validator: a finite value where the reference is NaN fails", c.n_bad == 1);
+    // many failures: only the first five positions are kept, in order
+    double big_ref[100], big_g[100];
+    for (int i = 0; i < 100; i++) { big_ref[i] = i; big_g[i] = i % 10 == 3 ? i + 1 : i; }
+    c = compare_arrays(big_g, big_ref, 100, tol);
+    check("validator: counts every failure, keeps the first five", c.n_bad == 10 && c.n_first == 5 && c.first_bad[0] == 3 &&
+                                                                      c.first_bad[4] == 43);
+    // the tolerance table: looser for narrower types
+    tolerance_t t32 = tolerance_for(DT_FP32), t16 = tolerance_for(DT_FP16), tb = tolerance_for(DT_BF16);
+    check("validator: tolerances widen fp32 < fp16 < bf16, and cover half an ulp of the dtype",
+          t32.rtol < t16.rtol && t16.rtol < tb.rtol && t16.rtol >= 4.9e-4 && tb.rtol >= 3.9e-3);
+}
+
+// ---- inputs: cuRAND's host generator, seeded, rounded to the dtype
+
+static void test_inputs(void) {
+    const size_t n = 100001;  // odd: the generator is asked for an even count
+    double *a = host_alloc_doubles(n), *b = host_alloc_doubles(n), *c = host_alloc_doubles(n);
+    host_fill_normal(a, n, DT_FP32, 7, 0, 0.0, 1.0);
+    host_fill_normal(b, n, DT_FP32, 7, 0, 0.0, 1.0);
+    host_fill_normal(c, n, DT_FP32, 8, 0, 0.0, 1.0);
+    check("inputs: same seed gives the same values", memcmp(a, b, n * sizeof(double)) == 0);
+    size_t same = 0;
+    for (size_t i = 0; i < n; i++) same += a[i] == c[i];
+    check("inputs: another seed gives other values", same < n / 100, "%zu equal", same);
+    host_fill_normal(c, n, DT_FP32, 7, 1, 0.0, 1.0);
+    same = 0;
+    for (size_t i = 0; i < n; i++) same += a[i] == c[i];
+    check("inputs: each tensor has its own stream", same < n / 100, "%zu equal", same);
+    host_fill_normal(a, n, DT_FP32, 7, 0, 1000.0, 2.0);
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < n; i++) { s += a[i]; s2 += a[i] * a[i]; }
+    double mean = s / n, sd = sqrt(s2 / n - mean * mean);
+    check("inputs: --input-mean/--input-std shape the distribution", fabs(mean - 1000) < 0.05 && fabs(sd - 2) < 0.05,
+          "mean %g std %g", mean, sd);
+    int nonconst = 0;
+    for (size_t i = 1; i < n; i++) nonconst |= a[i] != a[0];
+    check("inputs: not constant", nonconst);
+    // rounding to the dtype: fp16/bf16 values are the fp32 values rounded to nearest even
+    host_fill_normal(a, n, DT_FP32, 7, 0, 0.0, 1.0);
+    host_fill_normal(b, n, DT_BF16, 7, 0, 0.0, 1.0);
+    host_fill_normal(c, n, DT_FP16, 7, 0, 0.0, 1.0);
+    int ok_b = 1, ok_h = 1;
+    for (size_t i = 0; i < n; i++) {
+        ok_b &= b[i] == (double)__bfloat162float(__float2bfloat16_rn((float)a[i]));
+        ok_h &= c[i] == (double)__half2float(__float2half_rn((float)a[i]));
+        ok_b &= fabs(b[i] - a[i]) <= fabs(a[i]) * 0.00390625 + 1e-30;  // half a bf16 ulp
+    }
+    check("inputs: bf16 values are the fp32 values rounded (within half an ulp)", ok_b);
+    check("inputs: fp16 values are the fp32 values rounded", ok_h);
+    free(a); free(b); free(c);
+}
+
+// ---- option parsing (the accepting paths; the exits are tested from the shell)
+
+static options_t parse(const char *line) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", line);
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = (char *)"layernorm_forward";
+    for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " ")) argv[argc++] = t;
+    argv[argc] = NULL;
+    options_t o;
+    parse_args(argc, argv, &k_program, &o);
+    return o;
+}
+
+static void test_parsing(void) {
+    options_t o = parse("");
+    check("parse: defaults are llm.c's B=8 T=1024 C=768, the best kernel, fp32, sweep",
+          o.rows == 8192 && o.cols == 768 && o.kernel == KERNEL_DEFAULT && o.dtype == DT_FP32 && o.block_size == 0 &&
+              o.repeats == 0 && !o.check_only);
+    o = parse("7 -N 100 -C 33 --dtype bf16 --block-size 96 --repeats 5 --seed 3 --check");
+    check("parse: kernel, shape, dtype, block size, repeats, seed, check",
+          o.kernel == 7 && o.rows == 100 && o.cols == 33 && o.dtype == DT_BF16 && o.block_size == 96 && o.repeats == 5 &&
+              o.seed == 3 && o.check_only);
+    o = parse("all -B 4 -T 16 --cols 64");
+    check("parse: all, -B/-T give rows = B*T", o.kernel == KERNEL_ALL && o.rows == 64 && o.cols == 64);
+    o = parse("-T 2");
+    check("parse: -T alone keeps B = 8", o.rows == 16);
+    o = parse("--input-mean 1000 --input-std 0.5 --csv a.csv --json a.jsonl --device 0 --rows 5");
+    check("parse: input distribution, outputs, device, --rows", o.input_mean == 1000 && o.input_std == 0.5 &&
+                                                                   strcmp(o.csv_path, "a.csv") == 0 &&
+                                                                   strcmp(o.json_path, "a.jsonl") == 0 && o.rows == 5);
+    g_eps = 1e-5;
+    o = parse("--eps 1e-3");
+    check("parse: --eps (the program's own option)", g_eps == 1e-3);
+    g_eps = 1e-5;
+    o = parse("--list");
+    check("parse: --list", o.list);
+    long v;
+    check("parse: strict integers", parse_long("12", 1, 100, &v) == 0 && v == 12 && parse_long("12x", 1, 100, &v) &&
+                                        parse_long("", 1, 100, &v) && parse_long("0", 1, 100, &v) &&
+                                        parse_long("101", 1, 100, &v) && parse_long("-3", 1, 100, &v));
+}
+
+// ---- registry sanity
+
+static void test_registry(void) {
+    int ok = 1;
+    for (int i = 0; i < k_program.n_kernels; i++) {
+        const kernel_t *k = &k_program.kernels[i];
+        ok &= k->number == i && k->name && k->idea && k->limits && k->dtypes;
+        ok &= (k->launch != NULL) || (k->supports != NULL);  // kernel 0 only says why it cannot run
+    }
+    check("registry: kernels 0..10 in order, each with a name, idea, limits and dtypes", ok && k_program.n_kernels == 11);
+    int teaching = 1;
+    for (int i = 1; i <= 5; i++) teaching &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
+    for (int i = 6; i <= 10; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
+    check("registry: 1-5 are fp32 only, 6-10 run fp32, fp16 and bf16", teaching);
+    check("registry: the default kernel is the dispatcher", k_program.default_kernel == 10);
+}
+
+int main(void) {
+    test_reference_hand_cases();
+    test_reference_oracle();
+    test_validator();
+    test_inputs();
+    test_parsing();
+    test_registry();
+    printf("test_cpu: %d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
