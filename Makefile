@@ -36,7 +36,7 @@ TEST_ARCH := -gencode arch=compute_$(TEST_CC),code=sm_$(TEST_CC)
 # ---- cuDNN (optional): the CUDA directory, or the Python package nvidia-cudnn(-cu13/-cu12)
 CUDNN_DIR := $(shell \
   if [ -f "$(CUDA_HOME)/include/cudnn.h" ]; then echo "$(CUDA_HOME)"; \
-  else $(PYTHON) -c "import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))" 2>/dev/null; fi)
+  else $(PYTHON) -c "import nvidia.cudnn as m; print(list(m.__path__)[0])" 2>/dev/null; fi)
 ifneq ($(CUDNN_DIR),)
   CUDNN_LIBDIR := $(firstword $(wildcard $(CUDNN_DIR)/lib64/libcudnn.so* $(CUDNN_DIR)/lib/libcudnn.so*))
   CUDNN_LIBDIR := $(patsubst %/,%,$(dir $(CUDNN_LIBDIR)))

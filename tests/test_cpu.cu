@@ -70,6 +70,14 @@ static void test_reference_hand_cases(void) {
 
 // ---- the reference against an independent float64 computation (Welford, long double sums)
 
+static void test_row_atol(void) {
+    double mean[3] = {0.0, 1000.0, -2.0}, rstd[3] = {1.0, 1.0, 0.5}, w[2] = {0.5, -2.0}, ra[3];
+    layernorm_row_atol(ra, mean, rstd, w, 3, 2);
+    double u = 16.0 * ldexp(1.0, -24);
+    check("reference: the unavoidable fp32 error grows with |mean| * rstd * max|w|",
+          ra[0] == 0.0 && close_to(ra[1], u * 1000 * 2, 1e-15) && close_to(ra[2], u * 2 * 0.5 * 2, 1e-15));
+}
+
 static void test_reference_oracle(void) {
     const long N = 37, C = 1000;
     double *x = host_alloc_doubles(N * C), *w = host_alloc_doubles(C), *b = host_alloc_doubles(C);
@@ -106,17 +114,17 @@ static void test_validator(void) {
     double ref[6] = {0.0, 1.0, -2.0, 10.0, 3.5, -0.25};
     double g[6];
     memcpy(g, ref, sizeof g);
-    check_t c = compare_arrays(g, ref, 6, tol);
+    check_t c = compare_arrays(g, ref, 6, 1, tol, NULL);
     check("validator: identical arrays pass with zero error", c.n_bad == 0 && c.max_abs == 0 && c.max_rel == 0);
 
     memcpy(g, ref, sizeof g);
     g[3] = nan("");
-    c = compare_arrays(g, ref, 6, tol);
+    c = compare_arrays(g, ref, 6, 1, tol, NULL);
     check("validator: a NaN fails and is located", c.n_bad == 1 && c.n_first == 1 && c.first_bad[0] == 3, "n_bad %ld", c.n_bad);
 
     memcpy(g, ref, sizeof g);
     g[1] = INFINITY;
-    c = compare_arrays(g, ref, 6, tol);
+    c = compare_arrays(g, ref, 6, 1, tol, NULL);
     check("validator: an Inf fails", c.n_bad == 1);
 
     // an element never written: the poison pattern (0xFF bytes) read back as each dtype
@@ -125,7 +133,7 @@ static void test_validator(void) {
         double v = host_load(poison, 0, (dtype_t)d);
         memcpy(g, ref, sizeof g);
         g[5] = v;
-        c = compare_arrays(g, ref, 6, tolerance_for((dtype_t)d));
+        c = compare_arrays(g, ref, 6, 1, tolerance_for((dtype_t)d), NULL);
         char name[96];
         snprintf(name, sizeof name, "validator: an unwritten (poisoned) %s element fails", dtype_name((dtype_t)d));
         check(name, isnan(v) && c.n_bad == 1 && c.first_bad[0] == 5);
@@ -135,33 +143,37 @@ static void test_validator(void) {
     double limit = tol.atol + tol.rtol * fabs(ref[3]);
     memcpy(g, ref, sizeof g);
     g[3] = ref[3] + 0.99 * limit;
-    c = compare_arrays(g, ref, 6, tol);
+    c = compare_arrays(g, ref, 6, 1, tol, NULL);
     check("validator: an error just inside the tolerance passes", c.n_bad == 0, "max_abs %g limit %g", c.max_abs, limit);
     g[3] = ref[3] + 1.01 * limit;
-    c = compare_arrays(g, ref, 6, tol);
+    c = compare_arrays(g, ref, 6, 1, tol, NULL);
     check("validator: an error just outside the tolerance fails", c.n_bad == 1 && c.first_bad[0] == 3);
     // at zero the absolute tolerance alone applies
     memcpy(g, ref, sizeof g);
     g[0] = 1.01 * tol.atol;
-    c = compare_arrays(g, ref, 6, tol);
+    c = compare_arrays(g, ref, 6, 1, tol, NULL);
     check("validator: near zero, atol decides (just outside fails)", c.n_bad == 1);
     g[0] = 0.99 * tol.atol;
-    c = compare_arrays(g, ref, 6, tol);
+    c = compare_arrays(g, ref, 6, 1, tol, NULL);
     check("validator: near zero, atol decides (just inside passes)", c.n_bad == 0);
     // errors are reported
     memcpy(g, ref, sizeof g);
     g[2] = -2.0 + 5e-5;
-    c = compare_arrays(g, ref, 6, tol);
+    c = compare_arrays(g, ref, 6, 1, tol, NULL);
     check("validator: max abs and max rel error reported", fabs(c.max_abs - 5e-5) < 1e-12 && fabs(c.max_rel - 2.5e-5) < 1e-12,
           "abs %g rel %g", c.max_abs, c.max_rel);
+    // a per-row extra absolute tolerance widens that row alone
+    double rr[4] = {1.0, 1.0, 1.0, 1.0}, gg[4] = {1.0 + 5e-4, 1.0, 1.0, 1.0 + 5e-4}, extra[2] = {1e-3, 0.0};
+    c = compare_arrays(gg, rr, 4, 2, tol, extra);
+    check("validator: row_atol widens its own row only", c.n_bad == 1 && c.first_bad[0] == 3, "n_bad %ld", c.n_bad);
     // a reference NaN must be matched by a NaN
     double rn[2] = {nan(""), 1.0}, gn[2] = {0.0, 1.0};
-    c = compare_arrays(gn, rn, 2, tol);
+    c = compare_arrays(gn, rn, 2, 1, tol, NULL);
     check("validator: a finite value where the reference is NaN fails", c.n_bad == 1);
     // many failures: only the first five positions are kept, in order
     double big_ref[100], big_g[100];
     for (int i = 0; i < 100; i++) { big_ref[i] = i; big_g[i] = i % 10 == 3 ? i + 1 : i; }
-    c = compare_arrays(big_g, big_ref, 100, tol);
+    c = compare_arrays(big_g, big_ref, 100, 1, tol, NULL);
     check("validator: counts every failure, keeps the first five", c.n_bad == 10 && c.n_first == 5 && c.first_bad[0] == 3 &&
                                                                       c.first_bad[4] == 43);
     // the tolerance table: looser for narrower types
@@ -274,6 +286,7 @@ static void test_registry(void) {
 int main(void) {
     test_reference_hand_cases();
     test_reference_oracle();
+    test_row_atol();
     test_validator();
     test_inputs();
     test_parsing();

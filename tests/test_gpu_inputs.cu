@@ -1,6 +1,8 @@
-// GPU check (part of tests/gpu_suite.sh): the inputs generated on the device (cuRAND Philox, rounded on the
-// device) are bit for bit the values cuRAND's host generator gives (host_fill_normal, which the CPU tests
-// use), and the host copy fill_normal returns is exactly the device buffer. Exit 0 when all match.
+// GPU check (part of tests/gpu_suite.sh): the host copy that fill_normal returns is bit for bit the device
+// buffer, and the device values are cuRAND's host-generator values (host_fill_normal, which the CPU tests
+// use) to within 2 ulps of the dtype. Not bit for bit: the Philox bits are the same, but cuRAND's device
+// normal transform uses faster math than its host one (seen on an H100: fp32 values 1 ulp apart; near 0,
+// where Box-Muller's cosine cancels, a few ulps, which can move a bf16/fp16 rounding by one step).
 #include "../common.h"
 
 int main(void) {
@@ -18,14 +20,21 @@ int main(void) {
             void *h = malloc(n * dtype_size((dtype_t)d));
             CUDA_CHECK(cudaMemcpy(h, dev, n * dtype_size((dtype_t)d), cudaMemcpyDeviceToHost));
             for (size_t i = 0; i < n; i++) readback[i] = host_load(h, i, (dtype_t)d);
-            size_t diff = 0, first = 0;
-            for (size_t i = 0; i < n; i++)
-                if (from_dev[i] != from_host[i] || readback[i] != from_dev[i]) { if (!diff) first = i; diff++; }
-            printf("%s %s n=%zu: %s", diff ? "FAIL" : "PASS", dtype_name((dtype_t)d), n,
-                   diff ? "device and host generators differ" : "device values == host generator values");
-            if (diff) printf(" (%zu differ, first at %zu: %.9g vs %.9g)", diff, first, from_dev[first], from_host[first]);
+            const int mant = d == DT_FP32 ? 23 : d == DT_FP16 ? 10 : 7;
+            size_t copy_diff = 0, far = 0, inexact = 0, first = 0;
+            for (size_t i = 0; i < n; i++) {
+                copy_diff += readback[i] != from_dev[i];
+                inexact += from_dev[i] != from_host[i];
+                double allowed = 2.0 * ldexp(fabs(from_host[i]), -mant) + 2e-6;
+                if (fabs(from_dev[i] - from_host[i]) > allowed) { if (!far) first = i; far++; }
+            }
+            int bad = copy_diff || far;
+            printf("%s %s n=%zu: host copy %s the device buffer; device vs host generator: %zu of %zu differ, %zu beyond 2 ulps",
+                   bad ? "FAIL" : "PASS", dtype_name((dtype_t)d), n, copy_diff ? "differs from" : "is exactly",
+                   inexact, n, far);
+            if (far) printf(" (first at %zu: %.9g vs %.9g)", first, from_dev[first], from_host[first]);
             printf("\n");
-            failed |= diff != 0;
+            failed |= bad;
             free(h); free(from_dev); free(from_host); free(readback);
             CUDA_CHECK(cudaFree(dev));
         }
