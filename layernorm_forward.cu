@@ -668,14 +668,13 @@ static void launch_k9(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 10: the dispatcher. By C (in packs of the widest width that divides it) and dtype:
-//   small rows (kernel 7's range)            -> 7, lanes per row by C, 256 threads a block
-//   rows that fit registers with 16-B packs   -> 6's kernel with 16-byte packs (<= 8 fp32 / 4 16-bit packs)
-//   rows that fit shared memory               -> 8
-//   anything else                             -> 9
+// Kernel 10: the dispatcher. Paths by C and dtype, chosen from the block-size sweep of kernels 6-9 on an
+// H100 (results/h100-80gb-hbm3/layernorm.csv, notes in results/NOTES.md):
+//   C <= 1024 and the row fits kernel 7      -> 7, 256 threads
+//   fp32, 16-byte packs, <= 8 packs a thread -> 6's kernel with 16-byte packs (C <= 32768)
+//   16-bit, 16-byte packs, C <= 2048         -> 6's kernel with 16-byte packs (beyond, 9 measured faster)
+//   anything else                            -> 9, about 32 elements a thread, 128..1024 threads
 // A --block-size given on the command line is passed to the path.
-// The register path holds at most 8 packs of fp32 (57 registers) or 4 packs of 16-bit types a thread (8
-// packs of bf16 spill under the 64-register cap of 1024-thread blocks: the floats they expand to stay live).
 static int dispatch_rowreg_max_packs(dtype_t d) { return d == DT_FP32 ? 8 : 4; }
 
 static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_out, int *packs_out, int req_bs) {
@@ -686,20 +685,24 @@ static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_ou
         *bs_out = req_bs ? req_bs : 256;
         return "7";
     }
-    // registers: the fewest threads that hold the row in about 4 packs each, at least 4 warps
-    int bs = req_bs;
-    if (!bs) {
-        bs = 128;
-        while (bs < 1024 && (long)bs * 4 < nvec) bs *= 2;
+    int full = vec == 16 / (int)dtype_size(p->h.dtype);
+    if (full && (p->h.dtype == DT_FP32 || p->C <= 2048)) {
+        // registers: the fewest threads that hold the row in about 4 packs each, at least 4 warps
+        int bs = req_bs;
+        if (!bs) {
+            bs = 128;
+            while (bs < 1024 && (long)bs * 4 < nvec) bs *= 2;
+        }
+        int packs = rowreg_packs(nvec, bs, dispatch_rowreg_max_packs(p->h.dtype));
+        if (packs) {
+            *bs_out = bs;
+            *packs_out = packs;
+            return "6v";
+        }
     }
-    int packs = rowreg_packs(nvec, bs, dispatch_rowreg_max_packs(p->h.dtype));
-    if (vec == 16 / (int)dtype_size(p->h.dtype) && packs) {
-        *bs_out = bs;
-        *packs_out = packs;
-        return "6v";
-    }
-    if (!supports_k8(p, 0)) { *bs_out = req_bs; return "8"; }
-    *bs_out = req_bs ? req_bs : 1024;
+    int bs = 128;
+    while (bs < 1024 && (long)bs * 32 < p->C) bs *= 2;
+    *bs_out = req_bs ? req_bs : bs;
     return "9";
 }
 static void launch_k10(const void *pp, launch_t *l) {
@@ -719,12 +722,6 @@ static void launch_k10(const void *pp, launch_t *l) {
         }
         l->block_used = bs;
         snprintf(l->path, sizeof l->path, "6 with 16-byte packs (%d packs/thread)", packs);
-    } else if (path[0] == '8') {
-        launch_t sub = *l;
-        sub.block_size = bs;
-        launch_k8(p, &sub);
-        l->block_used = sub.block_used;
-        snprintf(l->path, sizeof l->path, "8 (shared-memory row, %d-wide packs)", vec);
     } else {
         DISPATCH_VEC(p, vec, launch_reread_t, p, bs);
         l->block_used = bs;

@@ -13,8 +13,11 @@ import statistics
 import subprocess
 import sys
 
+# to ms and bytes; ncu writes units either way ("usecond" or "us", "Mbyte" or "MB")
 UNITS = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3,
-         "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
+         "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3,
+         "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+         "KiB": 1024.0, "MiB": 1024.0 ** 2, "GiB": 1024.0 ** 3}
 
 
 def main(argv):
@@ -47,7 +50,8 @@ def main(argv):
         except ValueError:
             continue
         (times if f[-3] == "gpu__time_duration.sum" else dram).append(v)
-    if not times:
+    if not times or any(t != t for t in times):
+        print("units seen:", sorted({l.split('","')[-2] for l in res.stdout.splitlines() if l.count('","') > 3}))
         print(res.stdout[-3000:], res.stderr[-3000:])
         print("ncu_check: ncu reported no durations", file=sys.stderr)
         return 1

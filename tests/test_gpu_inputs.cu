@@ -1,8 +1,9 @@
 // GPU check (part of tests/gpu_suite.sh): the host copy that fill_normal returns is bit for bit the device
 // buffer, and the device values are cuRAND's host-generator values (host_fill_normal, which the CPU tests
-// use) to within 2 ulps of the dtype. Not bit for bit: the Philox bits are the same, but cuRAND's device
-// normal transform uses faster math than its host one (seen on an H100: fp32 values 1 ulp apart; near 0,
-// where Box-Muller's cosine cancels, a few ulps, which can move a bf16/fp16 rounding by one step).
+// use) to within 1e-5 relative (1e-5 absolute near 0), plus one rounding step of the dtype. Not bit for bit:
+// the Philox bits are the same, but cuRAND's device normal transform uses faster math than its host one
+// (seen on an H100: 76% of fp32 values differ, most by 1 ulp, a few by ~3e-6 relative, and a bf16/fp16
+// rounding can then land one step apart).
 #include "../common.h"
 
 int main(void) {
@@ -22,16 +23,20 @@ int main(void) {
             for (size_t i = 0; i < n; i++) readback[i] = host_load(h, i, (dtype_t)d);
             const int mant = d == DT_FP32 ? 23 : d == DT_FP16 ? 10 : 7;
             size_t copy_diff = 0, far = 0, inexact = 0, first = 0;
+            double worst = 0;
             for (size_t i = 0; i < n; i++) {
                 copy_diff += readback[i] != from_dev[i];
                 inexact += from_dev[i] != from_host[i];
-                double allowed = 2.0 * ldexp(fabs(from_host[i]), -mant) + 2e-6;
-                if (fabs(from_dev[i] - from_host[i]) > allowed) { if (!far) first = i; far++; }
+                double diff = fabs(from_dev[i] - from_host[i]);
+                double allowed = 1e-5 * fmax(fabs(from_host[i]), 1.0) + 2.0 * ldexp(fabs(from_host[i]), -mant);
+                worst = fmax(worst, diff / fmax(fabs(from_host[i]), 1.0));
+                if (diff > allowed) { if (!far) first = i; far++; }
             }
             int bad = copy_diff || far;
-            printf("%s %s n=%zu: host copy %s the device buffer; device vs host generator: %zu of %zu differ, %zu beyond 2 ulps",
+            printf("%s %s n=%zu: host copy %s the device buffer; device vs host generator: %zu of %zu differ "
+                   "(largest %.1e relative), %zu beyond the allowance",
                    bad ? "FAIL" : "PASS", dtype_name((dtype_t)d), n, copy_diff ? "differs from" : "is exactly",
-                   inexact, n, far);
+                   inexact, n, worst, far);
             if (far) printf(" (first at %zu: %.9g vs %.9g)", first, from_dev[first], from_host[first]);
             printf("\n");
             failed |= bad;
