@@ -48,7 +48,8 @@ ifneq ($(CUDNN_LIBDIR),)
                    $(if $(filter libcudnn.so,$(CUDNN_SONAME)),-lcudnn,-l:$(CUDNN_SONAME))
 endif
 
-GIT_REV := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# The commit measured (written into every CSV row); pass GIT_REV=... where the tree travels without .git.
+GIT_REV ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 NVCC_FLAGS := -O3 -std=c++17 -lineinfo --threads 0 -Xcompiler -fopenmp,-Wall,-Wno-unused-function \
               -DGIT_REV=\"$(GIT_REV)\" $(CUDNN_CFLAGS)
