@@ -55,7 +55,7 @@ NVCC_FLAGS := -O3 -std=c++17 -lineinfo --threads 0 -Xcompiler -fopenmp,-Wall,-Wn
               -DGIT_REV=\"$(GIT_REV)\" $(CUDNN_CFLAGS)
 LDLIBS := -lcurand -lgomp -ldl $(CUDNN_LDFLAGS)
 
-.PHONY: all test run profile sass plant clean info
+.PHONY: all test run profile sass plant clean info venv plots regress readme
 all: $(PROGRAMS)
 
 %_forward: %_forward.cu common.h Makefile
@@ -76,8 +76,29 @@ build/test_cpu: tests/test_cpu.cu common.h $(SRCS) Makefile | build
 build/test_gpu_inputs: tests/test_gpu_inputs.cu common.h Makefile | build
 	$(NVCC) $(NVCC_FLAGS) $(TEST_ARCH) -o $@ $< $(LDLIBS)
 
-test: all build/test_cpu build/test_gpu_inputs plant
+test: all build/test_cpu build/test_gpu_inputs plant venv
 	HAVE_GPU=$(HAVE_GPU) bash tests/run_tests.sh
+
+# ---- scripts: matplotlib in a virtual environment (the rest of scripts/ needs only the standard library).
+# Where it cannot be installed (no PyPI), plots are skipped with a message; nothing else depends on it.
+VENV := .venv
+$(VENV)/.installed: scripts/requirements.txt
+	@rm -rf $(VENV)
+	@( $(PYTHON) -m venv $(VENV) && \
+	   PIP_DEFAULT_TIMEOUT=10 $(VENV)/bin/pip install -q --retries 1 -r scripts/requirements.txt && \
+	   touch $@ ) || { rm -rf $(VENV); echo "venv: matplotlib could not be installed; plots will be skipped"; }
+venv: $(VENV)/.installed
+
+# README_GPU: the results folder whose numbers the README shows
+README_GPU ?= h100-80gb-hbm3
+plots: venv
+	@for d in results/*/; do \
+	  if [ -x $(VENV)/bin/python ]; then $(VENV)/bin/python scripts/plot.py $$d; \
+	  else $(PYTHON) scripts/plot.py $$d; fi; done
+regress: all venv
+	$(PYTHON) scripts/regress.py
+readme:
+	$(PYTHON) scripts/update_readme.py results/$(README_GPU)
 
 run: all
 	./layernorm_forward

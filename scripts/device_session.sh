@@ -16,7 +16,7 @@ if [ "$phase" = suite ] || [ "$phase" = all ]; then
     tail -n 1 "$OUT/make_test.log"
 fi
 if [ "$phase" = bench ] || [ "$phase" = all ]; then
-    scripts/run_all.sh layernorm || rc=1
+    python3 scripts/run_all.py layernorm || rc=1
     python3 scripts/ncu_check.py layernorm 10 -N 16384 -C 4096 > "$OUT/ncu_check.txt" 2>&1
     cat "$OUT/ncu_check.txt"
     for f in results/*/layernorm.csv; do python3 scripts/summary.py "$f"; done

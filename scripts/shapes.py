@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The standard benchmark shapes (DESIGN.md), kept in this one place for every script.
 
-    python3 scripts/shapes.py layernorm     ->  one "ROWS COLS" line per shape
+    python3 scripts/shapes.py layernorm [--quick]   ->  one "DTYPE ARGS..." line per point
 """
 import sys
 
-# LayerNorm and RMSNorm: rows x C
+# LayerNorm and RMSNorm: rows x C. The first is the op's default (quick mode runs it alone).
 ROWS_X_C = [
     (8192, 768),  # llm.c default (B=8, T=1024, C=768)
     (32768, 128),
@@ -26,13 +26,38 @@ SHAPES = {
 }
 DTYPES = ["fp32", "bf16"]
 
+# The shapes of the README's ladder tables: the default, and one with large rows.
+LADDER_SHAPES = {
+    "layernorm": [(8192, 768), (16384, 4096)],
+    "rmsnorm": [(8192, 4096), (32768, 128)],
+}
+
+
+def shape_args(shape):
+    rows, cols = shape
+    return ["-N", str(rows), "-C", str(cols)], f"{rows}x{cols}"
+
+
+def points(op, quick=False):
+    """[(dtype, program arguments, label)] for an op's standard sweep."""
+    if op not in SHAPES:
+        raise KeyError(f"no standard shapes for op '{op}'")
+    shapes = SHAPES[op][:1] if quick else SHAPES[op]
+    out = []
+    for dtype in DTYPES:
+        for shape in shapes:
+            args, label = shape_args(shape)
+            out.append((dtype, args, label))
+    return out
+
 
 def main(argv):
-    if len(argv) != 2 or argv[1] not in SHAPES:
-        print(f"usage: shapes.py {{{'|'.join(SHAPES)}}}", file=sys.stderr)
+    args = [a for a in argv[1:] if a != "--quick"]
+    if len(args) != 1 or args[0] not in SHAPES:
+        print(f"usage: shapes.py {{{'|'.join(SHAPES)}}} [--quick]", file=sys.stderr)
         return 2
-    for shape in SHAPES[argv[1]]:
-        print(" ".join(str(v) for v in shape))
+    for dtype, pargs, _label in points(args[0], "--quick" in argv):
+        print(dtype, " ".join(pargs))
     return 0
 
 

@@ -1,32 +1,15 @@
 #!/usr/bin/env python3
 """Checks that a program's header comment lists the same kernels as its registry (--list output).
 
-Header lines look like `   7  subwarp-regs-vec   idea ...`; --list lines like
-` 7  subwarp-regs-vec   fp32,fp16,bf16  limits ...  idea ...`. Number, name and idea must agree.
-Usage: check_header.py PROGRAM.cu "LIST OUTPUT"
+--list lines look like ` 7  subwarp-regs-vec   fp32,fp16,bf16  limits ...  idea ...`; the header's number,
+name and idea must agree with them. Usage: check_header.py PROGRAM.cu "LIST OUTPUT"
 """
+import os
 import re
 import sys
 
-
-def header_kernels(path):
-    text = open(path).read()
-    m = re.search(r"/\*(.*?)\*/", text, re.S)
-    if not m:
-        return {}
-    block = m.group(1)
-    start = block.find("Kernels")
-    out = {}
-    for line in block[start:].splitlines()[1:]:
-        if not line.strip():
-            if out:
-                break
-            continue
-        k = re.match(r"^\s+(\d+)\s+(\S+)\s+(.*\S)\s*$", line)
-        if not k:
-            break
-        out[int(k.group(1))] = (k.group(2), k.group(3))
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from registry import header_kernels  # noqa: E402
 
 
 def list_kernels(listing):

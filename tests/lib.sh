@@ -1,7 +1,9 @@
 # Shared by the test scripts: one line per test, counted at the end.
 PASSED=${PASSED:-0}
 FAILED=${FAILED:-0}
+SKIPPED=${SKIPPED:-0}
 pass() { echo "PASS $*"; PASSED=$((PASSED + 1)); }
+skip() { echo "SKIP $*"; SKIPPED=$((SKIPPED + 1)); }
 fail() { echo "FAIL $*"; FAILED=$((FAILED + 1)); }
 # expect NAME WANT_RC CMD...: runs CMD, keeps its output in $OUTPUT, checks the exit status.
 expect() {
@@ -17,4 +19,4 @@ expect() {
 contains() {
     if echo "$OUTPUT" | grep -Eq -- "$2"; then pass "$1"; else fail "$1: no match for /$2/ in: $(echo "$OUTPUT" | head -n 3 | tr '\n' ' ')"; fi
 }
-summary() { echo "$PASSED passed, $FAILED failed"; }
+summary() { if [ "$SKIPPED" -gt 0 ]; then echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"; else echo "$PASSED passed, $FAILED failed"; fi; }

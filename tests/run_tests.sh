@@ -22,7 +22,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." 2>/dev/null || true
 echo "== scripts"
 for t in tests/test_*.py; do
     [ -e "$t" ] || continue
-    if python3 "$t" >/tmp/norm_pytest.$$ 2>&1; then pass "$t"; else fail "$t: $(tail -n 5 /tmp/norm_pytest.$$ | tr '\n' ' ')"; fi
+    python3 "$t" >/tmp/norm_pytest.$$ 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then pass "$t"
+    elif [ $rc -eq 77 ]; then skip "$t: $(tail -n 1 /tmp/norm_pytest.$$)"
+    else fail "$t: $(grep -E 'FAIL|Error|error' /tmp/norm_pytest.$$ | head -n 5 | tr '\n' ' ')"; fi
     rm -f /tmp/norm_pytest.$$
 done
 

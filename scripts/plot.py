@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""PNG charts from a results folder (needs matplotlib: `make plots` runs this from the project's venv).
+
+    scripts/plot.py results/<gpu> [--out DIR]      (default DIR: results/<gpu>/plots)
+
+For each <op>.csv of the folder, and each dtype in it:
+  <op>_sweep_<dtype>_<shape>.png  (a) GB/s against block size, one line per kernel, at the op's default shape
+  <op>_sol_vs_c_<dtype>.png       (b) %SOL against C: the best kernel of the op, cuDNN (kernel 0) and, where
+                                      peers.csv holds them, torch and torch.compile; the copy is the 100% line
+  <op>_ladder_<dtype>_<shape>.png (c) bars: each kernel's best GB/s at the default shape, with the gain of
+                                      each step over the previous kernel that ran
+Titles name the GPU, dtype and shape.
+"""
+import argparse
+import csv
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import shapes as shapes_mod  # noqa: E402
+from summary import best_points, load  # noqa: E402
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def default_shape(op, rows):
+    if op in shapes_mod.SHAPES:
+        return shapes_mod.shape_args(shapes_mod.SHAPES[op][0])[1]
+    return rows[0]["shape"]
+
+
+def cols_of(shape):
+    """C of a rows x C shape string; None for other layouts."""
+    parts = shape.split("x")
+    try:
+        return int(parts[-1]) if len(parts) == 2 else None
+    except ValueError:
+        return None
+
+
+def plot_sweep(rows, op, dtype, shape, gpu, path):
+    fig, ax = plt.subplots(figsize=(10, 5))
+    by_kernel = {}
+    for r in rows:
+        if r["dtype"] == dtype and r["shape"] == shape and r["status"] == "OK":
+            by_kernel.setdefault((int(r["kernel"]), r["kernel_name"]), []).append(
+                (int(r["block_size"]), float(r["gbps"])))
+    for (k, name), pts in sorted(by_kernel.items()):
+        pts.sort()
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{k} {name}")
+    sol = [float(r["sol_gbps"]) for r in rows if r["dtype"] == dtype and r["shape"] == shape and float(r["sol_gbps"]) > 0]
+    if sol:
+        ax.axhline(max(sol), color="black", linestyle="--", linewidth=1, label="device copy (SOL)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([32, 64, 128, 256, 512, 1024])
+    ax.set_xticklabels(["32", "64", "128", "256", "512", "1024"])
+    ax.set_xlabel("block size (threads)")
+    ax.set_ylabel("GB/s")
+    ax.set_title(f"{op} {dtype} {shape}: GB/s by block size\n{gpu}")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_sol_vs_c(rows, peers, op, dtype, gpu, path):
+    best = best_points(rows)
+    series = {}
+    for (d, shape, k), r in best.items():
+        c = cols_of(shape)
+        if d != dtype or not isinstance(r, dict) or c is None:
+            continue
+        name = "cuDNN (kernel 0)" if k == 0 else f"best kernel of {op}"
+        cur = series.setdefault(name, {})
+        if c not in cur or float(r["sol_pct"]) > cur[c][0]:
+            cur[c] = (float(r["sol_pct"]), shape)
+    for r in peers:
+        c = cols_of(r["shape"])
+        if r["op"] != op or r["dtype"] != dtype or r["status"] != "OK" or c is None:
+            continue
+        cur = series.setdefault(r["kernel"], {})
+        if c not in cur or float(r["sol_pct"]) > cur[c][0]:
+            cur[c] = (float(r["sol_pct"]), r["shape"])
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for name, pts in sorted(series.items()):
+        xs = sorted(pts)
+        ax.plot(xs, [pts[x][0] for x in xs], marker="o", label=name)
+    ax.axhline(100, color="black", linestyle="--", linewidth=1, label="device copy = 100%")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("C (normalized size)")
+    ax.set_ylabel("% of speed of light")
+    ax.set_ylim(0, 110)
+    ax.set_title(f"{op} {dtype}: %SOL against C (standard shapes)\n{gpu}")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_ladder(rows, op, dtype, shape, gpu, path):
+    best = best_points(rows)
+    names = {int(r["kernel"]): r["kernel_name"] for r in rows}
+    labels, vals, gains = [], [], []
+    prev = None
+    for k in sorted(names):
+        r = best.get((dtype, shape, k))
+        if not isinstance(r, dict):
+            continue
+        g = float(r["gbps"])
+        labels.append(f"{k}\n{names[k]}")
+        vals.append(g)
+        gains.append(f"{g / prev:.2f}x" if prev else "")
+        prev = g
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(vals) + 2), 5))
+    bars = ax.bar(range(len(vals)), vals, color="tab:blue")
+    for b, g, v in zip(bars, gains, vals):
+        ax.annotate(f"{v:.0f}\n{g}", (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom",
+                    fontsize=8)
+    sol = [float(r["sol_gbps"]) for r in rows if r["dtype"] == dtype and r["shape"] == shape and float(r["sol_gbps"]) > 0]
+    if sol:
+        ax.axhline(max(sol), color="black", linestyle="--", linewidth=1, label="device copy (SOL)")
+        ax.legend(fontsize=8, loc="upper left")
+    ax.set_xticks(range(len(vals)))
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_ylabel("GB/s (best block size)")
+    ax.set_title(f"{op} {dtype} {shape}: the ladder, gain of each step\n{gpu}")
+    ax.set_ylim(0, max(vals + sol + [1]) * 1.2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folder")
+    ap.add_argument("--out")
+    a = ap.parse_args(argv[1:])
+    out = a.out or os.path.join(a.folder, "plots")
+    os.makedirs(out, exist_ok=True)
+    peers_path = os.path.join(a.folder, "peers.csv")
+    peers = load(peers_path) if os.path.exists(peers_path) else []
+    written = []
+    for name in sorted(os.listdir(a.folder)):
+        if not name.endswith(".csv") or name == "peers.csv":
+            continue
+        rows = load(os.path.join(a.folder, name))
+        if not rows:
+            continue
+        op, gpu = rows[0]["op"], rows[0]["gpu"]
+        shape = default_shape(op, rows)
+        for dtype in sorted({r["dtype"] for r in rows}):
+            p = os.path.join(out, f"{op}_sweep_{dtype}_{shape}.png")
+            plot_sweep(rows, op, dtype, shape, gpu, p)
+            written.append(p)
+            p = os.path.join(out, f"{op}_sol_vs_c_{dtype}.png")
+            plot_sol_vs_c(rows, peers, op, dtype, gpu, p)
+            written.append(p)
+            p = os.path.join(out, f"{op}_ladder_{dtype}_{shape}.png")
+            plot_ladder(rows, op, dtype, shape, gpu, p)
+            written.append(p)
+    for p in written:
+        print(p)
+    return 0 if written else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

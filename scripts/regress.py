@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""`make regress`: the quick suite on this GPU, compared with the stored results, with a verdict and plots.
+
+    scripts/regress.py [--device D] [--threshold 0.05]
+
+Runs scripts/run_all.py --quick into build/regress/<gpu-slug>/, then scripts/compare.py against
+results/<gpu-slug>/ (the same GPU model: compared in GB/s) or, when there is none, against the stored GPU
+of the same architecture (sm_XX: compared in %SOL). Draws the plots of the new run where matplotlib is
+available (the Makefile's venv). Exit 0 when the verdict is PASS.
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import compare as compare_mod  # noqa: E402
+import run_all as run_all_mod  # noqa: E402
+
+
+def folder_sm(folder):
+    """The sm column of the first CSV row in a results folder, or None."""
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".csv"):
+            with open(os.path.join(folder, name), newline="") as f:
+                for r in csv.DictReader(f):
+                    return r.get("sm")
+    return None
+
+
+def find_baseline(results_dir, slug, sm):
+    """(folder, why): results/<slug> when it exists, else a stored GPU with the same sm, else (None, why)."""
+    same = os.path.join(results_dir, slug)
+    if os.path.isdir(same) and folder_sm(same):
+        return same, f"stored results of the same GPU ({slug}): compared in GB/s"
+    if os.path.isdir(results_dir):
+        for d in sorted(os.listdir(results_dir)):
+            p = os.path.join(results_dir, d)
+            if os.path.isdir(p) and sm and folder_sm(p) == sm:
+                return p, f"no stored results for {slug}; using {d} (same architecture {sm}): compared in %SOL"
+    return None, f"no stored results for {slug} or any {sm} GPU in {results_dir}"
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="0")
+    ap.add_argument("--threshold", default="0.05")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "regress"))
+    a = ap.parse_args(argv[1:])
+    found = [g for g in run_all_mod.gpus() if str(g[0]) == a.device]
+    if not found:
+        print("regress: no GPU (nvidia-smi lists none with that index)", file=sys.stderr)
+        return 2
+    slug = run_all_mod.slugify(found[0][1])
+    rc_run = run_all_mod.main(["run_all", "--quick", "--device", a.device, "--out", a.out])
+    new = os.path.join(a.out, slug)
+    if rc_run == 2 or not os.path.isdir(new):
+        return 2
+    base, why = find_baseline(os.path.join(ROOT, "results"), slug, folder_sm(new))
+    print(f"\nregress: {why}")
+    if not base:
+        return 1
+    rc_cmp = compare_mod.main(["compare", base, new, "--threshold", a.threshold])
+    venv_python = os.path.join(ROOT, ".venv", "bin", "python")
+    if os.path.exists(venv_python):
+        subprocess.run([venv_python, os.path.join(ROOT, "scripts", "plot.py"), new])
+    else:
+        print("regress: no plots (matplotlib's venv is missing: make venv)")
+    return 1 if rc_run or rc_cmp else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

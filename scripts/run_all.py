@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Runs every built program x kernel x dtype x standard shape (scripts/shapes.py) with the block-size sweep.
+
+    scripts/run_all.py [--quick] [--device D|all] [--out DIR] [OP ...]
+
+- full mode (default): every standard shape, fp32 and bf16; quick mode: each op's default shape only.
+- CSV rows (DESIGN.md schema) go to DIR/<gpu-slug>/<op>.csv, the programs' output to <op>.log, and a
+  summary.md (device header, best kernel per shape with GB/s and %SOL, failures) beside them.
+  DIR defaults to results/.
+- --device all: the quick suite on every GPU of the machine, each into DIR/<gpu-slug>-gpu<i>/, then flags
+  any GPU whose %SOL is more than 5% below the node's median for the same points (a sick GPU in a node).
+One progress line per step on stderr. Exit 1 if a point failed validation or a program failed, 2 on usage.
+"""
+import argparse
+import csv
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import shapes as shapes_mod  # noqa: E402
+import summary as summary_mod  # noqa: E402
+
+
+def slugify(name):
+    s = name.lower()
+    s = re.sub(r"^nvidia ", "", s)
+    s = re.sub(r"[^a-z0-9]+", "-", s).strip("-")
+    return s or "unknown-gpu"
+
+
+def gpus():
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=index,name", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    res = []
+    for line in out.strip().splitlines():
+        idx, name = [x.strip() for x in line.split(",", 1)]
+        res.append((int(idx), name))
+    return res
+
+
+def built_ops():
+    ops = []
+    for f in sorted(os.listdir(ROOT)):
+        if f.endswith("_forward.cu") and os.access(os.path.join(ROOT, f[:-3]), os.X_OK):
+            ops.append(f[: -len("_forward.cu")])
+    return ops
+
+
+def run_op(op, out_dir, device, quick, progress):
+    csv_path = os.path.join(out_dir, f"{op}.csv")
+    log_path = os.path.join(out_dir, f"{op}.log")
+    for p in (csv_path, log_path):
+        if os.path.exists(p):
+            os.remove(p)
+    points = shapes_mod.points(op, quick)
+    failed = False
+    with open(log_path, "w") as log:
+        for i, (dtype, args, label) in enumerate(points, 1):
+            print(f"[{progress}{i}/{len(points)}] {op} {dtype} {label}", file=sys.stderr, flush=True)
+            cmd = [os.path.join(ROOT, f"{op}_forward"), "all", "--dtype", dtype, *args,
+                   "--device", str(device), "--csv", csv_path]
+            r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+            if r.returncode != 0:
+                print(f"run_all: {op} {dtype} {label} exited {r.returncode} (see {log_path})", file=sys.stderr)
+                failed = True
+    return csv_path, log_path, failed
+
+
+def write_summary(out_dir, ops_done):
+    lines = []
+    for op, csv_path, log_path in ops_done:
+        header = ""
+        with open(log_path) as f:
+            for line in f:
+                if line.startswith("device "):
+                    header = line.strip()
+                    break
+        rows = summary_mod.load(csv_path) if os.path.exists(csv_path) else []
+        lines.append(f"# {op}\n")
+        if header:
+            lines.append(f"`{header}`\n")
+        if not rows:
+            lines.append("no rows\n")
+            continue
+        lines.append(summary_mod.best_table(rows).strip() + "\n")
+        fails = [r for r in rows if r["status"] == "FAIL"]
+        lines.append(f"\nvalidation failures: {len(fails)}\n")
+        for r in fails[:20]:
+            lines.append(f"- kernel {r['kernel']} {r['kernel_name']} {r['dtype']} {r['shape']} block {r['block_size']}\n")
+        lines.append("\n")
+    with open(os.path.join(out_dir, "summary.md"), "w") as f:
+        f.write("".join(lines))
+
+
+def sick_gpus(dirs, threshold=0.05):
+    """%SOL of each GPU against the node's median for the same (op, kernel, dtype, shape, block) points."""
+    per_point = {}
+    for gpu, d in dirs:
+        for name in os.listdir(d):
+            if not name.endswith(".csv"):
+                continue
+            for r in summary_mod.load(os.path.join(d, name)):
+                if r["status"] != "OK":
+                    continue
+                key = (r["op"], r["kernel"], r["dtype"], r["shape"], r["block_size"])
+                per_point.setdefault(key, {})[gpu] = float(r["sol_pct"])
+    ratios = {gpu: [] for gpu, _ in dirs}
+    for vals in per_point.values():
+        if len(vals) < 2:
+            continue
+        med = statistics.median(vals.values())
+        for gpu, v in vals.items():
+            if med > 0:
+                ratios[gpu].append(v / med)
+    report = []
+    for gpu, rs in ratios.items():
+        r = statistics.median(rs) if rs else float("nan")
+        report.append((gpu, r, r < 1 - threshold))
+    return report
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("ops", nargs="*")
+    ap.add_argument("--quick", action="store_true", help="each op's default shape only")
+    ap.add_argument("--device", default="0", help="GPU index, or 'all' (quick suite on every GPU)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "results"), help="results folder (default results/)")
+    a = ap.parse_args(argv[1:])
+    found = gpus()
+    if not found:
+        print("run_all: no GPU (nvidia-smi lists none)", file=sys.stderr)
+        return 2
+    ops = a.ops or built_ops()
+    missing = [op for op in ops if not os.access(os.path.join(ROOT, f"{op}_forward"), os.X_OK)]
+    if missing or not ops:
+        print(f"run_all: not built: {' '.join(missing) or '(no programs)'} (run make)", file=sys.stderr)
+        return 2
+    if a.device == "all":
+        devices, quick = found, True
+    else:
+        devices = [g for g in found if str(g[0]) == a.device]
+        quick = a.quick
+        if not devices:
+            print(f"run_all: no GPU {a.device} (found {len(found)})", file=sys.stderr)
+            return 2
+    failed = False
+    dirs = []
+    for idx, name in devices:
+        slug = slugify(name) + (f"-gpu{idx}" if a.device == "all" else "")
+        out_dir = os.path.join(a.out, slug)
+        os.makedirs(out_dir, exist_ok=True)
+        done = []
+        for op in ops:
+            csv_path, log_path, f = run_op(op, out_dir, idx, quick, f"gpu{idx} " if a.device == "all" else "")
+            failed |= f
+            done.append((op, csv_path, log_path))
+        write_summary(out_dir, done)
+        dirs.append((f"{idx} {name}", out_dir))
+        print(f"run_all: wrote {out_dir}", file=sys.stderr)
+    if a.device == "all" and len(dirs) > 1:
+        print("\nper-GPU %SOL against the node's median (same points):")
+        for gpu, r, sick in sick_gpus(dirs):
+            print(f"  GPU {gpu}: {r:.3f} x median{'   <-- more than 5% below the node: check this GPU' if sick else ''}")
+            failed |= sick
+    if failed:
+        print("run_all: validation failures or slow GPUs (see above and the logs)", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

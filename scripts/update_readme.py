@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Rewrites the README's generated tables from a results folder; running it twice changes nothing.
+
+    scripts/update_readme.py results/<gpu> [--readme README.md] [--check]
+
+Between `<!-- ladder:OP -->` and `<!-- /ladder:OP -->`: the ladder of OP (kernel, its idea from the
+header comment of OP_forward.cu, best GB/s, %SOL and gain over the previous kernel, at the shapes of
+scripts/shapes.py LADDER_SHAPES), one table per dtype. Between `<!-- best:OP -->` and `<!-- /best:OP -->`:
+the best kernel at every standard shape. Text outside the markers is left alone. --check: exit 1 if the
+README would change (nothing is written).
+"""
+import argparse
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import shapes as shapes_mod  # noqa: E402
+from registry import header_kernels  # noqa: E402
+from summary import best_points, best_table, load  # noqa: E402
+
+DTYPE_ORDER = ["fp32", "fp16", "bf16"]
+
+
+def ladder_block(op, rows, folder):
+    ideas = header_kernels(os.path.join(ROOT, f"{op}_forward.cu"))
+    names = {int(r["kernel"]): r["kernel_name"] for r in rows}
+    for k, (name, _idea) in ideas.items():
+        names.setdefault(k, name)
+    best = best_points(rows)
+    gpu = rows[0]["gpu"]
+    revs = ", ".join(sorted({r["git_rev"] for r in rows}))
+    shapes = [shapes_mod.shape_args(s)[1] for s in shapes_mod.LADDER_SHAPES.get(op, [])]
+    shapes = [s for s in shapes if any(r["shape"] == s for r in rows)] or [rows[0]["shape"]]
+    out = [f"Measured on an **{gpu}** ({os.path.relpath(folder, ROOT)}/, commit {revs}), best block size of each "
+           "kernel; gain = over the previous kernel that ran at that shape.", ""]
+    for dtype in sorted({r["dtype"] for r in rows}, key=DTYPE_ORDER.index):
+        head = "| # | kernel | the one idea it adds |"
+        rule = "|---:|---|---|"
+        for s in shapes:
+            head += f" {s} {dtype} GB/s | %SOL | gain |"
+            rule += "---:|---:|---:|"
+        out += [head, rule]
+        prev = {s: None for s in shapes}
+        for k in sorted(names):
+            line = f"| {k} | {names[k]} | {ideas.get(k, ('', ''))[1]} |"
+            for s in shapes:
+                p = best.get((dtype, s, k))
+                if isinstance(p, dict):
+                    g = float(p["gbps"])
+                    gain = f"{g / prev[s]:.2f}x" if prev[s] else "-"
+                    line += f" {g:.0f} | {float(p['sol_pct']):.1f}% | {gain} |"
+                    prev[s] = g
+                else:
+                    line += f" {'FAIL' if p == 'FAIL' else 'skipped'} | | |"
+            out.append(line)
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
+def replace_block(text, tag, body):
+    pat = re.compile(rf"(<!-- {re.escape(tag)} -->\n)(.*?)(<!-- /{re.escape(tag)} -->)", re.S)
+    if not pat.search(text):
+        return text, False
+    return pat.sub(lambda m: m.group(1) + body + "\n" + m.group(3), text), True
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folder")
+    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args(argv[1:])
+    with open(a.readme) as f:
+        text = f.read()
+    new = text
+    found_any = False
+    for name in sorted(os.listdir(a.folder)):
+        if not name.endswith(".csv") or name == "peers.csv":
+            continue
+        rows = load(os.path.join(a.folder, name))
+        if not rows:
+            continue
+        op = rows[0]["op"]
+        new, f1 = replace_block(new, f"ladder:{op}", ladder_block(op, rows, a.folder))
+        new, f2 = replace_block(new, f"best:{op}", best_table(rows).strip())
+        found_any |= f1 or f2
+    if not found_any:
+        print(f"update_readme: no markers for the ops in {a.folder}", file=sys.stderr)
+        return 1
+    if a.check:
+        if new != text:
+            print(f"update_readme: {a.readme} is not up to date with {a.folder}", file=sys.stderr)
+            return 1
+        return 0
+    if new != text:
+        with open(a.readme, "w") as f:
+            f.write(new)
+        print(f"update_readme: rewrote the tables of {a.readme}")
+    else:
+        print(f"update_readme: {a.readme} already up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""CI tests of the pure-Python parts of run_all.py, regress.py, shapes.py and update_readme.py."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import regress  # noqa: E402
+import run_all  # noqa: E402
+import shapes  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from fixture_csv import write_csv  # noqa: E402
+
+failures = 0
+
+
+def expect(name, cond, detail=""):
+    global failures
+    print(f"{'ok  ' if cond else 'FAIL'} {name}" + ("" if cond else f": {detail}"))
+    failures += 0 if cond else 1
+
+
+# shapes: one list, quick = the default shape, both dtypes
+pts = shapes.points("layernorm")
+expect("shapes: 11 standard LayerNorm shapes x 2 dtypes", len(pts) == 22 and pts[0] == ("fp32", ["-N", "8192", "-C", "768"], "8192x768"))
+expect("shapes: quick mode runs the default shape only", [p[2] for p in shapes.points("layernorm", True)] == ["8192x768"] * 2)
+
+# slugs
+expect("slug of an H100", run_all.slugify("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3")
+expect("slug of an H200", run_all.slugify("NVIDIA H200") == "h200")
+
+with tempfile.TemporaryDirectory() as d:
+    # a node of four GPUs, one 10% slow: flagged; the others are not
+    dirs = []
+    for i, scale in enumerate([1.0, 1.01, 0.90, 0.99]):
+        p = os.path.join(d, f"gpu{i}")
+        write_csv(os.path.join(p, "layernorm.csv"), "NVIDIA H200", "sm_90", [80 * scale, 90 * scale, 95 * scale])
+        dirs.append((str(i), p))
+    report = {g: sick for g, _r, sick in run_all.sick_gpus(dirs)}
+    expect("sick GPU: the one 10% below the node's median is flagged, the others not",
+           report == {"0": False, "1": False, "2": True, "3": False}, report)
+
+    # baseline choice: same GPU, else same architecture, else none
+    res = os.path.join(d, "results")
+    write_csv(os.path.join(res, "h100-80gb-hbm3", "layernorm.csv"), "NVIDIA H100 80GB HBM3", "sm_90", [90])
+    b, why = regress.find_baseline(res, "h100-80gb-hbm3", "sm_90")
+    expect("regress baseline: the same GPU when stored", b.endswith("h100-80gb-hbm3") and "GB/s" in why, why)
+    b, why = regress.find_baseline(res, "h200", "sm_90")
+    expect("regress baseline: else a GPU of the same architecture, in %SOL", b and b.endswith("h100-80gb-hbm3") and "%SOL" in why, why)
+    b, why = regress.find_baseline(res, "b200", "sm_100")
+    expect("regress baseline: none for another architecture", b is None, why)
+
+    # README rewrite: idempotent, and the committed README is up to date with its results
+    readme = os.path.join(d, "README.md")
+    shutil.copy(os.path.join(ROOT, "README.md"), readme)
+    folder = os.path.join(ROOT, "results", "h100-80gb-hbm3")
+    tool = [sys.executable, os.path.join(ROOT, "scripts", "update_readme.py"), folder, "--readme", readme]
+    with open(readme) as f:
+        before = f.read()
+    scrambled = before.replace("| 7 | subwarp-regs-vec |", "| 7 | stale-row |", 1)
+    with open(readme, "w") as f:
+        f.write(scrambled)
+    r1 = subprocess.run(tool, capture_output=True, text=True)
+    with open(readme) as f:
+        once = f.read()
+    r2 = subprocess.run(tool, capture_output=True, text=True)
+    with open(readme) as f:
+        twice = f.read()
+    expect("update_readme rewrites a stale table", r1.returncode == 0 and "stale-row" not in once, r1.stdout + r1.stderr)
+    expect("update_readme twice changes nothing", r2.returncode == 0 and once == twice and "already up to date" in r2.stdout)
+    expect("update_readme leaves text outside the markers alone", once == before)
+    chk = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "update_readme.py"), folder, "--check"],
+                         capture_output=True, text=True)
+    expect("the committed README's tables match results/", chk.returncode == 0, chk.stderr)
+
+sys.exit(1 if failures else 0)
