@@ -81,8 +81,9 @@ def compare(base_rows, new_rows, threshold, strict):
             what = "missing" if key not in new_any else "no longer OK"
             problems.append(f"{what}: {r['op']} kernel {r['kernel']} {r['kernel_name']} {r['dtype']} {r['shape']} "
                             f"block {r['block_size']}")
-    for g in sorted(not_run):
-        msg = f"not run in NEW: {g[0]} {g[1]} {g[2]}"
+    if not_run:
+        msg = (f"{len(not_run)} (op, dtype, shape) group(s) of BASE not run in NEW: "
+               + ", ".join(f"{g[0]} {g[1]} {g[2]}" for g in sorted(not_run)))
         (problems if strict else notes).append(msg)
 
     bb, nb = best_by_kernel(base_rows), best_by_kernel(new_rows)

@@ -64,10 +64,11 @@ def main(argv):
         return 1
     rc_cmp = compare_mod.main(["compare", base, new, "--threshold", a.threshold])
     venv_python = os.path.join(ROOT, ".venv", "bin", "python")
-    if os.path.exists(venv_python):
-        subprocess.run([venv_python, os.path.join(ROOT, "scripts", "plot.py"), new])
+    python = venv_python if os.path.exists(venv_python) else sys.executable
+    if subprocess.run([python, "-c", "import matplotlib"], capture_output=True).returncode == 0:
+        subprocess.run([python, os.path.join(ROOT, "scripts", "plot.py"), new])
     else:
-        print("regress: no plots (matplotlib's venv is missing: make venv)")
+        print("regress: no plots (no matplotlib here, and `make venv` could not install it)")
     return 1 if rc_run or rc_cmp else 0
 
 
