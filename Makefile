@@ -65,18 +65,24 @@ all: $(PROGRAMS)
 build:
 	mkdir -p build
 
-PLANTED := $(foreach b,$(PLANT_BUGS),build/layernorm_forward_bug$(b))
-build/layernorm_forward_bug%: layernorm_forward.cu common.h Makefile | build
-	$(NVCC) $(NVCC_FLAGS) $(TEST_ARCH) -DPLANT_BUG=$* -o $@ $< $(LDLIBS)
+# Planted-bug builds of every program (-DPLANT_BUG=k; each program says which kernel carries them).
+PLANTED := $(foreach p,$(PROGRAMS),$(foreach b,$(PLANT_BUGS),build/$(p)_bug$(b)))
+define PLANT_RULE
+build/$(1)_bug$(2): $(1).cu common.h Makefile | build
+	$$(NVCC) $$(NVCC_FLAGS) $$(TEST_ARCH) -DPLANT_BUG=$(2) -o $$@ $$< $$(LDLIBS)
+endef
+$(foreach p,$(PROGRAMS),$(foreach b,$(PLANT_BUGS),$(eval $(call PLANT_RULE,$(p),$(b)))))
 plant: $(PLANTED)
 
-build/test_cpu: tests/test_cpu.cu common.h $(SRCS) Makefile | build
+# CPU test binaries: tests/test_cpu*.cu (each includes its program with NORM_NO_MAIN).
+CPU_TESTS := $(patsubst tests/%.cu,build/%,$(wildcard tests/test_cpu*.cu))
+build/test_cpu%: tests/test_cpu%.cu common.h $(SRCS) Makefile | build
 	$(NVCC) $(NVCC_FLAGS) $(TEST_ARCH) -o $@ $< $(LDLIBS)
 
 build/test_gpu_inputs: tests/test_gpu_inputs.cu common.h Makefile | build
 	$(NVCC) $(NVCC_FLAGS) $(TEST_ARCH) -o $@ $< $(LDLIBS)
 
-test: all build/test_cpu build/test_gpu_inputs plant venv
+test: all $(CPU_TESTS) build/test_gpu_inputs plant venv
 	HAVE_GPU=$(HAVE_GPU) bash tests/run_tests.sh
 
 # ---- scripts: matplotlib in a virtual environment (the rest of scripts/ needs only the standard library).

@@ -345,6 +345,10 @@ typedef struct {
     // Compute the double-precision reference into the host buffers of outputs[].
     void (*reference)(problem_t *p);
     void (*teardown)(problem_t *p);
+    // Optional (NULL = none): restore buffers a kernel updates in place (a fused-add residual, running
+    // statistics) to their initial values; called after the outputs are poisoned, before each validation
+    // launch. Timed launches keep updating them in place, as the op would in a real step.
+    void (*reset)(problem_t *p);
 } program_t;
 
 // One output tensor, compared element by element.
@@ -1083,6 +1087,7 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
         memset(&w.l, 0, sizeof w.l);
         w.l.block_size = bs;
         poison_outputs(p);
+        if (prog->reset) prog->reset(p);
         k->launch(p, &w.l);
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaDeviceSynchronize());

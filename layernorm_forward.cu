@@ -853,6 +853,7 @@ static const program_t k_program = {
     ln_setup,
     ln_reference,
     ln_teardown,
+    NULL,  // no buffer is updated in place
 };
 
 #ifndef NORM_NO_MAIN

@@ -5,15 +5,18 @@ cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
 export SOURCED_BY_RUNNER=1
 
-echo "== CPU tests (build/test_cpu)"
-while IFS= read -r line; do
-    case "$line" in
-    PASS\ *) pass "${line#PASS }" ;;
-    FAIL\ *) fail "${line#FAIL }" ;;
-    EXIT\ 0) pass "test_cpu exits 0" ;;
-    EXIT\ *) fail "test_cpu exited with status ${line#EXIT }" ;;
-    esac
-done < <(./build/test_cpu; echo "EXIT $?")
+for t in build/test_cpu*; do
+    [ -x "$t" ] || continue
+    echo "== CPU tests ($t)"
+    while IFS= read -r line; do
+        case "$line" in
+        PASS\ *) pass "${line#PASS }" ;;
+        FAIL\ *) fail "${line#FAIL }" ;;
+        EXIT\ 0) pass "$t exits 0" ;;
+        EXIT\ *) fail "$t exited with status ${line#EXIT }" ;;
+        esac
+    done < <("$t"; echo "EXIT $?")
+done
 
 echo "== command-line tests"
 . tests/test_cli.sh

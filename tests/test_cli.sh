@@ -63,9 +63,11 @@ expect "layernorm: --list shows kernels 0-10" 0 $NODEV ./layernorm_forward --lis
 if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 " ]; then pass "layernorm: --list numbers are 0..10"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
 contains "layernorm: --list names kernel 0 as the cuDNN slot" "^ 0  cudnn"
 
-# the planted-bug builds exist (their verdicts are checked on a GPU)
-for k in 1 2 3 4; do
-    if [ -x build/layernorm_forward_bug$k ]; then pass "planted bug $k builds"; else fail "planted bug $k did not build"; fi
+# the planted-bug builds exist for every program (their verdicts are checked on a GPU)
+for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
+    for k in 1 2 3 4; do
+        if [ -x build/${prog}_bug$k ]; then pass "$prog: planted bug $k builds"; else fail "$prog: planted bug $k did not build"; fi
+    done
 done
 
 [ "${SOURCED_BY_RUNNER:-0}" = 1 ] || { summary; [ "$FAILED" -eq 0 ]; }
