@@ -13,14 +13,11 @@ the same file in BASE). Points are matched by (op, kernel, dtype, shape, block s
 Prints a table and a verdict; exit 1 on any failure or regression, 0 otherwise, 2 on bad arguments.
 """
 import argparse
-import csv
 import os
 import sys
 
-
-def load(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summary import best_points, load  # noqa: E402
 
 
 def pairs(base, new):
@@ -39,14 +36,12 @@ def pairs(base, new):
 
 
 def best_by_kernel(rows):
-    """(op, kernel, dtype, shape) -> best OK row by GB/s."""
+    """(op, kernel, dtype, shape) -> the best OK row by GB/s."""
     best = {}
-    for r in rows:
-        if r["status"] != "OK":
-            continue
-        k = (r["op"], r["kernel"], r["dtype"], r["shape"])
-        if k not in best or float(r["gbps"]) > float(best[k]["gbps"]):
-            best[k] = r
+    for op in {r["op"] for r in rows}:
+        for (dtype, shape, kernel), r in best_points([x for x in rows if x["op"] == op]).items():
+            if isinstance(r, dict):
+                best[(op, str(kernel), dtype, shape)] = r
     return best
 
 
