@@ -525,8 +525,10 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         case 'h': o->help = 1; break;
         case ':':
             die_usage(prog, "option '%s' needs an argument", argv[optind - 1]);
-        case '?':
-            if (optopt) die_usage(prog, "unknown option '-%c'", optopt);
+        case '?':  // optopt: a short option's character, a long option's value (given an argument it takes
+                   // none), or 0 for an unknown long option
+            if (optopt > 0 && optopt < 128 && isalnum(optopt)) die_usage(prog, "unknown option '-%c'", optopt);
+            if (optopt >= 128) die_usage(prog, "option '%s' takes no argument", argv[optind - 1]);
             die_usage(prog, "unknown option '%s'", argv[optind - 1]);
         default:
             if (c >= O_EXTRA && c < O_EXTRA + prog->n_extra) {

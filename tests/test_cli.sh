@@ -42,6 +42,7 @@ for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
     bad "unknown option" "unknown option '--bogus'" --bogus
     bad "unknown short option" "unknown option '-z'" -z
     bad "missing argument" "option '--dtype' needs an argument" --dtype
+    bad "an argument to a flag" "option '--check=1' takes no argument" --check=1
     bad "unknown kernel 99" "unknown kernel '99'" 99
     bad "kernel 'fast'" "unknown kernel 'fast'" fast
     bad "extra positional" "unexpected argument 'x'" 3 x
@@ -62,6 +63,34 @@ contains "layernorm: names the bad eps" "eps '-1'"
 expect "layernorm: --list shows kernels 0-10" 0 $NODEV ./layernorm_forward --list
 if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 " ]; then pass "layernorm: --list numbers are 0..10"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
 contains "layernorm: --list names kernel 0 as the cuDNN slot" "^ 0  cudnn"
+
+# RMSNorm's own options
+if [ -x ./rmsnorm_forward ]; then
+    for args in "--heads 4" "--head-dim 64" "--row-stride 100" "--heads 4 --head-dim 64 --row-stride 255" \
+                "--heads 4 --head-dim 64 --fused-add" "--heads 4 --head-dim 64 -C 64" "--heads 0 --head-dim 64" \
+                "--heads 4 --head-dim x" "--weight-offset abc" "--weight-offset inf" "--eps -1" "1 --dtype fp16"; do
+        expect "rmsnorm rejects '$args' with exit 2" 2 $NODEV ./rmsnorm_forward $args
+        if [ "$(echo "$OUTPUT" | wc -l)" -eq 2 ]; then pass "rmsnorm: '$args' gives one line and a hint"; else fail "rmsnorm: '$args': $(echo "$OUTPUT" | tr '\n' '|')"; fi
+    done
+    expect "rmsnorm: --list shows kernels 0-8" 0 $NODEV ./rmsnorm_forward --list
+    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 " ]; then pass "rmsnorm: --list numbers are 0..8"; else fail "rmsnorm: --list numbers"; fi
+fi
+# BatchNorm's own options
+if [ -x ./batchnorm_forward ]; then
+    bn_bad() { expect "batchnorm rejects '$1' with exit 2" 2 $NODEV ./batchnorm_forward $1 && contains "batchnorm names the problem in '$1'" "$2"; }
+    bn_bad "--layout chw" "layout 'chw'"
+    bn_bad "--height 0" "height '0'"
+    bn_bad "--width x" "width 'x'"
+    bn_bad "--height 56" "need an image layout"
+    bn_bad "--momentum 1.5" "momentum '1.5'"
+    bn_bad "--eps -1" "eps '-1'"
+    bn_bad "-B 8" "-B/-T do not apply"
+    bn_bad "--layout nchw -N 128 -C 256 --height 3136 --width 3136" "too large"
+    bn_bad "1 --dtype bf16" "kernel 1 does not support --dtype bf16"
+    bn_bad "--inference=1" "option '--inference=1' takes no argument"
+    expect "batchnorm: --list shows kernels 0-8" 0 $NODEV ./batchnorm_forward --list
+    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 " ]; then pass "batchnorm: --list numbers are 0..8"; else fail "batchnorm: --list numbers"; fi
+fi
 
 # the planted-bug builds exist for every program (their verdicts are checked on a GPU)
 for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do

@@ -1,0 +1,1467 @@
+/*
+BatchNorm forward, as used in training and in inference, over x in one of three layouts:
+  [N, C]        --layout nc (the default): channels contiguous, as after a fully connected layer
+  NCHW, NHWC    --layout nchw | nhwc with --height H --width W: images
+Training (the default): for every channel c, the mean and the biased variance over the M = N*H*W elements of
+the channel; y = (x - mean) * invstd * gamma + beta with invstd = 1 / sqrt(var + eps). Writes y (dtype of x),
+save_mean and save_invstd (fp32, as a training step saves them for the backward pass), and updates
+running_mean and running_var (fp32) in place, as PyTorch does:
+    running_mean = (1 - momentum) * running_mean + momentum * mean
+    running_var  = (1 - momentum) * running_var  + momentum * var * M / (M - 1)      (the unbiased estimate)
+momentum 0.1 (--momentum), eps 1e-5 (--eps).
+M = 1 (one element per channel, N*H*W = 1): the variance is 0 and the unbiased estimate is undefined (0/0;
+PyTorch's Python API refuses this case, its kernels would write NaN). Here running_var is left unchanged (a
+single value says nothing about the spread), running_mean is updated as usual, save_invstd = 1/sqrt(eps) and
+y = beta. The kernels, the reference and the tests all do this.
+--inference: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta, an elementwise pass whose
+ceiling is the copy; nothing else is written.
+x and y are fp32, fp16 or bf16; gamma, beta and all statistics are fp32. The GPU computes in fp32 with
+Welford merges of short groups (never one long serial sum: a channel can hold 100 million elements); the
+reference computes in double.
+
+Kernels (`./batchnorm_forward --list` prints the same registry; the tests check that they agree):
+   0  cudnn              reserved for the cuDNN baseline (a later issue)
+   1  thread-per-channel one thread per channel walking down all rows: coalesced across channels, only C threads
+   2  block-per-channel  one block per channel reading down its column: strided, uncoalesced reads
+   3  atomic-partials    partial sums and squares from many blocks, accumulated with global atomics
+   4  2d-block-column    2-D blocks: lanes across channels, warps across rows, shared-memory merge; one column of blocks
+   5  split-rows         rows split over many blocks: Welford partials, the last block finalizes, a normalize pass
+   6  persistent-onchip  cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once
+   7  nchw-split-planes  NCHW: vectorized reductions over each channel's planes, split over many blocks
+   8  dispatch           picks the path by layout, N, C, dtype and mode, and says which ran
+
+Layouts and modes: 1-6 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 runs NCHW, 8 runs
+all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in 8 alone (the
+normalize pass of 5, or of 7 for NCHW, fed by the running statistics); 1-7 are training kernels and skip it.
+1-3 are the fp32 teaching steps; 4-8 run fp32, fp16 and bf16.
+
+Mapping to the harness options: -N/--rows is N and -C/--cols is C (the common options; -B/-T are refused).
+H and W are long options only, --height and --width (-h is help, and common.h owns the short options); they
+need an image layout and default to 1. Default shape: [N, C] = 65536 x 256. CSV shapes: "65536x256" for
+[N, C], "32x256x56x56:nchw" or ":nhwc" for images, with ":inf" appended in inference.
+
+Bytes counted (the algorithmic minimum, whatever a kernel's pass count): training reads x, gamma, beta,
+running_mean and running_var and writes y, save_mean, save_invstd, running_mean and running_var:
+2*N*C*H*W*sizeof(dtype) + 32*C bytes. Inference reads x, gamma, beta and the running statistics and writes y:
+2*N*C*H*W*sizeof(dtype) + 16*C bytes. The kernels that read x twice (1-5, 7) are measured against this
+minimum too, so their %SOL shows what the second pass costs.
+
+Validation: every element of y (tolerance_for(dtype)) and, in training, of save_mean, save_invstd, running_mean
+and running_var (fp32 tolerance). Mismatches of y are reported as (row, col) = (n*H*W + pixel, channel) for
+[N, C] and NHWC, (n*C + channel, pixel) for NCHW; of the statistics as (0, channel). The absolute tolerance
+of y grows by 16 fp32 ulps of max over channels of |mean| * invstd * |gamma|, the error that a mean held in
+fp32 brings and no kernel avoids (about 1e-8 at the default --input-mean 0; layernorm_forward does the same
+per row). The running statistics start random (running_mean ~ N(0, 0.5), running_var = 1 + |N(0, 0.5)|, made
+on the host in fp32 and copied, so host and device hold the same values); program_t.reset restores them before
+every validation launch, so each validated launch makes exactly one update (timed launches keep updating them
+in place, as training steps would). The momentum blend and the factor M / (M - 1) need nothing special: both
+are a few fp32 roundings away from the double reference, far inside the fp32 tolerance.
+
+Run:
+  make && ./batchnorm_forward 5                      validate kernel 5, sweep block sizes, time each
+  ./batchnorm_forward all --dtype bf16               every kernel, ranked
+  ./batchnorm_forward 8 --layout nchw -N 32 -C 256 --height 56 --width 56 --check
+  ./batchnorm_forward 8 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
+  ./batchnorm_forward --list                         the registry (no GPU needed)
+*/
+#include "common.h"
+
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+// ------------------------------------------------------------------------------------------------
+// The problem
+
+typedef enum { LAYOUT_NC = 0, LAYOUT_NCHW = 1, LAYOUT_NHWC = 2 } bn_layout_t;
+static const char *layout_name(bn_layout_t l) { return l == LAYOUT_NCHW ? "nchw" : l == LAYOUT_NHWC ? "nhwc" : "nc"; }
+
+typedef struct {
+    problem_t h;  // common header: dtype, shape, bytes, outputs
+    bn_layout_t layout;
+    long N, C, H, W, HW, M;  // M = N*H*W: the elements of one channel
+    int training;
+    float eps, momentum;
+    void *x, *y;  // dtype
+    float *gamma, *beta, *save_mean, *save_invstd, *run_mean, *run_var;
+    float *run_mean0, *run_var0;  // the initial running statistics (reset copies them back)
+    float *ws_mean, *ws_m2;       // workspace: per-block partial statistics (kernels 5-7), sums (kernel 3)
+    long ws_states;               // partial states the workspace holds (ws_mean and ws_m2 each)
+    unsigned *counters;           // "last block" tickets, one per column of blocks or channel; kept at zero
+    double *hx, *hgamma, *hbeta, *hrm0, *hrv0;  // host inputs, exactly the device values
+} bn_problem_t;
+
+// The op's options (common.h parses them through parse_extra).
+static bn_layout_t g_layout = LAYOUT_NC;
+static long g_height = 1, g_width = 1;
+static int g_hw_set = 0;
+static double g_eps = 1e-5, g_momentum = 0.1;
+static int g_inference = 0;
+
+// ------------------------------------------------------------------------------------------------
+// CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
+
+// The element index of (n, c, pixel) in each layout ([N, C] is NHWC with one pixel).
+static inline long bn_index(bn_layout_t layout, long n, long c, long hw, long C, long HW) {
+    return layout == LAYOUT_NCHW ? (n * C + c) * HW + hw : (n * HW + hw) * C + c;
+}
+
+// Mean and biased variance of every channel. Channels-last layouts go row by row with per-thread channel sums
+// (a walk down each column would touch every cache line of x once per channel).
+static void batchnorm_stats_cpu(double *mean, double *var, const double *x, bn_layout_t layout, long N, long C,
+                                long HW) {
+    long M = N * HW;
+    if (layout == LAYOUT_NCHW) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+        for (long c = 0; c < C; c++) {
+            double s = 0;
+            for (long n = 0; n < N; n++)
+                for (long i = 0; i < HW; i++) s += x[bn_index(layout, n, c, i, C, HW)];
+            double m = s / M, v = 0;
+            for (long n = 0; n < N; n++)
+                for (long i = 0; i < HW; i++) {
+                    double d = x[bn_index(layout, n, c, i, C, HW)] - m;
+                    v += d * d;
+                }
+            mean[c] = m;
+            var[c] = v / M;
+        }
+        return;
+    }
+    for (long c = 0; c < C; c++) mean[c] = var[c] = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        double *acc = pass == 0 ? mean : var;
+#ifdef _OPENMP
+#pragma omp parallel
+#endif
+        {
+            double *s = (double *)calloc(C, sizeof(double));
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+            for (long r = 0; r < M; r++) {
+                const double *xr = x + r * C;
+                if (pass == 0)
+                    for (long c = 0; c < C; c++) s[c] += xr[c];
+                else
+                    for (long c = 0; c < C; c++) s[c] += (xr[c] - mean[c]) * (xr[c] - mean[c]);
+            }
+#ifdef _OPENMP
+#pragma omp critical
+#endif
+            for (long c = 0; c < C; c++) acc[c] += s[c];
+            free(s);
+        }
+        for (long c = 0; c < C; c++) acc[c] /= M;
+    }
+}
+
+// The forward pass. rm and rv hold the running statistics: read, and in training updated in place. Training
+// writes y, save_mean and save_invstd; inference writes y alone (save_mean/save_invstd may be NULL).
+static void batchnorm_forward_cpu(double *y, double *save_mean, double *save_invstd, double *rm, double *rv,
+                                  const double *x, const double *gamma, const double *beta, bn_layout_t layout,
+                                  long N, long C, long HW, double eps, double momentum, int training) {
+    long M = N * HW;
+    double *m = host_alloc_doubles(C), *s = host_alloc_doubles(C);
+    if (training) {
+        double *var = host_alloc_doubles(C);
+        batchnorm_stats_cpu(m, var, x, layout, N, C, HW);
+        for (long c = 0; c < C; c++) {
+            s[c] = 1.0 / sqrt(var[c] + eps);
+            if (save_mean) save_mean[c] = m[c];
+            if (save_invstd) save_invstd[c] = s[c];
+            rm[c] = (1.0 - momentum) * rm[c] + momentum * m[c];
+            if (M > 1) rv[c] = (1.0 - momentum) * rv[c] + momentum * var[c] * (double)M / (double)(M - 1);
+            // M == 1: running_var unchanged (see the header)
+        }
+        free(var);
+    } else {
+        for (long c = 0; c < C; c++) {
+            m[c] = rm[c];
+            s[c] = 1.0 / sqrt(rv[c] + eps);
+        }
+    }
+    long total = M * C;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (long i = 0; i < total; i++) {
+        long c = layout == LAYOUT_NCHW ? (i / HW) % C : i % C;
+        y[i] = (x[i] - m[c]) * s[c] * gamma[c] + beta[c];
+    }
+    free(m);
+    free(s);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Device helpers of this program (the shared ones, Welford/welford_merge/block_welford/warp_sum/packs, are in
+// common.h).
+
+// A thread's running statistics for V channels that see the same rows, so that one count serves all V:
+// (count, mean[V], M2[V]).
+template <int V> struct ChanStats {
+    float n;
+    float mean[V], m2[V];
+};
+template <int V> __device__ __forceinline__ void chan_stats_init(ChanStats<V> &s) {
+    s.n = 0.f;
+#pragma unroll
+    for (int j = 0; j < V; j++) s.mean[j] = s.m2[j] = 0.f;
+}
+// Folds a group of `cnt` rows (v[0..cnt) of each of the V channels; cnt <= U, the valid rows first) into s: the
+// group's own mean and M2 by two passes over registers, then Chan's merge (welford_merge's formula) with one
+// division shared by the V channels. Groups of a few rows keep every serial chain short.
+template <int V, int U>
+__device__ __forceinline__ void chan_stats_add(ChanStats<V> &s, const float (&v)[U][V], int cnt) {
+    if (cnt <= 0) return;
+    // __fdividef: no slow-path call (whose calling convention costs registers), 2 ulps, counts are far from its
+    // range limit (2^126)
+    float nb = (float)cnt, n = s.n + nb, wb = __fdividef(nb, n), inv = cnt == U ? 1.f / U : __fdividef(1.f, nb);
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        float sum = 0.f;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (u < cnt) sum += v[u][j];
+        float bm = sum * inv, bm2 = 0.f;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (u < cnt) {
+                float d = v[u][j] - bm;
+                bm2 += d * d;
+            }
+        float delta = bm - s.mean[j];
+        s.mean[j] += delta * wb;
+        s.m2[j] += bm2 + delta * delta * s.n * wb;
+    }
+    s.n = n;
+}
+
+// welford_merge (common.h) with the weight b.n / n from __fdividef. The IEEE division of welford_merge has a
+// slow path that nvcc calls as a subroutine, and every register live across that call is saved to local memory:
+// kernel 6 spilled the rows it keeps in registers at each merge. 2 ulps on a weight are nothing here.
+__device__ __forceinline__ Welford welford_merge_nocall(Welford a, Welford b) {
+    float n = a.n + b.n;
+    if (n == 0.f) return a;
+    float delta = b.mean - a.mean, wb = __fdividef(b.n, n);
+    return Welford{n, a.mean + delta * wb, a.m2 + b.m2 + delta * delta * a.n * wb};
+}
+
+// Threads of a block laid out as t = rg * G + g: G columns (channels or packs), RG = row groups. Merges the
+// RG states of each column by a tree over the row groups in shared memory (Chan's merge at each step); every
+// thread gets the state of its column. Threads beyond G * RG take part in the barriers only. `sm` holds
+// blockDim.x states.
+__device__ __forceinline__ Welford rowgroup_welford(Welford w, Welford *sm, int G, int RG) {
+    int t = threadIdx.x, rg = t / G;
+    __syncthreads();  // sm may still be read by a previous call
+    sm[t] = w;
+    __syncthreads();
+    for (int s = 1; s < RG; s *= 2) {
+        if (rg % (2 * s) == 0 && rg + s < RG) sm[t] = welford_merge_nocall(sm[t], sm[t + s * G]);
+        __syncthreads();
+    }
+    return sm[t % G];
+}
+// The same layout, plain sums.
+__device__ __forceinline__ float rowgroup_sum(float v, float *sm, int G, int RG) {
+    int t = threadIdx.x, rg = t / G;
+    __syncthreads();
+    sm[t] = v;
+    __syncthreads();
+    for (int s = 1; s < RG; s *= 2) {
+        if (rg % (2 * s) == 0 && rg + s < RG) sm[t] += sm[t + s * G];
+        __syncthreads();
+    }
+    return sm[t % G];
+}
+
+#ifndef PLANT_BUG
+#define PLANT_BUG 0  // test builds (kernel 5): 1 skip y of the last channel in the last row, 2 write one NaN,
+                     // 3 update running_var with the biased variance, 4 leave running_var unchanged
+#endif
+
+// From a channel's (mean, M2, count): writes save_mean, save_invstd, updates the running statistics, returns
+// invstd. count = 1 leaves running_var unchanged (see the header). `bug` is PLANT_BUG in kernel 5, else 0.
+__device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m2, float count, float *save_mean,
+                                                     float *save_invstd, float *rm, float *rv, float eps,
+                                                     float momentum, int bug) {
+    float var = __fdividef(m2, count);  // no division subroutine (see welford_merge_nocall); 2 ulps
+    float invstd = rsqrtf(var + eps);
+    save_mean[c] = mean;
+    save_invstd[c] = invstd;
+    rm[c] = (1.f - momentum) * rm[c] + momentum * mean;
+    if (count > 1.f && bug != 4) {
+        float unbiased = bug == 3 ? var : __fdividef(m2, count - 1.f);
+        rv[c] = (1.f - momentum) * rv[c] + momentum * unbiased;
+    }
+    return invstd;
+}
+
+// Kernel arguments shared by the training kernels.
+#define BN_STATS_PARAMS                                                                                         \
+    const float *__restrict__ gamma, const float *__restrict__ beta, float *__restrict__ save_mean,             \
+        float *__restrict__ save_invstd, float *__restrict__ rm, float *__restrict__ rv
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 1: one thread per channel walks down all M rows of x[M, C] (channels contiguous: [N, C], or NHWC as
+// [N*H*W, C]): statistics in groups of four rows merged Welford-style, then a second walk writes y. A thread's
+// chain of merges is long (M/4), and each merge rounds the running mean to an ulp of |mean|: the statistics are
+// taken of x - x[0, c] (the variance does not change; the shifted mean is of the order of the spread, so its
+// roundings are too), and the shift is added back once. Kernels 2 and 4 do the same; 5-7 have short chains.
+// Improves over nothing: neighbouring threads read neighbouring channels, so every warp load is one coalesced
+// 128-byte line.
+// Wrong: there are only C threads (256 at the default shape: a few blocks on a few SMs, the rest of the GPU
+// idle), and each walks M rows with four 4-byte loads in flight: latency-bound, far from the bandwidth.
+
+__global__ void __launch_bounds__(1024) batchnorm_kernel1(const float *__restrict__ x, float *__restrict__ y,
+                                                          BN_STATS_PARAMS, long M, long C, float eps,
+                                                          float momentum) {
+    long c = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    float shift = x[c];  // statistics of x - x[0, c]: see the comment above
+    ChanStats<1> st;
+    chan_stats_init(st);
+    for (long r = 0; r < M; r += 4) {
+        float v[4][1];
+        int cnt = 0;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            v[u][0] = 0.f;
+            if (r + u < M) {
+                v[u][0] = x[(r + u) * C + c] - shift;
+                cnt = u + 1;
+            }
+        }
+        chan_stats_add<1, 4>(st, v, cnt);
+    }
+    float m = shift + st.mean[0];
+    float invstd = bn_finalize_channel(c, m, st.m2[0], (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+    float a = invstd * gamma[c], b = beta[c];
+    for (long r = 0; r < M; r++) y[r * C + c] = (x[r * C + c] - m) * a + b;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 2: one block per channel; its threads stride down the channel's column (thread t reads rows t,
+// t + blockDim, ...), a block-wide Welford all-reduce (block_welford), then the same walk writes y.
+// Improves: a whole block per channel, C blocks in all, many loads in flight.
+// Wrong: the reads are strided, uncoalesced. The 32 lanes of a warp read 32 different rows, C elements apart:
+// each 4-byte element costs its own 32-byte sector, so the SMs pull 8x the bytes they use from L2 (fp32, C >= 8),
+// and a warp load needs 32 transactions instead of 4. DRAM sees each sector once only while the blocks of the
+// neighbouring channels read it at about the same time; the writes of y are scattered the same way.
+
+__global__ void __launch_bounds__(1024) batchnorm_kernel2(const float *__restrict__ x, float *__restrict__ y,
+                                                          BN_STATS_PARAMS, long M, long C, float eps,
+                                                          float momentum) {
+    __shared__ Welford scratch[33];
+    __shared__ float s_mean, s_a;
+    long c = blockIdx.x;
+    float shift = x[c];  // as kernel 1
+    ChanStats<1> st;
+    chan_stats_init(st);
+    for (long r = threadIdx.x; r < M; r += 4L * blockDim.x) {
+        float v[4][1];
+        int cnt = 0;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            long rr = r + (long)u * blockDim.x;
+            v[u][0] = 0.f;
+            if (rr < M) {
+                v[u][0] = x[rr * C + c] - shift;
+                cnt = u + 1;
+            }
+        }
+        chan_stats_add<1, 4>(st, v, cnt);
+    }
+    Welford w = block_welford(Welford{st.n, st.mean[0], st.m2[0]}, scratch);
+    if (threadIdx.x == 0) {
+        float m = shift + w.mean;
+        float invstd = bn_finalize_channel(c, m, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+        s_mean = m;
+        s_a = invstd * gamma[c];
+    }
+    __syncthreads();
+    float m = s_mean, a = s_a, b = beta[c];
+    for (long r = threadIdx.x; r < M; r += blockDim.x) y[r * C + c] = (x[r * C + c] - m) * a + b;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 3: many blocks share the rows. A block covers 32 channels (a warp's lanes, coalesced) and a strip of
+// rows; each thread sums x and x^2 over its rows and adds both to two global fp32 accumulators per channel
+// with atomicAdd. A second kernel takes mean = sum / M and var = sumsq / M - mean^2, writes the statistics and y.
+// (The accumulators are cleared by a cudaMemsetAsync inside the timed launch.)
+// Improves: the rows are spread over enough blocks to fill the GPU, whatever C is.
+// Wrong: every warp of every block adds into the same 2*C addresses, and atomics to one address serialize at
+// L2 (contention: ~1000 adds per channel at the default shape). Welford states cannot be merged atomically, so
+// the variance comes from E[x^2] - E[x]^2 in fp32: exact enough when the mean is small against the spread
+// (the default inputs: about 1e-6 relative), hopeless when it is not (--input-mean 1000 fails by percents),
+// and in channels of few elements the sample variance itself can be tiny against E[x^2] (at M = 2 a few
+// percent of channels lose it): supports() refuses M < 16 for that reason, the tolerance is never widened.
+// It also reads x twice and needs three launches.
+
+#define K3_MIN_M 16
+
+__global__ void __launch_bounds__(1024) batchnorm_kernel3_accumulate(const float *__restrict__ x, float *acc,
+                                                                     long M, long C) {
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, W = blockDim.x / 32;
+    long c = blockIdx.x * 32L + lane;
+    long r = blockIdx.y * (long)W + warp;
+    if (c >= C || r >= M) return;
+    float s = 0.f, q = 0.f;
+    for (; r < M; r += (long)gridDim.y * W) {
+        float v = x[r * C + c];
+        s += v;
+        q += v * v;
+    }
+    atomicAdd(acc + c, s);
+    atomicAdd(acc + C + c, q);
+}
+
+__global__ void __launch_bounds__(1024) batchnorm_kernel3_normalize(const float *__restrict__ x,
+                                                                    float *__restrict__ y, const float *acc,
+                                                                    BN_STATS_PARAMS, long M, long C, float eps,
+                                                                    float momentum) {
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, W = blockDim.x / 32;
+    long c = blockIdx.x * 32L + lane;
+    if (c >= C) return;
+    float mean = acc[c] / (float)M;
+    // __fmul_rn keeps mean*mean rounded like the squares were (no FMA): a constant channel gives exactly 0
+    float var = fmaxf(acc[C + c] / (float)M - __fmul_rn(mean, mean), 0.f);
+    float invstd = rsqrtf(var + eps);
+    if (blockIdx.y == 0 && warp == 0)  // one writer per channel
+        bn_finalize_channel(c, mean, var * (float)M, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+    float a = invstd * gamma[c], b = beta[c];
+    for (long r = blockIdx.y * (long)W + warp; r < M; r += (long)gridDim.y * W) y[r * C + c] = (x[r * C + c] - mean) * a + b;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 4: 2-D blocks (the design that won a public leaderboard for this problem): the 32 lanes of a warp
+// cover 32 neighbouring channels (coalesced rows of 128 bytes in fp32), the warps of the block walk down
+// different rows, each thread keeps Welford statistics of its channel in groups of four rows, and the block
+// merges its warps' states through shared memory (a tree over the rows); one warp finalizes, every thread then
+// writes y for its rows. Templated on the dtype (scalar loads); one column of blocks: a block per 32 channels,
+// each block going over all M rows.
+// Improves: coalesced reads and writes, no atomics, no second launch, Welford precision, fp16/bf16.
+// Wrong: C / 32 blocks in all (8 at C = 256 on a 132-SM GPU): the GPU fills only when C is in the thousands;
+// x is read twice (the second read comes back from DRAM once a block's column outgrows its share of L2), and
+// scalar 2- or 4-byte loads need many instructions per byte.
+
+template <typename T>
+__global__ void __launch_bounds__(1024) batchnorm_kernel4(const T *__restrict__ x, T *__restrict__ y,
+                                                          BN_STATS_PARAMS, long M, long C, float eps,
+                                                          float momentum) {
+    __shared__ Welford sm[1024];
+    __shared__ float s_mean[32], s_a[32];
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, W = blockDim.x / 32;
+    long c = blockIdx.x * 32L + lane;
+    bool valid = c < C;
+    float shift = valid ? to_float(x[c]) : 0.f;  // as kernel 1
+    ChanStats<1> st;
+    chan_stats_init(st);
+    if (valid) {
+        for (long r = warp; r < M; r += 4L * W) {
+            float v[4][1];
+            int cnt = 0;
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                long rr = r + (long)u * W;
+                v[u][0] = 0.f;
+                if (rr < M) {
+                    v[u][0] = to_float(x[rr * C + c]) - shift;
+                    cnt = u + 1;
+                }
+            }
+            chan_stats_add<1, 4>(st, v, cnt);
+        }
+    }
+    Welford w = rowgroup_welford(Welford{st.n, st.mean[0], st.m2[0]}, sm, 32, W);
+    if (warp == 0 && valid) {
+        float m = shift + w.mean;
+        float invstd = bn_finalize_channel(c, m, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+        s_mean[lane] = m;
+        s_a[lane] = invstd * gamma[c];
+    }
+    __syncthreads();
+    if (!valid) return;
+    float m = s_mean[lane], a = s_a[lane], b = beta[c];
+    for (long r = warp; r < M; r += W) y[r * C + c] = from_float<T>((to_float(x[r * C + c]) - m) * a + b);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 5: the rows split over many blocks. Block (bx, by) covers G packs of VEC channels (16-byte packs when
+// C allows; G = 32 lanes, fewer when C is small) and a strip of rows; its threads fold groups of rows into
+// Welford states (one division per group, shared by the pack's channels), the block merges its row groups
+// through shared memory and writes one partial (mean, M2) per channel into a workspace. The last block of each
+// column to finish (a ticket from an atomic counter, after a __threadfence) combines the column's partials:
+// mean = shift + sum(n_p * (mean_p - shift)) / M, then M2 = sum(M2_p + n_p * (mean_p - mean)^2), with shift =
+// the first partial's mean (no division in the loop, no cancellation). It writes the statistics and updates
+// the running ones. A second launch normalizes: each thread computes its channels' (mean, invstd * gamma, beta)
+// once and streams rows with 16-byte loads and stores, last rows first (those were read last by the first
+// pass, so they are the ones still in L2). That normalize pass is also the inference kernel.
+// Improves: fills the GPU for any N and C (the grid is sized to the SMs), 16-byte accesses, no atomics on data.
+// Wrong: x crosses DRAM twice whenever it is larger than what L2 keeps (the default 67 MB fp32 x is: about 1.5x
+// the minimum bytes); two launches; the finalize is a serial tail done by one block per column.
+
+#define K5_ROWS(VEC) ((VEC) == 8 ? 2 : 4)  // rows a thread loads at once: 16-bit packs of 8 need the registers
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(1024) batchnorm_partial_kernel(const T *__restrict__ x, BN_STATS_PARAMS,
+                                                                 float *ws_mean, float *ws_m2, unsigned *counters,
+                                                                 long M, long C, int G, long rows_per_block,
+                                                                 float eps, float momentum) {
+    constexpr int U = K5_ROWS(VEC);
+    __shared__ Welford sm[1024];
+    float *sf = reinterpret_cast<float *>(sm);  // the finalize's sums reuse it (each helper starts with a barrier)
+    __shared__ int s_last;
+    int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;
+    long nvec = C / VEC, pc = blockIdx.x * (long)G + g;
+    long row0 = blockIdx.y * rows_per_block, row1 = min(M, row0 + rows_per_block);
+    ChanStats<VEC> st;
+    chan_stats_init(st);
+    if (pc < nvec && rg < RG) {
+        const T *xp = x + pc * VEC;
+        for (long r = row0 + rg; r < row1; r += (long)U * RG) {
+            float v[U][VEC];
+            int cnt = 0;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                long rr = r + (long)u * RG;
+                if (rr < row1) {
+                    Pack<T, VEC> p = load_pack<T, VEC>(xp + rr * C);  // cached: the normalize pass wants it in L2
+#pragma unroll
+                    for (int j = 0; j < VEC; j++) v[u][j] = to_float(p.v[j]);
+                    cnt = u + 1;
+                } else {
+#pragma unroll
+                    for (int j = 0; j < VEC; j++) v[u][j] = 0.f;
+                }
+            }
+            chan_stats_add<VEC, U>(st, v, cnt);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        Welford w = rowgroup_welford(Welford{st.n, st.mean[j], st.m2[j]}, sm, G, RG);
+        if (rg == 0 && pc < nvec) {
+            ws_mean[blockIdx.y * C + pc * VEC + j] = w.mean;
+            ws_m2[blockIdx.y * C + pc * VEC + j] = w.m2;
+        }
+    }
+    // the last block of this column to get here combines the column's partials
+    __threadfence();
+    __syncthreads();
+    if (t == 0) s_last = atomicAdd(counters + blockIdx.x, 1u) == gridDim.y - 1;
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
+    long c0 = blockIdx.x * (long)G * VEC;
+    int E = (int)min((long)G * VEC, C - c0), P = gridDim.y;
+    int bs = blockDim.x, rounds = (E + bs - 1) / bs;
+    for (int round = 0; round < rounds; round++) {  // channels e0.. of the column, partials split over thread groups
+        int e0 = round * bs, EE = min(bs, E - e0), PG = bs / EE, e = t % EE, pg = t / EE;
+        long c = c0 + e0 + e;
+        float shift = __ldcg(ws_mean + c), s = 0.f;
+        if (pg < PG)
+            for (int p = pg; p < P; p += PG)
+                s += (float)min(rows_per_block, M - p * rows_per_block) * (__ldcg(ws_mean + p * C + c) - shift);
+        float mean = shift + __fdividef(rowgroup_sum(s, sf, EE, PG), (float)M), q = 0.f;
+        if (pg < PG)
+            for (int p = pg; p < P; p += PG) {
+                float d = __ldcg(ws_mean + p * C + c) - mean;
+                q += __ldcg(ws_m2 + p * C + c) + (float)min(rows_per_block, M - p * rows_per_block) * d * d;
+            }
+        float m2 = rowgroup_sum(q, sf, EE, PG);
+        if (pg == 0) bn_finalize_channel(c, mean, m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, PLANT_BUG);
+    }
+    if (t == 0) counters[blockIdx.x] = 0;  // ready for the next launch
+}
+
+// The normalize pass over x[M, C] (kernel 5's second launch, the dispatcher's inference kernel for channels-last
+// layouts). Per channel: mean from mean_src; invstd from var_src (from_var = 0: var_src holds invstd, training)
+// or rsqrt(var_src + eps) (from_var = 1: var_src is running_var, inference).
+template <typename T, int VEC>
+__global__ void __launch_bounds__(1024) batchnorm_normalize_cl_kernel(const T *__restrict__ x, T *__restrict__ y,
+                                                                      const float *mean_src, const float *var_src,
+                                                                      const float *__restrict__ gamma,
+                                                                      const float *__restrict__ beta, long M, long C,
+                                                                      int G, float eps, int from_var) {
+    constexpr int U = K5_ROWS(VEC);
+    int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;
+    long nvec = C / VEC, pc = blockIdx.x * (long)G + g;
+    if (pc >= nvec || rg >= RG) return;
+    float m[VEC], a[VEC], b[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        long c = pc * VEC + j;
+        float v = var_src[c];
+        m[j] = mean_src[c];
+        a[j] = (from_var ? rsqrtf(v + eps) : v) * gamma[c];
+        b[j] = beta[c];
+    }
+    long stride = (long)gridDim.y * RG;
+    for (long k = blockIdx.y * (long)RG + rg; k < M; k += U * stride) {  // k counts rows from the last one
+        Pack<T, VEC> p[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (k + u * stride < M) p[u] = load_pack_cs<T, VEC>(x + (M - 1 - (k + u * stride)) * C + pc * VEC);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            long r = M - 1 - (k + u * stride);
+            if (r < 0) continue;
+            Pack<T, VEC> out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((to_float(p[u].v[j]) - m[j]) * a[j] + b[j]);
+            if (PLANT_BUG == 2 && r == 0 && pc == 0) out.v[0] = from_float<T>(nanf(""));
+            if (PLANT_BUG == 1 && r == M - 1 && pc == nvec - 1) continue;
+            store_pack_cs<T, VEC>(y + r * C + pc * VEC, out);
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 6: single read. A cooperative launch of exactly the blocks that fit the GPU at once (blocks per SM from
+// the occupancy calculator x SMs); block b owns a slice of rows and keeps it on chip: the first K6_RPR rows of
+// each thread in registers, the rest in shared memory (dynamic, up to ~220 KB a block on sm_90). Each block
+// writes per-channel partials (as 5), a grid-wide sync, then each block combines the partials of a share of
+// the channels (a warp per channel) and writes the statistics, a second grid sync, and every block writes y
+// from its on-chip copy: x crosses DRAM once. Thread t of a block owns pack column t % (C / VEC) of rows
+// t / (C / VEC), + RG, ... (RG = row groups); 16-byte packs only. Up to 512 threads a block: 128 registers a
+// thread, 48 of them holding x (at 1024 threads the 64-register cap left no room for rows in registers).
+// Improves: the minimum DRAM traffic, the one thing 5 lacks; one launch.
+// Wrong: x must fit on chip (on an H100 about 132 x (220 KB + 96 KB) = 41 MB: bf16 [65536, 256] fits, the fp32
+// default does not and says skipped); a row must fit one block's threads (C <= 512 packs); the phases do not
+// overlap across the GPU (everyone reads, waits, then everyone writes), and the grid syncs cost a few
+// microseconds each.
+
+#define K6_RPR 12  // rows (packs) a thread keeps in registers: 48 of its (at most) 128 registers
+
+// Hides a 16-byte pack's bits from the optimizer: afterwards the compiler must convert the pack again instead of
+// keeping the fp32 values it converted before (twice the registers for 16-bit packs) alive across the grid syncs.
+template <typename T, int VEC> __device__ __forceinline__ void keep_packed(Pack<T, VEC> &p) {
+    static_assert(sizeof(Pack<T, VEC>) == 16, "16-byte packs");
+    uint4 r;
+    memcpy(&r, &p, 16);
+    asm volatile("" : "+r"(r.x), "+r"(r.y), "+r"(r.z), "+r"(r.w));
+    memcpy(&p, &r, 16);
+}
+
+template <typename T, int VEC, int RPR>
+__global__ void __launch_bounds__(512) batchnorm_persistent_kernel(const T *__restrict__ x, T *__restrict__ y,
+                                                                    BN_STATS_PARAMS, float *ws_mean, float *ws_m2,
+                                                                    long M, long C, long rows_per_block,
+                                                                    float eps, float momentum) {
+    cg::grid_group grid = cg::this_grid();
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    Pack<T, VEC> *slice = reinterpret_cast<Pack<T, VEC> *>(smem_raw);
+    __shared__ Welford sm[512];
+    // block-local indices fit 32 bits: a slice is on chip, so it has fewer than 2^31 rows
+    int t = threadIdx.x, nvec = (int)(C / VEC), g = t % nvec, rg = t / nvec, RG = blockDim.x / nvec;
+    long row0 = blockIdx.x * rows_per_block;
+    int rows = rg < RG ? (int)max(0L, min(rows_per_block, M - row0)) : 0;  // 0: a thread beyond the row groups
+    const T *xb = x + row0 * C + g * VEC;
+    ChanStats<VEC> st;
+    chan_stats_init(st);
+    // rows first.. of the slice into shared memory, four loads in flight
+    int first = RPR * RG;
+    for (int lr = first + rg; lr < rows; lr += 4 * RG) {
+        Pack<T, VEC> p[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (lr + u * RG < rows) p[u] = load_pack_cs<T, VEC>(xb + (long)(lr + u * RG) * C);
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (lr + u * RG < rows) {
+                slice[(lr + u * RG - first) * nvec + g] = p[u];
+                float v[1][VEC];
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[0][j] = to_float(p[u].v[j]);
+                chan_stats_add<VEC, 1>(st, v, 1);
+            }
+    }
+    // the first RPR rows of the thread stay in registers
+    Pack<T, VEC> reg[RPR];
+#pragma unroll
+    for (int s = 0; s < RPR; s++)
+        if (rg + s * RG < rows) reg[s] = load_pack_cs<T, VEC>(xb + (long)(rg + s * RG) * C);
+#pragma unroll
+    for (int s = 0; s < RPR; s++)
+        if (rg + s * RG < rows) {
+            float v[1][VEC];
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[0][j] = to_float(reg[s].v[j]);
+            chan_stats_add<VEC, 1>(st, v, 1);
+            keep_packed(reg[s]);
+        }
+    // the block's partials
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        Welford w = rowgroup_welford(Welford{st.n, st.mean[j], st.m2[j]}, sm, nvec, RG);
+        if (t < nvec) {
+            ws_mean[blockIdx.x * C + t * VEC + j] = w.mean;
+            ws_m2[blockIdx.x * C + t * VEC + j] = w.m2;
+        }
+    }
+    grid.sync();
+    // a warp per channel combines the P partials (as kernel 5's last block)
+    {
+        int lane = t % 32, warp = t / 32, W = blockDim.x / 32, P = gridDim.x;
+        for (long c = blockIdx.x * (long)W + warp; c < C; c += (long)gridDim.x * W) {
+            float shift = __ldcg(ws_mean + c), s = 0.f;  // block 0 always has rows
+            for (int p = lane; p < P; p += 32) {
+                long n = min(rows_per_block, M - p * rows_per_block);
+                if (n > 0) s += (float)n * (__ldcg(ws_mean + p * C + c) - shift);
+            }
+            float mean = shift + __fdividef(warp_sum(s), (float)M), q = 0.f;
+            for (int p = lane; p < P; p += 32) {
+                long n = min(rows_per_block, M - p * rows_per_block);
+                if (n > 0) {
+                    float d = __ldcg(ws_mean + p * C + c) - mean;
+                    q += __ldcg(ws_m2 + p * C + c) + (float)n * d * d;
+                }
+            }
+            float m2 = warp_sum(q);
+            if (lane == 0) bn_finalize_channel(c, mean, m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+        }
+    }
+    grid.sync();
+    if (rows == 0) return;
+    // y = x * a + b with a = invstd * gamma, b = beta - mean * a: two registers a channel (the third would spill
+    // the 16-bit instances); the extra rounding is an ulp of |mean| * a, inside y's tolerance (see the header)
+    float a[VEC], b[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        int c = g * VEC + j;
+        a[j] = __ldcg(save_invstd + c) * gamma[c];
+        b[j] = fmaf(-__ldcg(save_mean + c), a[j], beta[c]);
+    }
+    T *yb = y + row0 * C + g * VEC;
+#pragma unroll
+    for (int s = 0; s < RPR; s++)
+        if (rg + s * RG < rows) {
+            Pack<T, VEC> out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(reg[s].v[j]), a[j], b[j]));
+            store_pack_cs<T, VEC>(yb + (long)(rg + s * RG) * C, out);
+        }
+    for (int lr = first + rg; lr < rows; lr += RG) {
+        Pack<T, VEC> p = slice[(lr - first) * nvec + g], out;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(p.v[j]), a[j], b[j]));
+        store_pack_cs<T, VEC>(yb + (long)lr * C, out);
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 7: NCHW. Channel c is N planes of H*W contiguous elements, C*H*W elements apart. Block (c, s) takes
+// the s-th share of channel c's N * H*W / VEC packs (16-byte packs when H*W allows), so a channel is split over
+// several blocks and the grid fills the GPU; each thread folds groups of
+// packs into its Welford state (one channel per block: 1-D blocks, block_welford), the block writes a partial,
+// and the channel's last block (ticket counter) combines them as in 5. The normalize pass walks x as one flat
+// array of packs, last first, each pack's channel found by division (32-bit: N*C*H*W < 2^32).
+// Improves: NCHW at all; coalesced 16-byte loads along the planes; the same fill-the-GPU split as 5.
+// Wrong: x is read twice (as 5); small planes (H*W of a few elements) leave each pack short and the channel's
+// elements scattered (NCHW with H*W = 1 is [N, C] in memory: the dispatcher gives it to 5); the normalize pass
+// spends two integer divisions and four parameter loads (L1 hits) on every pack.
+
+#define K7_PACKS(VEC) ((VEC) == 8 ? 2 : 4)  // packs a thread loads at once (fewer 8-wide ones: registers)
+
+// Advances a (plane n, pack i) position by `step` packs within planes of nvh packs.
+__device__ __forceinline__ void nchw_advance(long &n, long &i, long step, long nvh) {
+    i += step;
+    if (i >= nvh) {
+        if (i < 2 * nvh) {  // planes of at least `step` packs: one wrap, no division
+            i -= nvh;
+            n++;
+        } else {
+            long q = i / nvh;
+            n += q;
+            i -= q * nvh;
+        }
+    }
+}
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(1024) batchnorm_nchw_partial_kernel(const T *__restrict__ x, BN_STATS_PARAMS,
+                                                                      float *ws_mean, float *ws_m2,
+                                                                      unsigned *counters, long N, long C, long HW,
+                                                                      long packs_per_block, float eps,
+                                                                      float momentum) {
+    __shared__ Welford scratch[33];
+    __shared__ int s_last;
+    long c = blockIdx.x, nvh = HW / VEC, K = N * nvh;
+    long k0 = blockIdx.y * packs_per_block, k1 = min(K, k0 + packs_per_block);
+    const T *xc = x + c * HW;
+    ChanStats<1> st;
+    chan_stats_init(st);
+    long k = k0 + threadIdx.x, n = k / nvh, i = k - n * nvh;
+    constexpr int U = K7_PACKS(VEC);
+    for (; k < k1; k += (long)U * blockDim.x) {
+        float v[U * VEC][1];
+        int cnt = 0;
+        long pn = n, pi = i;
+        Pack<T, VEC> p[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (k + (long)u * blockDim.x < k1) p[u] = load_pack<T, VEC>(xc + pn * C * HW + pi * VEC);
+            nchw_advance(pn, pi, blockDim.x, nvh);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                bool ok = k + (long)u * blockDim.x < k1;
+                v[u * VEC + j][0] = ok ? to_float(p[u].v[j]) : 0.f;
+                if (ok) cnt = u * VEC + j + 1;
+            }
+        chan_stats_add<1, U * VEC>(st, v, cnt);
+        n = pn;
+        i = pi;
+    }
+    Welford w = block_welford(Welford{st.n, st.mean[0], st.m2[0]}, scratch);
+    if (threadIdx.x == 0) {
+        ws_mean[blockIdx.y * C + c] = w.mean;
+        ws_m2[blockIdx.y * C + c] = w.m2;
+        __threadfence();
+        s_last = atomicAdd(counters + c, 1u) == gridDim.y - 1;
+    }
+    __syncthreads();
+    if (!s_last || threadIdx.x >= 32) return;
+    __threadfence();
+    // warp 0 of the channel's last block combines the S partials
+    int lane = threadIdx.x, S = gridDim.y;
+    float shift = __ldcg(ws_mean + c), s = 0.f;
+    for (int p = lane; p < S; p += 32)
+        s += (float)((min(K, (p + 1) * packs_per_block) - p * packs_per_block) * VEC) * (__ldcg(ws_mean + p * C + c) - shift);
+    float M = (float)(N * HW), mean = shift + __fdividef(warp_sum(s), M), q = 0.f;
+    for (int p = lane; p < S; p += 32) {
+        float d = __ldcg(ws_mean + p * C + c) - mean;
+        q += __ldcg(ws_m2 + p * C + c) + (float)((min(K, (p + 1) * packs_per_block) - p * packs_per_block) * VEC) * d * d;
+    }
+    float m2 = warp_sum(q);
+    if (lane == 0) {
+        bn_finalize_channel(c, mean, m2, M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+        counters[c] = 0;
+    }
+}
+
+// The NCHW normalize pass (kernel 7's second launch; the dispatcher's NCHW inference kernel): x as one flat array
+// of Q = N*C*H*W/VEC packs, walked from the end; mean_src/var_src/from_var as in batchnorm_normalize_cl_kernel.
+template <typename T, int VEC>
+__global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(const T *__restrict__ x,
+                                                                        T *__restrict__ y, const float *mean_src,
+                                                                        const float *var_src,
+                                                                        const float *__restrict__ gamma,
+                                                                        const float *__restrict__ beta, long C,
+                                                                        long nvh, long Q, float eps, int from_var) {
+    constexpr int U = K7_PACKS(VEC);
+    long stride = (long)gridDim.x * blockDim.x;
+    for (long k = blockIdx.x * (long)blockDim.x + threadIdx.x; k < Q; k += U * stride) {
+        Pack<T, VEC> p[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (k + u * stride < Q) p[u] = load_pack_cs<T, VEC>(x + (Q - 1 - (k + u * stride)) * VEC);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (k + u * stride >= Q) continue;
+            unsigned q = (unsigned)(Q - 1 - (k + u * stride));
+            unsigned c = (q / (unsigned)nvh) % (unsigned)C;
+            float v = var_src[c], m = mean_src[c];
+            float a = (from_var ? rsqrtf(v + eps) : v) * gamma[c], b = beta[c];
+            Pack<T, VEC> out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((to_float(p[u].v[j]) - m) * a + b);
+            store_pack_cs<T, VEC>(y + (long)q * VEC, out);
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Launchers: pick the template instance and the grid, launch on the default stream.
+
+#define BN_STATS_ARGS(P) (P)->gamma, (P)->beta, (P)->save_mean, (P)->save_invstd, (P)->run_mean, (P)->run_var
+
+// Instantiate a templated launcher for the pack widths of each dtype: 4/2/1 for fp32, 8/4/2/1 for 16-bit.
+#define BN_DISPATCH_VEC(dt, vec, FN, ...)                                                                      \
+    do {                                                                                                      \
+        switch (dt) {                                                                                         \
+        case DT_FP32:                                                                                         \
+            if ((vec) == 4) FN<float, 4>(__VA_ARGS__);                                                        \
+            else if ((vec) == 2) FN<float, 2>(__VA_ARGS__);                                                   \
+            else FN<float, 1>(__VA_ARGS__);                                                                   \
+            break;                                                                                            \
+        case DT_FP16:                                                                                         \
+            if ((vec) == 8) FN<__half, 8>(__VA_ARGS__);                                                       \
+            else if ((vec) == 4) FN<__half, 4>(__VA_ARGS__);                                                  \
+            else if ((vec) == 2) FN<__half, 2>(__VA_ARGS__);                                                  \
+            else FN<__half, 1>(__VA_ARGS__);                                                                  \
+            break;                                                                                            \
+        default:                                                                                              \
+            if ((vec) == 8) FN<__nv_bfloat16, 8>(__VA_ARGS__);                                                \
+            else if ((vec) == 4) FN<__nv_bfloat16, 4>(__VA_ARGS__);                                           \
+            else if ((vec) == 2) FN<__nv_bfloat16, 2>(__VA_ARGS__);                                           \
+            else FN<__nv_bfloat16, 1>(__VA_ARGS__);                                                           \
+            break;                                                                                            \
+        }                                                                                                     \
+    } while (0)
+
+// The widest pack (elements) that divides n: 16 bytes when it can.
+static int bn_vec_width(dtype_t d, long n) { return (int)gcd_long(16 / (long)dtype_size(d), n); }
+// Resident blocks of bs threads per SM, counting threads alone (the grid sizes below aim at one full wave).
+static int bn_blocks_per_sm(int bs) {
+    int b = g_dev.prop.maxThreadsPerMultiProcessor / bs;
+    int cap = g_dev.prop.maxBlocksPerMultiProcessor > 0 ? g_dev.prop.maxBlocksPerMultiProcessor : 16;
+    return b < 1 ? 1 : b > cap ? cap : b;
+}
+static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+// Skip reasons shared by the channels-last training kernels (1-6).
+static const char *training_cl_only(const bn_problem_t *p) {
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 8";
+    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernel 7 or 8 runs NCHW)";
+    return NULL;
+}
+static const char *supports_cl(const void *pp, int bs) {
+    (void)bs;
+    return training_cl_only((const bn_problem_t *)pp);
+}
+
+static void launch_k1(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    int bs = l->block_size;
+    batchnorm_kernel1<<<(unsigned)ceil_div(p->C, bs), bs>>>((const float *)p->x, (float *)p->y, BN_STATS_ARGS(p), p->M,
+                                                          p->C, p->eps, p->momentum);
+}
+static void launch_k2(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    batchnorm_kernel2<<<(unsigned)p->C, l->block_size>>>((const float *)p->x, (float *)p->y, BN_STATS_ARGS(p), p->M,
+                                                         p->C, p->eps, p->momentum);
+}
+
+// Kernel 3: a 2-D grid, 32 channels x enough strips of rows for one wave.
+static const char *supports_k3(const void *pp, int bs) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    const char *why = supports_cl(pp, bs);
+    if (why) return why;
+    if (p->M < K3_MIN_M)
+        return reasonf("N*H*W = %ld < %d: E[x^2] - E[x]^2 loses the variance of channels this small", p->M, K3_MIN_M);
+    return NULL;
+}
+static void launch_k3(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    int bs = l->block_size, W = bs / 32;
+    long gx = ceil_div(p->C, 32);
+    long gy = clamp_long(ceil_div((long)g_dev.prop.multiProcessorCount * bn_blocks_per_sm(bs), gx), 1,
+                         (long)(ceil_div(p->M, W) < 65535 ? ceil_div(p->M, W) : 65535));
+    dim3 grid((unsigned)gx, (unsigned)gy);
+    float *acc = p->ws_mean;  // sum[C], then sumsq[C]
+    CUDA_CHECK(cudaMemsetAsync(acc, 0, 2 * (size_t)p->C * sizeof(float)));
+    batchnorm_kernel3_accumulate<<<grid, bs>>>((const float *)p->x, acc, p->M, p->C);
+    batchnorm_kernel3_normalize<<<grid, bs>>>((const float *)p->x, (float *)p->y, acc, BN_STATS_ARGS(p), p->M, p->C,
+                                              p->eps, p->momentum);
+}
+
+static void launch_k4(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    unsigned gx = (unsigned)ceil_div(p->C, 32);
+    int bs = l->block_size;
+    switch (p->h.dtype) {
+    case DT_FP32: batchnorm_kernel4<float><<<gx, bs>>>((const float *)p->x, (float *)p->y, BN_STATS_ARGS(p), p->M, p->C, p->eps, p->momentum); break;
+    case DT_FP16: batchnorm_kernel4<__half><<<gx, bs>>>((const __half *)p->x, (__half *)p->y, BN_STATS_ARGS(p), p->M, p->C, p->eps, p->momentum); break;
+    default: batchnorm_kernel4<__nv_bfloat16><<<gx, bs>>>((const __nv_bfloat16 *)p->x, (__nv_bfloat16 *)p->y, BN_STATS_ARGS(p), p->M, p->C, p->eps, p->momentum); break;
+    }
+}
+
+// Kernel 5 and the channels-last normalize pass: G lanes across packs (32, or the next power of two >= the
+// packs of a row), bs / G row groups; the grid aims at one full wave of blocks.
+static int cl_lanes(long nvec) {
+    int G = 1;
+    while (G < 32 && G < nvec) G *= 2;
+    return G;
+}
+template <typename T, int VEC>
+static void launch_split_t(const bn_problem_t *p, int bs) {
+    long nvec = p->C / VEC;
+    int G = cl_lanes(nvec), RG = bs / G;
+    long gx = ceil_div(nvec, G), wave = (long)g_dev.prop.multiProcessorCount * bn_blocks_per_sm(bs);
+    long gy = clamp_long(ceil_div(wave, gx), 1, p->M);
+    gy = clamp_long(gy, 1, 65535);
+    if (gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // the workspace holds gy x C partials
+    long rows_per_block = ceil_div(p->M, gy);
+    gy = ceil_div(p->M, rows_per_block);  // no block without rows
+    batchnorm_partial_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs>>>(
+        (const T *)p->x, BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->counters, p->M, p->C, G, rows_per_block, p->eps,
+        p->momentum);
+    long gy2 = clamp_long(ceil_div(wave, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
+    batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy2), bs>>>(
+        (const T *)p->x, (T *)p->y, p->save_mean, p->save_invstd, p->gamma, p->beta, p->M, p->C, G, p->eps, 0);
+}
+// The elementwise inference pass for channels-last layouts (the normalize pass above, fed by running stats).
+template <typename T, int VEC>
+static void launch_infer_cl_t(const bn_problem_t *p, int bs) {
+    long nvec = p->C / VEC;
+    int G = cl_lanes(nvec), RG = bs / G;
+    long gx = ceil_div(nvec, G), wave = (long)g_dev.prop.multiProcessorCount * bn_blocks_per_sm(bs);
+    long gy = clamp_long(ceil_div(2 * wave, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
+    batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs>>>(
+        (const T *)p->x, (T *)p->y, p->run_mean, p->run_var, p->gamma, p->beta, p->M, p->C, G, p->eps, 1);
+}
+static void launch_k5(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    BN_DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), launch_split_t, p, l->block_size);
+}
+
+// Kernel 6: the plan (blocks per SM, rows per block, shared memory) for a block size, or why there is none.
+typedef struct {
+    long P, rows_per_block;
+    int blocks_per_sm;
+    size_t smem;
+} k6_plan_t;
+template <typename T> static const void *k6_fn_t(void) {
+    return (const void *)batchnorm_persistent_kernel<T, 16 / sizeof(T), K6_RPR>;
+}
+static const void *k6_fn(dtype_t d) {
+    return d == DT_FP32 ? k6_fn_t<float>() : d == DT_FP16 ? k6_fn_t<__half>() : k6_fn_t<__nv_bfloat16>();
+}
+static const char *k6_make_plan(const bn_problem_t *p, int bs, k6_plan_t *plan) {
+    const char *why = training_cl_only(p);
+    if (why) return why;
+    if (!g_dev.prop.cooperativeLaunch) return "the device does not support cooperative launch";
+    int vec = 16 / (int)dtype_size(p->h.dtype);
+    if (p->C % vec) return reasonf("C = %ld is not a multiple of %d (16-byte packs only)", p->C, vec);
+    long nvec = p->C / vec;
+    if (nvec > bs) return reasonf("a row of %ld packs needs a block of at least %ld threads", nvec, nvec);
+    const void *fn = k6_fn(p->h.dtype);
+    if ((why = block_fits(fn, bs))) return why;
+    cudaFuncAttributes fa;
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
+    long static_smem = (long)fa.sharedSizeBytes, max_dyn = (long)g_dev.prop.sharedMemPerBlockOptin - static_smem;
+    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)max_dyn));
+    long RG = bs / nvec, reg_rows = (long)K6_RPR * RG, row_bytes = p->C * (long)dtype_size(p->h.dtype);
+    int SMs = g_dev.prop.multiProcessorCount, maxb = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&maxb, fn, bs, 0));
+    double best_capacity = 0;
+    for (int b = maxb; b >= 1; b--) {
+        long P = (long)b * SMs;
+        if (P * p->C > p->ws_states) continue;
+        long dyn_cap = (long)g_dev.prop.sharedMemPerMultiprocessor / b - (long)g_dev.prop.reservedSharedMemPerBlock - static_smem;
+        if (dyn_cap > max_dyn) dyn_cap = max_dyn;
+        if (dyn_cap < 0) dyn_cap = 0;
+        double capacity = (double)P * ((double)reg_rows * row_bytes + (double)(dyn_cap / row_bytes) * row_bytes);
+        if (capacity > best_capacity) best_capacity = capacity;
+        long rows_per_block = ceil_div(p->M, P);
+        long smem_rows = rows_per_block > reg_rows ? rows_per_block - reg_rows : 0;
+        size_t smem = (size_t)(smem_rows * row_bytes);
+        if ((long)smem > max_dyn) continue;
+        int occ = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, bs, smem));
+        if (occ >= b) {
+            plan->P = P;
+            plan->rows_per_block = rows_per_block;
+            plan->blocks_per_sm = b;
+            plan->smem = smem;
+            return NULL;
+        }
+    }
+    double xbytes = (double)p->M * row_bytes;
+    return reasonf("x (%.1f MB) does not fit on chip: at most %.1f MB in the registers and shared memory of the "
+                   "resident %d-thread blocks", xbytes / 1e6, best_capacity / 1e6, bs);
+}
+// The plan is made once per block size (occupancy queries stay out of the timed launches).
+static const char *k6_plan(const bn_problem_t *p, int bs, k6_plan_t *plan) {
+    static struct {
+        const bn_problem_t *p;
+        k6_plan_t plan;
+        int ok;
+        char why[256];
+    } cache[1024 / 32 + 1];
+    int i = bs / 32;
+    if (i < 0 || i > 1024 / 32) return "block size out of range";
+    if (cache[i].p != p) {
+        const char *why = k6_make_plan(p, bs, &cache[i].plan);
+        cache[i].ok = why == NULL;
+        snprintf(cache[i].why, sizeof cache[i].why, "%s", why ? why : "");
+        cache[i].p = p;
+    }
+    *plan = cache[i].plan;
+    return cache[i].ok ? NULL : cache[i].why;
+}
+static const char *supports_k6(const void *pp, int bs) {
+    k6_plan_t plan;
+    return k6_plan((const bn_problem_t *)pp, bs, &plan);
+}
+template <typename T>
+static void launch_persistent_t(const bn_problem_t *p, int bs, const k6_plan_t *plan) {
+    const T *x = (const T *)p->x;
+    T *y = (T *)p->y;
+    const float *gamma = p->gamma, *beta = p->beta;
+    float *sm = p->save_mean, *si = p->save_invstd, *rm = p->run_mean, *rv = p->run_var, *wm = p->ws_mean, *wv = p->ws_m2;
+    long M = p->M, C = p->C, rpb = plan->rows_per_block;
+    float eps = p->eps, mom = p->momentum;
+    void *args[] = {(void *)&x, (void *)&y, (void *)&gamma, (void *)&beta, (void *)&sm, (void *)&si, (void *)&rm,
+                    (void *)&rv, (void *)&wm, (void *)&wv, (void *)&M, (void *)&C, (void *)&rpb, (void *)&eps,
+                    (void *)&mom};
+    CUDA_CHECK(cudaLaunchCooperativeKernel(k6_fn_t<T>(), dim3((unsigned)plan->P), dim3(bs), args, plan->smem, 0));
+}
+static void launch_persistent(const bn_problem_t *p, int bs, const k6_plan_t *plan) {
+    switch (p->h.dtype) {
+    case DT_FP32: launch_persistent_t<float>(p, bs, plan); break;
+    case DT_FP16: launch_persistent_t<__half>(p, bs, plan); break;
+    default: launch_persistent_t<__nv_bfloat16>(p, bs, plan); break;
+    }
+}
+static void launch_k6(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    k6_plan_t plan;
+    if (k6_plan(p, l->block_size, &plan)) return;  // supports_k6 said why; never reached by the harness
+    launch_persistent(p, l->block_size, &plan);
+}
+
+// Kernel 7: grid (C, S) with S shares per channel, S sized for one wave; the flat normalize pass.
+static const char *supports_k7(const void *pp, int bs) {
+    (void)bs;
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 8";
+    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6 and 8 run it";
+    return NULL;
+}
+template <typename T, int VEC>
+static void launch_nchw_t(const bn_problem_t *p, int bs) {
+    long nvh = p->HW / VEC, K = p->N * nvh;
+    long wave = (long)g_dev.prop.multiProcessorCount * bn_blocks_per_sm(bs);
+    long S = clamp_long(ceil_div(wave, p->C), 1, ceil_div(K, (long)bs * K7_PACKS(VEC)));
+    S = clamp_long(S, 1, 65535);
+    if (S * p->C > p->ws_states) S = p->ws_states / p->C;
+    long packs_per_block = ceil_div(K, S);
+    S = ceil_div(K, packs_per_block);
+    batchnorm_nchw_partial_kernel<T, VEC><<<dim3((unsigned)p->C, (unsigned)S), bs>>>(
+        (const T *)p->x, BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->counters, p->N, p->C, p->HW, packs_per_block,
+        p->eps, p->momentum);
+    long Q = p->N * p->C * nvh;
+    long blocks = clamp_long(ceil_div(Q, (long)bs * K7_PACKS(VEC)), 1, 2 * wave);
+    batchnorm_normalize_nchw_kernel<T, VEC><<<(unsigned)blocks, bs>>>((const T *)p->x, (T *)p->y, p->save_mean,
+                                                                      p->save_invstd, p->gamma, p->beta, p->C, nvh, Q,
+                                                                      p->eps, 0);
+}
+template <typename T, int VEC>
+static void launch_infer_nchw_t(const bn_problem_t *p, int bs) {
+    long nvh = p->HW / VEC, Q = p->N * p->C * nvh;
+    long wave = (long)g_dev.prop.multiProcessorCount * bn_blocks_per_sm(bs);
+    long blocks = clamp_long(ceil_div(Q, (long)bs * K7_PACKS(VEC)), 1, 2 * wave);
+    batchnorm_normalize_nchw_kernel<T, VEC><<<(unsigned)blocks, bs>>>((const T *)p->x, (T *)p->y, p->run_mean,
+                                                                      p->run_var, p->gamma, p->beta, p->C, nvh, Q,
+                                                                      p->eps, 1);
+}
+static void launch_k7(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    BN_DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), launch_nchw_t, p, l->block_size);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 8: the dispatcher. These rules come from reasoning about the kernels above, not from measurements (each
+// path was validated on an H100, none was timed): they are to be tuned from measurements (scripts/run_all.py,
+// then results/NOTES.md).
+//   inference, channels contiguous (or NCHW with H*W = 1, the same memory as [N, C])
+//                                        -> the normalize pass of 5 on [M, C], 256 threads
+//   inference, NCHW                      -> the normalize pass of 7, 256 threads
+//   training, NCHW with H*W = 1          -> 5 on the [N, C] view (7 would read each channel with stride C)
+//   training, NCHW                       -> 7, 256 threads
+//   training, channels contiguous, x larger than half of L2 and on chip (6 has a plan at 512 or 256 threads)
+//                                        -> 6: 5 would read x twice from DRAM there
+//   training, channels contiguous, otherwise -> 5, 512 threads (fewer, larger blocks: fewer partials to combine;
+//                                           below half of L2 its second read of x is an L2 hit)
+// A --block-size given on the command line is passed to the path (6 then needs a plan at that size).
+static void launch_k8(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    int cl = p->layout != LAYOUT_NCHW || p->HW == 1;  // [M, C] in memory
+    dtype_t d = p->h.dtype;
+    int bs = l->block_size;
+    if (!p->training) {
+        bs = bs ? bs : 256;
+        if (cl) {
+            int vec = bn_vec_width(d, p->C);
+            BN_DISPATCH_VEC(d, vec, launch_infer_cl_t, p, bs);
+            snprintf(l->path, sizeof l->path, "inference: elementwise over [M, C] (5's normalize pass, %d-wide packs)", vec);
+        } else {
+            int vec = bn_vec_width(d, p->HW);
+            BN_DISPATCH_VEC(d, vec, launch_infer_nchw_t, p, bs);
+            snprintf(l->path, sizeof l->path, "inference: elementwise over NCHW (7's normalize pass, %d-wide packs)", vec);
+        }
+        l->block_used = bs;
+        return;
+    }
+    if (!cl) {
+        bs = bs ? bs : 256;
+        int vec = bn_vec_width(d, p->HW);
+        BN_DISPATCH_VEC(d, vec, launch_nchw_t, p, bs);
+        l->block_used = bs;
+        snprintf(l->path, sizeof l->path, "7 (NCHW planes, %d-wide packs)", vec);
+        return;
+    }
+    double xbytes = (double)p->M * p->C * dtype_size(d);
+    if (p->layout != LAYOUT_NCHW && xbytes > 0.5 * g_dev.prop.l2CacheSize) {
+        int tries[2] = {512, 256}, n = bs ? 1 : 2;
+        if (bs) tries[0] = bs;
+        for (int i = 0; i < n; i++) {
+            k6_plan_t plan;
+            if (!k6_plan(p, tries[i], &plan)) {
+                launch_persistent(p, tries[i], &plan);
+                l->block_used = tries[i];
+                snprintf(l->path, sizeof l->path, "6 (single read: %ld blocks, %ld rows each on chip)", plan.P,
+                         plan.rows_per_block);
+                return;
+            }
+        }
+    }
+    bs = bs ? bs : 512;
+    int vec = bn_vec_width(d, p->C);
+    BN_DISPATCH_VEC(d, vec, launch_split_t, p, bs);
+    l->block_used = bs;
+    snprintf(l->path, sizeof l->path, "5 (split rows, %d-wide packs%s)", vec,
+             p->layout == LAYOUT_NCHW ? ", NCHW with H*W = 1 read as [N, C]" : "");
+}
+
+static const char *supports_k0(const void *pp, int bs) {
+    (void)pp;
+    (void)bs;
+    return "not built yet";
+}
+
+// ------------------------------------------------------------------------------------------------
+// The registry (keep it, the header comment and --list in agreement).
+
+#define FP32_ONLY DT_BIT(DT_FP32)
+static const kernel_t k_kernels[] = {
+    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_k0, NULL},
+    {1, "thread-per-channel", FP32_ONLY, "[N,C], NHWC; training",
+     "one thread per channel walking down all rows: coalesced across channels, only C threads", 0, supports_cl,
+     launch_k1},
+    {2, "block-per-channel", FP32_ONLY, "[N,C], NHWC; training",
+     "one block per channel reading down its column: strided, uncoalesced reads", 0, supports_cl, launch_k2},
+    {3, "atomic-partials", FP32_ONLY, "[N,C], NHWC; training; NHW>=16",
+     "partial sums and squares from many blocks, accumulated with global atomics", 0, supports_k3, launch_k3},
+    {4, "2d-block-column", DT_ALL, "[N,C], NHWC; training",
+     "2-D blocks: lanes across channels, warps across rows, shared-memory merge; one column of blocks", 0,
+     supports_cl, launch_k4},
+    {5, "split-rows", DT_ALL, "[N,C], NHWC; training",
+     "rows split over many blocks: Welford partials, the last block finalizes, a normalize pass", 0, supports_cl,
+     launch_k5},
+    {6, "persistent-onchip", DT_ALL, "[N,C], NHWC; training; on chip",
+     "cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once", 0, supports_k6,
+     launch_k6},
+    {7, "nchw-split-planes", DT_ALL, "NCHW; training",
+     "NCHW: vectorized reductions over each channel's planes, split over many blocks", 0, supports_k7, launch_k7},
+    {8, "dispatch", DT_ALL, "all layouts and modes",
+     "picks the path by layout, N, C, dtype and mode, and says which ran", 1, NULL, launch_k8},
+};
+
+// ------------------------------------------------------------------------------------------------
+// Options, setup, reference, reset, teardown.
+
+static const extra_option_t k_extra[] = {
+    {"layout", required_argument, "--layout L        nc ([N, C], the default) | nchw | nhwc (images: with --height/--width)"},
+    {"height", required_argument, "--height H        image height H (nchw/nhwc; long option only: -h is help; default 1)"},
+    {"width", required_argument, "--width W         image width W (nchw/nhwc; default 1)"},
+    {"momentum", required_argument, "--momentum M      running-statistics momentum in [0, 1] (default 0.1)"},
+    {"eps", required_argument, "--eps E           epsilon (default 1e-5)"},
+    {"inference", no_argument, "--inference       y from the running statistics (inference) instead of batch statistics"},
+};
+enum { X_LAYOUT, X_HEIGHT, X_WIDTH, X_MOMENTUM, X_EPS, X_INFERENCE };
+
+static const char *parse_extra(int index, const char *arg) {
+    long v;
+    double d;
+    switch (index) {
+    case X_LAYOUT:
+        if (strcmp(arg, "nc") == 0) g_layout = LAYOUT_NC;
+        else if (strcmp(arg, "nchw") == 0) g_layout = LAYOUT_NCHW;
+        else if (strcmp(arg, "nhwc") == 0) g_layout = LAYOUT_NHWC;
+        else return reasonf("invalid layout '%s' (--layout: nc, nchw or nhwc)", arg);
+        return NULL;
+    case X_HEIGHT:
+    case X_WIDTH:
+        if (parse_long(arg, 1, 1L << 31, &v))
+            return reasonf("invalid %s '%s' (--%s: a positive integer)", index == X_HEIGHT ? "height" : "width", arg,
+                           index == X_HEIGHT ? "height" : "width");
+        if (index == X_HEIGHT) g_height = v;
+        else g_width = v;
+        g_hw_set = 1;
+        return NULL;
+    case X_MOMENTUM:
+        if (parse_double(arg, &d) || d < 0 || d > 1)
+            return reasonf("invalid momentum '%s' (--momentum: a number in [0, 1])", arg);
+        g_momentum = d;
+        return NULL;
+    case X_EPS:
+        if (parse_double(arg, &d) || d < 0) return reasonf("invalid eps '%s' (--eps: a finite number >= 0)", arg);
+        g_eps = d;
+        return NULL;
+    default:
+        g_inference = 1;
+        return NULL;
+    }
+}
+
+static const char *check_options(const options_t *o) {
+    if (o->bt_set) return "-B/-T do not apply here: the batch is -N";
+    if (g_layout == LAYOUT_NC && g_hw_set)
+        return "--height/--width need an image layout (--layout nchw or nhwc)";
+    double numel = (double)o->rows * (double)o->cols * (double)g_height * (double)g_width;
+    if (numel > 4e9)
+        return reasonf("shape %ldx%ldx%ldx%ld too large (N*C*H*W must stay below 4e9 elements)", o->rows, o->cols,
+                       g_height, g_width);
+    return NULL;
+}
+
+// The CSV shape, the human shape line and the bytes counted (see the header), from the problem's fields.
+static void bn_describe(bn_problem_t *p) {
+    const char *mode = p->training ? "" : ":inf";
+    if (p->layout == LAYOUT_NC) {
+        snprintf(p->h.shape, sizeof p->h.shape, "%ldx%ld%s", p->N, p->C, mode);
+        snprintf(p->h.shape_desc, sizeof p->h.shape_desc, "[N, C] N %ld C %ld | %s", p->N, p->C,
+                 p->training ? "training" : "inference");
+    } else {
+        snprintf(p->h.shape, sizeof p->h.shape, "%ldx%ldx%ldx%ld:%s%s", p->N, p->C, p->H, p->W,
+                 layout_name(p->layout), mode);
+        snprintf(p->h.shape_desc, sizeof p->h.shape_desc, "%s N %ld C %ld H %ld W %ld | %s",
+                 p->layout == LAYOUT_NCHW ? "NCHW" : "NHWC", p->N, p->C, p->H, p->W,
+                 p->training ? "training" : "inference");
+    }
+    double numel = (double)p->M * p->C;
+    // training: x, y; gamma, beta, save_mean, save_invstd; running_mean and running_var read and written
+    // inference: x, y; gamma, beta, running_mean, running_var read
+    p->h.bytes = 2.0 * numel * dtype_size(p->h.dtype) + (p->training ? 8.0 * sizeof(float) : 4.0 * sizeof(float)) * p->C;
+}
+
+static problem_t *bn_setup(const options_t *o) {
+    bn_problem_t *p = (bn_problem_t *)calloc(1, sizeof *p);
+    dtype_t d = o->dtype;
+    size_t es = dtype_size(d);
+    p->layout = g_layout;
+    p->N = o->rows;
+    p->C = o->cols;
+    p->H = g_height;
+    p->W = g_width;
+    p->HW = p->H * p->W;
+    p->M = p->N * p->HW;
+    p->training = !g_inference;
+    p->eps = (float)g_eps;
+    p->momentum = (float)g_momentum;
+    p->h.dtype = d;
+    bn_describe(p);
+    long N = p->N, C = p->C, numel = p->M * C;
+    p->x = dev_alloc(numel * es);
+    p->y = dev_alloc(numel * es);
+    float **stats[] = {&p->gamma, &p->beta, &p->save_mean, &p->save_invstd, &p->run_mean, &p->run_var, &p->run_mean0, &p->run_var0};
+    for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++) *stats[i] = (float *)dev_alloc(C * sizeof(float));
+    p->ws_states = (long)g_dev.prop.multiProcessorCount * 16384 + C;
+    p->ws_mean = (float *)dev_alloc(2 * (size_t)p->ws_states * sizeof(float));
+    p->ws_m2 = p->ws_mean + p->ws_states;
+    p->counters = (unsigned *)dev_alloc((C + 1) * sizeof(unsigned));
+    CUDA_CHECK(cudaMemset(p->counters, 0, (C + 1) * sizeof(unsigned)));
+    CUDA_CHECK(cudaMemset(p->ws_mean, 0, 2 * (size_t)p->ws_states * sizeof(float)));
+    p->hx = host_alloc_doubles(numel);
+    p->hgamma = host_alloc_doubles(C);
+    p->hbeta = host_alloc_doubles(C);
+    p->hrm0 = host_alloc_doubles(C);
+    p->hrv0 = host_alloc_doubles(C);
+    fill_normal(p->x, p->hx, numel, d, o->seed, 0, o->input_mean, o->input_std);
+    fill_normal(p->gamma, p->hgamma, C, DT_FP32, o->seed, 1, 1.0, 0.25);
+    fill_normal(p->beta, p->hbeta, C, DT_FP32, o->seed, 2, 0.0, 0.25);
+    fill_normal(p->run_mean0, p->hrm0, C, DT_FP32, o->seed, 3, 0.0, 0.5);
+    fill_normal(p->run_var0, p->hrv0, C, DT_FP32, o->seed, 4, 0.0, 0.5);
+    float *rv = (float *)malloc(C * sizeof(float));  // running_var = 1 + |N(0, 0.5)|, in fp32 on the host
+    for (long c = 0; c < C; c++) {
+        rv[c] = 1.0f + fabsf((float)p->hrv0[c]);
+        p->hrv0[c] = rv[c];
+    }
+    CUDA_CHECK(cudaMemcpy(p->run_var0, rv, C * sizeof(float), cudaMemcpyHostToDevice));
+    free(rv);
+    CUDA_CHECK(cudaMemcpy(p->run_mean, p->run_mean0, C * sizeof(float), cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaMemcpy(p->run_var, p->run_var0, C * sizeof(float), cudaMemcpyDeviceToDevice));
+
+    long yrows = p->layout == LAYOUT_NCHW ? N * C : p->M, ycols = p->layout == LAYOUT_NCHW ? p->HW : C;
+    tolerance_t ts = tolerance_for(DT_FP32);
+    p->h.out[0] = (output_t){"y", p->y, d, yrows, ycols, host_alloc_doubles(numel), tolerance_for(d), NULL};
+    p->h.n_out = 1;
+    if (p->training) {
+        p->h.out[1] = (output_t){"save_mean", p->save_mean, DT_FP32, 1, C, host_alloc_doubles(C), ts, NULL};
+        p->h.out[2] = (output_t){"save_invstd", p->save_invstd, DT_FP32, 1, C, host_alloc_doubles(C), ts, NULL};
+        p->h.out[3] = (output_t){"running_mean", p->run_mean, DT_FP32, 1, C, host_alloc_doubles(C), ts, NULL};
+        p->h.out[4] = (output_t){"running_var", p->run_var, DT_FP32, 1, C, host_alloc_doubles(C), ts, NULL};
+        p->h.n_out = 5;
+    }
+    return &p->h;
+}
+
+// The error no fp32 kernel avoids: the mean is an fp32 number, so x - mean is off by up to an ulp or so of |mean|
+// (more after a reduction), and y by that times invstd * |gamma|. Allowed: 16 ulps of it, over the worst channel.
+static double batchnorm_y_atol(const double *mean, const double *invstd, const double *gamma, long C) {
+    double worst = 0;
+    for (long c = 0; c < C; c++) worst = fmax(worst, fabs(mean[c]) * invstd[c] * fabs(gamma[c]));
+    return 16.0 * ldexp(1.0, -24) * worst;
+}
+
+static void bn_reference(problem_t *h) {
+    bn_problem_t *p = (bn_problem_t *)h;
+    double *rm = host_alloc_doubles(p->C), *rv = host_alloc_doubles(p->C);
+    memcpy(rm, p->hrm0, p->C * sizeof(double));
+    memcpy(rv, p->hrv0, p->C * sizeof(double));
+    if (p->training) {
+        batchnorm_forward_cpu(h->out[0].ref, h->out[1].ref, h->out[2].ref, rm, rv, p->hx, p->hgamma, p->hbeta,
+                              p->layout, p->N, p->C, p->HW, p->eps, p->momentum, 1);
+        memcpy(h->out[3].ref, rm, p->C * sizeof(double));
+        memcpy(h->out[4].ref, rv, p->C * sizeof(double));
+        h->out[0].tol.atol += batchnorm_y_atol(h->out[1].ref, h->out[2].ref, p->hgamma, p->C);
+    } else {
+        batchnorm_forward_cpu(h->out[0].ref, NULL, NULL, rm, rv, p->hx, p->hgamma, p->hbeta, p->layout, p->N, p->C,
+                              p->HW, p->eps, p->momentum, 0);
+    }
+    free(rm);
+    free(rv);
+}
+
+// Before each validation launch: the running statistics back to their initial values.
+static void bn_reset(problem_t *h) {
+    bn_problem_t *p = (bn_problem_t *)h;
+    CUDA_CHECK(cudaMemcpy(p->run_mean, p->run_mean0, p->C * sizeof(float), cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaMemcpy(p->run_var, p->run_var0, p->C * sizeof(float), cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+static void bn_teardown(problem_t *h) {
+    bn_problem_t *p = (bn_problem_t *)h;
+    void *dev[] = {p->x, p->y, p->gamma, p->beta, p->save_mean, p->save_invstd, p->run_mean, p->run_var,
+                   p->run_mean0, p->run_var0, p->ws_mean, p->counters};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) CUDA_CHECK(cudaFree(dev[i]));
+    for (int i = 0; i < h->n_out; i++) free(h->out[i].ref);
+    free(p->hx);
+    free(p->hgamma);
+    free(p->hbeta);
+    free(p->hrm0);
+    free(p->hrv0);
+    free(p);
+}
+
+static const program_t k_program = {
+    "batchnorm",
+    "batchnorm_forward",
+    "BatchNorm forward (training: batch statistics, running-statistics update; --inference): -N is the batch N, "
+    "-C the channels C",
+    65536,
+    256,
+    k_kernels,
+    (int)(sizeof k_kernels / sizeof k_kernels[0]),
+    8,
+    k_extra,
+    (int)(sizeof k_extra / sizeof k_extra[0]),
+    parse_extra,
+    check_options,
+    bn_setup,
+    bn_reference,
+    bn_teardown,
+    bn_reset,
+};
+
+#ifndef NORM_NO_MAIN
+int main(int argc, char **argv) { return bench_main(argc, argv, &k_program); }
+#endif

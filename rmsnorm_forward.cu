@@ -1,0 +1,1152 @@
+/*
+RMSNorm forward: y = x * rstd * (weight + offset) over the last dimension (C) of x[rows, C],
+rstd = 1 / sqrt(mean(x^2) + eps), eps 1e-6 (--eps), offset 0 (--weight-offset; 1 is Gemma's form). Outputs y
+(dtype of x) and the per-row rstd (fp32), as a training forward pass saves it for the backward pass.
+x, weight and y in fp32, fp16 or bf16; arithmetic in fp32.
+
+Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests check that they agree):
+   0  cudnn              reserved for the cuDNN baseline (a later issue)
+   1  thread-per-row     one thread per row: a loop for the sum of squares, a loop to normalize
+   2  block-smem-tree    one block per row, sum of squares through a shared-memory tree
+   3  warp-per-row       one warp per row, shuffle reductions, streaming hints
+   4  block2d-vec        2-D block per row (lanes x warps): shuffles in each warp, then one warp across warps; 16-byte packs
+   5  block-row-cache    x read once: the row kept in registers, or in shared memory when large
+   6  subwarp-rows       several rows per warp or block, lanes per row chosen by C, row in registers
+   7  cluster-dsmem      one row split across a thread-block cluster, partial sums through distributed shared memory
+   8  dispatch           picks the path by C, dtype and mode and says which ran
+
+Variants (options of the program; kernels 4-8 run every one of them, kernels 1-3 are the plain fp32 teaching
+ladder and say `skipped: <reason>` for --fused-add and QK-norm; they do apply --weight-offset):
+  --fused-add        the pre-norm transformer step: residual += x in place, then y = rmsnorm(residual). The sum
+                     is formed in fp32 and rounded to the dtype, and the ROUNDED value (the one stored in the
+                     residual) is what is normalized: vLLM's fused_add_rms_norm does this, and so does an unfused
+                     add followed by RMSNorm (FlashInfer normalizes the fp32 sum before rounding instead; the
+                     difference is at most half an ulp of the dtype per element). The reference matches:
+                     residual = round_dtype(fp32(residual + x)), y and rstd from it. The residual is a third
+                     output; the harness restores its initial values (program_t.reset) before every
+                     validation launch. Bytes counted include the residual read and written.
+  --weight-offset F  y = x * rstd * (weight + F). The weight is drawn from N(1, 0.25) when F = 0 and from
+                     N(0, 0.25) otherwise (Gemma stores weight - 1), so weight + F is never degenerate.
+  --heads H --head-dim D [--row-stride S]
+                     QK-norm: x is a [tokens, H, D] view whose token stride S may exceed H*D (default S = 3*H*D:
+                     q inside a packed qkv buffer; -N gives tokens, default 4096). Each of the tokens*H rows of
+                     D elements is normalized with the same D-element weight; y is contiguous [tokens*H, D].
+                     Kernels read only the q part, and only it is counted. 16-byte packs need the pack width to
+                     divide D and S (and the x buffer is allocated with the stride, so k and v are really there).
+                     --fused-add does not combine with this mode (check_options refuses it, exit 2).
+
+Run:
+  make && ./rmsnorm_forward 5                   validate kernel 5, sweep block sizes, time each
+  ./rmsnorm_forward all --dtype bf16            every kernel, ranked (default shape 8192 x 4096)
+  ./rmsnorm_forward 8 --fused-add --weight-offset 1 --check
+  ./rmsnorm_forward 6 --heads 32 --head-dim 128 --dtype bf16   QK-norm, 4096 tokens, q inside qkv
+  ./rmsnorm_forward --list                      the registry (no GPU needed)
+Kernels 1-3 are the fp32 teaching ladder; 4-8 run fp32, fp16 and bf16 with fp32 arithmetic.
+
+Planted bugs (test builds -DPLANT_BUG=k, build/rmsnorm_forward_bug<k>), all in kernel 5, in both its register
+and its shared-memory path: 1 skips the store of the last pack of each row of y (those elements stay poisoned),
+2 writes one NaN into y, 3 uses eps 1e-2 instead of --eps (rstd off by 0.5% for rows of mean square 1, 0.25% at
+mean square 2 as in --fused-add: more than ten times the fp32 tolerance), 4 does not write the residual back in
+--fused-add mode. tests/gpu_suite_rmsnorm.sh
+runs them with --fused-add, which catches all four.
+*/
+#include "common.h"
+
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+// ------------------------------------------------------------------------------------------------
+// The problem
+
+// The shape of one run, from the options (pure: the CPU tests build it without a GPU).
+typedef struct {
+    long N, C;          // normalized rows and their length (QK-norm: N = tokens * H, C = head_dim)
+    long tokens, H, S;  // the x view: row r starts at element (r / H) * S + (r % H) * C (plain: H = 1, S = C)
+    int qk, fused;
+    double eps, offset;
+} rms_shape_t;
+
+typedef struct {
+    problem_t h;  // common header: dtype, shape, bytes, outputs
+    rms_shape_t s;
+    void *x, *w, *y;   // dtype; x holds tokens * S elements (the whole qkv buffer in QK-norm mode)
+    void *res, *res0;  // fused add: the residual (updated in place) and its initial values
+    float *rstd;
+    double *hx, *hw, *hres;  // host inputs, exactly the device values (hx as allocated, with the stride)
+} rms_problem_t;
+
+// Options of this program (parse_extra fills them; check_options turns them into a shape).
+static double g_eps = 1e-6, g_offset = 0.0;
+static int g_fused = 0;
+static long g_heads = 0, g_head_dim = 0, g_row_stride = 0;  // 0 = not given
+static const long QK_DEFAULT_TOKENS = 4096;
+
+// ------------------------------------------------------------------------------------------------
+// CPU reference, in double precision, from the dtype-rounded inputs.
+
+// v rounded as a GPU stores an fp32 result in dtype d: to fp32 first, then to d.
+static double round_to_dtype(double v, dtype_t d) {
+    unsigned char buf[4];
+    host_store(buf, 0, d, (float)v);
+    return host_load(buf, 0, d);
+}
+
+// Row r of x starts at x + (r / heads) * x_stride + (r % heads) * C (plain rows: heads = 1, x_stride = C);
+// elements between the rows of the view (k and v in a qkv buffer) are never read. With res_in (fused add,
+// contiguous x), res_out[r * C + c] = round_dtype(res_in + x) and that rounded value is normalized.
+static void rmsnorm_forward_cpu(double *y, double *rstd, double *res_out, const double *x, long heads, long x_stride,
+                                const double *w, const double *res_in, long N, long C, double eps, double offset,
+                                dtype_t d) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (long r = 0; r < N; r++) {
+        const double *xr = x + (r / heads) * x_stride + (r % heads) * C;
+        double ss = 0;
+        for (long c = 0; c < C; c++) {
+            double v = xr[c];
+            if (res_in) {
+                v = round_to_dtype(res_in[r * C + c] + v, d);
+                res_out[r * C + c] = v;
+            }
+            ss += v * v;
+        }
+        double s = 1.0 / sqrt(ss / C + eps);
+        for (long c = 0; c < C; c++) {
+            double v = res_in ? res_out[r * C + c] : xr[c];
+            y[r * C + c] = v * s * (w[c] + offset);
+        }
+        rstd[r] = s;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 1: one thread per row: a loop for the sum of squares, a loop to normalize.
+// Wrong: neighbouring threads read addresses C floats apart, so every load is its own memory transaction
+// (uncoalesced), and there are only `rows` threads: too few to fill the GPU at small rows.
+
+__global__ void rmsnorm_kernel1(const float *x, const float *w, float *y, float *rstd, long N, long C, float eps,
+                                float offset) {
+    long row = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (row >= N) return;
+    const float *xr = x + row * C;
+    float ss = 0.f;
+    for (long c = 0; c < C; c++) ss += xr[c] * xr[c];
+    float r = 1.f / sqrtf(ss / C + eps);
+    float *yr = y + row * C;
+    for (long c = 0; c < C; c++) yr[c] = xr[c] * r * (w[c] + offset);
+    rstd[row] = r;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 2: one block per row; each thread sums the squares of a strided part of the row (coalesced), the
+// partial sums meet in a shared-memory tree, then every thread normalizes its part.
+// Improves: coalesced reads and a block of threads per row; one launch (RMSNorm has one statistic).
+// Wrong: the tree idles half the threads at each step and needs log2(block) barriers; x is read twice
+// (the second read mostly hits L2); 4-byte accesses. Needs a power-of-two block.
+
+__global__ void rmsnorm_kernel2(const float *x, const float *w, float *y, float *rstd, long C, float eps,
+                                float offset) {
+    extern __shared__ float shared[];
+    long row = blockIdx.x;
+    const float *xr = x + row * C;
+    float ss = 0.f;
+    for (long c = threadIdx.x; c < C; c += blockDim.x) ss += xr[c] * xr[c];
+    shared[threadIdx.x] = ss;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) shared[threadIdx.x] += shared[threadIdx.x + stride];
+        __syncthreads();
+    }
+    float r = 1.f / sqrtf(shared[0] / C + eps);
+    float *yr = y + row * C;
+    for (long c = threadIdx.x; c < C; c += blockDim.x) yr[c] = xr[c] * r * (w[c] + offset);
+    if (threadIdx.x == 0) rstd[row] = r;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 3: one warp per row. Lanes stride over the row (coalesced), the sum of squares is reduced by warp
+// shuffles (warp_sum: no shared memory, no barrier), __restrict__, and streaming hints on the last read of x
+// and on y (evict-first: neither is read again).
+// Wrong: 4-byte accesses, x read twice, and one warp per row leaves large rows to a single warp (few loads
+// in flight per row); at small C most lanes idle.
+
+__global__ void rmsnorm_kernel3(const float *__restrict__ x, const float *__restrict__ w, float *__restrict__ y,
+                                float *__restrict__ rstd, long N, long C, float eps, float offset) {
+    int lane = threadIdx.x % 32;
+    long row = blockIdx.x * (long)(blockDim.x / 32) + threadIdx.x / 32;
+    if (row >= N) return;  // the whole warp leaves together: the shuffles below see all 32 lanes
+    const float *xr = x + row * C;
+    float ss = 0.f;
+    for (long c = lane; c < C; c += 32) ss += xr[c] * xr[c];
+    float r = rsqrtf(warp_sum(ss) / C + eps);
+    float *yr = y + row * C;
+    for (long c = lane; c < C; c += 32) __stcs(yr + c, __ldcs(xr + c) * r * (w[c] + offset));
+    if (lane == 0) rstd[row] = r;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Arguments of kernels 4-8 (every variant): one struct, passed by value.
+
+typedef struct {
+    const void *x;  // the x view: row r at (r / H) * S + (r % H) * C
+    void *res;      // fused add: residual [N, C], updated in place; NULL otherwise
+    const void *w;  // [C]
+    void *y;        // [N, C], contiguous
+    float *rstd;    // [N]
+    long N, C, H, S;
+    float eps, offset;
+} rms_args_t;
+
+__device__ __forceinline__ long x_row_offset(const rms_args_t &a, long row) {
+    return a.H == 1 ? row * a.S : (row / a.H) * a.S + (row % a.H) * a.C;
+}
+
+// Fused add of one pack: v = round_T(v + r), computed in fp32 (the value stored and then normalized).
+template <typename T, int VEC> __device__ __forceinline__ void add_round(Pack<T, VEC> &v, const Pack<T, VEC> &r) {
+#pragma unroll
+    for (int j = 0; j < VEC; j++) v.v[j] = from_float<T>(to_float(v.v[j]) + to_float(r.v[j]));
+}
+template <typename T, int VEC> __device__ __forceinline__ float pack_sum_squares(const Pack<T, VEC> &v) {
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        float f = to_float(v.v[j]);
+        s += f * f;
+    }
+    return s;
+}
+template <typename T, int VEC>
+__device__ __forceinline__ Pack<T, VEC> pack_normalize(const Pack<T, VEC> &v, const Pack<T, VEC> &w, float r,
+                                                       float offset) {
+    Pack<T, VEC> out;
+#pragma unroll
+    for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(to_float(v.v[j]) * r * (to_float(w.v[j]) + offset));
+    return out;
+}
+// A plain (cached) 16-byte store, for data the same thread reads back.
+template <typename T, int VEC> __device__ __forceinline__ void store_pack(T *p, const Pack<T, VEC> &v) {
+    *reinterpret_cast<Pack<T, VEC> *>(p) = v;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 4: one block per row as a 2-D block: threadIdx.x is the lane (32), threadIdx.y the warp. Each
+// warp reduces its sum of squares by shuffles, the per-warp sums meet in shared memory and one warp adds
+// them; every access is a pack of VEC elements, the widest that divides C (and the stride S): 16 bytes when
+// it can. In --fused-add mode the first pass writes the rounded sum back to the residual and the second
+// pass reads it from there.
+// Improves: 16-byte loads and stores (a quarter of the instructions of scalar fp32, an eighth for 16-bit),
+// a whole block per row, and every variant (fused add, weight offset, the strided QK view).
+// Wrong: x (or the residual) is read twice: the second read is served by L2 only while the rows in flight
+// fit in it; few packs per thread are in flight before the first use.
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(1024) rmsnorm_block2d_kernel(rms_args_t a) {
+    __shared__ float warp_ss[32];
+    __shared__ float s_rstd;
+    const int lane = threadIdx.x, warp = threadIdx.y, nwarps = blockDim.y;
+    const int tid = warp * 32 + lane, nthreads = nwarps * 32;
+    long row = blockIdx.x;
+    const T *xr = (const T *)a.x + x_row_offset(a, row);
+    T *rr = a.res ? (T *)a.res + row * a.C : NULL;
+    int nvec = (int)(a.C / VEC);  // the launcher guarantees C % VEC == 0
+    float ss = 0.f;
+    for (int i = tid; i < nvec; i += nthreads) {
+        Pack<T, VEC> v = load_pack<T, VEC>(xr + (long)i * VEC);  // cached: read again below (or the residual)
+        if (rr) {
+            add_round<T, VEC>(v, load_pack<T, VEC>(rr + (long)i * VEC));
+            store_pack<T, VEC>(rr + (long)i * VEC, v);
+        }
+        ss += pack_sum_squares<T, VEC>(v);
+    }
+    ss = warp_sum(ss);
+    if (lane == 0) warp_ss[warp] = ss;
+    __syncthreads();
+    if (warp == 0) {
+        float t = lane < nwarps ? warp_ss[lane] : 0.f;
+        t = warp_sum(t);
+        if (lane == 0) s_rstd = rsqrtf(t / a.C + a.eps);
+    }
+    __syncthreads();
+    float r = s_rstd;
+    const T *w = (const T *)a.w;
+    T *yr = (T *)a.y + row * a.C;
+    for (int i = tid; i < nvec; i += nthreads) {
+        // the residual was written by this same thread above: a plain load sees it
+        Pack<T, VEC> v = rr ? load_pack<T, VEC>(rr + (long)i * VEC) : load_pack_cs<T, VEC>(xr + (long)i * VEC);
+        store_pack_cs<T, VEC>(yr + (long)i * VEC, pack_normalize<T, VEC>(v, load_pack<T, VEC>(w + (long)i * VEC), r, a.offset));
+    }
+    if (tid == 0) a.rstd[row] = r;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 5: x read once. One (1-D) block per row; each thread loads its PACKS packs into registers before
+// the reduction (block_sum in common.h) and normalizes from them, so x (and the residual) cross DRAM once.
+// When the row does not fit block_size x 8 packs, a second kernel keeps it in shared memory instead (C
+// elements of T, dynamic). The launcher says which ran.
+// Improves: one read of x; all loads of a thread are issued before the first use (more bytes in flight).
+// Wrong: at small C most of the block idles (one row per block); the register path needs a block large
+// enough for the row, and a row in shared memory (up to ~227 KB a block on sm_90) leaves room for one or
+// two blocks per SM, whose load -> reduce -> write phases do not overlap. fp32 rows beyond 56K elements fit
+// neither: skipped (kernel 7 splits them across a cluster).
+
+#ifndef PLANT_BUG
+#define PLANT_BUG 0  // test builds: 1 skip the last pack of a row, 2 one NaN in y, 3 eps 1e-2, 4 no residual write-back
+#endif
+
+template <typename T, int VEC, int PACKS>
+__global__ void __launch_bounds__(1024) rmsnorm_rowreg_kernel(rms_args_t a) {
+    __shared__ float scratch[33];
+    long row = blockIdx.x;
+    float eps = PLANT_BUG == 3 ? 1e-2f : a.eps;
+    const T *xr = (const T *)a.x + x_row_offset(a, row);
+    T *rr = a.res ? (T *)a.res + row * a.C : NULL;
+    int nvec = (int)(a.C / VEC);
+    Pack<T, VEC> v[PACKS];
+    float ss = 0.f;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = threadIdx.x + p * blockDim.x;
+        if (i < nvec) v[p] = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+    }
+    if (rr) {
+#pragma unroll
+        for (int p = 0; p < PACKS; p++) {
+            int i = threadIdx.x + p * blockDim.x;
+            if (i < nvec) {
+                add_round<T, VEC>(v[p], load_pack_cs<T, VEC>(rr + (long)i * VEC));
+                if (PLANT_BUG != 4) store_pack_cs<T, VEC>(rr + (long)i * VEC, v[p]);
+            }
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = threadIdx.x + p * blockDim.x;
+        if (i < nvec) ss += pack_sum_squares<T, VEC>(v[p]);
+    }
+    float r = rsqrtf(block_sum(ss, scratch) / a.C + eps);
+    const T *w = (const T *)a.w;
+    T *yr = (T *)a.y + row * a.C;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = threadIdx.x + p * blockDim.x;
+        if (i < nvec && !(PLANT_BUG == 1 && (long)(i + 1) * VEC == a.C)) {
+            Pack<T, VEC> out = pack_normalize<T, VEC>(v[p], load_pack<T, VEC>(w + (long)i * VEC), r, a.offset);
+            if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
+            store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
+        }
+    }
+    if (threadIdx.x == 0) a.rstd[row] = r;
+}
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(1024) rmsnorm_smem_kernel(rms_args_t a) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *row_s = reinterpret_cast<T *>(smem_raw);
+    __shared__ float scratch[33];
+    long row = blockIdx.x;
+    float eps = PLANT_BUG == 3 ? 1e-2f : a.eps;
+    const T *xr = (const T *)a.x + x_row_offset(a, row);
+    T *rr = a.res ? (T *)a.res + row * a.C : NULL;
+    int nvec = (int)(a.C / VEC);
+    float ss = 0.f;
+    for (int i = threadIdx.x; i < nvec; i += blockDim.x) {
+        Pack<T, VEC> v = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+        if (rr) {
+            add_round<T, VEC>(v, load_pack_cs<T, VEC>(rr + (long)i * VEC));
+            if (PLANT_BUG != 4) store_pack_cs<T, VEC>(rr + (long)i * VEC, v);
+        }
+        store_pack<T, VEC>(row_s + (long)i * VEC, v);
+        ss += pack_sum_squares<T, VEC>(v);
+    }
+    float r = rsqrtf(block_sum(ss, scratch) / a.C + eps);
+    const T *w = (const T *)a.w;
+    T *yr = (T *)a.y + row * a.C;
+    for (int i = threadIdx.x; i < nvec; i += blockDim.x) {  // the thread's own packs: no barrier needed
+        if (PLANT_BUG == 1 && (long)(i + 1) * VEC == a.C) continue;
+        Pack<T, VEC> v = load_pack<T, VEC>(row_s + (long)i * VEC);
+        Pack<T, VEC> out = pack_normalize<T, VEC>(v, load_pack<T, VEC>(w + (long)i * VEC), r, a.offset);
+        if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
+        store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
+    }
+    if (threadIdx.x == 0) a.rstd[row] = r;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 6: the small-C specialist. TPR lanes per row (1..32, chosen by C: the fewest that hold the row in
+// 4 packs each, or a whole warp with up to 8), so a warp normalizes 32 / TPR rows at once and a block
+// bs / TPR rows; the row lives in registers as 16-byte packs and the sum of squares is reduced within each
+// group of TPR lanes by shuffles (group_sum in common.h): no shared memory, no barrier. Its main user is
+// QK-norm (head_dim 64..256: 16-32 packs of 16-bit values, 4-8 lanes per row), where the rows of one token
+// lie side by side in the q part of the qkv buffer.
+// Improves: at small C every lane has work and each one has several 16-byte loads in flight; one read of x.
+// Wrong: built for rows of up to 32 lanes x 8 packs (1024 fp32 / 2048 16-bit elements with 16-byte packs);
+// larger rows want more than a warp. Rows whose C is not a multiple of 16 bytes use narrower packs.
+
+#define K6_MAX_PACKS 8
+
+template <typename T, int VEC, int TPR, int MAXP>
+__global__ void __launch_bounds__(1024) rmsnorm_subwarp_kernel(rms_args_t a) {
+    int rows_per_block = blockDim.x / TPR;
+    long row = blockIdx.x * (long)rows_per_block + threadIdx.x / TPR;
+    int lane = threadIdx.x % TPR;
+    bool valid = row < a.N;  // no early return: every lane of the warp must reach the shuffles
+    const T *xr = (const T *)a.x + (valid ? x_row_offset(a, row) : 0);
+    T *rr = a.res && valid ? (T *)a.res + row * a.C : NULL;
+    int nvec = (int)(a.C / VEC);
+    Pack<T, VEC> v[MAXP];
+    float ss = 0.f;
+#pragma unroll
+    for (int p = 0; p < MAXP; p++) {
+        int i = lane + p * TPR;
+        if (valid && i < nvec) v[p] = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+    }
+    if (rr) {
+#pragma unroll
+        for (int p = 0; p < MAXP; p++) {
+            int i = lane + p * TPR;
+            if (i < nvec) {
+                add_round<T, VEC>(v[p], load_pack_cs<T, VEC>(rr + (long)i * VEC));
+                store_pack_cs<T, VEC>(rr + (long)i * VEC, v[p]);
+            }
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < MAXP; p++) {
+        int i = lane + p * TPR;
+        if (valid && i < nvec) ss += pack_sum_squares<T, VEC>(v[p]);
+    }
+    ss = group_sum<TPR>(ss);
+    if (!valid) return;
+    float r = rsqrtf(ss / a.C + a.eps);
+    const T *w = (const T *)a.w;
+    T *yr = (T *)a.y + row * a.C;
+#pragma unroll
+    for (int p = 0; p < MAXP; p++) {
+        int i = lane + p * TPR;
+        if (i < nvec)
+            store_pack_cs<T, VEC>(yr + (long)i * VEC,
+                                  pack_normalize<T, VEC>(v[p], load_pack<T, VEC>(w + (long)i * VEC), r, a.offset));
+    }
+    if (lane == 0) a.rstd[row] = r;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 7: very large C. One row is split across a thread-block cluster of CL blocks (CL <= 8, the portable
+// size; sm_90 and newer): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row in registers,
+// reduces its part (block_sum), and publishes the partial sum in its shared memory; after cluster.sync()
+// thread 0 of every block reads all CL partials through distributed shared memory (map_shared_rank), in
+// rank order, so every block computes the same rstd; a second cluster.sync() keeps each block's shared
+// memory alive until all have read it. Then each block normalizes its slice from registers.
+// Improves: x read once for rows far beyond one block's registers (C = 65536 fp32 is 256 KB: more than an
+// SM's shared memory, re-read from DRAM by kernel 4), with the parallelism of CL blocks per row.
+// Wrong: needs clusters (sm_90+); two cluster barriers per row; the cluster size is chosen by a rule
+// (4 packs a thread, the smallest CL that holds the row), not measured; at small C the cluster is 1 block.
+
+#define K7_MAX_CLUSTER 8
+
+template <typename T, int VEC, int PACKS>
+__global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_kernel(rms_args_t a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cg::cluster_group cluster = cg::this_cluster();
+    __shared__ float scratch[33];
+    __shared__ float partial, s_rstd;
+    const unsigned rank = cluster.block_rank(), nblocks = cluster.num_blocks();
+    long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
+    const T *xr = (const T *)a.x + x_row_offset(a, row);
+    T *rr = a.res ? (T *)a.res + row * a.C : NULL;
+    int nvec = (int)(a.C / VEC);
+    int first = (int)rank * blockDim.x * PACKS + threadIdx.x;  // pack p of this thread: first + p * blockDim.x
+    // packs of this thread inside the row: one count instead of a predicate per pack (and __launch_bounds__
+    // with 1 block an SM: with the default, ptxas aimed at 32 registers and spilled a few instances)
+    int np = nvec > first ? (nvec - first + blockDim.x - 1) / blockDim.x : 0;
+    Pack<T, VEC> v[PACKS] = {};
+    float ss = 0.f;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = first + p * blockDim.x;
+        if (p < np) v[p] = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+    }
+    if (rr) {
+#pragma unroll
+        for (int p = 0; p < PACKS; p++) {
+            int i = first + p * blockDim.x;
+            if (p < np) {
+                add_round<T, VEC>(v[p], load_pack_cs<T, VEC>(rr + (long)i * VEC));
+                store_pack_cs<T, VEC>(rr + (long)i * VEC, v[p]);
+            }
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < PACKS; p++)
+        if (p < np) ss += pack_sum_squares<T, VEC>(v[p]);
+    float block_ss = block_sum(ss, scratch);
+    if (threadIdx.x == 0) partial = block_ss;
+    cluster.sync();  // every block's partial is written and visible to the cluster
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (unsigned b = 0; b < nblocks; b++) t += *cluster.map_shared_rank(&partial, b);
+        s_rstd = rsqrtf(t / a.C + a.eps);
+    }
+    cluster.sync();  // all remote reads done before any block may exit; s_rstd visible to the block
+    float r = s_rstd;
+    const T *w = (const T *)a.w;
+    T *yr = (T *)a.y + row * a.C;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = first + p * blockDim.x;
+        if (p < np)
+            store_pack_cs<T, VEC>(yr + (long)i * VEC,
+                                  pack_normalize<T, VEC>(v[p], load_pack<T, VEC>(w + (long)i * VEC), r, a.offset));
+    }
+    if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
+#endif
+}
+
+// ------------------------------------------------------------------------------------------------
+// Launchers: pick the template instance, check the launch.
+
+static rms_args_t rms_args(const rms_problem_t *p) {
+    rms_args_t a;
+    a.x = p->x;
+    a.res = p->s.fused ? p->res : NULL;
+    a.w = p->w;
+    a.y = p->y;
+    a.rstd = p->rstd;
+    a.N = p->s.N;
+    a.C = p->s.C;
+    a.H = p->s.H;
+    a.S = p->s.S;
+    a.eps = (float)p->s.eps;
+    a.offset = (float)p->s.offset;
+    return a;
+}
+
+// The widest pack (elements) whose accesses stay aligned: it divides C and the token stride S, 16 bytes
+// when it can.
+static int vec_width_for(dtype_t d, long C, long S) {
+    return (int)gcd_long(gcd_long(16 / (long)dtype_size(d), C), S);
+}
+static int vec_width(const rms_problem_t *p) { return vec_width_for(p->h.dtype, p->s.C, p->s.S); }
+
+// Instantiate a templated launcher for the pack widths of each dtype: 4/2/1 for fp32, 8/4/2/1 for 16-bit.
+#define RMS_DISPATCH_VEC(dt, vec, FN, ...)                                                                    \
+    do {                                                                                                      \
+        switch (dt) {                                                                                         \
+        case DT_FP32:                                                                                         \
+            if ((vec) == 4) FN<float, 4>(__VA_ARGS__);                                                        \
+            else if ((vec) == 2) FN<float, 2>(__VA_ARGS__);                                                   \
+            else FN<float, 1>(__VA_ARGS__);                                                                   \
+            break;                                                                                            \
+        case DT_FP16:                                                                                         \
+            if ((vec) == 8) FN<__half, 8>(__VA_ARGS__);                                                       \
+            else if ((vec) == 4) FN<__half, 4>(__VA_ARGS__);                                                  \
+            else if ((vec) == 2) FN<__half, 2>(__VA_ARGS__);                                                  \
+            else FN<__half, 1>(__VA_ARGS__);                                                                  \
+            break;                                                                                            \
+        default:                                                                                              \
+            if ((vec) == 8) FN<__nv_bfloat16, 8>(__VA_ARGS__);                                                \
+            else if ((vec) == 4) FN<__nv_bfloat16, 4>(__VA_ARGS__);                                           \
+            else if ((vec) == 2) FN<__nv_bfloat16, 2>(__VA_ARGS__);                                           \
+            else FN<__nv_bfloat16, 1>(__VA_ARGS__);                                                           \
+            break;                                                                                            \
+        }                                                                                                     \
+    } while (0)
+
+typedef void (*rms_kernel_t)(rms_args_t);
+
+// Kernels 1-3: the plain fp32 ladder (they apply --weight-offset, not the other variants).
+static const char *supports_plain(const void *pp) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-8 have it)";
+    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-8 have it)";
+    return NULL;
+}
+static const char *supports_k1(const void *pp, int bs) {
+    (void)bs;
+    return supports_plain(pp);
+}
+static void launch_k1(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    rmsnorm_kernel1<<<(unsigned)ceil_div(p->s.N, l->block_size), l->block_size>>>(
+        (const float *)p->x, (const float *)p->w, (float *)p->y, p->rstd, p->s.N, p->s.C, (float)p->s.eps,
+        (float)p->s.offset);
+}
+
+static const char *supports_k2(const void *pp, int bs) {
+    const char *why = supports_plain(pp);
+    if (why) return why;
+    return is_pow2(bs) ? NULL : "the shared-memory tree needs a power-of-two block size";
+}
+static void launch_k2(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int bs = l->block_size;
+    rmsnorm_kernel2<<<(unsigned)p->s.N, bs, bs * sizeof(float)>>>((const float *)p->x, (const float *)p->w,
+                                                                  (float *)p->y, p->rstd, p->s.C, (float)p->s.eps,
+                                                                  (float)p->s.offset);
+}
+
+static const char *supports_k3(const void *pp, int bs) {
+    (void)bs;
+    return supports_plain(pp);
+}
+static void launch_k3(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    rmsnorm_kernel3<<<(unsigned)ceil_div(p->s.N, l->block_size / 32), l->block_size>>>(
+        (const float *)p->x, (const float *)p->w, (float *)p->y, p->rstd, p->s.N, p->s.C, (float)p->s.eps,
+        (float)p->s.offset);
+}
+
+// Kernel 4: 2-D block (32 lanes x block_size / 32 warps).
+template <typename T, int VEC>
+static void launch_block2d_t(const rms_problem_t *p, int bs) {
+    rmsnorm_block2d_kernel<T, VEC><<<(unsigned)p->s.N, dim3(32, bs / 32)>>>(rms_args(p));
+}
+static void launch_k4(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    RMS_DISPATCH_VEC(p->h.dtype, vec_width(p), launch_block2d_t, p, l->block_size);
+}
+
+// Kernel 5 and the dispatcher's register path: packs per thread, the smallest power of two that holds the
+// row (at most 8: 8 packs of 16 bytes are 32 registers, within the 64 of a 1024-thread block).
+static const int ROWREG_MAX_PACKS = 8;
+static int rowreg_packs(long nvec, int bs, int max_packs) {
+    for (int packs = 1; packs <= max_packs; packs *= 2)
+        if ((long)packs * bs >= nvec) return packs;
+    return 0;
+}
+template <typename T, int VEC>
+static void rowreg_kernel_for(int packs, const void **fn) {
+    switch (packs) {
+    case 1: *fn = (const void *)rmsnorm_rowreg_kernel<T, VEC, 1>; break;
+    case 2: *fn = (const void *)rmsnorm_rowreg_kernel<T, VEC, 2>; break;
+    case 4: *fn = (const void *)rmsnorm_rowreg_kernel<T, VEC, 4>; break;
+    default: *fn = (const void *)rmsnorm_rowreg_kernel<T, VEC, 8>; break;
+    }
+}
+template <typename T, int VEC>
+static void smem_kernel_for(const void **fn) {
+    *fn = (const void *)rmsnorm_smem_kernel<T, VEC>;
+}
+// Dynamic shared memory beyond 48 KB must be opted into, once per kernel (outside the timed launches).
+static void ensure_dynamic_smem(const void *fn, size_t bytes) {
+    static const void *fns[64];
+    static size_t have[64];
+    static int n = 0;
+    int i = 0;
+    while (i < n && fns[i] != fn) i++;
+    if (i < n && have[i] >= bytes) return;
+    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    if (i == n && n < 64) fns[n++] = fn;
+    if (i < 64) have[i] = bytes;
+}
+static size_t smem_row_limit(void) {
+    return g_dev.prop.sharedMemPerBlockOptin > 33 * sizeof(float) ? g_dev.prop.sharedMemPerBlockOptin - 33 * sizeof(float)
+                                                                   : 0;
+}
+static const char *supports_k5(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int vec = vec_width(p);
+    long nvec = p->s.C / vec;
+    const void *fn;
+    int packs = rowreg_packs(nvec, bs, ROWREG_MAX_PACKS);
+    if (packs) {
+        RMS_DISPATCH_VEC(p->h.dtype, vec, rowreg_kernel_for, packs, &fn);
+        return block_fits(fn, bs);
+    }
+    size_t need = (size_t)p->s.C * dtype_size(p->h.dtype), have = smem_row_limit();
+    if (need > have)
+        return reasonf("row of %ld fits neither %d threads x %d packs of %d nor %.0f KB of shared memory", p->s.C, bs,
+                       ROWREG_MAX_PACKS, vec, have / 1024.0);
+    RMS_DISPATCH_VEC(p->h.dtype, vec, smem_kernel_for, &fn);
+    return block_fits(fn, bs);
+}
+static void launch_k5(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int bs = l->block_size, vec = vec_width(p);
+    long nvec = p->s.C / vec;
+    int packs = rowreg_packs(nvec, bs, ROWREG_MAX_PACKS);
+    const void *fn;
+    rms_args_t a = rms_args(p);
+    size_t smem = 0;
+    if (packs) {
+        RMS_DISPATCH_VEC(p->h.dtype, vec, rowreg_kernel_for, packs, &fn);
+        snprintf(l->path, sizeof l->path, "registers, %d packs of %d a thread", packs, vec);
+    } else {
+        RMS_DISPATCH_VEC(p->h.dtype, vec, smem_kernel_for, &fn);
+        smem = (size_t)p->s.C * dtype_size(p->h.dtype);
+        ensure_dynamic_smem(fn, smem);
+        snprintf(l->path, sizeof l->path, "shared memory, %.1f KB a row, packs of %d", smem / 1024.0, vec);
+    }
+    ((rms_kernel_t)fn)<<<(unsigned)p->s.N, bs, smem>>>(a);
+}
+
+// Kernel 6: lanes per row chosen by C: the fewest that hold the row in 4 packs each, else a whole warp
+// with up to 8 packs each; 0 when the row does not fit.
+static int subwarp_tpr(long nvec) {
+    int tpr = 1;
+    while (tpr < 32 && (long)tpr * 4 < nvec) tpr *= 2;
+    return (long)tpr * (tpr == 32 ? K6_MAX_PACKS : 4) >= nvec ? tpr : 0;
+}
+template <typename T, int VEC>
+static void subwarp_kernel_for(int tpr, long nvec, const void **fn) {
+    rms_kernel_t k;
+    switch (tpr) {
+    case 1: k = rmsnorm_subwarp_kernel<T, VEC, 1, 4>; break;
+    case 2: k = rmsnorm_subwarp_kernel<T, VEC, 2, 4>; break;
+    case 4: k = rmsnorm_subwarp_kernel<T, VEC, 4, 4>; break;
+    case 8: k = rmsnorm_subwarp_kernel<T, VEC, 8, 4>; break;
+    case 16: k = rmsnorm_subwarp_kernel<T, VEC, 16, 4>; break;
+    default:
+        if (nvec <= 32 * 4) k = rmsnorm_subwarp_kernel<T, VEC, 32, 4>;
+        else k = rmsnorm_subwarp_kernel<T, VEC, 32, K6_MAX_PACKS>;
+        break;
+    }
+    *fn = (const void *)k;
+}
+static void launch_subwarp(const rms_problem_t *p, int bs, int vec, int tpr) {
+    const void *fn;
+    RMS_DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->s.C / vec, &fn);
+    ((rms_kernel_t)fn)<<<(unsigned)ceil_div(p->s.N, bs / tpr), bs>>>(rms_args(p));
+}
+static const char *supports_k6(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int vec = vec_width(p), tpr = subwarp_tpr(p->s.C / vec);
+    if (!tpr) return reasonf("row of %ld needs more than 32 lanes x %d packs of %d", p->s.C, K6_MAX_PACKS, vec);
+    const void *fn;
+    RMS_DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->s.C / vec, &fn);
+    return block_fits(fn, bs);
+}
+static void launch_k6(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int vec = vec_width(p), tpr = subwarp_tpr(p->s.C / vec);
+    launch_subwarp(p, l->block_size, vec, tpr);
+    snprintf(l->path, sizeof l->path, "%d lanes a row, %d rows a block, packs of %d", tpr, l->block_size / tpr, vec);
+}
+
+// Kernel 7: the cluster size CL is the smallest power of two (<= 8) whose blocks hold the row in 4 packs a
+// thread, else 8 blocks with 8 packs a thread; 0 when even that is too small.
+static int cluster_plan(long nvec, int bs, int *cl, int *packs) {
+    for (int c = 1; c <= K7_MAX_CLUSTER; c *= 2)
+        if ((long)c * bs * 4 >= nvec) {
+            *cl = c;
+            *packs = 4;
+            return 1;
+        }
+    if ((long)K7_MAX_CLUSTER * bs * 8 >= nvec) {
+        *cl = K7_MAX_CLUSTER;
+        *packs = 8;
+        return 1;
+    }
+    return 0;
+}
+template <typename T, int VEC>
+static void cluster_kernel_for(int packs, const void **fn) {
+    if (packs == 4) *fn = (const void *)rmsnorm_cluster_kernel<T, VEC, 4>;
+    else *fn = (const void *)rmsnorm_cluster_kernel<T, VEC, 8>;
+}
+static cudaLaunchConfig_t cluster_config(long N, int bs, int cl, cudaLaunchAttribute *attr) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)(N * cl), 1, 1);
+    cfg.blockDim = dim3(bs, 1, 1);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = 0;
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = cl;
+    attr->val.clusterDim.y = 1;
+    attr->val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cfg;
+}
+// NULL when clusters of cl blocks of fn can be resident; else why not. Cached (the dispatcher asks per launch).
+static const char *cluster_fits(const void *fn, int bs, int cl) {
+    static const void *c_fn = NULL;
+    static int c_bs = 0, c_cl = 0, c_ok = 0;
+    static char c_why[160];
+    if (g_dev.prop.major < 9)
+        return reasonf("thread-block clusters need sm_90 or newer (this GPU is %s)", g_dev.sm);
+    if (!(fn == c_fn && bs == c_bs && cl == c_cl)) {
+        const char *why = block_fits(fn, bs);
+        if (why) {
+            snprintf(c_why, sizeof c_why, "%s", why);
+            c_ok = 0;
+        } else {
+            cudaLaunchAttribute attr;
+            cudaLaunchConfig_t cfg = cluster_config(cl, bs, cl, &attr);  // grid of one cluster
+            int n = 0;
+            cudaError_t e = cudaOccupancyMaxActiveClusters(&n, fn, &cfg);
+            if (e != cudaSuccess) {
+                cudaGetLastError();  // not sticky: clear it
+                snprintf(c_why, sizeof c_why, "a cluster of %d blocks x %d threads cannot launch (%s)", cl, bs,
+                         cudaGetErrorString(e));
+                c_ok = 0;
+            } else if (n < 1) {
+                snprintf(c_why, sizeof c_why, "a cluster of %d blocks x %d threads does not fit the GPU", cl, bs);
+                c_ok = 0;
+            } else {
+                c_ok = 1;
+            }
+        }
+        c_fn = fn;
+        c_bs = bs;
+        c_cl = cl;
+    }
+    return c_ok ? NULL : c_why;
+}
+static const char *supports_k7(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    if (g_dev.prop.major < 9) return reasonf("thread-block clusters need sm_90 or newer (this GPU is %s)", g_dev.sm);
+    int vec = vec_width(p), cl = 0, packs = 0;
+    if (!cluster_plan(p->s.C / vec, bs, &cl, &packs))
+        return reasonf("row of %ld needs more than %d blocks x %d threads x 8 packs of %d", p->s.C, K7_MAX_CLUSTER, bs,
+                       vec);
+    if ((double)p->s.N * cl > 2147483647.0) return reasonf("%ld rows x %d blocks exceed the grid", p->s.N, cl);
+    const void *fn;
+    RMS_DISPATCH_VEC(p->h.dtype, vec, cluster_kernel_for, packs, &fn);
+    return cluster_fits(fn, bs, cl);
+}
+static void launch_cluster(const rms_problem_t *p, int bs, int vec, launch_t *l) {
+    int cl = 0, packs = 0;
+    cluster_plan(p->s.C / vec, bs, &cl, &packs);
+    const void *fn;
+    RMS_DISPATCH_VEC(p->h.dtype, vec, cluster_kernel_for, packs, &fn);
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = cluster_config(p->s.N, bs, cl, &attr);
+    rms_args_t a = rms_args(p);
+    void *args[] = {&a};
+    CUDA_CHECK(cudaLaunchKernelExC(&cfg, fn, args));
+    snprintf(l->path, sizeof l->path, "cluster of %d blocks, %d packs of %d a thread", cl, packs, vec);
+}
+static void launch_k7(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    launch_cluster(p, l->block_size, vec_width(p), l);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 8: the dispatcher. Its rules come from the LayerNorm measurements on an H100 (results/NOTES.md;
+// RMSNorm moves the same bytes minus the bias and the mean) and are to be tuned from RMSNorm measurements:
+//   C <= 1024 and the row fits kernel 6 (QK-norm heads too)       -> 6, 256 threads
+//   16-byte packs, fp32 rows up to 8 packs x 1024 threads (32768),
+//     16-bit rows up to 2048 (4 packs a thread)                   -> 5's register path with 16-byte packs,
+//                                                                    the fewest threads (>= 128) at ~4 packs
+//   16-byte packs, row >= 128 KB, sm_90+ and the cluster fits     -> 7, 512 threads a block (predicted: x
+//                                                                    read once where kernel 4 re-reads it from
+//                                                                    DRAM; LayerNorm's re-read fell to 67%)
+//   anything else                                                 -> 4 (re-read, widest packs), ~32 elements
+//                                                                    a thread, 128..1024 threads
+// (LayerNorm: 16-bit rows above 2048 ran faster re-read than from registers.) A --block-size given on the
+// command line is passed to the path.
+enum { PATH_SUBWARP = 6, PATH_ROWREG = 5, PATH_CLUSTER = 7, PATH_BLOCK2D = 4 };
+typedef struct { int kernel, vec, bs, packs, tpr, cl; } rms_plan_t;
+static const long DISPATCH_CLUSTER_BYTES = 128 * 1024;
+
+static rms_plan_t dispatch_plan(dtype_t d, long C, long S, int has_cluster, int req_bs) {
+    rms_plan_t pl;
+    memset(&pl, 0, sizeof pl);
+    int vec = vec_width_for(d, C, S);
+    long nvec = C / vec;
+    int full = vec == 16 / (int)dtype_size(d);
+    pl.vec = vec;
+    int tpr = subwarp_tpr(nvec);
+    if (tpr && C <= 1024) {
+        pl.kernel = PATH_SUBWARP;
+        pl.tpr = tpr;
+        pl.bs = req_bs ? req_bs : 256;
+        return pl;
+    }
+    if (full && (d == DT_FP32 || C <= 2048)) {
+        int bs = req_bs;
+        if (!bs) {
+            bs = 128;
+            while (bs < 1024 && (long)bs * 4 < nvec) bs *= 2;
+        }
+        int packs = rowreg_packs(nvec, bs, d == DT_FP32 ? 8 : 4);
+        if (packs) {
+            pl.kernel = PATH_ROWREG;
+            pl.bs = bs;
+            pl.packs = packs;
+            return pl;
+        }
+    }
+    if (has_cluster && full && (long)C * (long)dtype_size(d) >= DISPATCH_CLUSTER_BYTES) {
+        int bs = req_bs ? req_bs : 512, cl = 0, packs = 0;
+        if (cluster_plan(nvec, bs, &cl, &packs)) {
+            pl.kernel = PATH_CLUSTER;
+            pl.bs = bs;
+            pl.cl = cl;
+            pl.packs = packs;
+            return pl;
+        }
+    }
+    int bs = 128;
+    while (bs < 1024 && (long)bs * 32 < C) bs *= 2;
+    pl.kernel = PATH_BLOCK2D;
+    pl.bs = req_bs ? req_bs : bs;
+    return pl;
+}
+// The plan for this problem on this GPU: the cluster path only where it can launch (cached check).
+static rms_plan_t dispatch_for(const rms_problem_t *p, int req_bs) {
+    int has_cluster = g_dev.prop.major >= 9;
+    rms_plan_t pl = dispatch_plan(p->h.dtype, p->s.C, p->s.S, has_cluster, req_bs);
+    if (pl.kernel == PATH_CLUSTER) {
+        const void *fn;
+        RMS_DISPATCH_VEC(p->h.dtype, pl.vec, cluster_kernel_for, pl.packs, &fn);
+        if (cluster_fits(fn, pl.bs, pl.cl) || (double)p->s.N * pl.cl > 2147483647.0)
+            pl = dispatch_plan(p->h.dtype, p->s.C, p->s.S, 0, req_bs);
+    }
+    return pl;
+}
+static const char *supports_k8(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    rms_plan_t pl = dispatch_for(p, bs);
+    const void *fn;
+    switch (pl.kernel) {
+    case PATH_SUBWARP: RMS_DISPATCH_VEC(p->h.dtype, pl.vec, subwarp_kernel_for, pl.tpr, p->s.C / pl.vec, &fn); break;
+    case PATH_ROWREG: RMS_DISPATCH_VEC(p->h.dtype, pl.vec, rowreg_kernel_for, pl.packs, &fn); break;
+    default: return NULL;  // 7 was checked by dispatch_for; 4 runs any block size
+    }
+    return block_fits(fn, pl.bs);
+}
+static void launch_k8(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    rms_plan_t pl = dispatch_for(p, l->block_size);
+    l->block_used = pl.bs;
+    switch (pl.kernel) {
+    case PATH_SUBWARP:
+        launch_subwarp(p, pl.bs, pl.vec, pl.tpr);
+        snprintf(l->path, sizeof l->path, "6 (subwarp, %d lanes a row, packs of %d)", pl.tpr, pl.vec);
+        break;
+    case PATH_ROWREG: {
+        const void *fn;
+        RMS_DISPATCH_VEC(p->h.dtype, pl.vec, rowreg_kernel_for, pl.packs, &fn);
+        ((rms_kernel_t)fn)<<<(unsigned)p->s.N, pl.bs>>>(rms_args(p));
+        snprintf(l->path, sizeof l->path, "5 (registers, %d packs of %d a thread)", pl.packs, pl.vec);
+        break;
+    }
+    case PATH_CLUSTER:
+        launch_cluster(p, pl.bs, pl.vec, l);
+        snprintf(l->path, sizeof l->path, "7 (cluster of %d blocks, %d packs of %d a thread)", pl.cl, pl.packs, pl.vec);
+        break;
+    default:
+        RMS_DISPATCH_VEC(p->h.dtype, pl.vec, launch_block2d_t, p, pl.bs);
+        snprintf(l->path, sizeof l->path, "4 (2-D block, re-read, packs of %d)", pl.vec);
+        break;
+    }
+}
+
+static const char *supports_k0(const void *pp, int bs) {
+    (void)pp;
+    (void)bs;
+    return "not built yet";
+}
+
+// ------------------------------------------------------------------------------------------------
+// The registry (keep it, the header comment, --list and the README's ladder table in agreement).
+
+#define FP32_ONLY DT_BIT(DT_FP32)
+static const kernel_t k_kernels[] = {
+    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_k0, NULL},
+    {1, "thread-per-row", FP32_ONLY, "any C; plain + offset",
+     "one thread per row: a loop for the sum of squares, a loop to normalize", 0, supports_k1, launch_k1},
+    {2, "block-smem-tree", FP32_ONLY, "pow2 blocks; plain + offset",
+     "one block per row, sum of squares through a shared-memory tree", 0, supports_k2, launch_k2},
+    {3, "warp-per-row", FP32_ONLY, "any C; plain + offset", "one warp per row, shuffle reductions, streaming hints",
+     0, supports_k3, launch_k3},
+    {4, "block2d-vec", DT_ALL, "any C; every variant",
+     "2-D block per row (lanes x warps): shuffles in each warp, then one warp across warps; 16-byte packs", 0, NULL,
+     launch_k4},
+    {5, "block-row-cache", DT_ALL, "row in 8 packs x block or smem",
+     "x read once: the row kept in registers, or in shared memory when large", 0, supports_k5, launch_k5},
+    {6, "subwarp-rows", DT_ALL, "C <= 256 packs (1024 fp32)",
+     "several rows per warp or block, lanes per row chosen by C, row in registers", 0, supports_k6, launch_k6},
+    {7, "cluster-dsmem", DT_ALL, "sm_90+; C <= 64 packs x block",
+     "one row split across a thread-block cluster, partial sums through distributed shared memory", 0, supports_k7,
+     launch_k7},
+    {8, "dispatch", DT_ALL, "any C; every variant", "picks the path by C, dtype and mode and says which ran", 1,
+     supports_k8, launch_k8},
+};
+
+// ------------------------------------------------------------------------------------------------
+// Options, shape, setup, reference, reset, teardown.
+
+static const extra_option_t k_extra[] = {
+    {"eps", required_argument, "--eps E           epsilon (default 1e-6)"},
+    {"fused-add", no_argument, "--fused-add       residual += x in place, then y = rmsnorm(residual) (kernels 4-8)"},
+    {"weight-offset", required_argument, "--weight-offset F y = x * rstd * (weight + F); F = 1 is Gemma's form (default 0)"},
+    {"heads", required_argument, "--heads H         QK-norm: heads per token, with --head-dim (-N gives tokens, default 4096)"},
+    {"head-dim", required_argument, "--head-dim D      QK-norm: elements per head (the normalized size; weight has D)"},
+    {"row-stride", required_argument, "--row-stride S    QK-norm: elements between tokens in x (default 3*H*D: q in qkv)"},
+};
+enum { OPT_EPS, OPT_FUSED, OPT_OFFSET, OPT_HEADS, OPT_HEAD_DIM, OPT_ROW_STRIDE };
+
+static const char *parse_extra(int index, const char *arg) {
+    double v;
+    long n;
+    switch (index) {
+    case OPT_EPS:
+        if (parse_double(arg, &v) || v < 0) return reasonf("invalid eps '%s' (--eps: a finite number >= 0)", arg);
+        g_eps = v;
+        return NULL;
+    case OPT_FUSED: g_fused = 1; return NULL;
+    case OPT_OFFSET:
+        if (parse_double(arg, &v)) return reasonf("invalid weight offset '%s' (--weight-offset: a finite number)", arg);
+        g_offset = v;
+        return NULL;
+    case OPT_HEADS:
+        if (parse_long(arg, 1, 1L << 20, &n)) return reasonf("invalid heads '%s' (--heads: an integer in [1, 1048576])", arg);
+        g_heads = n;
+        return NULL;
+    case OPT_HEAD_DIM:
+        if (parse_long(arg, 1, 1L << 31, &n)) return reasonf("invalid head dim '%s' (--head-dim: a positive integer)", arg);
+        g_head_dim = n;
+        return NULL;
+    default:
+        if (parse_long(arg, 1, 1L << 31, &n)) return reasonf("invalid row stride '%s' (--row-stride: a positive integer)", arg);
+        g_row_stride = n;
+        return NULL;
+    }
+}
+
+// The shape from the common options and this program's; NULL when fine, else the problem in one line.
+static const char *rms_shape_from_options(const options_t *o, rms_shape_t *s) {
+    memset(s, 0, sizeof *s);
+    s->eps = g_eps;
+    s->offset = g_offset;
+    s->fused = g_fused;
+    if ((g_heads != 0) != (g_head_dim != 0))
+        return g_heads ? "--heads needs --head-dim (QK-norm mode takes both)" : "--head-dim needs --heads (QK-norm mode takes both)";
+    if (!g_heads) {
+        if (g_row_stride) return "--row-stride needs --heads and --head-dim (it is the token stride of the QK-norm view)";
+        s->N = s->tokens = o->rows;
+        s->C = s->S = o->cols;
+        s->H = 1;
+        if (s->N > 2147483647L) return reasonf("%ld rows exceed the grid (at most 2147483647)", s->N);
+        return NULL;
+    }
+    s->qk = 1;
+    if (o->cols_set) return "-C/--cols does not apply in QK-norm mode: the normalized size is --head-dim";
+    if (g_fused) return "--fused-add does not combine with QK-norm mode (--heads/--head-dim)";
+    s->tokens = (o->rows_set || o->bt_set) ? o->rows : QK_DEFAULT_TOKENS;
+    s->H = g_heads;
+    s->C = g_head_dim;
+    s->N = s->tokens * s->H;
+    if ((double)s->H * s->C > 2147483647.0) return reasonf("heads x head-dim = %ld x %ld too large", s->H, s->C);
+    s->S = g_row_stride ? g_row_stride : 3 * s->H * s->C;
+    if (s->S < s->H * s->C)
+        return reasonf("--row-stride %ld is smaller than heads x head-dim = %ld", s->S, s->H * s->C);
+    if ((double)s->tokens * s->S > 4e9)
+        return reasonf("QK-norm view %ld tokens x stride %ld too large (must stay below 4e9 elements)", s->tokens, s->S);
+    if (s->N > 2147483647L) return reasonf("%ld tokens x %ld heads = %ld rows exceed the grid (at most 2147483647)", s->tokens, s->H, s->N);
+    return NULL;
+}
+static const char *check_options(const options_t *o) {
+    rms_shape_t s;
+    return rms_shape_from_options(o, &s);
+}
+
+// The CSV shape string ("8192x4096", "8192x4096:add:off1", "4096x32x128:s12288") and the human one.
+static void rms_shape_strings(const rms_shape_t *s, char *shape, size_t n_shape, char *desc, size_t n_desc) {
+    char off[32] = "", offd[48] = "";
+    if (s->offset != 0) {
+        snprintf(off, sizeof off, ":off%g", s->offset);
+        snprintf(offd, sizeof offd, " weight offset %g", s->offset);
+    }
+    if (s->qk) {
+        snprintf(shape, n_shape, "%ldx%ldx%ld:s%ld%s", s->tokens, s->H, s->C, s->S, off);
+        snprintf(desc, n_desc, "tokens %ld heads %ld head_dim %ld stride %ld%s", s->tokens, s->H, s->C, s->S, offd);
+    } else {
+        snprintf(shape, n_shape, "%ldx%ld%s%s", s->N, s->C, s->fused ? ":add" : "", off);
+        snprintf(desc, n_desc, "rows %ld cols %ld%s%s", s->N, s->C, s->fused ? " fused add" : "", offd);
+    }
+}
+// Algorithmic minimum: x (the q part only) read, y written, weight read, rstd written; residual read and
+// written in fused-add mode.
+static double rms_bytes(const rms_shape_t *s, dtype_t d) {
+    double es = (double)dtype_size(d), rc = (double)s->N * s->C;
+    return 2.0 * rc * es + s->C * es + s->N * 4.0 + (s->fused ? 2.0 * rc * es : 0.0);
+}
+
+static problem_t *rms_setup(const options_t *o) {
+    rms_problem_t *p = (rms_problem_t *)calloc(1, sizeof *p);
+    rms_shape_from_options(o, &p->s);  // checked by check_options already
+    const rms_shape_t *s = &p->s;
+    dtype_t d = o->dtype;
+    size_t es = dtype_size(d);
+    long N = s->N, C = s->C, nx = s->tokens * s->S;
+    p->h.dtype = d;
+    rms_shape_strings(s, p->h.shape, sizeof p->h.shape, p->h.shape_desc, sizeof p->h.shape_desc);
+    p->h.bytes = rms_bytes(s, d);
+    p->x = dev_alloc(nx * es);
+    p->y = dev_alloc(N * C * es);
+    p->w = dev_alloc(C * es);
+    p->rstd = (float *)dev_alloc(N * sizeof(float));
+    p->hx = host_alloc_doubles(nx);
+    p->hw = host_alloc_doubles(C);
+    // x fills the whole buffer (q, k and v in QK-norm mode): kernels must read only the q part
+    fill_normal(p->x, p->hx, nx, d, o->seed, 0, o->input_mean, o->input_std);
+    fill_normal(p->w, p->hw, C, d, o->seed, 1, s->offset != 0 ? 0.0 : 1.0, 0.25);
+    p->h.n_out = 2;
+    p->h.out[0] = (output_t){"y", p->y, d, N, C, host_alloc_doubles(N * C), tolerance_for(d), NULL};
+    p->h.out[1] = (output_t){"rstd", p->rstd, DT_FP32, N, 1, host_alloc_doubles(N), tolerance_for(DT_FP32), NULL};
+    if (s->fused) {
+        p->res = dev_alloc(N * C * es);
+        p->res0 = dev_alloc(N * C * es);
+        p->hres = host_alloc_doubles(N * C);
+        fill_normal(p->res0, p->hres, N * C, d, o->seed, 2, 0.0, 1.0);
+        CUDA_CHECK(cudaMemcpy(p->res, p->res0, N * C * es, cudaMemcpyDeviceToDevice));
+        p->h.n_out = 3;
+        p->h.out[2] = (output_t){"residual", p->res, d, N, C, host_alloc_doubles(N * C), tolerance_for(d), NULL};
+    }
+    return &p->h;
+}
+
+static void rms_reference(problem_t *h) {
+    rms_problem_t *p = (rms_problem_t *)h;
+    const rms_shape_t *s = &p->s;
+    // eps and the offset as the kernels see them: fp32 numbers
+    rmsnorm_forward_cpu(h->out[0].ref, h->out[1].ref, s->fused ? h->out[2].ref : NULL, p->hx, s->H, s->S, p->hw,
+                        s->fused ? p->hres : NULL, s->N, s->C, (double)(float)s->eps, (double)(float)s->offset, h->dtype);
+}
+
+// Fused add updates the residual in place: every validation launch starts from its initial values.
+static void rms_reset(problem_t *h) {
+    rms_problem_t *p = (rms_problem_t *)h;
+    if (!p->s.fused) return;
+    CUDA_CHECK(cudaMemcpy(p->res, p->res0, (size_t)p->s.N * p->s.C * dtype_size(h->dtype), cudaMemcpyDeviceToDevice));
+}
+
+static void rms_teardown(problem_t *h) {
+    rms_problem_t *p = (rms_problem_t *)h;
+    void *dev[] = {p->x, p->y, p->w, p->rstd, p->res, p->res0};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        if (dev[i]) CUDA_CHECK(cudaFree(dev[i]));
+    for (int i = 0; i < h->n_out; i++) free(h->out[i].ref);
+    free(p->hx);
+    free(p->hw);
+    free(p->hres);
+    free(p);
+}
+
+static const program_t k_program = {
+    "rmsnorm",
+    "rmsnorm_forward",
+    "RMSNorm forward over the last dimension: y = x * rstd * (weight + offset), with rstd saved",
+    8192,
+    4096,
+    k_kernels,
+    (int)(sizeof k_kernels / sizeof k_kernels[0]),
+    8,
+    k_extra,
+    (int)(sizeof k_extra / sizeof k_extra[0]),
+    parse_extra,
+    check_options,
+    rms_setup,
+    rms_reference,
+    rms_teardown,
+    rms_reset,
+};
+
+#ifndef NORM_NO_MAIN
+int main(int argc, char **argv) { return bench_main(argc, argv, &k_program); }
+#endif

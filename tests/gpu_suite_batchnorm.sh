@@ -1,0 +1,119 @@
+# BatchNorm's part of the GPU suite (sourced by tests/gpu_suite.sh, which defines check_all, sanitize, planted,
+# pass, fail, $QUICK and $LOG). Odd shapes in the three layouts, training and inference; N*H*W = 1 included.
+# C in {1, 3, 33, 1000} x N in {1, 2, 7, 1031} for [N, C] in every dtype; for images, H*W in {1, 49, 3136} over a
+# spread of (N, C) (not the full product: the suite stays near a minute and a half on an H100).
+BN=batchnorm_forward
+
+# [N, C]
+if [ "$QUICK" = 1 ]; then
+    for dt in fp32 bf16; do
+        for shape in "-N 1 -C 33" "-N 7 -C 1000" "-N 1031 -C 3"; do check_all $BN --dtype $dt $shape; done
+    done
+else
+    for c in 1 3 33 1000; do
+        for n in 1 2 7 1031; do check_all $BN --dtype fp32 -N $n -C $c; done
+    done
+    for dt in fp16 bf16; do
+        for c in 1 3 33 1000; do
+            for n in 1 2 7 1031; do check_all $BN --dtype $dt -N $n -C $c; done
+        done
+    done
+fi
+# block sizes that are not powers of two (3, 13 and 5 warps: uneven trees over the row groups), other momentum/eps
+check_all $BN --block-size 96 -N 1031 -C 33
+check_all $BN --block-size 416 --dtype bf16 --layout nhwc -N 7 -C 1000 --height 7 --width 7
+check_all $BN --block-size 160 --dtype fp16 --layout nchw -N 7 -C 33 --height 7 --width 7
+check_all $BN --momentum 0.3 --eps 1e-3 --dtype fp32 -N 7 -C 1000
+
+# images: -N, -C, --height, --width (M = N*H*W elements a channel)
+IMG_FP32=("-N 1 -C 33 --height 1 --width 1"      # M = 1
+          "-N 2 -C 3 --height 7 --width 7"        # H*W = 49 (odd: scalar packs)
+          "-N 7 -C 1000 --height 1 --width 1"     # H*W = 1
+          "-N 1 -C 1 --height 56 --width 56"      # H*W = 3136, one channel
+          "-N 7 -C 33 --height 7 --width 7"
+          "-N 2 -C 1000 --height 7 --width 7"
+          "-N 1031 -C 3 --height 1 --width 1"
+          "-N 2 -C 33 --height 56 --width 56")
+IMG_16=("-N 1 -C 3 --height 1 --width 1"
+        "-N 7 -C 1000 --height 7 --width 7"
+        "-N 2 -C 33 --height 56 --width 56"
+        "-N 1031 -C 1 --height 7 --width 7")
+[ "$QUICK" = 1 ] && { IMG_FP32=("${IMG_16[@]}"); IMG_16=("-N 1 -C 3 --height 1 --width 1" "-N 2 -C 33 --height 56 --width 56"); }
+for layout in nchw nhwc; do
+    for shape in "${IMG_FP32[@]}"; do check_all $BN --layout $layout --dtype fp32 $shape; done
+    for dt in fp16 bf16; do
+        for shape in "${IMG_16[@]}"; do check_all $BN --layout $layout --dtype $dt $shape; done
+    done
+done
+
+# inference (the dispatcher's elementwise kernels; 1-7 say skipped)
+INF=("-N 1 -C 33" "-N 1031 -C 1000")
+[ "$QUICK" = 1 ] && INF=("-N 7 -C 33")
+for dt in fp32 fp16 bf16; do
+    for shape in "${INF[@]}"; do
+        check_all $BN --inference --dtype $dt $shape
+        check_all $BN --inference --dtype $dt --layout nchw $shape --height 7 --width 7
+        check_all $BN --inference --dtype $dt --layout nhwc $shape --height 7 --width 7
+    done
+done
+
+# compute-sanitizer on every kernel, small shapes (kernel 6 runs in the first two: C a multiple of the pack)
+for tool in memcheck racecheck synccheck initcheck; do
+    for shape in "--dtype fp32 -N 7 -C 1000" "--dtype bf16 --layout nhwc -N 2 -C 64 --height 7 --width 7" \
+                 "--dtype fp16 --layout nchw -N 3 -C 5 --height 7 --width 8" "--dtype bf16 --inference -N 5 -C 33" \
+                 "--dtype fp32 -N 33 -C 64 --block-size 96"; do
+        [ "$QUICK" = 1 ] && [ "$shape" != "--dtype fp32 -N 7 -C 1000" ] && [ "$tool" != memcheck ] && continue
+        sanitize $tool $BN $shape
+    done
+done
+
+# planted bugs live in kernel 5 (the dispatcher's default path); small N*H*W so that the factor M/(M-1) shows
+planted $BN 5 -N 7 -C 33
+planted $BN 5 --dtype bf16 --layout nhwc -N 2 -C 1000 --height 2 --width 1
+
+# kernel 6 at the default fp32 shape: x (67 MB) does not fit on chip, skipped with the reason
+out=$(./$BN 6 --check 2>&1); rc=$?
+{ echo "### $BN 6 --check (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: x (.* MB) does not fit on chip"; then pass "$BN 6 skips the default fp32 shape: x does not fit on chip"
+else fail "$BN 6 at the default shape (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
+
+# the dispatcher's paths at standard sizes (each validated on every element)
+dispatch() {  # dispatch PATTERN ARGS...: `8 --check ARGS` exits 0 and its path matches PATTERN
+    local pat=$1
+    shift
+    local out rc
+    out=$(./$BN 8 --check "$@" 2>&1); rc=$?
+    { echo "### $BN 8 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && echo "$out" | grep -q "OK | path $pat"; then pass "$BN 8 $*: path $pat"
+    else fail "$BN 8 $* (exit $rc): $(echo "$out" | grep -E 'path|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
+}
+dispatch "5 (split rows" --dtype fp32
+dispatch "5 (split rows, .*read as \[N, C\])" --layout nchw -N 4096 -C 64
+if [ "$QUICK" != 1 ]; then
+    dispatch "6 (single read" --dtype bf16
+    dispatch "7 (NCHW" --layout nchw -N 32 -C 256 --height 56 --width 56
+    dispatch "5 (split rows" --layout nhwc --dtype bf16 -N 32 -C 256 --height 56 --width 56
+    dispatch "inference: elementwise over NCHW" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
+fi
+
+# precision: the one-pass variance of kernel 3 fails when |mean| >> std; the Welford kernels do not (1, 2 and 4,
+# whose threads merge long chains, thanks to their shift by the channel's first value)
+out=$(./$BN 3 --check --input-mean 1000 -N 16384 -C 64 2>&1); rc=$?
+{ echo "### $BN 3 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 1 ] && echo "$out" | grep -q FAIL; then pass "$BN 3 at --input-mean 1000 is reported FAIL"; else fail "$BN 3 at --input-mean 1000 not reported (exit $rc)"; fi
+for k in 1 2 4 5 6 8; do
+    out=$(./$BN $k --check --input-mean 1000 -N 16384 -C 64 2>&1); rc=$?
+    echo "$out" >> "$LOG"
+    if [ $rc -eq 0 ]; then pass "$BN $k at --input-mean 1000 passes"; else fail "$BN $k at --input-mean 1000 (exit $rc)"; fi
+done
+out=$(./$BN 7 --check --input-mean 1000 --layout nchw -N 16 -C 8 --height 16 --width 16 2>&1); rc=$?
+echo "$out" >> "$LOG"
+if [ $rc -eq 0 ]; then pass "$BN 7 at --input-mean 1000 passes"; else fail "$BN 7 at --input-mean 1000 (exit $rc)"; fi
+
+# timing mode: the CSV carries the image shape string
+tmp=build/suite_bn_timing
+rm -f $tmp.csv
+out=$(./$BN 8 --layout nhwc -N 8 -C 64 --height 14 --width 14 --repeats 5 --csv $tmp.csv 2>&1); rc=$?
+echo "$out" >> "$LOG"
+if [ $rc -eq 0 ] && grep -q "^batchnorm,8,dispatch,fp32,8x64x14x14:nhwc,.*,OK," $tmp.csv; then pass "$BN timing mode: CSV row with shape 8x64x14x14:nhwc"
+else fail "$BN timing mode CSV (exit $rc): $(tail -n 1 $tmp.csv 2>/dev/null)"; fi

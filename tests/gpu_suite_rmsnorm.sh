@@ -1,0 +1,80 @@
+# RMSNorm's part of the GPU suite (sourced by tests/gpu_suite.sh, which defines check_all, sanitize,
+# planted, pass/fail, $QUICK and $LOG). Each check_all is one process that validates every kernel at every
+# block size. The largest points (1031 x 65536, the default QK-norm view of 4096 tokens) dominate the
+# runtime; the full matrix is meant to take about two minutes on an H100 (not yet measured).
+ROWS="1 7 1031"
+COLS="1 3 31 33 127 1000 4097 65536"
+FUSED_ROWS="7 1031"
+FUSED_COLS="1 33 1000 4097 65536"
+OFFSET_COLS="3 1000 4097"
+QK_TOKENS="7 1031"
+QK_VIEWS=("--heads 3 --head-dim 64 --row-stride 200"   # stride not a multiple of H*D, 16-byte packs still fit
+          "--heads 5 --head-dim 33 --row-stride 170"   # odd head_dim: scalar packs
+          "--heads 2 --head-dim 256 --row-stride 513"  # odd stride: scalar packs although D = 256
+          "--heads 4 --head-dim 96")                   # default stride 3*H*D
+if [ "$QUICK" = 1 ]; then
+    ROWS="1 7"; COLS="1 33 1000 4097"; FUSED_ROWS="7"; FUSED_COLS="33 1000 4097"; OFFSET_COLS="1000"; QK_TOKENS="7"
+    QK_VIEWS=("--heads 3 --head-dim 64 --row-stride 200" "--heads 5 --head-dim 33 --row-stride 170")
+fi
+
+for dt in fp32 fp16 bf16; do
+    for c in $COLS; do
+        for r in $ROWS; do
+            [ "$c" = 65536 ] && [ "$r" = 1031 ] && [ "$dt" = fp16 ] && continue  # fp32 and bf16 cover the largest point
+            check_all rmsnorm_forward --dtype $dt -N $r -C $c
+        done
+    done
+    # --fused-add: the residual is an output too (restored before every validation launch)
+    for c in $FUSED_COLS; do
+        for r in $FUSED_ROWS; do
+            [ "$c" = 65536 ] && [ "$r" = 1031 ] && continue
+            check_all rmsnorm_forward --dtype $dt -N $r -C $c --fused-add
+        done
+    done
+    for c in $OFFSET_COLS; do
+        check_all rmsnorm_forward --dtype $dt -N 7 -C $c --weight-offset 1
+    done
+    check_all rmsnorm_forward --dtype $dt -N 7 -C 4096 --fused-add --weight-offset -0.5
+    # QK-norm: the strided [tokens, H, D] view
+    for view in "${QK_VIEWS[@]}"; do
+        for t in $QK_TOKENS; do
+            check_all rmsnorm_forward --dtype $dt -N $t $view
+        done
+    done
+    [ "$QUICK" = 1 ] || check_all rmsnorm_forward --dtype $dt --heads 32 --head-dim 128  # 4096 tokens, q inside qkv
+    check_all rmsnorm_forward --dtype $dt -N 9 --heads 8 --head-dim 128 --weight-offset 1
+done
+# no mean subtraction, no cancellation: every kernel passes with inputs far from zero
+check_all rmsnorm_forward --dtype fp32 -N 64 -C 768 --input-mean 1000
+
+for tool in memcheck racecheck synccheck initcheck; do
+    for shape in "--dtype fp32 -N 7 -C 1000" "--dtype bf16 -N 3 -C 4097 --fused-add" \
+                 "--dtype fp16 -N 5 --heads 3 --head-dim 64 --row-stride 200"; do
+        sanitize $tool rmsnorm_forward $shape
+    done
+done
+
+# planted bugs live in kernel 5; bug 4 (residual not written back) needs --fused-add, which catches all four.
+# -C 1000: the register path at every block size; -C 4097 at 256 threads: the shared-memory path.
+planted rmsnorm_forward 5 -N 7 -C 1000 --fused-add
+planted rmsnorm_forward 5 -N 3 -C 4097 --fused-add --block-size 256
+
+# the dispatcher says which path ran: kernel 6 for QK-norm heads; kernel 7 for 256 KB rows on sm_90+
+out=$(./rmsnorm_forward 8 --check --dtype bf16 -N 64 --heads 32 --head-dim 128 2>&1); rc=$?
+{ echo "### rmsnorm 8 QK-norm path (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 0 ] && echo "$out" | grep -q "| path 6 (subwarp"; then pass "rmsnorm 8 runs QK-norm heads on kernel 6's path"
+else fail "rmsnorm 8 QK-norm path (exit $rc): $(echo "$out" | grep -E 'path|FAIL' | head -n 2 | tr '\n' ' ')"; fi
+out=$(./rmsnorm_forward 8 --check -N 16 -C 65536 2>&1); rc=$?
+{ echo "### rmsnorm 8 C 65536 path (exit $rc)"; echo "$out"; } >> "$LOG"
+if echo "$out" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; then want="| path 4 ("; else want="| path 7 (cluster"; fi
+if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "rmsnorm 8 at C 65536 fp32 runs '$want'"
+else fail "rmsnorm 8 at C 65536 fp32 (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+
+# timing mode with the residual updated in place by every timed launch
+tmp=build/suite_rmsnorm_timing
+rm -f $tmp.csv
+out=$(./rmsnorm_forward 8 -N 2048 -C 1024 --fused-add --weight-offset 1 --repeats 20 --csv $tmp.csv 2>&1); rc=$?
+{ echo "### rmsnorm timing (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 0 ] && echo "$out" | grep -Eq "GB/s \| +[0-9.]+% SOL" && grep -q ",2048x1024:add:off1," $tmp.csv; then
+    pass "rmsnorm timing mode (fused add, offset): GB/s, %SOL, CSV shape 2048x1024:add:off1"
+else fail "rmsnorm timing mode (exit $rc)"; fi

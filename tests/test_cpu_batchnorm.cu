@@ -1,0 +1,445 @@
+// CPU tests (no GPU needed) of batchnorm_forward: the reference against hand cases and an independent float64
+// oracle, the running-statistics update, the three layouts on the same logical tensor, inference, the shape
+// strings and bytes counted, the skip rules that need no GPU, option parsing (the accepting paths and the
+// messages of the op's own checks; exits are tested from the shell), and the registry. The common harness
+// (validator, inputs) is tested by test_cpu_layernorm. Prints "PASS name" / "FAIL name: why"; exits non-zero
+// on failure.
+#define NORM_NO_MAIN
+#include "../batchnorm_forward.cu"
+
+static int g_pass = 0, g_fail = 0;
+static void check(const char *name, int ok, const char *fmt = "", ...) {
+    if (ok) {
+        printf("PASS %s\n", name);
+        g_pass++;
+        return;
+    }
+    printf("FAIL %s: ", name);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    g_fail++;
+}
+static int close_to(double a, double b, double tol) { return fabs(a - b) <= tol * fmax(1.0, fabs(b)); }
+
+// The forward in training on host arrays; rm/rv start from rm0/rv0 and come back updated.
+typedef struct {
+    double *y, *mean, *invstd, *rm, *rv;
+} result_t;
+static result_t run_ref(const double *x, const double *g, const double *b, const double *rm0, const double *rv0,
+                        bn_layout_t layout, long N, long C, long HW, double eps, double mom, int training) {
+    result_t r;
+    r.y = host_alloc_doubles(N * C * HW);
+    r.mean = host_alloc_doubles(C);
+    r.invstd = host_alloc_doubles(C);
+    r.rm = host_alloc_doubles(C);
+    r.rv = host_alloc_doubles(C);
+    memcpy(r.rm, rm0, C * sizeof(double));
+    memcpy(r.rv, rv0, C * sizeof(double));
+    for (long c = 0; c < C; c++) r.mean[c] = r.invstd[c] = -12345.0;  // inference must leave these alone
+    batchnorm_forward_cpu(r.y, training ? r.mean : NULL, training ? r.invstd : NULL, r.rm, r.rv, x, g, b, layout, N, C,
+                          HW, eps, mom, training);
+    return r;
+}
+static void free_result(result_t *r) {
+    free(r->y);
+    free(r->mean);
+    free(r->invstd);
+    free(r->rm);
+    free(r->rv);
+}
+
+// ---- the reference against hand-checked cases
+
+static void test_hand_cases(void) {
+    const double eps = 1e-5, mom = 0.1;
+    {  // [N, C] = [4, 2]: channel 0 constant 3, channel 1 two values {1, 5} twice
+        double x[8] = {3, 1, 3, 5, 3, 1, 3, 5}, g[2] = {2, -0.5}, b[2] = {0.25, 4}, rm0[2] = {1, -2}, rv0[2] = {1.5, 2};
+        result_t r = run_ref(x, g, b, rm0, rv0, LAYOUT_NC, 4, 2, 1, eps, mom, 1);
+        int ok = r.mean[0] == 3.0 && close_to(r.invstd[0], 1 / sqrt(eps), 1e-15);
+        for (int i = 0; i < 4; i++) ok &= r.y[2 * i] == b[0];
+        check("reference: a constant channel gives y = beta, invstd = 1/sqrt(eps)", ok, "mean %g invstd %g y %g",
+              r.mean[0], r.invstd[0], r.y[0]);
+        // running: mean 3 -> 0.9*1 + 0.1*3; unbiased variance 0 -> 0.9*1.5
+        check("reference: a constant channel updates running_mean, running_var shrinks by (1 - momentum)",
+              close_to(r.rm[0], 0.9 * 1 + 0.1 * 3, 1e-15) && close_to(r.rv[0], 0.9 * 1.5, 1e-15), "rm %g rv %g", r.rm[0],
+              r.rv[0]);
+        // channel 1: mean 3, biased variance 4, unbiased 4 * 4/3
+        double n = 2.0 / sqrt(4 + eps);
+        check("reference: two values: mean, biased variance, y = -/+ d/sqrt(d^2 + eps) * gamma + beta",
+              r.mean[1] == 3.0 && close_to(r.invstd[1], 1 / sqrt(4 + eps), 1e-15) &&
+                  close_to(r.y[1], -n * -0.5 + 4, 1e-15) && close_to(r.y[3], n * -0.5 + 4, 1e-15),
+              "mean %g invstd %g y %g %g", r.mean[1], r.invstd[1], r.y[1], r.y[3]);
+        check("reference: running_var takes the unbiased variance (M/(M-1) = 4/3)",
+              close_to(r.rv[1], 0.9 * 2 + 0.1 * 4 * 4.0 / 3.0, 1e-15) && close_to(r.rm[1], 0.9 * -2 + 0.1 * 3, 1e-15),
+              "rv %g", r.rv[1]);
+        free_result(&r);
+    }
+    {  // M = 2 exactly: unbiased = 2 * biased
+        double x[2] = {-1, 2}, g[1] = {1}, b[1] = {0}, rm0[1] = {0}, rv0[1] = {1};
+        result_t r = run_ref(x, g, b, rm0, rv0, LAYOUT_NC, 2, 1, 1, eps, mom, 1);
+        check("reference: M = 2, unbiased variance = 2 x biased", close_to(r.rv[0], 0.9 + 0.1 * 2 * 2.25, 1e-15),
+              "rv %g", r.rv[0]);
+        free_result(&r);
+    }
+    // M = 1 (N*H*W = 1) in every layout: y = beta, invstd = 1/sqrt(eps), running_var unchanged, running_mean updated
+    for (int l = 0; l < 3; l++) {
+        double x[3] = {-7, 0.5, 1e3}, g[3] = {4, 1, -1}, b[3] = {-0.5, 0, 2}, rm0[3] = {1, 2, 3}, rv0[3] = {1.25, 2, 3};
+        result_t r = run_ref(x, g, b, rm0, rv0, (bn_layout_t)l, 1, 3, 1, eps, mom, 1);
+        int ok = 1;
+        for (int c = 0; c < 3; c++)
+            ok &= r.y[c] == b[c] && r.mean[c] == x[c] && close_to(r.invstd[c], 1 / sqrt(eps), 1e-15) &&
+                  r.rv[c] == rv0[c] && close_to(r.rm[c], 0.9 * rm0[c] + 0.1 * x[c], 1e-15);
+        char name[128];
+        snprintf(name, sizeof name, "reference: N*H*W = 1 (%s): y = beta, running_var unchanged, running_mean updated",
+                 layout_name((bn_layout_t)l));
+        check(name, ok, "y %g %g %g rv %g rm %g", r.y[0], r.y[1], r.y[2], r.rv[0], r.rm[0]);
+        free_result(&r);
+    }
+    {  // eps = 0 on a unit-variance channel: exact standard scores
+        double x[4] = {-3, -1, 1, 3}, g[1] = {1}, b[1] = {0}, rm0[1] = {0}, rv0[1] = {1};
+        result_t r = run_ref(x, g, b, rm0, rv0, LAYOUT_NC, 4, 1, 1, 0.0, mom, 1);
+        double s = 1 / sqrt(5.0);
+        check("reference: eps 0, known standard scores",
+              close_to(r.y[0], -3 * s, 1e-15) && close_to(r.y[3], 3 * s, 1e-15) && close_to(r.invstd[0], s, 1e-15));
+        free_result(&r);
+    }
+}
+
+// ---- the running-statistics update: momentum 0 keeps, momentum 1 replaces, anything else blends
+
+static void test_running_update(void) {
+    const long N = 5, C = 3, HW = 4;
+    double *x = host_alloc_doubles(N * C * HW), g[3] = {1, 1, 1}, b[3] = {0, 0, 0}, rm0[3] = {0.5, -1, 2},
+           rv0[3] = {1.5, 1.1, 1.9};
+    host_fill_normal(x, N * C * HW, DT_FP32, 5, 0, 1.0, 2.0);
+    double mean[3], var[3];
+    batchnorm_stats_cpu(mean, var, x, LAYOUT_NCHW, N, C, HW);
+    const double M = N * HW;
+    result_t r0 = run_ref(x, g, b, rm0, rv0, LAYOUT_NCHW, N, C, HW, 1e-5, 0.0, 1);
+    result_t r1 = run_ref(x, g, b, rm0, rv0, LAYOUT_NCHW, N, C, HW, 1e-5, 1.0, 1);
+    result_t rq = run_ref(x, g, b, rm0, rv0, LAYOUT_NCHW, N, C, HW, 1e-5, 0.25, 1);
+    int ok0 = 1, ok1 = 1, okq = 1;
+    for (int c = 0; c < 3; c++) {
+        ok0 &= r0.rm[c] == rm0[c] && r0.rv[c] == rv0[c];
+        ok1 &= close_to(r1.rm[c], mean[c], 1e-15) && close_to(r1.rv[c], var[c] * M / (M - 1), 1e-15);
+        okq &= close_to(rq.rm[c], 0.75 * rm0[c] + 0.25 * mean[c], 1e-15) &&
+               close_to(rq.rv[c], 0.75 * rv0[c] + 0.25 * var[c] * M / (M - 1), 1e-15);
+    }
+    check("running stats: momentum 0 leaves them unchanged", ok0);
+    check("running stats: momentum 1 gives the batch mean and the unbiased variance", ok1);
+    check("running stats: momentum 0.25 blends (1 - m) * old + m * new", okq);
+    // the batch statistics (save_mean/save_invstd) do not depend on the momentum, and use the biased variance
+    int same = 1;
+    for (int c = 0; c < 3; c++)
+        same &= r0.mean[c] == rq.mean[c] && r0.invstd[c] == rq.invstd[c] && close_to(r0.invstd[c], 1 / sqrt(var[c] + 1e-5), 1e-15);
+    check("running stats: save_invstd uses the biased variance, whatever the momentum", same);
+    free_result(&r0);
+    free_result(&r1);
+    free_result(&rq);
+    free(x);
+}
+
+// ---- an independent float64 oracle: long double Welford over each channel, indices written out by hand
+
+static void test_oracle(void) {
+    const long N = 3, C = 5, H = 7, W = 9, HW = H * W;
+    const double eps = 1e-5, mom = 0.1;
+    double *x = host_alloc_doubles(N * C * HW), *g = host_alloc_doubles(C), *b = host_alloc_doubles(C);
+    double *rm0 = host_alloc_doubles(C), *rv0 = host_alloc_doubles(C);
+    host_fill_normal(x, N * C * HW, DT_FP32, 99, 0, 5.0, 3.0);
+    host_fill_normal(g, C, DT_FP32, 99, 1, 1.0, 0.25);
+    host_fill_normal(b, C, DT_FP32, 99, 2, 0.0, 0.25);
+    host_fill_normal(rm0, C, DT_FP32, 99, 3, 0.0, 0.5);
+    host_fill_normal(rv0, C, DT_FP32, 99, 4, 0.0, 0.5);
+    for (long c = 0; c < C; c++) rv0[c] = 1 + fabs(rv0[c]);
+    for (int l = 1; l <= 2; l++) {  // NCHW, NHWC
+        bn_layout_t layout = (bn_layout_t)l;
+        result_t r = run_ref(x, g, b, rm0, rv0, layout, N, C, HW, eps, mom, 1);
+        double worst = 0;
+        for (long c = 0; c < C; c++) {
+            long double mean = 0, m2 = 0;
+            long k = 0;
+            for (long n = 0; n < N; n++)
+                for (long h = 0; h < H; h++)
+                    for (long w = 0; w < W; w++) {
+                        long i = layout == LAYOUT_NCHW ? ((n * C + c) * H + h) * W + w : ((n * H + h) * W + w) * C + c;
+                        long double d = x[i] - mean;
+                        mean += d / ++k;
+                        m2 += d * (x[i] - mean);
+                    }
+            long double invstd = 1.0L / sqrtl(m2 / k + eps);
+            long double rv = (1 - mom) * rv0[c] + mom * m2 / (k - 1), rm = (1 - mom) * rm0[c] + mom * mean;
+            worst = fmax(worst, fabs((double)(mean - r.mean[c])) / fabs((double)mean));
+            worst = fmax(worst, fabs((double)(invstd - r.invstd[c])) / (double)invstd);
+            worst = fmax(worst, fabs((double)(rv - r.rv[c])) / (double)rv);
+            worst = fmax(worst, fabs((double)(rm - r.rm[c])) / fmax(1.0, fabs((double)rm)));
+            for (long n = 0; n < N; n++)
+                for (long h = 0; h < H; h++)
+                    for (long w = 0; w < W; w++) {
+                        long i = layout == LAYOUT_NCHW ? ((n * C + c) * H + h) * W + w : ((n * H + h) * W + w) * C + c;
+                        long double yy = (x[i] - mean) * invstd * g[c] + b[c];
+                        worst = fmax(worst, fabs((double)(yy - r.y[i])) / fmax(1.0, fabs((double)yy)));
+                    }
+        }
+        char name[128];
+        snprintf(name, sizeof name, "reference: matches an independent long double Welford oracle (%s 3x5x7x9, mean 5, std 3)",
+                 layout_name(layout));
+        check(name, worst < 1e-12, "worst relative difference %g", worst);
+        free_result(&r);
+    }
+    free(x); free(g); free(b); free(rm0); free(rv0);
+}
+
+// ---- the layouts: one logical tensor [N][C][H][W] stored as NCHW, NHWC (and [N*H*W, C]) gives the same statistics
+
+static void test_layouts(void) {
+    const long N = 4, C = 6, H = 3, W = 5, HW = H * W, n_el = N * C * HW;
+    double *logical = host_alloc_doubles(n_el), *nchw = host_alloc_doubles(n_el), *nhwc = host_alloc_doubles(n_el);
+    host_fill_normal(logical, n_el, DT_FP32, 17, 0, -0.5, 1.5);  // logical[n][c][h][w]
+    for (long n = 0; n < N; n++)
+        for (long c = 0; c < C; c++)
+            for (long i = 0; i < HW; i++) {
+                double v = logical[((n * C) + c) * HW + i];
+                nchw[bn_index(LAYOUT_NCHW, n, c, i, C, HW)] = v;
+                nhwc[bn_index(LAYOUT_NHWC, n, c, i, C, HW)] = v;
+            }
+    double g[6] = {1, 2, 0.5, -1, 1.5, 0.75}, b[6] = {0, 0.1, -0.2, 0.3, 0, 1}, rm0[6] = {0, 1, 0, -1, 0.5, 0},
+           rv0[6] = {1, 1.5, 2, 1, 1.25, 1};
+    result_t a = run_ref(nchw, g, b, rm0, rv0, LAYOUT_NCHW, N, C, HW, 1e-5, 0.1, 1);
+    result_t h = run_ref(nhwc, g, b, rm0, rv0, LAYOUT_NHWC, N, C, HW, 1e-5, 0.1, 1);
+    result_t v = run_ref(nhwc, g, b, rm0, rv0, LAYOUT_NC, N * HW, C, 1, 1e-5, 0.1, 1);  // NHWC is [N*H*W, C]
+    int same = 1, same_y = 1, same_nc = 1;
+    for (long c = 0; c < C; c++) {
+        same &= close_to(a.mean[c], h.mean[c], 1e-14) && close_to(a.invstd[c], h.invstd[c], 1e-14) &&
+                close_to(a.rm[c], h.rm[c], 1e-14) && close_to(a.rv[c], h.rv[c], 1e-14);
+        same_nc &= h.mean[c] == v.mean[c] && h.invstd[c] == v.invstd[c] && h.rm[c] == v.rm[c] && h.rv[c] == v.rv[c];
+    }
+    for (long n = 0; n < N; n++)
+        for (long c = 0; c < C; c++)
+            for (long i = 0; i < HW; i++)
+                same_y &= close_to(a.y[bn_index(LAYOUT_NCHW, n, c, i, C, HW)], h.y[bn_index(LAYOUT_NHWC, n, c, i, C, HW)], 1e-13);
+    for (long i = 0; i < n_el; i++) same_nc &= h.y[i] == v.y[i];
+    check("layouts: NCHW and NHWC of one tensor give the same statistics and running update", same);
+    check("layouts: NCHW and NHWC give the same y, permuted", same_y);
+    check("layouts: NHWC is exactly [N*H*W, C]", same_nc);
+    // H*W = 1: NCHW, NHWC and [N, C] are the same memory
+    result_t p1 = run_ref(logical, g, b, rm0, rv0, LAYOUT_NCHW, N * HW, C, 1, 1e-5, 0.1, 1);
+    result_t p2 = run_ref(logical, g, b, rm0, rv0, LAYOUT_NC, N * HW, C, 1, 1e-5, 0.1, 1);
+    int eq = 1;
+    for (long c = 0; c < C; c++) eq &= p1.mean[c] == p2.mean[c] && close_to(p1.invstd[c], p2.invstd[c], 1e-14);
+    for (long i = 0; i < n_el; i++) eq &= close_to(p1.y[i], p2.y[i], 1e-14);
+    check("layouts: NCHW with H*W = 1 is [N, C]", eq);
+    free_result(&a); free_result(&h); free_result(&v); free_result(&p1); free_result(&p2);
+    free(logical); free(nchw); free(nhwc);
+}
+
+// ---- inference: y from the running statistics, nothing else touched
+
+static void test_inference(void) {
+    const long N = 3, C = 4, HW = 6;
+    double *x = host_alloc_doubles(N * C * HW), g[4] = {1, 2, -1, 0.5}, b[4] = {0, 1, 2, 3}, rm0[4] = {0.1, -0.2, 3, 0},
+           rv0[4] = {1, 2, 0.5, 4};
+    host_fill_normal(x, N * C * HW, DT_FP32, 3, 0, 0.0, 1.0);
+    for (int l = 1; l <= 2; l++) {
+        bn_layout_t layout = (bn_layout_t)l;
+        result_t r = run_ref(x, g, b, rm0, rv0, layout, N, C, HW, 1e-3, 0.1, 0);
+        int ok = 1;
+        for (long n = 0; n < N; n++)
+            for (long c = 0; c < C; c++)
+                for (long i = 0; i < HW; i++) {
+                    long k = bn_index(layout, n, c, i, C, HW);
+                    ok &= close_to(r.y[k], (x[k] - rm0[c]) / sqrt(rv0[c] + 1e-3) * g[c] + b[c], 1e-14);
+                }
+        int untouched = 1;
+        for (long c = 0; c < C; c++)
+            untouched &= r.rm[c] == rm0[c] && r.rv[c] == rv0[c] && r.mean[c] == -12345.0 && r.invstd[c] == -12345.0;
+        char name[128];
+        snprintf(name, sizeof name, "inference (%s): y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta",
+                 layout_name(layout));
+        check(name, ok);
+        snprintf(name, sizeof name, "inference (%s): running statistics unchanged, batch statistics not written",
+                 layout_name(layout));
+        check(name, untouched);
+        free_result(&r);
+    }
+    free(x);
+}
+
+// ---- shape strings, bytes counted, the tolerance widening
+
+static void test_describe(void) {
+    bn_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.layout = LAYOUT_NC; p.N = 65536; p.C = 256; p.H = p.W = p.HW = 1; p.M = 65536; p.training = 1; p.h.dtype = DT_FP32;
+    bn_describe(&p);
+    check("describe: [N, C] shape string 65536x256", strcmp(p.h.shape, "65536x256") == 0, "'%s'", p.h.shape);
+    check("describe: training bytes = x + y + gamma, beta, save_mean, save_invstd + running stats read and written",
+          p.h.bytes == 2.0 * 65536 * 256 * 4 + 8.0 * 4 * 256, "%.0f", p.h.bytes);
+    p.training = 0;
+    bn_describe(&p);
+    check("describe: inference appends :inf and counts x, y, gamma, beta, running stats read",
+          strcmp(p.h.shape, "65536x256:inf") == 0 && p.h.bytes == 2.0 * 65536 * 256 * 4 + 4.0 * 4 * 256, "'%s' %.0f",
+          p.h.shape, p.h.bytes);
+    p.layout = LAYOUT_NCHW; p.N = 32; p.C = 256; p.H = 56; p.W = 56; p.HW = 3136; p.M = 32 * 3136; p.training = 1;
+    p.h.dtype = DT_BF16;
+    bn_describe(&p);
+    check("describe: NCHW shape string 32x256x56x56:nchw, bf16 bytes",
+          strcmp(p.h.shape, "32x256x56x56:nchw") == 0 && p.h.bytes == 2.0 * 32 * 256 * 3136 * 2 + 32.0 * 256, "'%s' %.0f",
+          p.h.shape, p.h.bytes);
+    p.layout = LAYOUT_NHWC; p.training = 0;
+    bn_describe(&p);
+    check("describe: NHWC inference shape string 32x256x56x56:nhwc:inf", strcmp(p.h.shape, "32x256x56x56:nhwc:inf") == 0,
+          "'%s'", p.h.shape);
+    double mean[3] = {0.0, 1000.0, -2.0}, invstd[3] = {1.0, 1.0, 0.5}, gamma[3] = {0.5, -2.0, 3.0};
+    double u = 16.0 * ldexp(1.0, -24);
+    check("tolerance: y's atol grows by 16 fp32 ulps of max |mean| * invstd * |gamma|",
+          close_to(batchnorm_y_atol(mean, invstd, gamma, 3), u * 2000, 1e-15) && batchnorm_y_atol(mean, invstd, gamma, 1) == 0);
+}
+
+// ---- which kernel runs which layout and mode (the rules that need no GPU)
+
+static void test_supports(void) {
+    bn_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.N = 64; p.C = 32; p.H = p.W = p.HW = 1; p.M = 64; p.training = 1; p.h.dtype = DT_FP32;
+    const kernel_t *k = k_program.kernels;
+    p.layout = LAYOUT_NC;
+    int ok = 1;
+    for (int i = 1; i <= 5; i++) ok &= k[i].supports(&p, 128) == NULL;
+    ok &= k[7].supports(&p, 128) != NULL && k[0].supports(&p, 128) != NULL;
+    check("supports: [N, C] training runs in 1-5, not in 7; 0 is 'not built yet'", ok && strcmp(k[0].supports(&p, 0), "not built yet") == 0);
+    p.layout = LAYOUT_NHWC;
+    ok = 1;
+    for (int i = 1; i <= 5; i++) ok &= k[i].supports(&p, 128) == NULL;
+    check("supports: NHWC training runs in 1-5, not in 7", ok && k[7].supports(&p, 128) != NULL);
+    p.layout = LAYOUT_NCHW;
+    ok = k[7].supports(&p, 128) == NULL && k[6].supports(&p, 96) != NULL;
+    for (int i = 1; i <= 5; i++) ok &= k[i].supports(&p, 128) != NULL && strstr(k[i].supports(&p, 128), "NCHW") != NULL;
+    check("supports: NCHW runs in 7 only, the others say why", ok);
+    p.training = 0;
+    ok = k[6].supports(&p, 160) != NULL;
+    for (int i = 1; i <= 7; i++) ok &= i == 6 || (k[i].supports(&p, 128) && strstr(k[i].supports(&p, 128), "inference"));
+    check("supports: inference skips 1-7 with a reason naming it", ok);
+    check("supports: the dispatcher takes everything", k[8].supports == NULL && k[8].launch != NULL);
+    p.training = 1;
+    p.layout = LAYOUT_NC;
+    p.M = 15;
+    const char *why = k[3].supports(&p, 128);
+    check("supports: kernel 3 refuses N*H*W < 16 (one-pass variance) with a reason", why && strstr(why, "16"), "%s", why ? why : "NULL");
+    p.M = 16;
+    check("supports: kernel 3 runs at N*H*W = 16", k[3].supports(&p, 128) == NULL);
+}
+
+// ---- option parsing (accepting paths, and the op's own checks as messages)
+
+static void reset_op_options(void) {
+    g_layout = LAYOUT_NC;
+    g_height = g_width = 1;
+    g_hw_set = 0;
+    g_eps = 1e-5;
+    g_momentum = 0.1;
+    g_inference = 0;
+}
+static options_t parse(const char *line) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", line);
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = (char *)"batchnorm_forward";
+    for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " ")) argv[argc++] = t;
+    argv[argc] = NULL;
+    options_t o;
+    reset_op_options();
+    parse_args(argc, argv, &k_program, &o);
+    return o;
+}
+
+static void test_parsing(void) {
+    options_t o = parse("");
+    check("parse: defaults are [N, C] = 65536 x 256, training, the dispatcher, fp32, momentum 0.1, eps 1e-5",
+          o.rows == 65536 && o.cols == 256 && o.kernel == KERNEL_DEFAULT && k_program.default_kernel == 8 &&
+              o.dtype == DT_FP32 && g_layout == LAYOUT_NC && g_height == 1 && g_width == 1 && !g_inference &&
+              g_momentum == 0.1 && g_eps == 1e-5);
+    o = parse("7 --layout nchw -N 32 -C 256 --height 56 --width 56 --dtype bf16 --check");
+    check("parse: NCHW image shape with --height/--width", o.kernel == 7 && g_layout == LAYOUT_NCHW && o.rows == 32 &&
+                                                              o.cols == 256 && g_height == 56 && g_width == 56 &&
+                                                              o.dtype == DT_BF16 && o.check_only);
+    o = parse("all --layout nhwc --rows 128 --cols 64 --height 112 --width 112");
+    check("parse: NHWC, --rows/--cols, all", o.kernel == KERNEL_ALL && g_layout == LAYOUT_NHWC && o.rows == 128 &&
+                                                 o.cols == 64 && g_height == 112 && g_width == 112);
+    o = parse("--layout nc --momentum 0.5 --eps 1e-3 --inference");
+    check("parse: --layout nc, --momentum, --eps, --inference", g_layout == LAYOUT_NC && g_momentum == 0.5 &&
+                                                                   g_eps == 1e-3 && g_inference);
+    o = parse("--momentum 0 --eps 0");
+    check("parse: momentum 0 and eps 0 are accepted", g_momentum == 0 && g_eps == 0);
+    o = parse("--momentum 1");
+    check("parse: momentum 1 is accepted", g_momentum == 1);
+    o = parse("6 --dtype fp16 -N 1 -C 1");
+    check("parse: kernel 6 in fp16 at N = C = 1", o.kernel == 6 && o.dtype == DT_FP16 && o.rows == 1 && o.cols == 1);
+    o = parse("--list");
+    check("parse: --list", o.list);
+    // the op's own checks return their one-line message (the exit is tested from the shell)
+    reset_op_options();
+    check("parse: --layout rejects 'chw' with a message naming it",
+          parse_extra(X_LAYOUT, "chw") && strstr(parse_extra(X_LAYOUT, "chw"), "layout 'chw'"));
+    check("parse: --height rejects 0, --width rejects 'x'", parse_extra(X_HEIGHT, "0") && strstr(parse_extra(X_HEIGHT, "0"), "height '0'") &&
+                                                                parse_extra(X_WIDTH, "x") && strstr(parse_extra(X_WIDTH, "x"), "width 'x'"));
+    check("parse: --momentum rejects 1.5 and -0.1", parse_extra(X_MOMENTUM, "1.5") && parse_extra(X_MOMENTUM, "-0.1") &&
+                                                        strstr(parse_extra(X_MOMENTUM, "1.5"), "momentum '1.5'"));
+    check("parse: --eps rejects -1 and nan", parse_extra(X_EPS, "-1") && parse_extra(X_EPS, "nan") &&
+                                                 strstr(parse_extra(X_EPS, "-1"), "eps '-1'"));
+    reset_op_options();
+    options_t oo;
+    memset(&oo, 0, sizeof oo);
+    oo.rows = 32; oo.cols = 256;
+    check("parse: [N, C] with default H, W passes the op's checks", check_options(&oo) == NULL);
+    g_hw_set = 1; g_height = 56;
+    const char *why = check_options(&oo);
+    check("parse: --height with --layout nc is refused", why && strstr(why, "--height/--width need an image layout"), "%s", why ? why : "NULL");
+    g_layout = LAYOUT_NCHW;
+    check("parse: --height with --layout nchw passes", check_options(&oo) == NULL);
+    g_height = 56 * 56; g_width = 56 * 56; oo.rows = 128;
+    why = check_options(&oo);
+    check("parse: N*C*H*W above 4e9 is refused", why && strstr(why, "too large"), "%s", why ? why : "NULL");
+    reset_op_options();
+    oo.rows = 8; oo.bt_set = 1;
+    why = check_options(&oo);
+    check("parse: -B/-T are refused (the batch is -N)", why && strstr(why, "-B/-T"), "%s", why ? why : "NULL");
+    reset_op_options();
+}
+
+// ---- registry
+
+static void test_registry(void) {
+    int ok = 1;
+    for (int i = 0; i < k_program.n_kernels; i++) {
+        const kernel_t *k = &k_program.kernels[i];
+        ok &= k->number == i && k->name && k->idea && k->limits && k->dtypes;
+        ok &= (k->launch != NULL) || (k->supports != NULL);
+    }
+    check("registry: kernels 0..8 in order, each with a name, idea, limits and dtypes", ok && k_program.n_kernels == 9);
+    int dt = 1;
+    for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
+    for (int i = 4; i <= 8; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
+    check("registry: 1-3 are fp32 only, 4-8 run fp32, fp16 and bf16", dt);
+    check("registry: kernel 0 is the cuDNN slot without a launcher", k_program.kernels[0].launch == NULL &&
+                                                                        strcmp(k_program.kernels[0].name, "cudnn") == 0);
+    check("registry: the program resets the running statistics before validation", k_program.reset != NULL);
+}
+
+int main(void) {
+    test_hand_cases();
+    test_running_update();
+    test_oracle();
+    test_layouts();
+    test_inference();
+    test_describe();
+    test_supports();
+    test_parsing();
+    test_registry();
+    printf("test_cpu: %d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}

@@ -1,0 +1,453 @@
+// CPU tests (no GPU needed) of rmsnorm_forward: the reference (hand-checked cases, an independent float64
+// oracle, weight offset, fused add with the dtype rounding of the residual, the strided QK-norm view), the
+// shape strings and counted bytes, the launch plans (pack width, lanes per row, cluster size, dispatcher),
+// option parsing (accepting paths; the error exits are tested from the shell) and the registry.
+// Prints one line per test ("PASS name" / "FAIL name: why") and exits non-zero on failure; tests/run_tests.sh
+// counts the lines. The validator and the input generator are common.h's, tested by test_cpu_layernorm.
+#define NORM_NO_MAIN
+#include "../rmsnorm_forward.cu"
+
+static int g_pass = 0, g_fail = 0;
+static void check(const char *name, int ok, const char *fmt = "", ...) {
+    if (ok) {
+        printf("PASS %s\n", name);
+        g_pass++;
+        return;
+    }
+    printf("FAIL %s: ", name);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    g_fail++;
+}
+static int close_to(double a, double b, double tol) { return fabs(a - b) <= tol * fmax(1.0, fabs(b)); }
+
+// The plain reference on contiguous rows.
+static void ref_plain(double *y, double *rstd, const double *x, const double *w, long N, long C, double eps,
+                      double offset) {
+    rmsnorm_forward_cpu(y, rstd, NULL, x, 1, C, w, NULL, N, C, eps, offset, DT_FP32);
+}
+
+// ---- the reference against hand-checked cases
+
+static void test_reference_hand_cases(void) {
+    const double eps = 1e-6;
+    {  // a constant row c: mean(x^2) = c^2, rstd = 1/sqrt(c^2 + eps), y = c * rstd * w (the sign of c kept)
+        double x[4] = {3, 3, 3, 3}, w[4] = {2, -1, 0.5, 7}, y[4], r;
+        ref_plain(y, &r, x, w, 1, 4, eps, 0.0);
+        double s = 1 / sqrt(9 + eps);
+        int ok = close_to(r, s, 1e-15);
+        for (int c = 0; c < 4; c++) ok &= close_to(y[c], 3 * s * w[c], 1e-15);
+        check("reference: constant row 3 gives rstd 1/sqrt(9+eps), y = 3 rstd w", ok, "rstd %g y0 %g", r, y[0]);
+        double xn[4] = {-3, -3, -3, -3};
+        ref_plain(y, &r, xn, w, 1, 4, eps, 0.0);
+        ok = close_to(r, s, 1e-15);
+        for (int c = 0; c < 4; c++) ok &= close_to(y[c], -3 * s * w[c], 1e-15) && close_to(fabs(y[c]), fabs(w[c]), 1e-6);
+        check("reference: constant row -3 gives y = -w (to eps)", ok, "y0 %g", y[0]);
+    }
+    {  // a single nonzero value a in a row of 4: mean(x^2) = a^2/4, y = a * 2/sqrt(a^2 + 4 eps) there, 0 elsewhere
+        double x[4] = {0, 0, -2, 0}, w[4] = {1, 1, 1, 1}, y[4], r;
+        ref_plain(y, &r, x, w, 1, 4, eps, 0.0);
+        check("reference: one nonzero value", close_to(r, 1 / sqrt(1 + eps), 1e-15) && y[0] == 0 && y[1] == 0 && y[3] == 0 &&
+                                                   close_to(y[2], -2 / sqrt(1 + eps), 1e-15),
+              "rstd %g y %g %g %g %g", r, y[0], y[1], y[2], y[3]);
+    }
+    {  // C = 1: rstd = 1/sqrt(x^2 + eps), y = x * rstd * w ~ sign(x) * w; a zero gives rstd 1/sqrt(eps), y 0
+        double x[3] = {-7, 0, 0.5}, w[1] = {4}, y[3], r[3];
+        ref_plain(y, r, x, w, 3, 1, eps, 0.0);
+        int ok = close_to(r[0], 1 / sqrt(49 + eps), 1e-15) && close_to(y[0], -28 / sqrt(49 + eps), 1e-15);
+        ok &= close_to(r[1], 1 / sqrt(eps), 1e-12) && y[1] == 0;
+        ok &= close_to(r[2], 1 / sqrt(0.25 + eps), 1e-15) && close_to(y[2], 2 / sqrt(0.25 + eps), 1e-15);
+        check("reference: C = 1 gives y = sign(x) w (to eps), 0 for x = 0", ok, "y %g %g %g rstd %g %g %g", y[0], y[1], y[2],
+              r[0], r[1], r[2]);
+    }
+    {  // eps 0: exact values, [3, 4] -> mean square 12.5
+        double x[2] = {3, 4}, w[2] = {1, -2}, y[2], r;
+        ref_plain(y, &r, x, w, 1, 2, 0.0, 0.0);
+        double s = 1 / sqrt(12.5);
+        check("reference: eps 0, [3, 4] gives rstd 1/sqrt(12.5)",
+              close_to(r, s, 1e-15) && close_to(y[0], 3 * s, 1e-15) && close_to(y[1], -8 * s, 1e-15), "rstd %g", r);
+    }
+    {  // eps 0 and a zero row: rstd inf, y NaN (0 * inf): the validator then wants the same kind from the GPU
+        double x[2] = {0, 0}, w[2] = {1, 1}, y[2], r;
+        ref_plain(y, &r, x, w, 1, 2, 0.0, 0.0);
+        check("reference: eps 0 and a zero row give rstd inf, y NaN", isinf(r) && isnan(y[0]) && isnan(y[1]));
+    }
+    {  // the eps actually used: rows of mean square 1 move by eps/2 relative
+        double x[2] = {1, -1}, w[2] = {1, 1}, y[2], r;
+        ref_plain(y, &r, x, w, 1, 2, 1e-2, 0.0);
+        check("reference: eps enters as 1/sqrt(mean(x^2) + eps)", close_to(r, 1 / sqrt(1.01), 1e-15), "rstd %g", r);
+    }
+}
+
+// ---- the reference against an independent float64 computation (long double, another loop order)
+
+static double oracle_worst(const double *x, const double *w, const double *y, const double *r, long N, long C, double eps,
+                           double offset) {
+    double worst = 0;
+    for (long i = 0; i < N; i++) {
+        long double ss = 0;
+        for (long c = C - 1; c >= 0; c--) ss += (long double)x[i * C + c] * x[i * C + c];  // backwards
+        long double rstd = 1.0L / sqrtl(ss / C + (long double)eps);
+        worst = fmax(worst, fabs((double)(rstd - r[i])) / (double)rstd);
+        for (long c = 0; c < C; c++) {
+            long double yy = x[i * C + c] * rstd * ((long double)w[c] + offset);
+            worst = fmax(worst, fabs((double)(yy - y[i * C + c])) / fmax(1.0, fabs((double)yy)));
+        }
+    }
+    return worst;
+}
+
+static void test_reference_oracle(void) {
+    const long N = 37, C = 1000;
+    double *x = host_alloc_doubles(N * C), *w = host_alloc_doubles(C);
+    double *y = host_alloc_doubles(N * C), *r = host_alloc_doubles(N);
+    for (int d = 0; d < DT_COUNT; d++) {
+        host_fill_normal(x, N * C, (dtype_t)d, 99, 0, 0.5, 2.0);
+        host_fill_normal(w, C, (dtype_t)d, 99, 1, 1.0, 0.25);
+        ref_plain(y, r, x, w, N, C, 1e-6, 0.0);
+        double worst = oracle_worst(x, w, y, r, N, C, 1e-6, 0.0);
+        char name[128];
+        snprintf(name, sizeof name, "reference: matches a long-double oracle (37x1000 %s, mean 0.5, std 2)",
+                 dtype_name((dtype_t)d));
+        check(name, worst < 1e-12, "worst relative difference %g", worst);
+    }
+    // with an offset, and rows of very different scale (rstd far from 1)
+    host_fill_normal(x, N * C, DT_FP32, 5, 0, 0.0, 1e-3);
+    for (long i = 0; i < C; i++) x[i] *= 1e6;  // row 0 at std 1e3, the others at 1e-3
+    host_fill_normal(w, C, DT_FP32, 5, 1, 0.0, 0.25);
+    ref_plain(y, r, x, w, N, C, 1e-6, 1.0);
+    double worst = oracle_worst(x, w, y, r, N, C, 1e-6, 1.0);
+    check("reference: matches the oracle with --weight-offset 1 and rows of std 1e3 and 1e-3", worst < 1e-12,
+          "worst relative difference %g", worst);
+    free(x); free(w); free(y); free(r);
+}
+
+// ---- weight offset
+
+static void test_weight_offset(void) {
+    {  // eps 0, unit mean square: y = x * (w + F) exactly
+        double x[4] = {1, -1, 1, -1}, w[4] = {0, 0.5, -1, 2}, y[4], r;
+        ref_plain(y, &r, x, w, 1, 4, 0.0, 1.0);
+        check("offset: y = x rstd (w + 1), hand values", r == 1 && y[0] == 1 && y[1] == -1.5 && y[2] == 0 && y[3] == -3,
+              "y %g %g %g %g", y[0], y[1], y[2], y[3]);
+    }
+    {  // weight w with offset F is weight w + F with offset 0
+        const long N = 5, C = 33;
+        double x[N * C], w[C], wf[C], y1[N * C], y2[N * C], r1[N], r2[N];
+        host_fill_normal(x, N * C, DT_BF16, 3, 0, 0.0, 1.0);
+        host_fill_normal(w, C, DT_BF16, 3, 1, 0.0, 0.25);
+        for (long c = 0; c < C; c++) wf[c] = w[c] + 0.75;
+        ref_plain(y1, r1, x, w, N, C, 1e-6, 0.75);
+        ref_plain(y2, r2, x, wf, N, C, 1e-6, 0.0);
+        check("offset: (w, F) gives the same y and rstd as (w + F, 0)",
+              memcmp(y1, y2, sizeof y1) == 0 && memcmp(r1, r2, sizeof r1) == 0);
+    }
+}
+
+// ---- fused add: the residual is updated (rounded to the dtype) and y comes from the rounded sum
+
+static void test_fused_add(void) {
+    {  // hand values (fp32): sum [1.5, 0, 4, 4], mean square 8.5625
+        double x[4] = {0.5, -2, 1, 0}, res[4] = {1, 2, 3, 4}, w[4] = {1, 2, -1, 0.5}, y[4], r, ro[4];
+        rmsnorm_forward_cpu(y, &r, ro, x, 1, 4, w, res, 1, 4, 1e-6, 0.0, DT_FP32);
+        double s = 1 / sqrt(8.5625 + 1e-6), sum[4] = {1.5, 0, 4, 4};
+        int ok = close_to(r, s, 1e-15);
+        for (int c = 0; c < 4; c++) ok &= ro[c] == sum[c] && close_to(y[c], sum[c] * s * w[c], 1e-15);
+        ok &= res[0] == 1 && res[3] == 4;  // the input copy is not touched (the GPU buffer is restored by reset)
+        check("fused add: residual = residual + x, y = rmsnorm(residual), hand values", ok, "rstd %g y0 %g ro0 %g", r, y[0], ro[0]);
+    }
+    {  // rounding: 1 + 2^-9 is exact in fp32 and fp16 (11 bits), rounds to 1 in bf16 (8 bits); y and rstd follow
+        double x[1] = {ldexp(1.0, -9)}, res[1] = {1.0}, w[1] = {1.0}, y, r, ro;
+        double want[DT_COUNT] = {1 + ldexp(1.0, -9), 1 + ldexp(1.0, -9), 1.0};
+        for (int d = 0; d < DT_COUNT; d++) {
+            rmsnorm_forward_cpu(&y, &r, &ro, x, 1, 1, w, res, 1, 1, 1e-6, 0.0, (dtype_t)d);
+            double v = want[d];
+            char name[128];
+            snprintf(name, sizeof name, "fused add: the residual is rounded to %s and that value is normalized",
+                     dtype_name((dtype_t)d));
+            check(name, ro == v && r == 1 / sqrt(v * v + 1e-6) && y == v * (1 / sqrt(v * v + 1e-6)), "ro %.10g r %.10g y %.10g",
+                  ro, r, y);
+        }
+    }
+    {  // the sum is formed in fp32 and then rounded to the dtype (as the GPU does), not rounded once from the exact
+       // sum: 1 + 2^-11 + 2^-30 is 1 + 2^-11 in fp32, a tie that fp16 rounds to even (1); rounded directly it
+       // would be 1 + 2^-10
+        double x[1] = {ldexp(1.0, -11) + ldexp(1.0, -30)}, res[1] = {1.0}, w[1] = {1.0}, y, r, ro;
+        rmsnorm_forward_cpu(&y, &r, &ro, x, 1, 1, w, res, 1, 1, 0.0, 0.0, DT_FP16);
+        check("fused add: fp16 residual = fp16(fp32(res + x)), the GPU's double rounding", ro == 1.0, "ro %.12g", ro);
+    }
+    {  // random rows in each dtype: y and rstd equal the plain reference applied to the returned residual
+        const long N = 9, C = 257;
+        static double x[N * C], res[N * C], w[C], ro[N * C], y1[N * C], y2[N * C], r1[N], r2[N];
+        for (int d = 0; d < DT_COUNT; d++) {
+            host_fill_normal(x, N * C, (dtype_t)d, 11, 0, 0.0, 1.0);
+            host_fill_normal(res, N * C, (dtype_t)d, 11, 2, 0.0, 1.0);
+            host_fill_normal(w, C, (dtype_t)d, 11, 1, 1.0, 0.25);
+            rmsnorm_forward_cpu(y1, r1, ro, x, 1, C, w, res, N, C, 1e-6, 0.5, (dtype_t)d);
+            ref_plain(y2, r2, ro, w, N, C, 1e-6, 0.5);
+            int ok = memcmp(y1, y2, sizeof y1) == 0 && memcmp(r1, r2, sizeof r1) == 0;
+            long changed = 0;
+            for (long i = 0; i < N * C; i++) {
+                ok &= ro[i] == round_to_dtype(res[i] + x[i], (dtype_t)d);
+                ok &= fabs(ro[i] - (res[i] + x[i])) <= fabs(res[i] + x[i]) * ldexp(1.0, d == DT_FP32 ? -24 : d == DT_FP16 ? -11 : -8);
+                changed += ro[i] != res[i];
+            }
+            char name[128];
+            snprintf(name, sizeof name, "fused add: %s rows, y = plain reference of the stored residual", dtype_name((dtype_t)d));
+            check(name, ok && changed > N * C / 2, "changed %ld", changed);
+        }
+    }
+}
+
+static void test_round_to_dtype(void) {
+    check("round_to_dtype: fp32 rounds doubles to float", round_to_dtype(1.0 + ldexp(1.0, -30), DT_FP32) == 1.0 &&
+                                                              round_to_dtype(0.1, DT_FP32) == (double)0.1f);
+    check("round_to_dtype: fp16 and bf16 keep 11 and 8 significant bits",
+          round_to_dtype(1.0 + ldexp(1.0, -10), DT_FP16) == 1.0 + ldexp(1.0, -10) &&
+              round_to_dtype(1.0 + ldexp(1.0, -10), DT_BF16) == 1.0 && round_to_dtype(3.0, DT_BF16) == 3.0 &&
+              round_to_dtype(70000.0, DT_FP16) == INFINITY);
+}
+
+// ---- the strided QK-norm view: rows of D inside tokens of stride S; the gaps must never be read
+
+static void test_qk_view(void) {
+    const long T = 3, H = 2, D = 4, S = 11;  // 8 q elements per token, then 3 of garbage
+    double buf[T * S], compact[T * H * D], w[D] = {1, -0.5, 2, 0.25};
+    for (long i = 0; i < T * S; i++) buf[i] = nan("");
+    for (long t = 0; t < T; t++)
+        for (long j = 0; j < H * D; j++) buf[t * S + j] = compact[t * H * D + j] = 0.1 * (double)(t * 13 + j * 7 % 5) - 0.4;
+    double y1[T * H * D], y2[T * H * D], r1[T * H], r2[T * H];
+    rmsnorm_forward_cpu(y1, r1, NULL, buf, H, S, w, NULL, T * H, D, 1e-6, 0.0, DT_FP32);
+    ref_plain(y2, r2, compact, w, T * H, D, 1e-6, 0.0);
+    int finite = 1;
+    for (long i = 0; i < T * H * D; i++) finite &= isfinite(y1[i]);
+    check("QK view: the reference reads only the q part (NaN gaps do not reach y)", finite);
+    check("QK view: rows of the strided view equal the same rows stored contiguously",
+          memcmp(y1, y2, sizeof y1) == 0 && memcmp(r1, r2, sizeof r1) == 0);
+    // row r = (token r / H, head r % H): row 3 is token 1, head 1, at buf[11 + 4 ..]
+    double ss = 0;
+    for (int d = 0; d < D; d++) ss += buf[11 + 4 + d] * buf[11 + 4 + d];
+    check("QK view: row 3 is token 1, head 1", close_to(r1[3], 1 / sqrt(ss / D + 1e-6), 1e-15), "rstd %g", r1[3]);
+    // q inside a qkv buffer (S = 3 H D) with huge k and v: any read of them would show in rstd
+    const long T2 = 5, H2 = 3, D2 = 8, S2 = 3 * H2 * D2;
+    static double qkv[T2 * S2], q[T2 * H2 * D2], w2[D2], ya[T2 * H2 * D2], yb[T2 * H2 * D2], ra[T2 * H2], rb[T2 * H2];
+    host_fill_normal(qkv, T2 * S2, DT_BF16, 21, 0, 0.0, 1.0);
+    host_fill_normal(w2, D2, DT_BF16, 21, 1, 1.0, 0.25);
+    for (long t = 0; t < T2; t++)
+        for (long j = 0; j < S2; j++) {
+            if (j < H2 * D2) q[t * H2 * D2 + j] = qkv[t * S2 + j];
+            else qkv[t * S2 + j] = 1e30;
+        }
+    rmsnorm_forward_cpu(ya, ra, NULL, qkv, H2, S2, w2, NULL, T2 * H2, D2, 1e-6, 0.0, DT_BF16);
+    ref_plain(yb, rb, q, w2, T2 * H2, D2, 1e-6, 0.0);
+    check("QK view: q inside a qkv buffer (k, v = 1e30) is normalized from q alone",
+          memcmp(ya, yb, sizeof ya) == 0 && memcmp(ra, rb, sizeof ra) == 0);
+}
+
+// ---- shapes, strings, bytes
+
+static void reset_options(void) {
+    g_eps = 1e-6;
+    g_offset = 0.0;
+    g_fused = 0;
+    g_heads = g_head_dim = g_row_stride = 0;
+}
+
+static options_t parse(const char *line) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", line);
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = (char *)"rmsnorm_forward";
+    for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " ")) argv[argc++] = t;
+    argv[argc] = NULL;
+    options_t o;
+    reset_options();
+    parse_args(argc, argv, &k_program, &o);
+    return o;
+}
+
+static void shape_of(const char *line, rms_shape_t *s, char *shape, char *desc) {
+    options_t o = parse(line);
+    const char *err = rms_shape_from_options(&o, s);
+    if (err) printf("  (unexpected: %s)\n", err);
+    rms_shape_strings(s, shape, 64, desc, 96);
+}
+
+static void test_parsing_and_shapes(void) {
+    rms_shape_t s;
+    char shape[64], desc[96];
+    options_t o = parse("");
+    shape_of("", &s, shape, desc);
+    check("parse: defaults are rows 8192, C 4096, eps 1e-6, the dispatcher, fp32, sweep",
+          o.rows == 8192 && o.cols == 4096 && o.kernel == KERNEL_DEFAULT && o.dtype == DT_FP32 && o.block_size == 0 &&
+              g_eps == 1e-6 && !g_fused && g_offset == 0 && !s.qk && s.N == 8192 && s.C == 4096 && s.H == 1 && s.S == 4096);
+    check("shape: plain is \"8192x4096\"", strcmp(shape, "8192x4096") == 0 && strcmp(desc, "rows 8192 cols 4096") == 0,
+          "'%s' '%s'", shape, desc);
+
+    o = parse("5 --fused-add --eps 1e-5 -N 100 -C 33 --dtype bf16");
+    shape_of("5 --fused-add --eps 1e-5 -N 100 -C 33 --dtype bf16", &s, shape, desc);
+    check("parse: --fused-add, --eps", o.kernel == 5 && g_fused == 1 && g_eps == 1e-5 && s.fused && s.eps == 1e-5 &&
+                                           s.N == 100 && s.C == 33 && o.dtype == DT_BF16);
+    check("shape: fused add is \"100x33:add\"", strcmp(shape, "100x33:add") == 0, "'%s'", shape);
+
+    shape_of("--weight-offset 1", &s, shape, desc);
+    check("parse: --weight-offset 1 (Gemma)", g_offset == 1.0 && s.offset == 1.0);
+    check("shape: offset 1 is \"8192x4096:off1\"", strcmp(shape, "8192x4096:off1") == 0, "'%s'", shape);
+    shape_of("--weight-offset 0.5 --fused-add -N 4 -C 10", &s, shape, desc);
+    check("shape: \"4x10:add:off0.5\", offsets formatted compactly", strcmp(shape, "4x10:add:off0.5") == 0 &&
+                                                                         strstr(desc, "weight offset 0.5") != NULL,
+          "'%s' '%s'", shape, desc);
+    shape_of("--weight-offset -1e-3 -N 4 -C 10", &s, shape, desc);
+    check("shape: negative offset \"4x10:off-0.001\"", strcmp(shape, "4x10:off-0.001") == 0, "'%s'", shape);
+
+    shape_of("--heads 32 --head-dim 128", &s, shape, desc);
+    check("parse: QK-norm defaults: 4096 tokens, stride 3*H*D, rows = tokens*H",
+          s.qk && s.tokens == 4096 && s.H == 32 && s.C == 128 && s.S == 12288 && s.N == 4096L * 32 && !s.fused);
+    check("shape: QK-norm is \"4096x32x128:s12288\"", strcmp(shape, "4096x32x128:s12288") == 0 &&
+                                                         strcmp(desc, "tokens 4096 heads 32 head_dim 128 stride 12288") == 0,
+          "'%s' '%s'", shape, desc);
+    shape_of("-N 7 --heads 3 --head-dim 64 --row-stride 200 --weight-offset 1", &s, shape, desc);
+    check("parse: QK-norm with -N (tokens), --row-stride and an offset",
+          s.qk && s.tokens == 7 && s.N == 21 && s.C == 64 && s.S == 200 && strcmp(shape, "7x3x64:s200:off1") == 0, "'%s'", shape);
+    shape_of("-B 2 -T 3 --heads 2 --head-dim 5 --row-stride 10", &s, shape, desc);
+    check("parse: QK-norm with -B/-T (tokens = B*T) and a stride of exactly H*D", s.tokens == 6 && s.S == 10 && s.N == 12);
+
+    // counted bytes: x read, y written, weight read, rstd written; residual read + written; QK: the q part only
+    rms_shape_t p = {8192, 4096, 8192, 1, 4096, 0, 0, 1e-6, 0};
+    check("bytes: plain fp32 = 2 N C 4 + C 4 + N 4", rms_bytes(&p, DT_FP32) == 2.0 * 8192 * 4096 * 4 + 4096 * 4 + 8192 * 4);
+    p.fused = 1;
+    check("bytes: fused add bf16 adds the residual read and written",
+          rms_bytes(&p, DT_BF16) == 4.0 * 8192 * 4096 * 2 + 4096 * 2 + 8192 * 4);
+    rms_shape_t q = {4096L * 32, 128, 4096, 32, 12288, 1, 0, 1e-6, 0};
+    check("bytes: QK-norm counts only the q part (not the qkv buffer)",
+          rms_bytes(&q, DT_BF16) == 2.0 * 4096 * 32 * 128 * 2 + 128 * 2 + 4096.0 * 32 * 4);
+
+    // option combinations check_options refuses (the exit 2 itself is tested from the shell)
+    struct { long heads, head_dim, stride; int fused; long cols, rows; const char *what, *want; } bad[] = {
+        {4, 0, 0, 0, 0, 0, "--heads 4", "--heads needs --head-dim"},
+        {0, 64, 0, 0, 0, 0, "--head-dim 64", "--head-dim needs --heads"},
+        {0, 0, 100, 0, 0, 0, "--row-stride 100", "--row-stride needs --heads"},
+        {4, 64, 255, 0, 0, 0, "--heads 4 --head-dim 64 --row-stride 255", "smaller than heads x head-dim = 256"},
+        {4, 64, 0, 1, 0, 0, "--heads 4 --head-dim 64 --fused-add", "--fused-add does not combine"},
+        {4, 64, 0, 0, 64, 0, "--heads 4 --head-dim 64 -C 64", "-C/--cols does not apply"},
+        {1024, 1L << 22, 0, 0, 0, 0, "--heads 1024 --head-dim 4194304", "too large"},
+        {64, 1024, 0, 0, 0, 100000, "-N 100000 --heads 64 --head-dim 1024", "too large"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        options_t ob;
+        memset(&ob, 0, sizeof ob);
+        ob.rows = bad[i].rows ? bad[i].rows : 8192;
+        ob.rows_set = bad[i].rows != 0;
+        ob.cols = bad[i].cols ? bad[i].cols : 4096;
+        ob.cols_set = bad[i].cols != 0;
+        reset_options();
+        g_heads = bad[i].heads;
+        g_head_dim = bad[i].head_dim;
+        g_row_stride = bad[i].stride;
+        g_fused = bad[i].fused;
+        const char *err = check_options(&ob);
+        char name[160];
+        snprintf(name, sizeof name, "check_options refuses '%s'", bad[i].what);
+        check(name, err && strstr(err, bad[i].want), "got '%s'", err ? err : "(accepted)");
+    }
+    // parse_extra's own refusals
+    check("parse_extra: bad values are refused with the option named",
+          strstr(parse_extra(OPT_EPS, "-1"), "eps '-1'") && strstr(parse_extra(OPT_OFFSET, "inf"), "weight offset 'inf'") &&
+              strstr(parse_extra(OPT_HEADS, "0"), "heads '0'") && strstr(parse_extra(OPT_HEAD_DIM, "x"), "head dim 'x'") &&
+              strstr(parse_extra(OPT_ROW_STRIDE, "-3"), "row stride '-3'"));
+    reset_options();
+    check("parse: --list needs no shape", parse("--list").list);
+    reset_options();
+}
+
+// ---- launch plans (pure functions: the dispatcher's rules, documented by example)
+
+static void test_plans(void) {
+    check("plan: pack width divides C and the stride, 16 bytes when it can",
+          vec_width_for(DT_FP32, 4096, 4096) == 4 && vec_width_for(DT_BF16, 64, 200) == 8 &&
+              vec_width_for(DT_FP32, 64, 200) == 4 && vec_width_for(DT_FP16, 33, 170) == 1 &&
+              vec_width_for(DT_BF16, 256, 513) == 1 && vec_width_for(DT_FP32, 1026, 1026) == 2 &&
+              vec_width_for(DT_FP16, 128, 12288) == 8);
+    check("plan: kernel 6 lanes per row (4 packs a lane, a warp holds up to 8 each)",
+          subwarp_tpr(1) == 1 && subwarp_tpr(4) == 1 && subwarp_tpr(5) == 2 && subwarp_tpr(16) == 4 && subwarp_tpr(128) == 32 &&
+              subwarp_tpr(256) == 32 && subwarp_tpr(257) == 0);
+    check("plan: kernel 5 packs per thread", rowreg_packs(1000, 256, 8) == 4 && rowreg_packs(4097, 512, 8) == 0 &&
+                                                 rowreg_packs(4097, 1024, 8) == 8 && rowreg_packs(1, 32, 8) == 1);
+    int cl = 0, packs = 0;
+    int ok = cluster_plan(16384, 512, &cl, &packs) && cl == 8 && packs == 4;
+    ok &= cluster_plan(8192, 512, &cl, &packs) && cl == 4 && packs == 4;
+    ok &= cluster_plan(10, 1024, &cl, &packs) && cl == 1 && packs == 4;
+    ok &= cluster_plan(4097, 128, &cl, &packs) && cl == 8 && packs == 8;
+    ok &= cluster_plan(65536, 1024, &cl, &packs) && cl == 8 && packs == 8;
+    ok &= !cluster_plan(65537, 1024, &cl, &packs) && !cluster_plan(4097, 64, &cl, &packs);
+    check("plan: kernel 7 cluster size (4 packs a thread, else 8 blocks x 8 packs)", ok);
+
+    rms_plan_t p = dispatch_plan(DT_FP32, 768, 768, 1, 0);
+    check("dispatch: fp32 C 768 -> 6, 32 lanes a row, 256 threads", p.kernel == 6 && p.tpr == 32 && p.bs == 256 && p.vec == 4);
+    p = dispatch_plan(DT_BF16, 128, 12288, 1, 0);
+    check("dispatch: QK-norm bf16 head_dim 128 -> 6, 4 lanes a row", p.kernel == 6 && p.tpr == 4 && p.vec == 8);
+    p = dispatch_plan(DT_FP32, 4096, 4096, 1, 0);
+    check("dispatch: fp32 C 4096 -> 5 registers, 256 threads x 4 packs", p.kernel == 5 && p.bs == 256 && p.packs == 4);
+    p = dispatch_plan(DT_FP32, 32768, 32768, 1, 0);
+    check("dispatch: fp32 C 32768 -> 5 registers, 1024 threads x 8 packs", p.kernel == 5 && p.bs == 1024 && p.packs == 8);
+    p = dispatch_plan(DT_BF16, 2048, 2048, 1, 0);
+    check("dispatch: bf16 C 2048 -> 5 registers, 128 threads x 2 packs", p.kernel == 5 && p.bs == 128 && p.packs == 2);
+    p = dispatch_plan(DT_BF16, 4096, 4096, 1, 0);
+    check("dispatch: bf16 C 4096 -> 4 (re-read), 128 threads", p.kernel == 4 && p.bs == 128 && p.vec == 8);
+    p = dispatch_plan(DT_FP32, 65536, 65536, 1, 0);
+    check("dispatch: fp32 C 65536 with clusters -> 7, 8 blocks of 512 x 4 packs",
+          p.kernel == 7 && p.cl == 8 && p.bs == 512 && p.packs == 4);
+    p = dispatch_plan(DT_FP32, 65536, 65536, 0, 0);
+    check("dispatch: fp32 C 65536 without clusters -> 4, 1024 threads", p.kernel == 4 && p.bs == 1024);
+    p = dispatch_plan(DT_BF16, 65536, 65536, 1, 0);
+    check("dispatch: bf16 C 65536 (128 KB) with clusters -> 7, 4 blocks", p.kernel == 7 && p.cl == 4);
+    p = dispatch_plan(DT_FP32, 4097, 4097, 1, 0);
+    check("dispatch: fp32 C 4097 (no 16-byte packs) -> 4 with scalar packs, 256 threads",
+          p.kernel == 4 && p.vec == 1 && p.bs == 256);
+    p = dispatch_plan(DT_FP16, 3, 3, 1, 0);
+    check("dispatch: C 3 -> 6, one lane a row", p.kernel == 6 && p.tpr == 1);
+    p = dispatch_plan(DT_FP32, 4096, 4096, 1, 64);
+    check("dispatch: a --block-size the register path cannot hold falls through to 4", p.kernel == 4 && p.bs == 64);
+    p = dispatch_plan(DT_FP32, 4096, 4096, 1, 512);
+    check("dispatch: a --block-size is passed to the path", p.kernel == 5 && p.bs == 512 && p.packs == 2);
+}
+
+// ---- registry sanity
+
+static void test_registry(void) {
+    int ok = 1;
+    for (int i = 0; i < k_program.n_kernels; i++) {
+        const kernel_t *k = &k_program.kernels[i];
+        ok &= k->number == i && k->name && k->idea && k->limits && k->dtypes;
+        ok &= (k->launch != NULL) || (k->supports != NULL);
+    }
+    check("registry: kernels 0..8 in order, each with a name, idea, limits and dtypes", ok && k_program.n_kernels == 9);
+    int dt = 1;
+    for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
+    for (int i = 4; i <= 8; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
+    check("registry: 1-3 are fp32 only, 4-8 run fp32, fp16 and bf16", dt);
+    check("registry: the default kernel is the dispatcher (8), which picks its own block size",
+          k_program.default_kernel == 8 && k_program.kernels[8].own_block == 1);
+    check("registry: the program restores the residual before validation (reset hook)", k_program.reset != NULL &&
+                                                                                            k_program.check_options != NULL);
+    check("registry: six program options", k_program.n_extra == 6 && strcmp(k_program.extra[OPT_FUSED].name, "fused-add") == 0 &&
+                                               k_program.extra[OPT_FUSED].has_arg == no_argument);
+}
+
+int main(void) {
+    test_reference_hand_cases();
+    test_reference_oracle();
+    test_weight_offset();
+    test_fused_add();
+    test_round_to_dtype();
+    test_qk_view();
+    test_parsing_and_shapes();
+    test_plans();
+    test_registry();
+    printf("test_cpu: %d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
