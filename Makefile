@@ -76,7 +76,7 @@ plant: $(PLANTED)
 
 # CPU test binaries: tests/test_cpu*.cu (each includes its program with NORM_NO_MAIN).
 CPU_TESTS := $(patsubst tests/%.cu,build/%,$(wildcard tests/test_cpu*.cu))
-build/test_cpu%: tests/test_cpu%.cu common.h $(SRCS) Makefile | build
+build/test_cpu%: tests/test_cpu%.cu tests/test_util.h common.h $(SRCS) Makefile | build
 	$(NVCC) $(NVCC_FLAGS) $(TEST_ARCH) -o $@ $< $(LDLIBS)
 
 build/test_gpu_inputs: tests/test_gpu_inputs.cu common.h Makefile | build

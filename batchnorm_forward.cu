@@ -880,30 +880,6 @@ __global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(const T 
 
 #define BN_STATS_ARGS(P) (P)->gamma, (P)->beta, (P)->save_mean, (P)->save_invstd, (P)->run_mean, (P)->run_var
 
-// Instantiate a templated launcher for the pack widths of each dtype: 4/2/1 for fp32, 8/4/2/1 for 16-bit.
-#define BN_DISPATCH_VEC(dt, vec, FN, ...)                                                                      \
-    do {                                                                                                      \
-        switch (dt) {                                                                                         \
-        case DT_FP32:                                                                                         \
-            if ((vec) == 4) FN<float, 4>(__VA_ARGS__);                                                        \
-            else if ((vec) == 2) FN<float, 2>(__VA_ARGS__);                                                   \
-            else FN<float, 1>(__VA_ARGS__);                                                                   \
-            break;                                                                                            \
-        case DT_FP16:                                                                                         \
-            if ((vec) == 8) FN<__half, 8>(__VA_ARGS__);                                                       \
-            else if ((vec) == 4) FN<__half, 4>(__VA_ARGS__);                                                  \
-            else if ((vec) == 2) FN<__half, 2>(__VA_ARGS__);                                                  \
-            else FN<__half, 1>(__VA_ARGS__);                                                                  \
-            break;                                                                                            \
-        default:                                                                                              \
-            if ((vec) == 8) FN<__nv_bfloat16, 8>(__VA_ARGS__);                                                \
-            else if ((vec) == 4) FN<__nv_bfloat16, 4>(__VA_ARGS__);                                           \
-            else if ((vec) == 2) FN<__nv_bfloat16, 2>(__VA_ARGS__);                                           \
-            else FN<__nv_bfloat16, 1>(__VA_ARGS__);                                                           \
-            break;                                                                                            \
-        }                                                                                                     \
-    } while (0)
-
 // The widest pack (elements) that divides n: 16 bytes when it can.
 static int bn_vec_width(dtype_t d, long n) { return (int)gcd_long(16 / (long)dtype_size(d), n); }
 // Resident blocks of bs threads per SM, counting threads alone (the grid sizes below aim at one full wave).
@@ -1007,7 +983,7 @@ static void launch_infer_cl_t(const bn_problem_t *p, int bs) {
 }
 static void launch_k5(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    BN_DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), launch_split_t, p, l->block_size);
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), launch_split_t, p, l->block_size);
 }
 
 // Kernel 6: the plan (blocks per SM, rows per block, shared memory) for a block size, or why there is none.
@@ -1153,7 +1129,7 @@ static void launch_infer_nchw_t(const bn_problem_t *p, int bs) {
 }
 static void launch_k7(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    BN_DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), launch_nchw_t, p, l->block_size);
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), launch_nchw_t, p, l->block_size);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1179,11 +1155,11 @@ static void launch_k8(const void *pp, launch_t *l) {
         bs = bs ? bs : 256;
         if (cl) {
             int vec = bn_vec_width(d, p->C);
-            BN_DISPATCH_VEC(d, vec, launch_infer_cl_t, p, bs);
+            DISPATCH_VEC(d, vec, launch_infer_cl_t, p, bs);
             snprintf(l->path, sizeof l->path, "inference: elementwise over [M, C] (5's normalize pass, %d-wide packs)", vec);
         } else {
             int vec = bn_vec_width(d, p->HW);
-            BN_DISPATCH_VEC(d, vec, launch_infer_nchw_t, p, bs);
+            DISPATCH_VEC(d, vec, launch_infer_nchw_t, p, bs);
             snprintf(l->path, sizeof l->path, "inference: elementwise over NCHW (7's normalize pass, %d-wide packs)", vec);
         }
         l->block_used = bs;
@@ -1192,7 +1168,7 @@ static void launch_k8(const void *pp, launch_t *l) {
     if (!cl) {
         bs = bs ? bs : 256;
         int vec = bn_vec_width(d, p->HW);
-        BN_DISPATCH_VEC(d, vec, launch_nchw_t, p, bs);
+        DISPATCH_VEC(d, vec, launch_nchw_t, p, bs);
         l->block_used = bs;
         snprintf(l->path, sizeof l->path, "7 (NCHW planes, %d-wide packs)", vec);
         return;
@@ -1214,7 +1190,7 @@ static void launch_k8(const void *pp, launch_t *l) {
     }
     bs = bs ? bs : 512;
     int vec = bn_vec_width(d, p->C);
-    BN_DISPATCH_VEC(d, vec, launch_split_t, p, bs);
+    DISPATCH_VEC(d, vec, launch_split_t, p, bs);
     l->block_used = bs;
     snprintf(l->path, sizeof l->path, "5 (split rows, %d-wide packs%s)", vec,
              p->layout == LAYOUT_NCHW ? ", NCHW with H*W = 1 read as [N, C]" : "");

@@ -165,6 +165,31 @@ template <> struct RawBits<8> { typedef int2 type; };
 template <> struct RawBits<4> { typedef int type; };
 template <> struct RawBits<2> { typedef short type; };
 
+// Instantiate a templated host function FN<T, VEC>(...) for a run-time dtype and pack width: 4/2/1 for fp32,
+// 8/4/2/1 for 16-bit types (launchers pick the widest width that keeps accesses aligned).
+#define DISPATCH_VEC(dt, vec, FN, ...)                                                                        \
+    do {                                                                                                      \
+        switch (dt) {                                                                                         \
+        case DT_FP32:                                                                                         \
+            if ((vec) == 4) FN<float, 4>(__VA_ARGS__);                                                        \
+            else if ((vec) == 2) FN<float, 2>(__VA_ARGS__);                                                   \
+            else FN<float, 1>(__VA_ARGS__);                                                                   \
+            break;                                                                                            \
+        case DT_FP16:                                                                                         \
+            if ((vec) == 8) FN<__half, 8>(__VA_ARGS__);                                                       \
+            else if ((vec) == 4) FN<__half, 4>(__VA_ARGS__);                                                  \
+            else if ((vec) == 2) FN<__half, 2>(__VA_ARGS__);                                                  \
+            else FN<__half, 1>(__VA_ARGS__);                                                                  \
+            break;                                                                                            \
+        default:                                                                                              \
+            if ((vec) == 8) FN<__nv_bfloat16, 8>(__VA_ARGS__);                                                \
+            else if ((vec) == 4) FN<__nv_bfloat16, 4>(__VA_ARGS__);                                           \
+            else if ((vec) == 2) FN<__nv_bfloat16, 2>(__VA_ARGS__);                                           \
+            else FN<__nv_bfloat16, 1>(__VA_ARGS__);                                                           \
+            break;                                                                                            \
+        }                                                                                                     \
+    } while (0)
+
 // Plain (cached) and streaming (evict-first, __ldcs/__stcs) pack access. p must be aligned to the pack.
 template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack(const T *p) {
     return *reinterpret_cast<const Pack<T, N> *>(p);

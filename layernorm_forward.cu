@@ -579,43 +579,19 @@ static void launch_subwarp_t(const ln_problem_t *p, int bs, int tpr) {
     subwarp_kernel_for<T, VEC>(tpr, p->C / VEC, &fn);
     ((ln_kernel_t<T>)fn)<<<(unsigned)ceil_div(p->N, bs / tpr), bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps);
 }
-// Instantiate a templated launcher for the pack widths of each dtype: 4/2/1 for fp32, 8/4/2/1 for 16-bit.
-#define DISPATCH_VEC(p, vec, FN, ...)                                                                         \
-    do {                                                                                                      \
-        switch ((p)->h.dtype) {                                                                               \
-        case DT_FP32:                                                                                         \
-            if ((vec) == 4) FN<float, 4>(__VA_ARGS__);                                                        \
-            else if ((vec) == 2) FN<float, 2>(__VA_ARGS__);                                                   \
-            else FN<float, 1>(__VA_ARGS__);                                                                   \
-            break;                                                                                            \
-        case DT_FP16:                                                                                         \
-            if ((vec) == 8) FN<__half, 8>(__VA_ARGS__);                                                       \
-            else if ((vec) == 4) FN<__half, 4>(__VA_ARGS__);                                                  \
-            else if ((vec) == 2) FN<__half, 2>(__VA_ARGS__);                                                  \
-            else FN<__half, 1>(__VA_ARGS__);                                                                  \
-            break;                                                                                            \
-        default:                                                                                              \
-            if ((vec) == 8) FN<__nv_bfloat16, 8>(__VA_ARGS__);                                                \
-            else if ((vec) == 4) FN<__nv_bfloat16, 4>(__VA_ARGS__);                                           \
-            else if ((vec) == 2) FN<__nv_bfloat16, 2>(__VA_ARGS__);                                           \
-            else FN<__nv_bfloat16, 1>(__VA_ARGS__);                                                           \
-            break;                                                                                            \
-        }                                                                                                     \
-    } while (0)
-
 static const char *supports_k7(const void *pp, int bs) {
     (void)bs;
     const ln_problem_t *p = (const ln_problem_t *)pp;
     int vec = vec_width(p), tpr = subwarp_tpr(p->C / vec);
     if (!tpr) return reasonf("row of %ld needs more than 32 lanes x %d packs of %d", p->C, K7_MAX_PACKS, vec);
     const void *fn;
-    DISPATCH_VEC(p, vec, subwarp_kernel_for, tpr, p->C / vec, &fn);
+    DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->C / vec, &fn);
     return block_fits(fn, bs);
 }
 static void launch_k7(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
     int vec = vec_width(p), tpr = subwarp_tpr(p->C / vec);
-    DISPATCH_VEC(p, vec, launch_subwarp_t, p, l->block_size, tpr);
+    DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, l->block_size, tpr);
 }
 
 // Kernel 8: shared-memory row cache; block size from the occupancy calculator.
@@ -654,7 +630,7 @@ static const char *supports_k8(const void *pp, int bs) {
 }
 static void launch_k8(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    DISPATCH_VEC(p, vec_width(p), launch_smem_t, p, l);
+    DISPATCH_VEC(p->h.dtype, vec_width(p), launch_smem_t, p, l);
 }
 
 // Kernel 9: no cache.
@@ -664,7 +640,7 @@ static void launch_reread_t(const ln_problem_t *p, int bs) {
 }
 static void launch_k9(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    DISPATCH_VEC(p, vec_width(p), launch_reread_t, p, l->block_size);
+    DISPATCH_VEC(p->h.dtype, vec_width(p), launch_reread_t, p, l->block_size);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -711,7 +687,7 @@ static void launch_k10(const void *pp, launch_t *l) {
     const char *path = dispatch_path(p, &vec, &bs, &packs, l->block_size);
     if (path[0] == '7') {
         int tpr = subwarp_tpr(p->C / vec);
-        DISPATCH_VEC(p, vec, launch_subwarp_t, p, bs, tpr);
+        DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, bs, tpr);
         l->block_used = bs;
         snprintf(l->path, sizeof l->path, "7 (subwarp, %d lanes/row, %d-wide packs)", tpr, vec);
     } else if (path[0] == '6') {
@@ -723,7 +699,7 @@ static void launch_k10(const void *pp, launch_t *l) {
         l->block_used = bs;
         snprintf(l->path, sizeof l->path, "6 with 16-byte packs (%d packs/thread)", packs);
     } else {
-        DISPATCH_VEC(p, vec, launch_reread_t, p, bs);
+        DISPATCH_VEC(p->h.dtype, vec, launch_reread_t, p, bs);
         l->block_used = bs;
         snprintf(l->path, sizeof l->path, "9 (re-read, %d-wide packs)", vec);
     }

@@ -529,30 +529,6 @@ static int vec_width_for(dtype_t d, long C, long S) {
 }
 static int vec_width(const rms_problem_t *p) { return vec_width_for(p->h.dtype, p->s.C, p->s.S); }
 
-// Instantiate a templated launcher for the pack widths of each dtype: 4/2/1 for fp32, 8/4/2/1 for 16-bit.
-#define RMS_DISPATCH_VEC(dt, vec, FN, ...)                                                                    \
-    do {                                                                                                      \
-        switch (dt) {                                                                                         \
-        case DT_FP32:                                                                                         \
-            if ((vec) == 4) FN<float, 4>(__VA_ARGS__);                                                        \
-            else if ((vec) == 2) FN<float, 2>(__VA_ARGS__);                                                   \
-            else FN<float, 1>(__VA_ARGS__);                                                                   \
-            break;                                                                                            \
-        case DT_FP16:                                                                                         \
-            if ((vec) == 8) FN<__half, 8>(__VA_ARGS__);                                                       \
-            else if ((vec) == 4) FN<__half, 4>(__VA_ARGS__);                                                  \
-            else if ((vec) == 2) FN<__half, 2>(__VA_ARGS__);                                                  \
-            else FN<__half, 1>(__VA_ARGS__);                                                                  \
-            break;                                                                                            \
-        default:                                                                                              \
-            if ((vec) == 8) FN<__nv_bfloat16, 8>(__VA_ARGS__);                                                \
-            else if ((vec) == 4) FN<__nv_bfloat16, 4>(__VA_ARGS__);                                           \
-            else if ((vec) == 2) FN<__nv_bfloat16, 2>(__VA_ARGS__);                                           \
-            else FN<__nv_bfloat16, 1>(__VA_ARGS__);                                                           \
-            break;                                                                                            \
-        }                                                                                                     \
-    } while (0)
-
 typedef void (*rms_kernel_t)(rms_args_t);
 
 // Kernels 1-3: the plain fp32 ladder (they apply --weight-offset, not the other variants).
@@ -604,7 +580,7 @@ static void launch_block2d_t(const rms_problem_t *p, int bs) {
 }
 static void launch_k4(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    RMS_DISPATCH_VEC(p->h.dtype, vec_width(p), launch_block2d_t, p, l->block_size);
+    DISPATCH_VEC(p->h.dtype, vec_width(p), launch_block2d_t, p, l->block_size);
 }
 
 // Kernel 5 and the dispatcher's register path: packs per thread, the smallest power of two that holds the
@@ -651,14 +627,14 @@ static const char *supports_k5(const void *pp, int bs) {
     const void *fn;
     int packs = rowreg_packs(nvec, bs, ROWREG_MAX_PACKS);
     if (packs) {
-        RMS_DISPATCH_VEC(p->h.dtype, vec, rowreg_kernel_for, packs, &fn);
+        DISPATCH_VEC(p->h.dtype, vec, rowreg_kernel_for, packs, &fn);
         return block_fits(fn, bs);
     }
     size_t need = (size_t)p->s.C * dtype_size(p->h.dtype), have = smem_row_limit();
     if (need > have)
         return reasonf("row of %ld fits neither %d threads x %d packs of %d nor %.0f KB of shared memory", p->s.C, bs,
                        ROWREG_MAX_PACKS, vec, have / 1024.0);
-    RMS_DISPATCH_VEC(p->h.dtype, vec, smem_kernel_for, &fn);
+    DISPATCH_VEC(p->h.dtype, vec, smem_kernel_for, &fn);
     return block_fits(fn, bs);
 }
 static void launch_k5(const void *pp, launch_t *l) {
@@ -670,10 +646,10 @@ static void launch_k5(const void *pp, launch_t *l) {
     rms_args_t a = rms_args(p);
     size_t smem = 0;
     if (packs) {
-        RMS_DISPATCH_VEC(p->h.dtype, vec, rowreg_kernel_for, packs, &fn);
+        DISPATCH_VEC(p->h.dtype, vec, rowreg_kernel_for, packs, &fn);
         snprintf(l->path, sizeof l->path, "registers, %d packs of %d a thread", packs, vec);
     } else {
-        RMS_DISPATCH_VEC(p->h.dtype, vec, smem_kernel_for, &fn);
+        DISPATCH_VEC(p->h.dtype, vec, smem_kernel_for, &fn);
         smem = (size_t)p->s.C * dtype_size(p->h.dtype);
         ensure_dynamic_smem(fn, smem);
         snprintf(l->path, sizeof l->path, "shared memory, %.1f KB a row, packs of %d", smem / 1024.0, vec);
@@ -706,7 +682,7 @@ static void subwarp_kernel_for(int tpr, long nvec, const void **fn) {
 }
 static void launch_subwarp(const rms_problem_t *p, int bs, int vec, int tpr) {
     const void *fn;
-    RMS_DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->s.C / vec, &fn);
+    DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->s.C / vec, &fn);
     ((rms_kernel_t)fn)<<<(unsigned)ceil_div(p->s.N, bs / tpr), bs>>>(rms_args(p));
 }
 static const char *supports_k6(const void *pp, int bs) {
@@ -714,7 +690,7 @@ static const char *supports_k6(const void *pp, int bs) {
     int vec = vec_width(p), tpr = subwarp_tpr(p->s.C / vec);
     if (!tpr) return reasonf("row of %ld needs more than 32 lanes x %d packs of %d", p->s.C, K6_MAX_PACKS, vec);
     const void *fn;
-    RMS_DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->s.C / vec, &fn);
+    DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->s.C / vec, &fn);
     return block_fits(fn, bs);
 }
 static void launch_k6(const void *pp, launch_t *l) {
@@ -803,14 +779,14 @@ static const char *supports_k7(const void *pp, int bs) {
                        vec);
     if ((double)p->s.N * cl > 2147483647.0) return reasonf("%ld rows x %d blocks exceed the grid", p->s.N, cl);
     const void *fn;
-    RMS_DISPATCH_VEC(p->h.dtype, vec, cluster_kernel_for, packs, &fn);
+    DISPATCH_VEC(p->h.dtype, vec, cluster_kernel_for, packs, &fn);
     return cluster_fits(fn, bs, cl);
 }
 static void launch_cluster(const rms_problem_t *p, int bs, int vec, launch_t *l) {
     int cl = 0, packs = 0;
     cluster_plan(p->s.C / vec, bs, &cl, &packs);
     const void *fn;
-    RMS_DISPATCH_VEC(p->h.dtype, vec, cluster_kernel_for, packs, &fn);
+    DISPATCH_VEC(p->h.dtype, vec, cluster_kernel_for, packs, &fn);
     cudaLaunchAttribute attr;
     cudaLaunchConfig_t cfg = cluster_config(p->s.N, bs, cl, &attr);
     rms_args_t a = rms_args(p);
@@ -891,7 +867,7 @@ static rms_plan_t dispatch_for(const rms_problem_t *p, int req_bs) {
     rms_plan_t pl = dispatch_plan(p->h.dtype, p->s.C, p->s.S, has_cluster, req_bs);
     if (pl.kernel == PATH_CLUSTER) {
         const void *fn;
-        RMS_DISPATCH_VEC(p->h.dtype, pl.vec, cluster_kernel_for, pl.packs, &fn);
+        DISPATCH_VEC(p->h.dtype, pl.vec, cluster_kernel_for, pl.packs, &fn);
         if (cluster_fits(fn, pl.bs, pl.cl) || (double)p->s.N * pl.cl > 2147483647.0)
             pl = dispatch_plan(p->h.dtype, p->s.C, p->s.S, 0, req_bs);
     }
@@ -902,8 +878,8 @@ static const char *supports_k8(const void *pp, int bs) {
     rms_plan_t pl = dispatch_for(p, bs);
     const void *fn;
     switch (pl.kernel) {
-    case PATH_SUBWARP: RMS_DISPATCH_VEC(p->h.dtype, pl.vec, subwarp_kernel_for, pl.tpr, p->s.C / pl.vec, &fn); break;
-    case PATH_ROWREG: RMS_DISPATCH_VEC(p->h.dtype, pl.vec, rowreg_kernel_for, pl.packs, &fn); break;
+    case PATH_SUBWARP: DISPATCH_VEC(p->h.dtype, pl.vec, subwarp_kernel_for, pl.tpr, p->s.C / pl.vec, &fn); break;
+    case PATH_ROWREG: DISPATCH_VEC(p->h.dtype, pl.vec, rowreg_kernel_for, pl.packs, &fn); break;
     default: return NULL;  // 7 was checked by dispatch_for; 4 runs any block size
     }
     return block_fits(fn, pl.bs);
@@ -919,7 +895,7 @@ static void launch_k8(const void *pp, launch_t *l) {
         break;
     case PATH_ROWREG: {
         const void *fn;
-        RMS_DISPATCH_VEC(p->h.dtype, pl.vec, rowreg_kernel_for, pl.packs, &fn);
+        DISPATCH_VEC(p->h.dtype, pl.vec, rowreg_kernel_for, pl.packs, &fn);
         ((rms_kernel_t)fn)<<<(unsigned)p->s.N, pl.bs>>>(rms_args(p));
         snprintf(l->path, sizeof l->path, "5 (registers, %d packs of %d a thread)", pl.packs, pl.vec);
         break;
@@ -929,7 +905,7 @@ static void launch_k8(const void *pp, launch_t *l) {
         snprintf(l->path, sizeof l->path, "7 (cluster of %d blocks, %d packs of %d a thread)", pl.cl, pl.packs, pl.vec);
         break;
     default:
-        RMS_DISPATCH_VEC(p->h.dtype, pl.vec, launch_block2d_t, p, pl.bs);
+        DISPATCH_VEC(p->h.dtype, pl.vec, launch_block2d_t, p, pl.bs);
         snprintf(l->path, sizeof l->path, "4 (2-D block, re-read, packs of %d)", pl.vec);
         break;
     }

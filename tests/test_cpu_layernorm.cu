@@ -4,22 +4,7 @@
 #define NORM_NO_MAIN
 #include "../layernorm_forward.cu"
 
-static int g_pass = 0, g_fail = 0;
-static void check(const char *name, int ok, const char *fmt = "", ...) {
-    if (ok) {
-        printf("PASS %s\n", name);
-        g_pass++;
-        return;
-    }
-    printf("FAIL %s: ", name);
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    g_fail++;
-}
-static int close_to(double a, double b, double tol) { return fabs(a - b) <= tol * fmax(1.0, fabs(b)); }
+#include "test_util.h"
 
 // ---- the reference against hand-checked cases
 
@@ -291,6 +276,5 @@ int main(void) {
     test_inputs();
     test_parsing();
     test_registry();
-    printf("test_cpu: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return test_summary();
 }

@@ -7,22 +7,7 @@
 #define NORM_NO_MAIN
 #include "../rmsnorm_forward.cu"
 
-static int g_pass = 0, g_fail = 0;
-static void check(const char *name, int ok, const char *fmt = "", ...) {
-    if (ok) {
-        printf("PASS %s\n", name);
-        g_pass++;
-        return;
-    }
-    printf("FAIL %s: ", name);
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    g_fail++;
-}
-static int close_to(double a, double b, double tol) { return fabs(a - b) <= tol * fmax(1.0, fabs(b)); }
+#include "test_util.h"
 
 // The plain reference on contiguous rows.
 static void ref_plain(double *y, double *rstd, const double *x, const double *w, long N, long C, double eps,
@@ -448,6 +433,5 @@ int main(void) {
     test_parsing_and_shapes();
     test_plans();
     test_registry();
-    printf("test_cpu: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return test_summary();
 }
