@@ -28,8 +28,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def default_shape(op, rows):
-    if op in shapes_mod.SHAPES:
-        return shapes_mod.shape_args(shapes_mod.SHAPES[op][0])[1]
+    if op in shapes_mod.POINTS:
+        return shapes_mod.default_label(op)
     return rows[0]["shape"]
 
 

@@ -1,60 +1,74 @@
 #!/usr/bin/env python3
-"""The standard benchmark shapes (DESIGN.md), kept in this one place for every script.
+"""The standard benchmark points (DESIGN.md), kept in this one place for every script.
 
-    python3 scripts/shapes.py layernorm [--quick]   ->  one "DTYPE ARGS..." line per point
+    python3 scripts/shapes.py OP [--quick]   ->  one "DTYPE ARGS..." line per point
+
+A point is (program arguments, label); the label is the program's own CSV shape string. Quick mode runs
+each op's default point (the program's default shape) alone.
 """
 import sys
 
-# LayerNorm and RMSNorm: rows x C. The first is the op's default (quick mode runs it alone).
-ROWS_X_C = [
-    (8192, 768),  # llm.c default (B=8, T=1024, C=768)
-    (32768, 128),
-    (32768, 256),
-    (32768, 512),
-    (16384, 1024),
-    (16384, 2048),
-    (16384, 4096),
-    (8192, 8192),
-    (4096, 16384),
-    (2048, 32768),
-    (1024, 65536),
-]
+# LayerNorm and RMSNorm: rows x C
+ROWS_X_C = [(8192, 768), (32768, 128), (32768, 256), (32768, 512), (16384, 1024), (16384, 2048), (16384, 4096),
+            (8192, 8192), (4096, 16384), (2048, 32768), (1024, 65536)]
 
-SHAPES = {
-    "layernorm": ROWS_X_C,
-    "rmsnorm": ROWS_X_C,
+
+def rows_c(rows, cols, extra=(), tag=""):
+    return (["-N", str(rows), "-C", str(cols), *extra], f"{rows}x{cols}{tag}")
+
+
+def image(n, c, h, w, layout):
+    return (["--layout", layout, "-N", str(n), "-C", str(c), "--height", str(h), "--width", str(w)],
+            f"{n}x{c}x{h}x{w}:{layout}")
+
+
+POINTS = {
+    "layernorm": {
+        "default": rows_c(8192, 768),  # llm.c: B=8, T=1024, C=768
+        "full": [rows_c(r, c) for r, c in ROWS_X_C],
+    },
+    "rmsnorm": {
+        "default": rows_c(8192, 4096),
+        "full": [rows_c(r, c) for r, c in ROWS_X_C]
+        + [rows_c(8192, 4096),  # the program's default
+           (["-N", "4096", "--heads", "32", "--head-dim", "128"], "4096x32x128:s12288"),  # QK-norm, q in qkv
+           rows_c(8192, 4096, ["--fused-add"], ":add"),
+           rows_c(16384, 4096, ["--fused-add"], ":add")],
+    },
+    "batchnorm": {
+        "default": rows_c(65536, 256),
+        "full": [rows_c(65536, 256), rows_c(16384, 1024), rows_c(4096, 4096),
+                 image(32, 256, 56, 56, "nchw"), image(128, 64, 112, 112, "nchw"),
+                 image(32, 256, 56, 56, "nhwc"), image(128, 64, 112, 112, "nhwc")],
+    },
 }
+SHAPES = POINTS  # the ops that have standard points
 DTYPES = ["fp32", "bf16"]
 
-# The shapes of the README's ladder tables: the default, and one with large rows.
+# The shapes (CSV labels) of the README's ladder tables: the default, and one other.
 LADDER_SHAPES = {
-    "layernorm": [(8192, 768), (16384, 4096)],
-    "rmsnorm": [(8192, 4096), (32768, 128)],
+    "layernorm": ["8192x768", "16384x4096"],
+    "rmsnorm": ["8192x4096", "32768x128"],
+    "batchnorm": ["65536x256", "32x256x56x56:nhwc"],
 }
 
 
-def shape_args(shape):
-    rows, cols = shape
-    return ["-N", str(rows), "-C", str(cols)], f"{rows}x{cols}"
+def default_label(op):
+    return POINTS[op]["default"][1]
 
 
 def points(op, quick=False):
     """[(dtype, program arguments, label)] for an op's standard sweep."""
-    if op not in SHAPES:
-        raise KeyError(f"no standard shapes for op '{op}'")
-    shapes = SHAPES[op][:1] if quick else SHAPES[op]
-    out = []
-    for dtype in DTYPES:
-        for shape in shapes:
-            args, label = shape_args(shape)
-            out.append((dtype, args, label))
-    return out
+    if op not in POINTS:
+        raise KeyError(f"no standard points for op '{op}'")
+    pts = [POINTS[op]["default"]] if quick else POINTS[op]["full"]
+    return [(dtype, list(args), label) for dtype in DTYPES for args, label in pts]
 
 
 def main(argv):
     args = [a for a in argv[1:] if a != "--quick"]
-    if len(args) != 1 or args[0] not in SHAPES:
-        print(f"usage: shapes.py {{{'|'.join(SHAPES)}}} [--quick]", file=sys.stderr)
+    if len(args) != 1 or args[0] not in POINTS:
+        print(f"usage: shapes.py {{{'|'.join(POINTS)}}} [--quick]", file=sys.stderr)
         return 2
     for dtype, pargs, _label in points(args[0], "--quick" in argv):
         print(dtype, " ".join(pargs))

@@ -31,7 +31,7 @@ def ladder_block(op, rows, folder):
     best = best_points(rows)
     gpu = rows[0]["gpu"]
     revs = ", ".join(sorted({r["git_rev"] for r in rows}))
-    shapes = [shapes_mod.shape_args(s)[1] for s in shapes_mod.LADDER_SHAPES.get(op, [])]
+    shapes = list(shapes_mod.LADDER_SHAPES.get(op, []))
     shapes = [s for s in shapes if any(r["shape"] == s for r in rows)] or [rows[0]["shape"]]
     out = [f"Measured on an **{gpu}** ({os.path.relpath(folder, ROOT)}/, commit {revs}), best block size of each "
            "kernel; gain = over the previous kernel that ran at that shape.", ""]

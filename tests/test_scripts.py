@@ -29,6 +29,24 @@ pts = shapes.points("layernorm")
 expect("shapes: 11 standard LayerNorm shapes x 2 dtypes", len(pts) == 22 and pts[0] == ("fp32", ["-N", "8192", "-C", "768"], "8192x768"))
 expect("shapes: quick mode runs the default shape only", [p[2] for p in shapes.points("layernorm", True)] == ["8192x768"] * 2)
 
+expect("shapes: RMSNorm's quick point is its default shape 8192x4096",
+       [p[2] for p in shapes.points("rmsnorm", True)] == ["8192x4096"] * 2)
+expect("shapes: every ladder shape is a standard point",
+       all(l in [lab for _d, _a, lab in shapes.points(op)] for op, ls in shapes.LADDER_SHAPES.items() for l in ls))
+# every standard point's arguments are accepted by its program (it then stops at "no CUDA device" here)
+env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+for op in shapes.POINTS:
+    prog = os.path.join(ROOT, f"{op}_forward")
+    if not os.access(prog, os.X_OK):
+        expect(f"shapes: {op}_forward is built", False, "run make first")
+        continue
+    bad = []
+    for dtype, args, label in shapes.points(op):
+        r = subprocess.run([prog, "all", "--dtype", dtype, *args], capture_output=True, text=True, env=env)
+        if "no CUDA device" not in r.stderr and "no CUDA device" not in r.stdout:
+            bad.append(f"{label}: {r.stderr.strip()}")
+    expect(f"shapes: the program accepts every standard {op} point", not bad, bad)
+
 # slugs
 expect("slug of an H100", run_all.slugify("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3")
 expect("slug of an H200", run_all.slugify("NVIDIA H200") == "h200")
