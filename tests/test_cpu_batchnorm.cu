@@ -329,17 +329,8 @@ static void reset_op_options(void) {
     g_inference = 0;
 }
 static options_t parse(const char *line) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", line);
-    char *argv[32];
-    int argc = 0;
-    argv[argc++] = (char *)"batchnorm_forward";
-    for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " ")) argv[argc++] = t;
-    argv[argc] = NULL;
-    options_t o;
-    reset_op_options();
-    parse_args(argc, argv, &k_program, &o);
-    return o;
+    reset_op_options();  // the program's own options back to their defaults
+    return parse_line(&k_program, line);
 }
 
 static void test_parsing(void) {

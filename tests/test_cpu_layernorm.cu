@@ -209,18 +209,7 @@ static void test_inputs(void) {
 
 // ---- option parsing (the accepting paths; the exits are tested from the shell)
 
-static options_t parse(const char *line) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", line);
-    char *argv[32];
-    int argc = 0;
-    argv[argc++] = (char *)"layernorm_forward";
-    for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " ")) argv[argc++] = t;
-    argv[argc] = NULL;
-    options_t o;
-    parse_args(argc, argv, &k_program, &o);
-    return o;
-}
+static options_t parse(const char *line) { return parse_line(&k_program, line); }
 
 static void test_parsing(void) {
     options_t o = parse("");

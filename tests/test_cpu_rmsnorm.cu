@@ -242,17 +242,8 @@ static void reset_options(void) {
 }
 
 static options_t parse(const char *line) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", line);
-    char *argv[32];
-    int argc = 0;
-    argv[argc++] = (char *)"rmsnorm_forward";
-    for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " ")) argv[argc++] = t;
-    argv[argc] = NULL;
-    options_t o;
-    reset_options();
-    parse_args(argc, argv, &k_program, &o);
-    return o;
+    reset_options();  // the program's own options back to their defaults
+    return parse_line(&k_program, line);
 }
 
 static void shape_of(const char *line, rms_shape_t *s, char *shape, char *desc) {

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static int g_pass = 0, g_fail = 0;
 static void check(const char *name, int ok, const char *fmt = "", ...) {
@@ -26,4 +27,18 @@ static int close_to(double a, double b, double tol) { return fabs(a - b) <= tol 
 static int test_summary(void) {
     printf("test_cpu: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
+}
+
+// Parses a command line given as one string ("7 -N 100 --dtype bf16") with the program's own parser.
+static options_t parse_line(const program_t *prog, const char *line) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", line);
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = (char *)prog->binary;
+    for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " ")) argv[argc++] = t;
+    argv[argc] = NULL;
+    options_t o;
+    parse_args(argc, argv, prog, &o);
+    return o;
 }
