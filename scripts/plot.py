@@ -12,14 +12,13 @@ For each <op>.csv of the folder, and each dtype in it:
 Titles name the GPU, dtype and shape.
 """
 import argparse
-import csv
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import shapes as shapes_mod  # noqa: E402
-from summary import best_points, load  # noqa: E402
+from summary import best_points, load, op_results  # noqa: E402
 
 import matplotlib  # noqa: E402
 
@@ -146,13 +145,8 @@ def main(argv):
     peers_path = os.path.join(a.folder, "peers.csv")
     peers = load(peers_path) if os.path.exists(peers_path) else []
     written = []
-    for name in sorted(os.listdir(a.folder)):
-        if not name.endswith(".csv") or name == "peers.csv":
-            continue
-        rows = load(os.path.join(a.folder, name))
-        if not rows:
-            continue
-        op, gpu = rows[0]["op"], rows[0]["gpu"]
+    for op, rows in op_results(a.folder):
+        gpu = rows[0]["gpu"]
         shape = default_shape(op, rows)
         for dtype in sorted({r["dtype"] for r in rows}):
             p = os.path.join(out, f"{op}_sweep_{dtype}_{shape}.png")

@@ -12,7 +12,6 @@
 One progress line per step on stderr. Exit 1 if a point failed validation or a program failed, 2 on usage.
 """
 import argparse
-import csv
 import os
 import re
 import statistics

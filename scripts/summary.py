@@ -8,6 +8,7 @@ step, per dtype; (2) the best kernel at every shape and dtype. Only OK rows coun
 row at a shape shows why (FAIL, or the first skip reason is not in the CSV: "skipped").
 """
 import csv
+import os
 import sys
 from collections import OrderedDict
 
@@ -15,6 +16,17 @@ from collections import OrderedDict
 def load(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def op_results(folder):
+    """[(op, rows)] for every non-empty <op>.csv of a results folder (peers.csv excluded), sorted by file."""
+    out = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".csv") and name != "peers.csv":
+            rows = load(os.path.join(folder, name))
+            if rows:
+                out.append((rows[0]["op"], rows))
+    return out
 
 
 def best_points(rows):

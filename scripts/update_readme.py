@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import shapes as shapes_mod  # noqa: E402
 from registry import header_kernels  # noqa: E402
-from summary import best_points, best_table, load  # noqa: E402
+from summary import best_points, best_table, op_results  # noqa: E402
 
 DTYPE_ORDER = ["fp32", "fp16", "bf16"]
 
@@ -76,13 +76,7 @@ def main(argv):
         text = f.read()
     new = text
     found_any = False
-    for name in sorted(os.listdir(a.folder)):
-        if not name.endswith(".csv") or name == "peers.csv":
-            continue
-        rows = load(os.path.join(a.folder, name))
-        if not rows:
-            continue
-        op = rows[0]["op"]
+    for op, rows in op_results(a.folder):
         new, f1 = replace_block(new, f"ladder:{op}", ladder_block(op, rows, a.folder))
         new, f2 = replace_block(new, f"best:{op}", best_table(rows).strip())
         found_any |= f1 or f2
