@@ -1196,18 +1196,12 @@ static void launch_k8(const void *pp, launch_t *l) {
              p->layout == LAYOUT_NCHW ? ", NCHW with H*W = 1 read as [N, C]" : "");
 }
 
-static const char *supports_k0(const void *pp, int bs) {
-    (void)pp;
-    (void)bs;
-    return "not built yet";
-}
-
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment and --list in agreement).
 
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
-    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_k0, NULL},
+    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_not_built, NULL},
     {1, "thread-per-channel", FP32_ONLY, "[N,C], NHWC; training",
      "one thread per channel walking down all rows: coalesced across channels, only C threads", 0, supports_cl,
      launch_k1},

@@ -302,6 +302,13 @@ typedef struct {
     void (*launch)(const void *problem, launch_t *l);  // enqueues the kernel(s) on the default stream
 } kernel_t;
 
+// supports() of a registry slot whose kernel does not exist yet (kernel 0, the cuDNN baseline, until its issue).
+static const char *supports_not_built(const void *problem, int block_size) {
+    (void)problem;
+    (void)block_size;
+    return "not built yet";
+}
+
 // A reason with numbers in it (the host side is single-threaded).
 static const char *reasonf(const char *fmt, ...);
 // NULL when `fn` (a __global__ function) can launch with bs threads; else why not (registers).

@@ -705,18 +705,12 @@ static void launch_k10(const void *pp, launch_t *l) {
     }
 }
 
-static const char *supports_k0(const void *pp, int bs) {
-    (void)pp;
-    (void)bs;
-    return "not built yet";
-}
-
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
-    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_k0, NULL},
+    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_not_built, NULL},
     {1, "thread-per-row", FP32_ONLY, "any C", "one thread per row, three loops over the row", 0, NULL, launch_k1},
     {2, "three-launch", FP32_ONLY, "any C; power-of-two blocks",
      "block per row: shared-memory tree for the mean, again for rstd, then one element per thread", 0, supports_k2,

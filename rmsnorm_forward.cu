@@ -911,18 +911,12 @@ static void launch_k8(const void *pp, launch_t *l) {
     }
 }
 
-static const char *supports_k0(const void *pp, int bs) {
-    (void)pp;
-    (void)bs;
-    return "not built yet";
-}
-
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
-    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_k0, NULL},
+    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_not_built, NULL},
     {1, "thread-per-row", FP32_ONLY, "any C; plain + offset",
      "one thread per row: a loop for the sum of squares, a loop to normalize", 0, supports_k1, launch_k1},
     {2, "block-smem-tree", FP32_ONLY, "pow2 blocks; plain + offset",

@@ -243,13 +243,7 @@ static void test_parsing(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    int ok = 1;
-    for (int i = 0; i < k_program.n_kernels; i++) {
-        const kernel_t *k = &k_program.kernels[i];
-        ok &= k->number == i && k->name && k->idea && k->limits && k->dtypes;
-        ok &= (k->launch != NULL) || (k->supports != NULL);  // kernel 0 only says why it cannot run
-    }
-    check("registry: kernels 0..10 in order, each with a name, idea, limits and dtypes", ok && k_program.n_kernels == 11);
+    check_registry_shape(&k_program, 11);
     int teaching = 1;
     for (int i = 1; i <= 5; i++) teaching &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
     for (int i = 6; i <= 10; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;

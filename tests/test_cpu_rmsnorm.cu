@@ -395,13 +395,7 @@ static void test_plans(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    int ok = 1;
-    for (int i = 0; i < k_program.n_kernels; i++) {
-        const kernel_t *k = &k_program.kernels[i];
-        ok &= k->number == i && k->name && k->idea && k->limits && k->dtypes;
-        ok &= (k->launch != NULL) || (k->supports != NULL);
-    }
-    check("registry: kernels 0..8 in order, each with a name, idea, limits and dtypes", ok && k_program.n_kernels == 9);
+    check_registry_shape(&k_program, 9);
     int dt = 1;
     for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
     for (int i = 4; i <= 8; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;

@@ -42,3 +42,17 @@ static options_t parse_line(const program_t *prog, const char *line) {
     parse_args(argc, argv, prog, &o);
     return o;
 }
+
+// Every program's registry: kernels 0..n-1 in order, each with a name, idea, limits and dtypes, and either a
+// launcher or a supports() that says why it cannot run.
+static void check_registry_shape(const program_t *prog, int n) {
+    int ok = prog->n_kernels == n;
+    for (int i = 0; i < prog->n_kernels; i++) {
+        const kernel_t *k = &prog->kernels[i];
+        ok &= k->number == i && k->name && k->idea && k->limits && k->dtypes;
+        ok &= (k->launch != NULL) || (k->supports != NULL);
+    }
+    char name[128];
+    snprintf(name, sizeof name, "registry: kernels 0..%d in order, each with a name, idea, limits and dtypes", n - 1);
+    check(name, ok);
+}
