@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 """Runs every built program x kernel x dtype x standard shape (scripts/shapes.py) with the block-size sweep.
 
-    scripts/run_all.py [--quick] [--device D|all] [--out DIR] [OP ...]
+    scripts/run_all.py [--quick] [--device D|all] [--out DIR] [--no-peers] [--kernels K,K] [OP ...]
 
 - full mode (default): every standard shape, fp32 and bf16; quick mode: each op's default shape only.
 - CSV rows (DESIGN.md schema) go to DIR/<gpu-slug>/<op>.csv, the programs' output to <op>.log, and a
   summary.md (device header, best kernel per shape with GB/s and %SOL, failures) beside them.
   DIR defaults to results/.
+- the peers (scripts/peers.py: PyTorch eager and torch.compile on the same points) into DIR/<gpu-slug>/peers.csv,
+  when PyTorch is installed (else peers.py says so and writes nothing); --no-peers leaves them out.
 - --device all: the quick suite on every GPU of the machine, each into DIR/<gpu-slug>-gpu<i>/, then flags
   any GPU whose %SOL is more than 5% below the node's median for the same points (a sick GPU in a node).
+- --kernels K,K: only these kernels; their rows in an existing <op>.csv are replaced, the other kernels' rows
+  kept (each row carries the git_rev that measured it), and the log is appended to.
 One progress line per step on stderr. Exit 1 if a point failed validation or a program failed, 2 on usage.
 """
 import argparse
+import csv
 import os
 import re
 import statistics
@@ -52,23 +57,42 @@ def built_ops():
     return ops
 
 
-def run_op(op, out_dir, device, quick, progress):
+def drop_kernels(csv_path, kernels):
+    """Removes the rows of these kernels from an existing CSV (the header and other rows stay)."""
+    rows = summary_mod.load(csv_path)
+    keep = [r for r in rows if int(r["kernel"]) not in kernels]
+    with open(csv_path) as f:
+        header = f.readline().strip().split(",")
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+        w.writeheader()
+        w.writerows(keep)
+    return len(rows) - len(keep)
+
+
+def run_op(op, out_dir, device, quick, progress, kernels=None):
     csv_path = os.path.join(out_dir, f"{op}.csv")
     log_path = os.path.join(out_dir, f"{op}.log")
-    for p in (csv_path, log_path):
-        if os.path.exists(p):
-            os.remove(p)
+    if kernels and os.path.exists(csv_path):
+        drop_kernels(csv_path, kernels)
+    else:
+        for p in (csv_path, log_path):
+            if os.path.exists(p):
+                os.remove(p)
     points = shapes_mod.points(op, quick)
     failed = False
-    with open(log_path, "w") as log:
+    with open(log_path, "a" if kernels else "w") as log:
         for i, (dtype, args, label) in enumerate(points, 1):
             print(f"[{progress}{i}/{len(points)}] {op} {dtype} {label}", file=sys.stderr, flush=True)
-            cmd = [os.path.join(ROOT, f"{op}_forward"), "all", "--dtype", dtype, *args,
-                   "--device", str(device), "--csv", csv_path]
-            r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
-            if r.returncode != 0:
-                print(f"run_all: {op} {dtype} {label} exited {r.returncode} (see {log_path})", file=sys.stderr)
-                failed = True
+            for k in ([str(k) for k in kernels] if kernels else ["all"]):
+                cmd = [os.path.join(ROOT, f"{op}_forward"), k, "--dtype", dtype, *args,
+                       "--device", str(device), "--csv", csv_path]
+                log.flush()
+                r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+                if r.returncode != 0:
+                    print(f"run_all: {op} kernel {k} {dtype} {label} exited {r.returncode} (see {log_path})",
+                          file=sys.stderr)
+                    failed = True
     return csv_path, log_path, failed
 
 
@@ -131,7 +155,14 @@ def main(argv):
     ap.add_argument("--quick", action="store_true", help="each op's default shape only")
     ap.add_argument("--device", default="0", help="GPU index, or 'all' (quick suite on every GPU)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results"), help="results folder (default results/)")
+    ap.add_argument("--no-peers", action="store_true", help="skip scripts/peers.py (PyTorch eager, torch.compile)")
+    ap.add_argument("--kernels", default="", help="comma-separated kernel numbers (default: all)")
     a = ap.parse_args(argv[1:])
+    try:
+        kernels = [int(k) for k in a.kernels.split(",") if k.strip()]
+    except ValueError:
+        print(f"run_all: --kernels wants numbers, got '{a.kernels}'", file=sys.stderr)
+        return 2
     found = gpus()
     if not found:
         print("run_all: no GPU (nvidia-smi lists none)", file=sys.stderr)
@@ -157,9 +188,17 @@ def main(argv):
         os.makedirs(out_dir, exist_ok=True)
         done = []
         for op in ops:
-            csv_path, log_path, f = run_op(op, out_dir, idx, quick, f"gpu{idx} " if a.device == "all" else "")
+            csv_path, log_path, f = run_op(op, out_dir, idx, quick, f"gpu{idx} " if a.device == "all" else "",
+                                           kernels)
             failed |= f
             done.append((op, csv_path, log_path))
+        if a.device != "all" and not a.no_peers and not kernels:
+            peer_ops = [op for op in ops if op in shapes_mod.POINTS]
+            cmd = [sys.executable, os.path.join(ROOT, "scripts", "peers.py"), "--device", str(idx), "--out", a.out,
+                   *(["--quick"] if quick else []), *peer_ops]
+            if peer_ops and subprocess.run(cmd).returncode != 0:
+                print("run_all: peers.py reported failures (see peers.log)", file=sys.stderr)
+                failed = True
         write_summary(out_dir, done)
         dirs.append((f"{idx} {name}", out_dir))
         print(f"run_all: wrote {out_dir}", file=sys.stderr)

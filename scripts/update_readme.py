@@ -6,7 +6,8 @@
 Between `<!-- ladder:OP -->` and `<!-- /ladder:OP -->`: the ladder of OP (kernel, its idea from the
 header comment of OP_forward.cu, best GB/s, %SOL and gain over the previous kernel, at the shapes of
 scripts/shapes.py LADDER_SHAPES), one table per dtype. Between `<!-- best:OP -->` and `<!-- /best:OP -->`:
-the best kernel at every standard shape. Text outside the markers is left alone. --check: exit 1 if the
+the best kernel at every standard shape. Between `<!-- peers:OP -->` and `<!-- /peers:OP -->`: the side-by-side
+table of scripts/side_by_side.py (best kernel, cuDNN, torch, torch.compile). Text outside the markers is left alone. --check: exit 1 if the
 README would change (nothing is written).
 """
 import argparse
@@ -18,6 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import shapes as shapes_mod  # noqa: E402
 from registry import header_kernels  # noqa: E402
+from side_by_side import folder_tables  # noqa: E402
 from summary import best_points, best_table, op_results  # noqa: E402
 
 DTYPE_ORDER = ["fp32", "fp16", "bf16"]
@@ -76,10 +78,12 @@ def main(argv):
         text = f.read()
     new = text
     found_any = False
+    side = folder_tables(a.folder)
     for op, rows in op_results(a.folder):
         new, f1 = replace_block(new, f"ladder:{op}", ladder_block(op, rows, a.folder))
         new, f2 = replace_block(new, f"best:{op}", best_table(rows).strip())
-        found_any |= f1 or f2
+        new, f3 = replace_block(new, f"peers:{op}", "\n".join(side[op][0]))
+        found_any |= f1 or f2 or f3
     if not found_any:
         print(f"update_readme: no markers for the ops in {a.folder}", file=sys.stderr)
         return 1

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""The best kernel of each program beside its peers, per standard shape and dtype.
+
+    scripts/side_by_side.py results/<gpu> [OP ...]
+
+For every <op>.csv of the folder (and peers.csv beside it, from scripts/peers.py): at each shape and dtype,
+the best kernel of the ladder (kernels 1 and up), cuDNN (kernel 0), torch and torch.compile, each in GB/s and
+%SOL (each against the copy measured in its own process), and the ratio of the best kernel's GB/s to the
+best peer's (the fastest of cuDNN, torch, torch.compile; all count the same bytes, so the ratio is a ratio of
+times). A peer that did not run shows why (skipped, FAIL, or "-" where it has no row). Exit 1 when a peer row
+counts different bytes from the program's row of the same point (the two would not be comparable).
+"""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from summary import best_points, load, op_results  # noqa: E402
+
+PEER_COLUMNS = [("cuDNN", None), ("torch", "torch"), ("torch.compile", "torch.compile")]
+
+
+def best_peer_rows(peers, op):
+    """(dtype, shape, peer) -> best OK row, or a status string."""
+    out = {}
+    for r in peers:
+        if r["op"] != op:
+            continue
+        key = (r["dtype"], r["shape"], r["kernel"])
+        cur = out.get(key)
+        if r["status"] == "OK":
+            if not isinstance(cur, dict) or float(r["gbps"]) > float(cur["gbps"]):
+                out[key] = r
+        elif cur is None:
+            out[key] = r["status"]
+    return out
+
+
+def table(op, rows, peers):
+    """(markdown lines, problems) for one op."""
+    best = best_points(rows)
+    pbest = best_peer_rows(peers, op)
+    points = []
+    for r in rows:
+        if (r["dtype"], r["shape"]) not in points:
+            points.append((r["dtype"], r["shape"]))
+    head = "| dtype | shape | best kernel | GB/s | %SOL |"
+    rule = "|---|---|---|---:|---:|"
+    for name, _ in PEER_COLUMNS:
+        head += f" {name} GB/s | %SOL |"
+        rule += "---:|---:|"
+    head += " best kernel / best peer |"
+    rule += "---:|"
+    out, problems = [head, rule], []
+    for dtype, shape in points:
+        mine = [v for (d, s, k), v in best.items() if d == dtype and s == shape and k >= 1 and isinstance(v, dict)]
+        if mine:
+            b = max(mine, key=lambda r: float(r["gbps"]))
+            line = (f"| {dtype} | {shape} | {b['kernel']} {b['kernel_name']} | {float(b['gbps']):.0f} | "
+                    f"{float(b['sol_pct']):.1f}% |")
+        else:
+            b = None
+            line = f"| {dtype} | {shape} | none OK | - | - |"
+        peer_gbps = []
+        for name, key in PEER_COLUMNS:
+            p = best.get((dtype, shape, 0)) if key is None else pbest.get((dtype, shape, key))
+            if isinstance(p, dict):
+                g = float(p["gbps"])
+                peer_gbps.append(g)
+                line += f" {g:.0f} | {float(p['sol_pct']):.1f}% |"
+                if key is not None and b is not None and abs(float(p["bytes"]) - float(b["bytes"])) > 0.5:
+                    problems.append(f"{op} {dtype} {shape}: {name} counts {p['bytes']} bytes, the program "
+                                    f"{b['bytes']}")
+            else:
+                line += f" {'skipped' if p == 'SKIP' else (p or '-')} | |"
+        if b is not None and peer_gbps:
+            line += f" {float(b['gbps']) / max(peer_gbps):.2f}x |"
+        else:
+            line += " - |"
+        out.append(line)
+    return out, problems
+
+
+def folder_tables(folder, ops=None):
+    """{op: (lines, problems)} for a results folder."""
+    ppath = os.path.join(folder, "peers.csv")
+    peers = load(ppath) if os.path.exists(ppath) else []
+    res = {}
+    for op, rows in op_results(folder):
+        if not ops or op in ops:
+            res[op] = table(op, rows, peers)
+    return res
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1].startswith("-"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    folder, ops = argv[1], argv[2:]
+    tables = folder_tables(folder, ops)
+    if not tables:
+        print(f"side_by_side: no results in {folder}", file=sys.stderr)
+        return 1
+    bad = False
+    for op, (lines, problems) in tables.items():
+        print(f"\n{op}:\n")
+        print("\n".join(lines))
+        for p in problems:
+            print(f"side_by_side: bytes differ: {p}", file=sys.stderr)
+            bad = True
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
