@@ -20,20 +20,26 @@ Welford merges of short groups (never one long serial sum: a channel can hold 10
 reference computes in double.
 
 Kernels (`./batchnorm_forward --list` prints the same registry; the tests check that they agree):
-   0  cudnn              reserved for the cuDNN baseline (a later issue)
+   0  cudnn              cuDNN 9 legacy BatchNorm API (deprecated, still shipped), fastest of its modes and calls
    1  thread-per-channel one thread per channel walking down all rows: coalesced across channels, only C threads
    2  block-per-channel  one block per channel reading down its column: strided, uncoalesced reads
    3  atomic-partials    partial sums and squares from many blocks, accumulated with global atomics
    4  2d-block-column    2-D blocks: lanes across channels, warps across rows, shared-memory merge; one column of blocks
-   5  split-rows         rows split over many blocks: Welford partials, the last block finalizes, a normalize pass
+   5  split-rows         rows split over many blocks: Welford partials, a finalize kernel (a warp per channel), a normalize pass
    6  persistent-onchip  cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once
    7  nchw-split-planes  NCHW: vectorized reductions over each channel's planes, split over many blocks
    8  dispatch           picks the path by layout, N, C, dtype and mode, and says which ran
 
 Layouts and modes: 1-6 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 runs NCHW, 8 runs
-all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in 8 alone (the
-normalize pass of 5, or of 7 for NCHW, fed by the running statistics); 1-7 are training kernels and skip it.
-1-3 are the fp32 teaching steps; 4-8 run fp32, fp16 and bf16.
+all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in 8 (the
+normalize pass of 5, or of 7 for NCHW, fed by the running statistics) and in 0; 1-7 are training kernels and
+skip it. 1-3 are the fp32 teaching steps; 4-8 run fp32, fp16 and bf16.
+Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`):
+cuDNN's BatchNorm forward functions in every layout, dtype and mode, writing into this program's buffers. Its
+candidates (ForwardTraining / ForwardTrainingEx / ForwardInference x SPATIAL / SPATIAL_PERSISTENT x NCHW / NHWC
+descriptors) are tried and timed before validation, outside the timed region; one line each says its time or
+why it did not run, and the `path` names the one kept. It skips training with N*H*W = 1 (cuDNN writes NaN into
+running_var there; see kernel 0's comment) and problems of 2^31 elements or more.
 
 Mapping to the harness options: -N/--rows is N and -C/--cols is C (the common options; -B/-T are refused).
 H and W are long options only, --height and --width (-h is help, and common.h owns the short options); they
@@ -491,28 +497,28 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel4(const T *__restrict__ 
 // Kernel 5: the rows split over many blocks. Block (bx, by) covers G packs of VEC channels (16-byte packs when
 // C allows; G = 32 lanes, fewer when C is small) and a strip of rows; its threads fold groups of rows into
 // Welford states (one division per group, shared by the pack's channels), the block merges its row groups
-// through shared memory and writes one partial (mean, M2) per channel into a workspace. The last block of each
-// column to finish (a ticket from an atomic counter, after a __threadfence) combines the column's partials:
-// mean = shift + sum(n_p * (mean_p - shift)) / M, then M2 = sum(M2_p + n_p * (mean_p - mean)^2), with shift =
-// the first partial's mean (no division in the loop, no cancellation). It writes the statistics and updates
-// the running ones. A second launch normalizes: each thread computes its channels' (mean, invstd * gamma, beta)
-// once and streams rows with 16-byte loads and stores, last rows first (those were read last by the first
-// pass, so they are the ones still in L2). That normalize pass is also the inference kernel.
+// through shared memory and writes one partial (mean, M2) per channel into a workspace. A second launch
+// finalizes: a warp per channel, its lanes fold a share of the channel's partials each (Chan's merge) and the
+// warp merges the 32 states by shuffles; it writes the statistics and updates the running ones. A third launch
+// normalizes: each thread computes its channels' (mean, invstd * gamma, beta) once and streams rows with
+// 16-byte loads and stores, last rows first (those were read last by the first pass, so they are the ones still
+// in L2). That normalize pass is also the inference kernel.
 // Improves: fills the GPU for any N and C (the grid is sized to the SMs), 16-byte accesses, no atomics on data.
+// (The finalize was first done by the last block of each column to finish, found through a ticket counter, as
+// kernel 7 still does: with all of C in one column of blocks that is one block reading C x 264 partials, a
+// serial tail of about 65 us at bf16 65536 x 256 on an H100 (ncu: the first pass took 82 us for 33.5 MB).
+// Spread over C / 8 blocks it takes a few microseconds.)
 // Wrong: x crosses DRAM twice whenever it is larger than what L2 keeps (the default 67 MB fp32 x is: about 1.5x
-// the minimum bytes); two launches; the finalize is a serial tail done by one block per column.
+// the minimum bytes); three launches.
 
 #define K5_ROWS(VEC) ((VEC) == 8 ? 2 : 4)  // rows a thread loads at once: 16-bit packs of 8 need the registers
 
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) batchnorm_partial_kernel(const T *__restrict__ x, BN_STATS_PARAMS,
-                                                                 float *ws_mean, float *ws_m2, unsigned *counters,
-                                                                 long M, long C, int G, long rows_per_block,
-                                                                 float eps, float momentum) {
+                                                                 float *ws_mean, float *ws_m2, long M, long C, int G,
+                                                                 long rows_per_block) {
     constexpr int U = K5_ROWS(VEC);
     __shared__ Welford sm[1024];
-    float *sf = reinterpret_cast<float *>(sm);  // the finalize's sums reuse it (each helper starts with a barrier)
-    __shared__ int s_last;
     int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;
     long nvec = C / VEC, pc = blockIdx.x * (long)G + g;
     long row0 = blockIdx.y * rows_per_block, row1 = min(M, row0 + rows_per_block);
@@ -547,33 +553,37 @@ __global__ void __launch_bounds__(1024) batchnorm_partial_kernel(const T *__rest
             ws_m2[blockIdx.y * C + pc * VEC + j] = w.m2;
         }
     }
-    // the last block of this column to get here combines the column's partials
-    __threadfence();
-    __syncthreads();
-    if (t == 0) s_last = atomicAdd(counters + blockIdx.x, 1u) == gridDim.y - 1;
-    __syncthreads();
-    if (!s_last) return;
-    __threadfence();
-    long c0 = blockIdx.x * (long)G * VEC;
-    int E = (int)min((long)G * VEC, C - c0), P = gridDim.y;
-    int bs = blockDim.x, rounds = (E + bs - 1) / bs;
-    for (int round = 0; round < rounds; round++) {  // channels e0.. of the column, partials split over thread groups
-        int e0 = round * bs, EE = min(bs, E - e0), PG = bs / EE, e = t % EE, pg = t / EE;
-        long c = c0 + e0 + e;
-        float shift = __ldcg(ws_mean + c), s = 0.f;
-        if (pg < PG)
-            for (int p = pg; p < P; p += PG)
-                s += (float)min(rows_per_block, M - p * rows_per_block) * (__ldcg(ws_mean + p * C + c) - shift);
-        float mean = shift + __fdividef(rowgroup_sum(s, sf, EE, PG), (float)M), q = 0.f;
-        if (pg < PG)
-            for (int p = pg; p < P; p += PG) {
-                float d = __ldcg(ws_mean + p * C + c) - mean;
-                q += __ldcg(ws_m2 + p * C + c) + (float)min(rows_per_block, M - p * rows_per_block) * d * d;
-            }
-        float m2 = rowgroup_sum(q, sf, EE, PG);
-        if (pg == 0) bn_finalize_channel(c, mean, m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, PLANT_BUG);
+}
+
+// Chan's merge of a channel's P partials (partial p: the mean and M2 of rows [p * rows_per_block, ...) of M) by
+// one warp: each lane folds every 32nd partial, four loads in flight, then the warp merges its 32 states by
+// shuffles. Every lane gets the result. Used by kernel 5's finalize and kernel 6's combine.
+__device__ __forceinline__ Welford combine_partials_warp(const float *ws_mean, const float *ws_m2, long C, long c, long P,
+                                                         long rows_per_block, long M) {
+    Welford w = {0.f, 0.f, 0.f};
+#pragma unroll 4
+    for (long p = threadIdx.x % 32; p < P; p += 32) {
+        long n = min(rows_per_block, M - p * rows_per_block);
+        if (n > 0) w = welford_merge_nocall(w, Welford{(float)n, __ldcg(ws_mean + p * C + c), __ldcg(ws_m2 + p * C + c)});
     }
-    if (t == 0) counters[blockIdx.x] = 0;  // ready for the next launch
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        Welford other = {__shfl_xor_sync(0xffffffffu, w.n, o), __shfl_xor_sync(0xffffffffu, w.mean, o),
+                         __shfl_xor_sync(0xffffffffu, w.m2, o)};
+        w = welford_merge_nocall(w, other);
+    }
+    return w;
+}
+
+// Kernel 5's finalize: a warp per channel over the P partials of the first pass.
+__global__ void __launch_bounds__(256) batchnorm_finalize_kernel(BN_STATS_PARAMS, const float *ws_mean,
+                                                                 const float *ws_m2, long M, long C, long P,
+                                                                 long rows_per_block, float eps, float momentum) {
+    long c = blockIdx.x * (long)(blockDim.x / 32) + threadIdx.x / 32;
+    if (c >= C) return;
+    Welford w = combine_partials_warp(ws_mean, ws_m2, C, c, P, rows_per_block, M);
+    if (threadIdx.x % 32 == 0)
+        bn_finalize_channel(c, w.mean, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, PLANT_BUG);
 }
 
 // The normalize pass over x[M, C] (kernel 5's second launch, the dispatcher's inference kernel for channels-last
@@ -702,25 +712,13 @@ __global__ void __launch_bounds__(512) batchnorm_persistent_kernel(const T *__re
         }
     }
     grid.sync();
-    // a warp per channel combines the P partials (as kernel 5's last block)
+    // a warp per channel combines the P partials (as kernel 5's finalize)
     {
-        int lane = t % 32, warp = t / 32, W = blockDim.x / 32, P = gridDim.x;
+        int warp = t / 32, W = blockDim.x / 32;
         for (long c = blockIdx.x * (long)W + warp; c < C; c += (long)gridDim.x * W) {
-            float shift = __ldcg(ws_mean + c), s = 0.f;  // block 0 always has rows
-            for (int p = lane; p < P; p += 32) {
-                long n = min(rows_per_block, M - p * rows_per_block);
-                if (n > 0) s += (float)n * (__ldcg(ws_mean + p * C + c) - shift);
-            }
-            float mean = shift + __fdividef(warp_sum(s), (float)M), q = 0.f;
-            for (int p = lane; p < P; p += 32) {
-                long n = min(rows_per_block, M - p * rows_per_block);
-                if (n > 0) {
-                    float d = __ldcg(ws_mean + p * C + c) - mean;
-                    q += __ldcg(ws_m2 + p * C + c) + (float)n * d * d;
-                }
-            }
-            float m2 = warp_sum(q);
-            if (lane == 0) bn_finalize_channel(c, mean, m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+            Welford w = combine_partials_warp(ws_mean, ws_m2, C, c, gridDim.x, rows_per_block, M);
+            if (t % 32 == 0)
+                bn_finalize_channel(c, w.mean, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
         }
     }
     grid.sync();
@@ -965,8 +963,9 @@ static void launch_split_t(const bn_problem_t *p, int bs) {
     long rows_per_block = ceil_div(p->M, gy);
     gy = ceil_div(p->M, rows_per_block);  // no block without rows
     batchnorm_partial_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs>>>(
-        (const T *)p->x, BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->counters, p->M, p->C, G, rows_per_block, p->eps,
-        p->momentum);
+        (const T *)p->x, BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->M, p->C, G, rows_per_block);
+    batchnorm_finalize_kernel<<<(unsigned)ceil_div(p->C, 8), 256>>>(BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->M,
+                                                                    p->C, gy, rows_per_block, p->eps, p->momentum);
     long gy2 = clamp_long(ceil_div(wave, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
     batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy2), bs>>>(
         (const T *)p->x, (T *)p->y, p->save_mean, p->save_invstd, p->gamma, p->beta, p->M, p->C, G, p->eps, 0);
@@ -1197,11 +1196,359 @@ static void launch_k8(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// Kernel 0: cuDNN, the vendor baseline: its BatchNorm functions cudnnBatchNormalizationForwardTraining, the Ex
+// form cudnnBatchNormalizationForwardTrainingEx (the one with the fast NHWC kernels of
+// CUDNN_BATCHNORM_SPATIAL_PERSISTENT; it takes a workspace and a reserve space of the sizes cuDNN asks for) and
+// cudnnBatchNormalizationForwardInference. cuDNN 9 marks these legacy functions deprecated (the graph API's
+// norm-forward node is the successor) but still ships them, and they are what PyTorch calls for BatchNorm on
+// cuDNN. The headers mark them deprecated only where CUDNN_WARN_DEPRECATED is defined; the pragmas below keep
+// even that build free of warnings.
+//
+// Descriptors: x and y are [N, C, H, W] in the format of the layout (CUDNN_TENSOR_NCHW or _NHWC), dtype fp32,
+// fp16 or bf16; [N, C] is N x C x 1 x 1. Where H*W = 1 (every [N, C] problem) NCHW and NHWC describe the same
+// memory, and both formats are tried. gamma, beta and the statistics use the descriptor
+// cudnnDeriveBNTensorDescriptor gives (1 x C x 1 x 1, fp32 for all three dtypes; checked, since the buffers are
+// fp32 vectors of C).
+// Candidates (call x mode x format): training tries ForwardTraining and ForwardTrainingEx (bnOps
+// CUDNN_BATCHNORM_OPS_BN, no z, no activation) with CUDNN_BATCHNORM_SPATIAL and _SPATIAL_PERSISTENT, plus
+// ForwardTraining with CUDNN_BATCHNORM_PER_ACTIVATION where H*W = 1 (the same computation then, and PyTorch's
+// choice for 2-D input); inference tries ForwardInference with the same modes. supports() (outside the timed
+// region) runs each candidate once (cuDNN's status, then the CUDA error state), times every one that ran with
+// time_cold (10 cold-L2 launches) and keeps the fastest median; it prints one line per candidate (its time, or
+// why it did not run). launch() runs the chosen one. SPATIAL_PERSISTENT may round differently; it is held to
+// the same tolerance. NORM_CUDNN_BN="ForwardTrainingEx SPATIAL_PERSISTENT" (any of the call, mode and format
+// words) limits the candidates to those whose words match, so that each can be validated on its own (the GPU
+// suite does).
+// cuDNN writes straight into this program's buffers: y, save_mean and save_invstd (resultSaveMean and
+// resultSaveInvVariance: the mean and 1/sqrt(var + eps)), and running_mean and running_var in place with
+// exponentialAverageFactor = momentum (cuDNN: running = factor * batch + (1 - factor) * running, the variance
+// unbiased, as PyTorch and this program's reference do). Inference writes y alone.
+// Skipped by shape, before cuDNN is asked (bn_cudnn_precheck):
+//   N*C*H*W >= 2^31: the legacy API describes tensors with int dimensions and strides (PyTorch sends such
+//     problems to its own kernels for the same reason).
+//   eps below CUDNN_BN_MIN_EPSILON (0 in cuDNN 9; the check stays for other versions).
+//   Training with N*H*W = 1. This program defines running_var as unchanged there (the header). cuDNN has no
+//     such case: it applies the unbiased factor M / (M - 1) and writes NaN into running_var at M = 1. That is
+//     what the frameworks found that call it: TensorFlow's cuDNN-fused batch norm gave NaN moving variance for
+//     a (1, 1, 1, C) input (tensorflow/tensorflow#34062; PR #40338: "the GPU implementation (CUDNN) explicitly
+//     returns NaN" for N < 2), and cudnn.torch#199 reports the division by N - 1 producing NaNs. A different
+//     convention, not a wrong kernel: kernel 0 says so in its skip reason instead of failing validation. (Not
+//     observed on a GPU when this was written. NORM_CUDNN_BN_M1=run lifts the rule, so that validation shows
+//     what cuDNN writes there: the GPU suite expects running_var alone to be wrong, with NaN, and fails with
+//     "drop the rule" if cuDNN matches this program's definition instead.)
+#ifdef HAVE_CUDNN
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+#pragma nv_diagnostic push
+#pragma nv_diag_suppress 1444, 1215  // "declared deprecated" in nvcc's front end
+
+// The rules of kernel 0 that need no GPU and no cuDNN call (the CPU tests call this): NULL or the skip reason.
+static const char *bn_cudnn_precheck(const bn_problem_t *p) {
+    if ((double)p->M * (double)p->C >= 2147483648.0)
+        return "N*C*H*W >= 2^31: cuDNN's BatchNorm API describes tensors with 32-bit int dimensions and strides";
+    if ((double)p->eps < CUDNN_BN_MIN_EPSILON)
+        return reasonf("eps %g is below cuDNN's minimum CUDNN_BN_MIN_EPSILON = %g", (double)p->eps,
+                       (double)CUDNN_BN_MIN_EPSILON);
+    const char *m1 = getenv("NORM_CUDNN_BN_M1");  // "run": ask cuDNN anyway (the GPU suite checks the claim)
+    if (p->training && p->M == 1 && !(m1 && strcmp(m1, "run") == 0))
+        return "N*H*W = 1: cuDNN's running_var update divides by M - 1 = 0 (NaN); this program leaves running_var "
+               "unchanged";
+    return NULL;
+}
+
+typedef enum { BN_CALL_TRAIN = 0, BN_CALL_TRAIN_EX = 1, BN_CALL_INFER = 2 } bn_call_t;
+static const char *const k_bn_call_names[3] = {"ForwardTraining", "ForwardTrainingEx", "ForwardInference"};
+static const char *const k_bn_call_fns[3] = {"cudnnBatchNormalizationForwardTraining",
+                                             "cudnnBatchNormalizationForwardTrainingEx",
+                                             "cudnnBatchNormalizationForwardInference"};
+static const char *bn_mode_name(cudnnBatchNormMode_t m) {
+    return m == CUDNN_BATCHNORM_SPATIAL_PERSISTENT ? "SPATIAL_PERSISTENT"
+           : m == CUDNN_BATCHNORM_SPATIAL          ? "SPATIAL"
+                                                   : "PER_ACTIVATION";
+}
+
+// One candidate: what it calls, its descriptors (x and y share xd: same shape, dtype and format), the Ex
+// call's workspace and reserve space.
+typedef struct {
+    bn_call_t call;
+    cudnnBatchNormMode_t mode;
+    cudnnTensorFormat_t format;
+    char name[64];  // "ForwardTrainingEx SPATIAL_PERSISTENT NHWC"
+    cudnnTensorDescriptor_t xd, bnd;
+    void *ws, *reserve;
+    size_t ws_bytes, reserve_bytes;
+} bn_cand_t;
+
+static void bn_cand_free(bn_cand_t *c) {
+    if (c->xd) cudnnDestroyTensorDescriptor(c->xd);
+    if (c->bnd) cudnnDestroyTensorDescriptor(c->bnd);
+    if (c->ws) CUDA_CHECK(cudaFree(c->ws));
+    if (c->reserve) CUDA_CHECK(cudaFree(c->reserve));
+    c->xd = c->bnd = NULL;
+    c->ws = c->reserve = NULL;
+    c->ws_bytes = c->reserve_bytes = 0;
+}
+
+// One execution of candidate c on the problem's buffers, on the default stream (cudnn_handle's stream).
+static cudnnStatus_t bn_cudnn_run(const bn_cand_t *c, const bn_problem_t *p) {
+    const float one = 1.f, zero = 0.f;  // y = 1 * result + 0 * y: y is not read
+    cudnnHandle_t h = cudnn_handle();
+    double eps = (double)p->eps, factor = (double)p->momentum;  // the fp32 values the other kernels use
+    switch (c->call) {
+    case BN_CALL_TRAIN:
+        return cudnnBatchNormalizationForwardTraining(h, c->mode, &one, &zero, c->xd, p->x, c->xd, p->y, c->bnd,
+                                                      p->gamma, p->beta, factor, p->run_mean, p->run_var, eps,
+                                                      p->save_mean, p->save_invstd);
+    case BN_CALL_TRAIN_EX:
+        return cudnnBatchNormalizationForwardTrainingEx(h, c->mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, c->xd, p->x,
+                                                        NULL, NULL, c->xd, p->y, c->bnd, p->gamma, p->beta, factor,
+                                                        p->run_mean, p->run_var, eps, p->save_mean, p->save_invstd,
+                                                        NULL, c->ws, c->ws_bytes, c->reserve, c->reserve_bytes);
+    default:
+        return cudnnBatchNormalizationForwardInference(h, c->mode, &one, &zero, c->xd, p->x, c->xd, p->y, c->bnd,
+                                                       p->gamma, p->beta, p->run_mean, p->run_var, eps);
+    }
+}
+
+// A cuDNN status as a reason that names the function ("cudnnBatchNormalizationForwardTrainingEx: not supported
+// (3000): <cuDNN's message>"); NULL on success.
+static const char *bn_cudnn_status(const char *what, cudnnStatus_t s) {
+    if (s == CUDNN_STATUS_SUCCESS) return NULL;
+    return reasonf("%s: %s%s", what, cudnn_status_text(s), cudnn_last_error());
+}
+static const char *bn_device_buffer(void **buf, size_t bytes, const char *what) {
+    if (!bytes) return NULL;
+    cudaError_t e = cudaMalloc(buf, bytes);
+    if (e != cudaSuccess) {
+        cudaGetLastError();  // not sticky: clear it
+        *buf = NULL;
+        return reasonf("%s of %zu bytes: %s", what, bytes, cudaGetErrorString(e));
+    }
+    CUDA_CHECK(cudaMemset(*buf, 0, bytes));  // defined contents (initcheck), whatever cuDNN reads
+    return NULL;
+}
+
+// Descriptors, buffers and one trial execution of c (NULL: it ran; else why not). The trial writes the
+// problem's outputs and updates the running statistics; the harness poisons and resets them before validating.
+static const char *bn_cand_prepare(bn_cand_t *c, const bn_problem_t *p) {
+    cudnnHandle_t h = cudnn_handle();
+    CUDNN_TRY(cudnnCreateTensorDescriptor(&c->xd));
+    CUDNN_TRY(cudnnSetTensor4dDescriptor(c->xd, c->format, cudnn_dtype(p->h.dtype), (int)p->N, (int)p->C, (int)p->H,
+                                         (int)p->W));
+    CUDNN_TRY(cudnnCreateTensorDescriptor(&c->bnd));
+    REASON_TRY(bn_cudnn_status("cudnnDeriveBNTensorDescriptor", cudnnDeriveBNTensorDescriptor(c->bnd, c->xd, c->mode)));
+    cudnnDataType_t t;
+    int n, ch, hh, ww, sn, sc, sh, sw;
+    CUDNN_TRY(cudnnGetTensor4dDescriptor(c->bnd, &t, &n, &ch, &hh, &ww, &sn, &sc, &sh, &sw));
+    if (t != CUDNN_DATA_FLOAT || n != 1 || ch != (int)p->C || hh != 1 || ww != 1 || sc != 1)
+        return reasonf("cuDNN's statistics descriptor is not an fp32 vector of C (type %d, %dx%dx%dx%d, C stride %d)",
+                       (int)t, n, ch, hh, ww, sc);
+    if (c->call == BN_CALL_TRAIN_EX) {
+        REASON_TRY(bn_cudnn_status("cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize",
+                                   cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+                                       h, c->mode, CUDNN_BATCHNORM_OPS_BN, c->xd, NULL, c->xd, c->bnd, NULL,
+                                       &c->ws_bytes)));
+        REASON_TRY(bn_cudnn_status("cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
+                                   cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
+                                       h, c->mode, CUDNN_BATCHNORM_OPS_BN, NULL, c->xd, &c->reserve_bytes)));
+        REASON_TRY(bn_device_buffer(&c->ws, c->ws_bytes, "workspace"));
+        REASON_TRY(bn_device_buffer(&c->reserve, c->reserve_bytes, "reserve space"));
+    }
+    REASON_TRY(bn_cudnn_status(k_bn_call_fns[c->call], bn_cudnn_run(c, p)));
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return reasonf("%s: %s", k_bn_call_fns[c->call], cudaGetErrorString(e));
+    }
+    return NULL;
+}
+
+// time_cold's work: one execution; the first failing status is kept (checked after timing).
+typedef struct {
+    const bn_cand_t *c;
+    const bn_problem_t *p;
+    cudnnStatus_t status;
+} bn_cudnn_work_t;
+static void bn_cudnn_work(void *ctx) {
+    bn_cudnn_work_t *w = (bn_cudnn_work_t *)ctx;
+    cudnnStatus_t s = bn_cudnn_run(w->c, w->p);
+    if (s != CUDNN_STATUS_SUCCESS && w->status == CUDNN_STATUS_SUCCESS) w->status = s;
+}
+
+// What the plan was made for (compared byte for byte: memset before filling).
+typedef struct {
+    const bn_problem_t *p;
+    const void *x, *y;
+    bn_layout_t layout;
+    long N, C, H, W;
+    int training;
+    dtype_t dtype;
+    float eps, momentum;
+} bn_cudnn_key_t;
+
+static struct {
+    int planned;
+    bn_cudnn_key_t key;
+    char skip[256];  // "" when a candidate was chosen
+    bn_cand_t best;
+} g_bn_cudnn;
+
+static void bn_cudnn_key(const bn_problem_t *p, bn_cudnn_key_t *k) {
+    memset(k, 0, sizeof *k);
+    k->p = p;
+    k->x = p->x;
+    k->y = p->y;
+    k->layout = p->layout;
+    k->N = p->N;
+    k->C = p->C;
+    k->H = p->H;
+    k->W = p->W;
+    k->training = p->training;
+    k->dtype = p->h.dtype;
+    k->eps = p->eps;
+    k->momentum = p->momentum;
+}
+
+// NORM_CUDNN_BN: every word in it must be one of the candidate's call, mode and format words.
+static int bn_cand_selected(const bn_cand_t *c, const char *only) {
+    if (!only || !*only) return 1;
+    char words[256];
+    snprintf(words, sizeof words, "%s", only);
+    const char *fmt = c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW";
+    for (char *w = strtok(words, " ,"); w; w = strtok(NULL, " ,"))
+        if (strcmp(w, k_bn_call_names[c->call]) && strcmp(w, bn_mode_name(c->mode)) && strcmp(w, fmt)) return 0;
+    return 1;
+}
+
+#define BN_CUDNN_MAX_CANDS 12
+#define BN_CUDNN_REPEATS 10
+
+// Kernel 0's supports(): the shape rules, then every candidate tried and timed; the fastest is kept. Asked
+// again for the same problem, the answer is returned without trying anything anew.
+static const char *supports_k0(const void *pp, int bs) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    if (bs) return "cuDNN picks its own launch configuration (no --block-size)";
+    REASON_TRY(bn_cudnn_precheck(p));
+    bn_cudnn_key_t key;
+    bn_cudnn_key(p, &key);
+    if (g_bn_cudnn.planned && memcmp(&g_bn_cudnn.key, &key, sizeof key) == 0)
+        return g_bn_cudnn.skip[0] ? g_bn_cudnn.skip : NULL;
+    bn_cand_free(&g_bn_cudnn.best);
+    g_bn_cudnn.planned = 1;
+    g_bn_cudnn.key = key;
+    g_bn_cudnn.skip[0] = 0;
+
+    // the candidates, in this order: the layout's own format first
+    bn_cand_t cand[BN_CUDNN_MAX_CANDS];
+    int n = 0;
+    memset(cand, 0, sizeof cand);
+    cudnnTensorFormat_t formats[2] = {p->layout == LAYOUT_NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC,
+                                      p->layout == LAYOUT_NCHW ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW};
+    int n_formats = p->HW == 1 ? 2 : 1;  // H*W = 1: both formats describe the same memory
+    bn_call_t calls[2] = {BN_CALL_TRAIN, BN_CALL_TRAIN_EX};
+    int n_calls = 2;
+    if (!p->training) {
+        calls[0] = BN_CALL_INFER;
+        n_calls = 1;
+    }
+    cudnnBatchNormMode_t modes[3] = {CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_SPATIAL_PERSISTENT,
+                                     CUDNN_BATCHNORM_PER_ACTIVATION};
+    const char *only = getenv("NORM_CUDNN_BN");
+    for (int f = 0; f < n_formats; f++)
+        for (int ci = 0; ci < n_calls; ci++)
+            for (int m = 0; m < 3; m++) {
+                // PER_ACTIVATION: H*W = 1 only (there it is the spatial computation), plain calls, NCHW as PyTorch
+                if (m == 2 && (p->HW != 1 || calls[ci] == BN_CALL_TRAIN_EX || formats[f] != CUDNN_TENSOR_NCHW))
+                    continue;
+                if (n == BN_CUDNN_MAX_CANDS) continue;  // 9 at most: never
+                bn_cand_t *c = &cand[n];
+                c->call = calls[ci];
+                c->mode = modes[m];
+                c->format = formats[f];
+                snprintf(c->name, sizeof c->name, "%s %s %s", k_bn_call_names[c->call], bn_mode_name(c->mode),
+                         c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW");
+                if (bn_cand_selected(c, only)) n++;
+            }
+    if (!n) {
+        snprintf(g_bn_cudnn.skip, sizeof g_bn_cudnn.skip, "NORM_CUDNN_BN='%s' matches no cuDNN candidate here",
+                 only ? only : "");
+        return g_bn_cudnn.skip;
+    }
+
+    // try and time each, keep the fastest
+    const char *ver = cudnn_version_string();
+    int ran = 0, best = -1;
+    double best_ms = 0;
+    char first_why[160] = "";
+    for (int i = 0; i < n; i++) {
+        bn_cand_t *c = &cand[i];
+        const char *why = bn_cand_prepare(c, p);
+        double ms = 0;
+        if (!why) {
+            bn_cudnn_work_t w = {c, p, CUDNN_STATUS_SUCCESS};
+            timing_t t = time_cold(bn_cudnn_work, &w, BN_CUDNN_REPEATS);
+            if (w.status != CUDNN_STATUS_SUCCESS) why = bn_cudnn_status(k_bn_call_fns[c->call], w.status);
+            ms = t.median_ms;
+        }
+        if (why) {
+            printf("cuDNN %s batchnorm candidate [%d/%d] %s: did not run: %s\n", ver, i + 1, n, c->name, why);
+            if (!first_why[0]) snprintf(first_why, sizeof first_why, "[%d] %s: %s", i + 1, c->name, why);
+            bn_cand_free(c);
+        } else {
+            printf("cuDNN %s batchnorm candidate [%d/%d] %s: %.4f ms (median of %d, cold L2)\n", ver, i + 1, n,
+                   c->name, ms, BN_CUDNN_REPEATS);
+            ran++;
+            if (best < 0 || ms < best_ms) {
+                if (best >= 0) bn_cand_free(&cand[best]);
+                best = i;
+                best_ms = ms;
+            } else {
+                bn_cand_free(c);
+            }
+        }
+        fflush(stdout);
+    }
+    if (best < 0) {
+        snprintf(g_bn_cudnn.skip, sizeof g_bn_cudnn.skip, "cuDNN %s ran none of its %d BatchNorm candidate%s (first %s)",
+                 ver, n, n == 1 ? "" : "s", first_why);
+        return g_bn_cudnn.skip;
+    }
+    g_bn_cudnn.best = cand[best];
+    printf("cuDNN %s batchnorm chose [%d/%d] %s (%s)\n", ver, best + 1, n, cand[best].name,
+           ran > 1 ? "the fastest median" : "the only candidate that ran");
+    return NULL;
+}
+
+static void launch_k0(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    bn_cudnn_key_t key;
+    bn_cudnn_key(p, &key);
+    if (!g_bn_cudnn.planned || g_bn_cudnn.skip[0] || memcmp(&g_bn_cudnn.key, &key, sizeof key) != 0) {
+        fprintf(stderr, "cuDNN error: kernel 0 launched without a plan (supports() did not plan this problem)\n");
+        exit(EXIT_CUDA);
+    }
+    CUDNN_CHECK(bn_cudnn_run(&g_bn_cudnn.best, p));
+    l->block_used = 0;
+    snprintf(l->path, sizeof l->path, "cuDNN %s %s", cudnn_version_string(), g_bn_cudnn.best.name);
+}
+
+#pragma nv_diagnostic pop
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+#endif  // HAVE_CUDNN
+
+// ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment and --list in agreement).
 
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
-    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_not_built, NULL},
+    {0, "cudnn", DT_ALL, "all; training needs NHW>=2",
+     "cuDNN 9 legacy BatchNorm API (deprecated, still shipped), fastest of its modes and calls", 1,
+     CUDNN_FNS(supports_k0, launch_k0)},
     {1, "thread-per-channel", FP32_ONLY, "[N,C], NHWC; training",
      "one thread per channel walking down all rows: coalesced across channels, only C threads", 0, supports_cl,
      launch_k1},
@@ -1213,8 +1560,8 @@ static const kernel_t k_kernels[] = {
      "2-D blocks: lanes across channels, warps across rows, shared-memory merge; one column of blocks", 0,
      supports_cl, launch_k4},
     {5, "split-rows", DT_ALL, "[N,C], NHWC; training",
-     "rows split over many blocks: Welford partials, the last block finalizes, a normalize pass", 0, supports_cl,
-     launch_k5},
+     "rows split over many blocks: Welford partials, a finalize kernel (a warp per channel), a normalize pass", 0,
+     supports_cl, launch_k5},
     {6, "persistent-onchip", DT_ALL, "[N,C], NHWC; training; on chip",
      "cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once", 0, supports_k6,
      launch_k6},

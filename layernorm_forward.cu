@@ -4,7 +4,7 @@ rstd = 1 / sqrt(var + eps), biased variance, eps 1e-5 (--eps). Outputs y (dtype 
 statistics mean and rstd (fp32), as a training forward pass saves them for the backward pass.
 
 Kernels (`./layernorm_forward --list` prints the same registry; the CPU tests check that they agree):
-   0  cudnn              reserved for the cuDNN baseline (a later issue)
+   0  cudnn              cuDNN 9 graph API norm-forward (training phase), fastest of the heuristics' engine configs
    1  thread-per-row     one thread per row, three loops over the row
    2  three-launch       block per row: shared-memory tree for the mean, again for rstd, then one element per thread
    3  warp-per-row       one warp per row, cooperative-groups reductions, two-pass variance, streaming hints
@@ -22,6 +22,9 @@ Run:
   ./layernorm_forward 10 -N 16384 -C 4096 --check
   ./layernorm_forward --list                    the registry (no GPU needed)
 Kernels 1-5 are the fp32 teaching ladder; 6-10 run fp32, fp16 and bf16 with fp32 arithmetic.
+Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
+plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
+validation and outside the timed region; its planning line and the `path` say which engine runs.
 */
 #include "common.h"
 
@@ -706,11 +709,48 @@ static void launch_k10(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// Kernel 0: cuDNN, the vendor baseline. The graph API's norm-forward node in LayerNorm mode, training phase
+// (it writes mean and rstd), x/y/weight/bias in the dtype, statistics and arithmetic in fp32, writing
+// straight into this program's buffers. supports() builds the graph, tries every engine config the
+// heuristics give and keeps the fastest (common.h, cudnn_norm_prepare); launch() only executes.
+#ifdef HAVE_CUDNN
+static cudnn_norm_state_t g_cudnn;
+
+// The problem as cuDNN's graph sees it (no GPU needed: the CPU tests finalize its operation).
+static void cudnn_describe(const ln_problem_t *p, cudnn_norm_t *d) {
+    memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
+    d->mode = CUDNN_LAYER_NORM;
+    d->dtype = p->h.dtype;
+    cudnn_norm_rows(d, p->N, p->C);
+    d->x = p->x;
+    d->scale = p->w;
+    d->bias = p->b;
+    d->y = p->y;
+    d->mean = p->mean;
+    d->rstd = p->rstd;
+    d->eps = p->eps;
+    snprintf(d->label, sizeof d->label, "LayerNorm %s %s", dtype_name(p->h.dtype), p->h.shape);
+}
+static const char *supports_k0(const void *pp, int bs) {
+    if (bs) return "cuDNN picks its own launch configuration (no --block-size)";
+    cudnn_norm_t d;
+    cudnn_describe((const ln_problem_t *)pp, &d);
+    return cudnn_norm_prepare(&g_cudnn, &d);
+}
+static void launch_k0(const void *pp, launch_t *l) {
+    (void)pp;  // the plan holds the problem's pointers
+    cudnn_plan_execute(&g_cudnn.plan, l);
+}
+#endif
+
+// ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
-    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_not_built, NULL},
+    {0, "cudnn", DT_ALL, "where cuDNN has an engine",
+     "cuDNN 9 graph API norm-forward (training phase), fastest of the heuristics' engine configs", 1,
+     CUDNN_FNS(supports_k0, launch_k0)},
     {1, "thread-per-row", FP32_ONLY, "any C", "one thread per row, three loops over the row", 0, NULL, launch_k1},
     {2, "three-launch", FP32_ONLY, "any C; power-of-two blocks",
      "block per row: shared-memory tree for the mean, again for rstd, then one element per thread", 0, supports_k2,

@@ -5,7 +5,7 @@ rstd = 1 / sqrt(mean(x^2) + eps), eps 1e-6 (--eps), offset 0 (--weight-offset; 1
 x, weight and y in fp32, fp16 or bf16; arithmetic in fp32.
 
 Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests check that they agree):
-   0  cudnn              reserved for the cuDNN baseline (a later issue)
+   0  cudnn              cuDNN 9 graph API norm-forward (training phase), fastest of the heuristics' engine configs
    1  thread-per-row     one thread per row: a loop for the sum of squares, a loop to normalize
    2  block-smem-tree    one block per row, sum of squares through a shared-memory tree
    3  warp-per-row       one warp per row, shuffle reductions, streaming hints
@@ -16,7 +16,9 @@ Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests chec
    8  dispatch           picks the path by C, dtype and mode and says which ran
 
 Variants (options of the program; kernels 4-8 run every one of them, kernels 1-3 are the plain fp32 teaching
-ladder and say `skipped: <reason>` for --fused-add and QK-norm; they do apply --weight-offset):
+ladder and say `skipped: <reason>` for --fused-add and QK-norm; they do apply --weight-offset; kernel 0, cuDNN,
+runs plain rows and QK-norm with S = H*D, and skips --fused-add, --weight-offset F != 0 and the strided QK view,
+which cuDNN 9.19's norm node refuses: it wants y with x's strides):
   --fused-add        the pre-norm transformer step: residual += x in place, then y = rmsnorm(residual). The sum
                      is formed in fp32 and rounded to the dtype, and the ROUNDED value (the one stored in the
                      residual) is what is normalized: vLLM's fused_add_rms_norm does this, and so does an unfused
@@ -42,6 +44,9 @@ Run:
   ./rmsnorm_forward 6 --heads 32 --head-dim 128 --dtype bf16   QK-norm, 4096 tokens, q inside qkv
   ./rmsnorm_forward --list                      the registry (no GPU needed)
 Kernels 1-3 are the fp32 teaching ladder; 4-8 run fp32, fp16 and bf16 with fp32 arithmetic.
+Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
+plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
+validation and outside the timed region; its planning line and the `path` say which engine runs.
 
 Planted bugs (test builds -DPLANT_BUG=k, build/rmsnorm_forward_bug<k>), all in kernel 5, in both its register
 and its shared-memory path: 1 skips the store of the last pack of each row of y (those elements stay poisoned),
@@ -800,19 +805,19 @@ static void launch_k7(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 8: the dispatcher. Its rules come from the LayerNorm measurements on an H100 (results/NOTES.md;
-// RMSNorm moves the same bytes minus the bias and the mean) and are to be tuned from RMSNorm measurements:
-//   C <= 1024 and the row fits kernel 6 (QK-norm heads too)       -> 6, 256 threads
-//   16-byte packs, fp32 rows up to 8 packs x 1024 threads (32768),
-//     16-bit rows up to 2048 (4 packs a thread)                   -> 5's register path with 16-byte packs,
-//                                                                    the fewest threads (>= 128) at ~4 packs
-//   16-byte packs, row >= 128 KB, sm_90+ and the cluster fits     -> 7, 512 threads a block (predicted: x
-//                                                                    read once where kernel 4 re-reads it from
-//                                                                    DRAM; LayerNorm's re-read fell to 67%)
+// Kernel 8: the dispatcher. Its rules come from the RMSNorm sweep on an H100 (results/h100-80gb-hbm3/rmsnorm.csv,
+// results/NOTES.md), where they replaced first guesses carried over from LayerNorm:
+//   C <= 512 and the row fits kernel 6 (QK-norm heads too)        -> 6, 256 threads (within 2% of 6's best block)
+//   16-byte packs and the row fits 1024 threads x 8 packs         -> 5's register path: the fewest threads (>= 64)
+//     (fp32 up to 32768, 16-bit up to 65536)                         that hold the row in <= 2 packs each, then
+//                                                                    more packs at 1024 threads (5 beat 6 from
+//                                                                    C = 768 and, unlike LayerNorm, beat the
+//                                                                    re-read for 16-bit rows of every size)
+//   16-byte packs, row >= 128 KB, sm_90+ and the cluster fits     -> 7, 256 threads a block (fp32 C = 65536: 89%
+//                                                                    where the re-read of 4 reached 69%)
 //   anything else                                                 -> 4 (re-read, widest packs), ~32 elements
 //                                                                    a thread, 128..1024 threads
-// (LayerNorm: 16-bit rows above 2048 ran faster re-read than from registers.) A --block-size given on the
-// command line is passed to the path.
+// A --block-size given on the command line is passed to the path.
 enum { PATH_SUBWARP = 6, PATH_ROWREG = 5, PATH_CLUSTER = 7, PATH_BLOCK2D = 4 };
 typedef struct { int kernel, vec, bs, packs, tpr, cl; } rms_plan_t;
 static const long DISPATCH_CLUSTER_BYTES = 128 * 1024;
@@ -825,19 +830,19 @@ static rms_plan_t dispatch_plan(dtype_t d, long C, long S, int has_cluster, int 
     int full = vec == 16 / (int)dtype_size(d);
     pl.vec = vec;
     int tpr = subwarp_tpr(nvec);
-    if (tpr && C <= 1024) {
+    if (tpr && C <= 512) {
         pl.kernel = PATH_SUBWARP;
         pl.tpr = tpr;
         pl.bs = req_bs ? req_bs : 256;
         return pl;
     }
-    if (full && (d == DT_FP32 || C <= 2048)) {
+    if (full) {
         int bs = req_bs;
         if (!bs) {
-            bs = 128;
-            while (bs < 1024 && (long)bs * 4 < nvec) bs *= 2;
+            bs = 64;
+            while (bs < 1024 && (long)bs * 2 < nvec) bs *= 2;
         }
-        int packs = rowreg_packs(nvec, bs, d == DT_FP32 ? 8 : 4);
+        int packs = rowreg_packs(nvec, bs, ROWREG_MAX_PACKS);
         if (packs) {
             pl.kernel = PATH_ROWREG;
             pl.bs = bs;
@@ -846,7 +851,7 @@ static rms_plan_t dispatch_plan(dtype_t d, long C, long S, int has_cluster, int 
         }
     }
     if (has_cluster && full && (long)C * (long)dtype_size(d) >= DISPATCH_CLUSTER_BYTES) {
-        int bs = req_bs ? req_bs : 512, cl = 0, packs = 0;
+        int bs = req_bs ? req_bs : 256, cl = 0, packs = 0;
         if (cluster_plan(nvec, bs, &cl, &packs)) {
             pl.kernel = PATH_CLUSTER;
             pl.bs = bs;
@@ -912,11 +917,74 @@ static void launch_k8(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// Kernel 0: cuDNN, the vendor baseline. The graph API's norm-forward node in RMS mode, training phase (it
+// writes rstd), x/y/weight in the dtype, rstd and arithmetic in fp32, writing straight into this program's
+// buffers. supports() builds the graph, tries every engine config the heuristics give and keeps the fastest
+// (common.h, cudnn_norm_prepare); launch() only executes. The node has no residual add and no weight offset:
+// --fused-add and --weight-offset F != 0 are skipped. QK-norm with S = H * D is plain rows of D; with a
+// larger stride the view (row r at (r / H) * S + (r % H) * D) is offered as x [tokens, H, D, 1] with strides
+// [S, D, 1, 1], y contiguous, statistics [tokens, H, 1, 1], weight [1, 1, D, 1] -- which cuDNN 9.19 refuses
+// when it finalizes the operation (y must have x's strides), so kernel 0 says why and skips.
+#ifdef HAVE_CUDNN
+static cudnn_norm_state_t g_cudnn;
+
+// QK-norm's strided view in 4-D.
+static void cudnn_qk_view(cudnn_norm_t *d, const rms_shape_t *s) {
+    int64_t T = s->tokens, H = s->H, D = s->C;
+    int64_t xd[4] = {T, H, D, 1}, xs[4] = {s->S, D, 1, 1}, ys[4] = {H * D, D, 1, 1};
+    int64_t wd[4] = {1, 1, D, 1}, ws[4] = {D, D, 1, 1}, sd[4] = {T, H, 1, 1}, ss[4] = {H, 1, 1, 1};
+    d->nd = 4;
+    memcpy(d->x_dim, xd, sizeof xd);
+    memcpy(d->x_stride, xs, sizeof xs);
+    memcpy(d->y_stride, ys, sizeof ys);
+    memcpy(d->w_dim, wd, sizeof wd);
+    memcpy(d->w_stride, ws, sizeof ws);
+    memcpy(d->s_dim, sd, sizeof sd);
+    memcpy(d->s_stride, ss, sizeof ss);
+}
+
+// The problem as cuDNN's graph sees it, or why cuDNN's node cannot express it (no GPU needed: the CPU tests
+// finalize its operation).
+static const char *cudnn_describe(const rms_problem_t *p, cudnn_norm_t *d) {
+    const rms_shape_t *s = &p->s;
+    if (s->fused) return "cuDNN's norm node has no residual add";
+    if (s->offset != 0) return "cuDNN's RMS norm has no weight offset";
+    memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
+    d->mode = CUDNN_RMS_NORM;
+    d->dtype = p->h.dtype;
+    if (s->qk && s->S != s->H * s->C) cudnn_qk_view(d, s);
+    else cudnn_norm_rows(d, s->N, s->C);  // QK-norm with S = H * D included: rows of D
+    d->x = p->x;
+    d->scale = p->w;
+    d->y = p->y;
+    d->rstd = p->rstd;
+    d->eps = (float)s->eps;  // no bias, no mean
+    snprintf(d->label, sizeof d->label, "RMSNorm %s %s", dtype_name(p->h.dtype), p->h.shape);
+    return NULL;
+}
+static const char *supports_k0(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    if (bs) return "cuDNN picks its own launch configuration (no --block-size)";
+    cudnn_norm_t d;
+    REASON_TRY(cudnn_describe(p, &d));
+    const char *why = cudnn_norm_prepare(&g_cudnn, &d);  // (points at g_cudnn's copy, not at reasonf's buffer)
+    int strided = p->s.qk && p->s.S != p->s.H * p->s.C;
+    return why && strided ? reasonf("strided QK view: %s", why) : why;
+}
+static void launch_k0(const void *pp, launch_t *l) {
+    (void)pp;  // the plan holds the problem's pointers
+    cudnn_plan_execute(&g_cudnn.plan, l);
+}
+#endif
+
+// ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
-    {0, "cudnn", DT_ALL, "-", "reserved for the cuDNN baseline (a later issue)", 1, supports_not_built, NULL},
+    {0, "cudnn", DT_ALL, "plain; QK-norm with S = H*D",
+     "cuDNN 9 graph API norm-forward (training phase), fastest of the heuristics' engine configs", 1,
+     CUDNN_FNS(supports_k0, launch_k0)},
     {1, "thread-per-row", FP32_ONLY, "any C; plain + offset",
      "one thread per row: a loop for the sum of squares, a loop to normalize", 0, supports_k1, launch_k1},
     {2, "block-smem-tree", FP32_ONLY, "pow2 blocks; plain + offset",

@@ -1,7 +1,8 @@
 # BatchNorm's part of the GPU suite (sourced by tests/gpu_suite.sh, which defines check_all, sanitize, planted,
 # pass, fail, $QUICK and $LOG). Odd shapes in the three layouts, training and inference; N*H*W = 1 included.
 # C in {1, 3, 33, 1000} x N in {1, 2, 7, 1031} for [N, C] in every dtype; for images, H*W in {1, 49, 3136} over a
-# spread of (N, C) (not the full product: the suite stays near a minute and a half on an H100).
+# spread of (N, C) (not the full product: the suite stays near a minute and a half on an H100). Kernel 0 (cuDNN)
+# runs in every check_all; at the end, each of its candidates alone, the standard shapes and its N*H*W = 1 rule.
 BN=batchnorm_forward
 
 # [N, C]
@@ -117,3 +118,82 @@ out=$(./$BN 8 --layout nhwc -N 8 -C 64 --height 14 --width 14 --repeats 5 --csv 
 echo "$out" >> "$LOG"
 if [ $rc -eq 0 ] && grep -q "^batchnorm,8,dispatch,fp32,8x64x14x14:nhwc,.*,OK," $tmp.csv; then pass "$BN timing mode: CSV row with shape 8x64x14x14:nhwc"
 else fail "$BN timing mode CSV (exit $rc): $(tail -n 1 $tmp.csv 2>/dev/null)"; fi
+
+# kernel 0 (cuDNN), where the build has it. check_all above validates it at every shape (or shows why it skipped);
+# here: each of its candidates validated on its own (NORM_CUDNN_BN picks them by their words), the standard
+# shapes run (not skipped), and the N*H*W = 1 rule: skipped with its reason, and with the rule lifted
+# (NORM_CUDNN_BN_M1=run) cuDNN's running_var is NaN, the one output wrong, as the rule's comment claims.
+if ./$BN 0 --check -N 7 -C 33 2>&1 | grep -q "skipped: built without cuDNN"; then
+    echo "batchnorm kernel 0: built without cuDNN, its checks are not run" | tee -a "$LOG"
+else
+    cudnn_each() {  # cudnn_each ARGS...: every candidate of ARGS' layout and mode, each with `0 --check ARGS`
+        local args="$*" calls modes formats words out rc
+        case "$args" in *--inference*) calls="ForwardInference" ;; *) calls="ForwardTraining ForwardTrainingEx" ;; esac
+        case "$args" in *"--layout nchw"*) formats="NCHW" ;; *"--layout nhwc"*) formats="NHWC" ;; *) formats="NCHW NHWC" ;; esac
+        for call in $calls; do
+            modes="SPATIAL SPATIAL_PERSISTENT"
+            # PER_ACTIVATION: H*W = 1 ([N, C] here), plain calls, NCHW descriptors
+            [ "$formats" = "NCHW NHWC" ] && [ "$call" != ForwardTrainingEx ] && modes="$modes PER_ACTIVATION"
+            for mode in $modes; do
+                for fmt in $formats; do
+                    [ "$mode" = PER_ACTIVATION ] && [ "$fmt" = NHWC ] && continue
+                    words="$call $mode $fmt"
+                    out=$(NORM_CUDNN_BN="$words" ./$BN 0 --check "$@" 2>&1); rc=$?
+                    { echo "### NORM_CUDNN_BN='$words' $BN 0 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+                    if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "OK | path cuDNN .*$words"; then
+                        pass "$BN 0 [$words] $*: OK"
+                    elif [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "^skipped: "; then
+                        pass "$BN 0 [$words] $*: $(echo "$out" | grep -m1 '^skipped: ' | cut -c1-150)"
+                    else
+                        fail "$BN 0 [$words] $* (exit $rc): $(echo "$out" | grep -E 'FAIL|wrong|error|did not run' | head -n 3 | tr '\n' ' ')"
+                    fi
+                done
+            done
+        done
+    }
+    cudnn_each --dtype fp32 -N 1031 -C 33
+    cudnn_each --dtype fp16 --layout nhwc -N 7 -C 64 --height 7 --width 7
+    cudnn_each --dtype fp32 --layout nchw -N 2 -C 3 --height 56 --width 56
+    cudnn_each --inference --dtype bf16 --layout nhwc -N 7 -C 33 --height 7 --width 7
+    if [ "$QUICK" != 1 ]; then
+        cudnn_each --dtype bf16 -N 2 -C 1000
+        cudnn_each --dtype bf16 --layout nhwc -N 2 -C 33 --height 56 --width 56
+        cudnn_each --dtype fp16 --layout nchw -N 7 -C 33 --height 7 --width 7
+        cudnn_each --inference --dtype fp32 -N 1031 -C 33
+        cudnn_each --inference --dtype fp16 --layout nchw -N 2 -C 33 --height 7 --width 7
+    fi
+
+    cudnn_runs() {  # cudnn_runs ARGS...: `0 --check ARGS` runs cuDNN (not skipped) and passes
+        local out rc
+        out=$(./$BN 0 --check "$@" 2>&1); rc=$?
+        { echo "### $BN 0 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+        if [ $rc -eq 0 ] && echo "$out" | grep -q "OK | path cuDNN"; then pass "$BN 0 $*: $(echo "$out" | grep -o 'path cuDNN.*')"
+        else fail "$BN 0 $* (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
+    }
+    cudnn_runs --dtype fp32
+    cudnn_runs --dtype bf16 --inference
+    if [ "$QUICK" != 1 ]; then
+        cudnn_runs --dtype bf16 --layout nhwc -N 32 -C 256 --height 56 --width 56
+        cudnn_runs --dtype fp32 --layout nchw -N 32 -C 256 --height 56 --width 56
+        cudnn_runs --dtype fp16 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
+    fi
+
+    out=$(./$BN 0 --check -N 1 -C 33 2>&1); rc=$?
+    { echo "### $BN 0 --check -N 1 -C 33 (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: N\*H\*W = 1: cuDNN's running_var"; then pass "$BN 0 skips N*H*W = 1 in training, saying why"
+    else fail "$BN 0 at N*H*W = 1 (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
+    for shape in "-N 1 -C 33" "--layout nhwc -N 1 -C 64 --height 1 --width 1"; do
+        out=$(NORM_CUDNN_BN_M1=run ./$BN 0 --check $shape 2>&1); rc=$?
+        { echo "### NORM_CUDNN_BN_M1=run $BN 0 --check $shape (exit $rc)"; echo "$out"; } >> "$LOG"
+        if [ $rc -eq 1 ] && [ "$(echo "$out" | grep -c 'elements wrong')" -eq 1 ] &&
+           echo "$out" | grep "running_var: .* elements wrong" | grep -Eq "gpu -?nan"; then
+            pass "$BN 0 $shape with the N*H*W = 1 rule lifted: cuDNN's running_var is NaN, the rest matches (the rule holds)"
+        elif [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: cuDNN"; then
+            pass "$BN 0 $shape with the N*H*W = 1 rule lifted: cuDNN refuses it ($(echo "$out" | grep -m1 '^skipped' | cut -c1-120))"
+        elif [ $rc -eq 0 ]; then
+            fail "$BN 0 $shape: cuDNN matches this program at N*H*W = 1: drop the rule in bn_cudnn_precheck"
+        else
+            fail "$BN 0 $shape with the N*H*W = 1 rule lifted (exit $rc): $(echo "$out" | grep -E 'wrong|error' | head -n 3 | tr '\n' ' ')"
+        fi
+    done
+fi

@@ -294,8 +294,8 @@ static void test_supports(void) {
     p.layout = LAYOUT_NC;
     int ok = 1;
     for (int i = 1; i <= 5; i++) ok &= k[i].supports(&p, 128) == NULL;
-    ok &= k[7].supports(&p, 128) != NULL && k[0].supports(&p, 128) != NULL;
-    check("supports: [N, C] training runs in 1-5, not in 7; 0 is 'not built yet'", ok && strcmp(k[0].supports(&p, 0), "not built yet") == 0);
+    ok &= k[7].supports(&p, 128) != NULL;
+    check("supports: [N, C] training runs in 1-5, not in 7", ok);
     p.layout = LAYOUT_NHWC;
     ok = 1;
     for (int i = 1; i <= 5; i++) ok &= k[i].supports(&p, 128) == NULL;
@@ -316,6 +316,65 @@ static void test_supports(void) {
     check("supports: kernel 3 refuses N*H*W < 16 (one-pass variance) with a reason", why && strstr(why, "16"), "%s", why ? why : "NULL");
     p.M = 16;
     check("supports: kernel 3 runs at N*H*W = 16", k[3].supports(&p, 128) == NULL);
+}
+
+// ---- kernel 0 (cuDNN): the rules that need neither a GPU nor a cuDNN call. With cuDNN, supports(p, 0) plans
+// with cuDNN (a GPU), so it is not called here; its shape rules are bn_cudnn_precheck, which asks nothing.
+
+static void test_cudnn_slot(void) {
+    const kernel_t *k0 = &k_program.kernels[0];
+    check("cudnn slot: kernel 0 is 'cudnn', all dtypes, picks its own launch configuration",
+          k0->number == 0 && strcmp(k0->name, "cudnn") == 0 && k0->dtypes == DT_ALL && k0->own_block == 1 &&
+              k0->supports != NULL);
+    bn_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.N = 64; p.C = 32; p.H = p.W = p.HW = 1; p.M = 64; p.training = 1; p.h.dtype = DT_FP32;
+    p.layout = LAYOUT_NC; p.eps = 1e-5f; p.momentum = 0.1f;
+#ifdef HAVE_CUDNN
+    check("cudnn slot: built with cuDNN, kernel 0 has a launcher", k0->launch != NULL);
+    const char *why = k0->supports(&p, 128);  // answered before any cuDNN call
+    check("cudnn slot: a --block-size is refused with a reason (cuDNN picks its own)", why && strstr(why, "block-size"),
+          "%s", why ? why : "NULL");
+    check("cudnn slot: [N, C] training with N*H*W = 64 passes the shape rules", bn_cudnn_precheck(&p) == NULL);
+    p.N = 1; p.M = 1;
+    why = bn_cudnn_precheck(&p);
+    check("cudnn slot: training with N*H*W = 1 skips, naming cuDNN's running_var behaviour",
+          why && strstr(why, "N*H*W = 1") && strstr(why, "running_var"), "%s", why ? why : "NULL");
+    p.layout = LAYOUT_NCHW; p.H = p.W = 1;
+    why = bn_cudnn_precheck(&p);
+    check("cudnn slot: the N*H*W = 1 rule holds in image layouts too", why && strstr(why, "N*H*W = 1"), "%s",
+          why ? why : "NULL");
+    p.training = 0;
+    check("cudnn slot: inference with N*H*W = 1 passes (no running_var update)", bn_cudnn_precheck(&p) == NULL);
+    p.training = 1; p.N = 2; p.H = 1; p.W = 1; p.HW = 1; p.M = 2;
+    check("cudnn slot: training with N*H*W = 2 passes", bn_cudnn_precheck(&p) == NULL);
+    p.eps = -1e-3f;
+    why = bn_cudnn_precheck(&p);
+    check("cudnn slot: eps below CUDNN_BN_MIN_EPSILON skips with a reason", why && strstr(why, "CUDNN_BN_MIN_EPSILON"),
+          "%s", why ? why : "NULL");
+    p.eps = 1e-5f;
+    p.layout = LAYOUT_NHWC; p.N = 1024; p.C = 2048; p.H = p.W = 32; p.HW = 1024; p.M = 1024L * 1024;
+    why = bn_cudnn_precheck(&p);
+    check("cudnn slot: 2^31 elements skip (32-bit descriptors)", why && strstr(why, "2^31"), "%s", why ? why : "NULL");
+    p.C = 2047;
+    check("cudnn slot: just below 2^31 elements passes", bn_cudnn_precheck(&p) == NULL);
+    bn_cand_t c;
+    memset(&c, 0, sizeof c);
+    c.call = BN_CALL_TRAIN_EX; c.mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT; c.format = CUDNN_TENSOR_NHWC;
+    bn_cand_t d = c;
+    d.call = BN_CALL_TRAIN; d.mode = CUDNN_BATCHNORM_SPATIAL;
+    check("cudnn slot: NORM_CUDNN_BN picks candidates by whole words (call, mode, format)",
+          bn_cand_selected(&c, NULL) && bn_cand_selected(&c, "") &&
+              bn_cand_selected(&c, "ForwardTrainingEx SPATIAL_PERSISTENT") && bn_cand_selected(&c, "NHWC") &&
+              !bn_cand_selected(&c, "ForwardTraining") && !bn_cand_selected(&c, "SPATIAL") &&
+              !bn_cand_selected(&c, "SPATIAL_PERSISTENT NCHW") && bn_cand_selected(&d, "ForwardTraining SPATIAL") &&
+              !bn_cand_selected(&d, "ForwardTraining SPATIAL_PERSISTENT"));
+#else
+    check("cudnn slot: built without cuDNN, kernel 0 has no launcher", k0->launch == NULL);
+    const char *why = k0->supports(&p, 0);
+    check("cudnn slot: kernel 0 says 'built without cuDNN'", why && strcmp(why, "built without cuDNN") == 0, "%s",
+          why ? why : "NULL");
+#endif
 }
 
 // ---- option parsing (accepting paths, and the op's own checks as messages)
@@ -395,8 +454,13 @@ static void test_registry(void) {
     for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
     for (int i = 4; i <= 8; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
     check("registry: 1-3 are fp32 only, 4-8 run fp32, fp16 and bf16", dt);
-    check("registry: kernel 0 is the cuDNN slot without a launcher", k_program.kernels[0].launch == NULL &&
-                                                                        strcmp(k_program.kernels[0].name, "cudnn") == 0);
+#ifdef HAVE_CUDNN
+    int k0_launch = k_program.kernels[0].launch != NULL;  // a launcher where the build has cuDNN
+#else
+    int k0_launch = k_program.kernels[0].launch == NULL;
+#endif
+    check("registry: kernel 0 is the cuDNN slot (a launcher exactly where the build has cuDNN)",
+          k0_launch && strcmp(k_program.kernels[0].name, "cudnn") == 0);
     check("registry: the program resets the running statistics before validation", k_program.reset != NULL);
 }
 
@@ -408,6 +472,7 @@ int main(void) {
     test_inference();
     test_describe();
     test_supports();
+    test_cudnn_slot();
     test_parsing();
     test_registry();
     return test_summary();

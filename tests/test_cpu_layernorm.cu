@@ -251,6 +251,45 @@ static void test_registry(void) {
     check("registry: the default kernel is the dispatcher", k_program.default_kernel == 10);
 }
 
+// ---- kernel 0 (cuDNN) without a GPU: the slot, and the norm-forward operation cuDNN is given finalizes for
+// every dtype (the graph, its heuristics and plans need a GPU; the operation does not): a wrong attribute,
+// type or shape shows here, before a GPU run.
+
+static void test_cudnn_kernel0(void) {
+    const kernel_t *k = &k_program.kernels[0];
+#ifdef HAVE_CUDNN
+    check("kernel 0: cuDNN's launcher in a cuDNN build; a --block-size is refused before cuDNN is asked",
+          k->launch != NULL && k->own_block == 1 && strstr(k->supports(NULL, 256), "--block-size") != NULL);
+    for (int dt = 0; dt < DT_COUNT; dt++) {
+        static float dummy[4];
+        ln_problem_t p;
+        memset(&p, 0, sizeof p);
+        p.h.dtype = (dtype_t)dt;
+        p.N = 8192;
+        p.C = 768;
+        p.eps = 1e-5f;
+        p.x = p.w = p.b = p.y = dummy;
+        p.mean = p.rstd = dummy;
+        cudnn_norm_t d;
+        cudnn_describe(&p, &d);
+        cudnn_descs_t keep;
+        memset(&keep, 0, sizeof keep);
+        cudnnBackendDescriptor_t op;
+        int64_t uids[7];
+        void *ptrs[7];
+        int n = 0;
+        const char *why = cudnn_norm_op(&d, &keep, &op, uids, ptrs, &n);
+        char name[128];
+        snprintf(name, sizeof name, "kernel 0: cuDNN finalizes the %s LayerNorm operation (x, scale, bias, eps, mean, "
+                 "rstd, y)", dtype_name((dtype_t)dt));
+        check(name, !why && n == 7 && d.mode == CUDNN_LAYER_NORM && ptrs[3] == (void *)&d.eps, "%s", why ? why : "");
+        cudnn_destroy_all(&keep);
+    }
+#else
+    check("kernel 0: without cuDNN it says so", k->launch == NULL && strcmp(k->supports(NULL, 0), "built without cuDNN") == 0);
+#endif
+}
+
 int main(void) {
     test_reference_hand_cases();
     test_reference_oracle();
@@ -259,5 +298,6 @@ int main(void) {
     test_inputs();
     test_parsing();
     test_registry();
+    test_cudnn_kernel0();
     return test_summary();
 }

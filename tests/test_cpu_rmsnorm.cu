@@ -362,25 +362,31 @@ static void test_plans(void) {
     ok &= !cluster_plan(65537, 1024, &cl, &packs) && !cluster_plan(4097, 64, &cl, &packs);
     check("plan: kernel 7 cluster size (4 packs a thread, else 8 blocks x 8 packs)", ok);
 
-    rms_plan_t p = dispatch_plan(DT_FP32, 768, 768, 1, 0);
-    check("dispatch: fp32 C 768 -> 6, 32 lanes a row, 256 threads", p.kernel == 6 && p.tpr == 32 && p.bs == 256 && p.vec == 4);
+    rms_plan_t p = dispatch_plan(DT_FP32, 512, 512, 1, 0);
+    check("dispatch: fp32 C 512 -> 6, 32 lanes a row, 256 threads", p.kernel == 6 && p.tpr == 32 && p.bs == 256 && p.vec == 4);
+    p = dispatch_plan(DT_FP32, 768, 768, 1, 0);
+    check("dispatch: fp32 C 768 -> 5 registers, 128 threads x 2 packs", p.kernel == 5 && p.bs == 128 && p.packs == 2);
+    p = dispatch_plan(DT_BF16, 768, 768, 1, 0);
+    check("dispatch: bf16 C 768 -> 5 registers, 64 threads x 2 packs", p.kernel == 5 && p.bs == 64 && p.packs == 2);
     p = dispatch_plan(DT_BF16, 128, 12288, 1, 0);
     check("dispatch: QK-norm bf16 head_dim 128 -> 6, 4 lanes a row", p.kernel == 6 && p.tpr == 4 && p.vec == 8);
     p = dispatch_plan(DT_FP32, 4096, 4096, 1, 0);
-    check("dispatch: fp32 C 4096 -> 5 registers, 256 threads x 4 packs", p.kernel == 5 && p.bs == 256 && p.packs == 4);
+    check("dispatch: fp32 C 4096 -> 5 registers, 512 threads x 2 packs", p.kernel == 5 && p.bs == 512 && p.packs == 2);
     p = dispatch_plan(DT_FP32, 32768, 32768, 1, 0);
     check("dispatch: fp32 C 32768 -> 5 registers, 1024 threads x 8 packs", p.kernel == 5 && p.bs == 1024 && p.packs == 8);
     p = dispatch_plan(DT_BF16, 2048, 2048, 1, 0);
     check("dispatch: bf16 C 2048 -> 5 registers, 128 threads x 2 packs", p.kernel == 5 && p.bs == 128 && p.packs == 2);
     p = dispatch_plan(DT_BF16, 4096, 4096, 1, 0);
-    check("dispatch: bf16 C 4096 -> 4 (re-read), 128 threads", p.kernel == 4 && p.bs == 128 && p.vec == 8);
+    check("dispatch: bf16 C 4096 -> 5 registers, 256 threads x 2 packs", p.kernel == 5 && p.bs == 256 && p.packs == 2 && p.vec == 8);
     p = dispatch_plan(DT_FP32, 65536, 65536, 1, 0);
-    check("dispatch: fp32 C 65536 with clusters -> 7, 8 blocks of 512 x 4 packs",
-          p.kernel == 7 && p.cl == 8 && p.bs == 512 && p.packs == 4);
+    check("dispatch: fp32 C 65536 with clusters -> 7, 8 blocks of 256 x 8 packs",
+          p.kernel == 7 && p.cl == 8 && p.bs == 256 && p.packs == 8);
     p = dispatch_plan(DT_FP32, 65536, 65536, 0, 0);
     check("dispatch: fp32 C 65536 without clusters -> 4, 1024 threads", p.kernel == 4 && p.bs == 1024);
     p = dispatch_plan(DT_BF16, 65536, 65536, 1, 0);
-    check("dispatch: bf16 C 65536 (128 KB) with clusters -> 7, 4 blocks", p.kernel == 7 && p.cl == 4);
+    check("dispatch: bf16 C 65536 -> 5 registers, 1024 threads x 8 packs", p.kernel == 5 && p.bs == 1024 && p.packs == 8);
+    p = dispatch_plan(DT_BF16, 131072, 131072, 1, 0);
+    check("dispatch: bf16 C 131072 (256 KB) with clusters -> 7, 8 blocks of 256", p.kernel == 7 && p.cl == 8 && p.bs == 256);
     p = dispatch_plan(DT_FP32, 4097, 4097, 1, 0);
     check("dispatch: fp32 C 4097 (no 16-byte packs) -> 4 with scalar packs, 256 threads",
           p.kernel == 4 && p.vec == 1 && p.bs == 256);
@@ -408,6 +414,80 @@ static void test_registry(void) {
                                                k_program.extra[OPT_FUSED].has_arg == no_argument);
 }
 
+// ---- kernel 0 (cuDNN) without a GPU: the slot, what it refuses before asking cuDNN, how it describes each
+// mode, and that the norm-forward operation cuDNN is given finalizes for every dtype (the graph, heuristics
+// and plans need a GPU; the operation does not).
+
+#ifdef HAVE_CUDNN
+static rms_problem_t k0_problem(dtype_t dt, long tokens, long H, long D, long S, int fused, double offset) {
+    static float dummy[4];
+    rms_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.h.dtype = dt;
+    p.s.tokens = tokens;
+    p.s.H = H;
+    p.s.C = D;
+    p.s.S = S;
+    p.s.N = tokens * H;
+    p.s.qk = H > 1 || S != D;
+    p.s.fused = fused;
+    p.s.offset = offset;
+    p.s.eps = 1e-6;
+    p.x = p.w = p.y = dummy;
+    p.rstd = dummy;
+    return p;
+}
+// The operation of problem p finalizes (NULL) or why not.
+static const char *k0_operation(const rms_problem_t *p, cudnn_norm_t *d, int *n) {
+    const char *why = cudnn_describe(p, d);
+    if (why) return why;
+    cudnn_descs_t keep;
+    memset(&keep, 0, sizeof keep);
+    cudnnBackendDescriptor_t op;
+    int64_t uids[7];
+    void *ptrs[7];
+    why = cudnn_norm_op(d, &keep, &op, uids, ptrs, n);
+    cudnn_destroy_all(&keep);
+    return why;
+}
+#endif
+
+static void test_cudnn_kernel0(void) {
+    const kernel_t *k = &k_program.kernels[0];
+#ifdef HAVE_CUDNN
+    check("kernel 0: cuDNN's launcher in a cuDNN build; a --block-size is refused before cuDNN is asked",
+          k->launch != NULL && k->own_block == 1 && strstr(k->supports(NULL, 256), "--block-size") != NULL);
+    cudnn_norm_t d;
+    int n = 0;
+    rms_problem_t p = k0_problem(DT_BF16, 8192, 1, 4096, 4096, 1, 0.0);
+    check("kernel 0: --fused-add is skipped (no residual add in cuDNN's node)",
+          strstr(k->supports(&p, 0), "residual add") != NULL);
+    p = k0_problem(DT_BF16, 8192, 1, 4096, 4096, 0, 1.0);
+    check("kernel 0: --weight-offset 1 is skipped", strstr(k->supports(&p, 0), "weight offset") != NULL);
+    for (int dt = 0; dt < DT_COUNT; dt++) {
+        p = k0_problem((dtype_t)dt, 8192, 1, 4096, 4096, 0, 0.0);
+        const char *why = k0_operation(&p, &d, &n);
+        char name[128];
+        snprintf(name, sizeof name, "kernel 0: cuDNN finalizes the %s RMSNorm operation (x, scale, eps, rstd, y)",
+                 dtype_name((dtype_t)dt));
+        check(name, !why && n == 5 && d.mode == CUDNN_RMS_NORM && d.x_dim[0] == 8192 && d.x_dim[1] == 4096, "%s",
+              why ? why : "");
+    }
+    p = k0_problem(DT_BF16, 4096, 32, 128, 32 * 128, 0, 0.0);
+    const char *why = k0_operation(&p, &d, &n);
+    check("kernel 0: QK-norm with S = H*D is plain rows of D, and finalizes",
+          !why && d.x_dim[0] == 4096 * 32 && d.x_dim[1] == 128 && d.x_stride[0] == 128, "%s", why ? why : "");
+    p = k0_problem(DT_BF16, 4096, 32, 128, 3 * 32 * 128, 0, 0.0);
+    cudnn_describe(&p, &d);
+    check("kernel 0: the strided QK view is x [T, H, D, 1] strides [S, D, 1, 1], y contiguous, rstd [T, H, 1, 1]",
+          d.nd == 4 && d.x_dim[0] == 4096 && d.x_dim[1] == 32 && d.x_dim[2] == 128 && d.x_stride[0] == 3 * 32 * 128 &&
+              d.x_stride[1] == 128 && d.y_stride[0] == 32 * 128 && d.s_dim[1] == 32 && d.s_dim[2] == 1 &&
+              d.w_dim[1] == 1 && d.w_dim[2] == 128);
+#else
+    check("kernel 0: without cuDNN it says so", k->launch == NULL && strcmp(k->supports(NULL, 0), "built without cuDNN") == 0);
+#endif
+}
+
 int main(void) {
     test_reference_hand_cases();
     test_reference_oracle();
@@ -418,5 +498,6 @@ int main(void) {
     test_parsing_and_shapes();
     test_plans();
     test_registry();
+    test_cudnn_kernel0();
     return test_summary();
 }
