@@ -329,6 +329,9 @@ static const char *block_fits(const void *fn, int bs) {
 }
 
 static char g_reason[256];
+// --check (validation only): kernels that choose among variants by timing them (kernel 0, cuDNN) take their
+// first variant that runs instead, untimed.
+static int g_check_only;
 static const char *reasonf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -1279,6 +1282,7 @@ static const char *cudnn_pick_plan(cudnn_plan_t *st, cudnnBackendDescriptor_t *o
                 cudnn_cand_free(c);
             } else {
                 ran++;
+                if (g_check_only) break;  // --check: the heuristics' first config that runs, untimed
             }
         }
     }
@@ -1683,6 +1687,7 @@ static int cmp_summary(const void *a, const void *b) {
 static int bench_main(int argc, char **argv, const program_t *prog) {
     options_t o;
     parse_args(argc, argv, prog, &o);
+    g_check_only = o.check_only;
     if (o.help) { usage(prog, stdout); return EXIT_OK; }
     if (o.list) { print_list(prog); return EXIT_OK; }
     open_device(prog, o.device);
