@@ -1341,20 +1341,25 @@ typedef struct {
     char label[96];                // "LayerNorm fp32 8192x768", for messages
 } cudnn_norm_t;
 
+// The 4-D dims and strides of x (y has x's dims), the scale/bias and the statistics.
+static void cudnn_norm_dims(cudnn_norm_t *d, const int64_t xd[4], const int64_t xs[4], const int64_t ys[4],
+                            const int64_t wd[4], const int64_t ws[4], const int64_t sd[4], const int64_t ss[4]) {
+    d->nd = 4;
+    memcpy(d->x_dim, xd, 4 * sizeof(int64_t));
+    memcpy(d->x_stride, xs, 4 * sizeof(int64_t));
+    memcpy(d->y_stride, ys, 4 * sizeof(int64_t));
+    memcpy(d->w_dim, wd, 4 * sizeof(int64_t));
+    memcpy(d->w_stride, ws, 4 * sizeof(int64_t));
+    memcpy(d->s_dim, sd, 4 * sizeof(int64_t));
+    memcpy(d->s_stride, ss, 4 * sizeof(int64_t));
+}
 // Rows of C contiguous elements, as cuDNN's own samples describe them: x and y [rows, C, 1, 1] with strides
 // (C, 1, C, C) (channels last, the size-1 dims given C), scale and bias [1, C, 1, 1] the same way, the
 // statistics [rows, 1, 1, 1] with unit strides.
 static void cudnn_norm_rows(cudnn_norm_t *d, long rows, long C) {
     int64_t xd[4] = {rows, C, 1, 1}, xs[4] = {C, 1, C, C}, wd[4] = {1, C, 1, 1}, sd[4] = {rows, 1, 1, 1},
             ss[4] = {1, 1, 1, 1};
-    d->nd = 4;
-    memcpy(d->x_dim, xd, sizeof xd);
-    memcpy(d->x_stride, xs, sizeof xs);
-    memcpy(d->y_stride, xs, sizeof xs);
-    memcpy(d->w_dim, wd, sizeof wd);
-    memcpy(d->w_stride, xs, sizeof xs);
-    memcpy(d->s_dim, sd, sizeof sd);
-    memcpy(d->s_stride, ss, sizeof ss);
+    cudnn_norm_dims(d, xd, xs, xs, wd, xs, sd, ss);
 }
 
 // What a program keeps for its kernel 0: the description planned for (the cache key), and the plan or why
@@ -1613,6 +1618,7 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
         emit_point(o, &pt);
         return s;
     }
+    char skip_note[128] = "";  // the first block size's skip reason (the note only if no block size ran)
     int blocks[8], nb = 0;
     if (o->block_size) blocks[nb++] = o->block_size;
     else if (k->own_block) blocks[nb++] = 0;
@@ -1624,7 +1630,7 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
         if (why) {
             if (bs) printf("block_size %4d | skipped: %s\n", bs, why);
             else printf("skipped: %s\n", why);
-            if (!s.note[0]) snprintf(s.note, sizeof s.note, "%s", why);
+            if (!skip_note[0]) snprintf(skip_note, sizeof skip_note, "%s", why);
             pt.block_size = bs; pt.status = "SKIP"; pt.detail = why;
             pt.ms_median = pt.ms_min = pt.gbps = pt.sol_pct = pt.max_abs = pt.max_rel = 0;
             emit_point(o, &pt);
@@ -1671,6 +1677,7 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
         }
         emit_point(o, &pt);
     }
+    if (!s.ran && !s.note[0]) snprintf(s.note, sizeof s.note, "%s", skip_note);  // the ranking's "skipped: why"
     if (!o->check_only && s.ran)
         printf("best: block_size %d | %.1f GB/s | %.1f%% SOL\n", s.block, s.gbps, s.pct);
     return s;

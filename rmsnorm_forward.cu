@@ -933,14 +933,7 @@ static void cudnn_qk_view(cudnn_norm_t *d, const rms_shape_t *s) {
     int64_t T = s->tokens, H = s->H, D = s->C;
     int64_t xd[4] = {T, H, D, 1}, xs[4] = {s->S, D, 1, 1}, ys[4] = {H * D, D, 1, 1};
     int64_t wd[4] = {1, 1, D, 1}, ws[4] = {D, D, 1, 1}, sd[4] = {T, H, 1, 1}, ss[4] = {H, 1, 1, 1};
-    d->nd = 4;
-    memcpy(d->x_dim, xd, sizeof xd);
-    memcpy(d->x_stride, xs, sizeof xs);
-    memcpy(d->y_stride, ys, sizeof ys);
-    memcpy(d->w_dim, wd, sizeof wd);
-    memcpy(d->w_stride, ws, sizeof ws);
-    memcpy(d->s_dim, sd, sizeof sd);
-    memcpy(d->s_stride, ss, sizeof ss);
+    cudnn_norm_dims(d, xd, xs, ys, wd, ws, sd, ss);
 }
 
 // The problem as cuDNN's graph sees it, or why cuDNN's node cannot express it (no GPU needed: the CPU tests

@@ -1,4 +1,4 @@
-"""Writes small results CSVs (DESIGN.md schema) for the script tests."""
+"""Shared by the script tests: small results CSVs (DESIGN.md schema) and expect(), which counts failures."""
 import csv
 import os
 
@@ -17,3 +17,17 @@ def write_csv(path, gpu, sm, sol_pcts):
                         "block_size": 256, "time_ms_median": 0.02, "time_ms_min": 0.02, "bytes": 5e7,
                         "gbps": 30 * pct, "sol_gbps": 3000, "sol_pct": pct, "max_abs_err": 0, "max_rel_err": 0,
                         "status": "OK", "gpu": gpu, "sm": sm, "cuda": "13.0", "git_rev": "x"})
+
+
+failures = 0
+
+
+def expect(name, cond, detail=""):
+    """Prints ok/FAIL for one check; the test exits with status(), 1 when any check failed."""
+    global failures
+    print(f"{'ok  ' if cond else 'FAIL'} {name}" + ("" if cond else f": {detail}"))
+    failures += 0 if cond else 1
+
+
+def status():
+    return 1 if failures else 0

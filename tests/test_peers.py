@@ -13,15 +13,7 @@ import shapes  # noqa: E402
 import side_by_side  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from fixture_csv import FIELDS  # noqa: E402
-
-failures = 0
-
-
-def expect(name, cond, detail=""):
-    global failures
-    print(f"{'ok  ' if cond else 'FAIL'} {name}" + ("" if cond else f": {detail}"))
-    failures += 0 if cond else 1
+from fixture_csv import FIELDS, expect, status  # noqa: E402
 
 
 # Every standard point of every op is understood (the shape list is shapes.py's, not a copy).
@@ -114,5 +106,4 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("side_by_side: a peer counting other bytes is an error", r.returncode == 1 and "bytes differ" in r.stderr,
            r.stderr)
 
-print(f"{failures} failed")
-sys.exit(1 if failures else 0)
+sys.exit(status())

@@ -13,15 +13,7 @@ import run_all  # noqa: E402
 import shapes  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from fixture_csv import write_csv  # noqa: E402
-
-failures = 0
-
-
-def expect(name, cond, detail=""):
-    global failures
-    print(f"{'ok  ' if cond else 'FAIL'} {name}" + ("" if cond else f": {detail}"))
-    failures += 0 if cond else 1
+from fixture_csv import expect, status, write_csv  # noqa: E402
 
 
 # shapes: one list, quick = the default shape, both dtypes
@@ -95,4 +87,4 @@ with tempfile.TemporaryDirectory() as d:
                          capture_output=True, text=True)
     expect("the committed README's tables match results/", chk.returncode == 0, chk.stderr)
 
-sys.exit(1 if failures else 0)
+sys.exit(status())
