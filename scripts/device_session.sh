@@ -1,25 +1,34 @@
 #!/usr/bin/env bash
-# One call on a GPU machine: `suite` (build + make test with the GPU suite) or `bench` (build + standard
-# shapes + ncu cross-check), or both. Full logs under $OUT (default build/out); a short table last.
+# One call on a GPU machine (the `device` entry of the library): build, then
+#   suite [OP ...]   the planted-bug builds and the GPU suite (SUITE_OPS=OPs; all programs by default)
+#   bench [OP ...]   scripts/run_all.py for the OPs (peers too where PyTorch is), then the side-by-side tables
+#   all   [OP ...]   both
+# Pass GIT_REV=<hash> (.git does not travel) and KERNELS=0,8 to re-measure only some kernels (run_all --kernels).
+# Everything lands in $OUT as few files (the device returns a limited number): logs, and results.tgz with
+# the CSVs and logs of results/; a short table is printed last.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-build/out}
 mkdir -p "$OUT"
 phase=${1:-all}
+shift || true
+OPS="$*"
+t0=$(date +%s)
+el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
-make -j16 all 2>&1 | tail -n 5
-make info
+make -j16 all GIT_REV="${GIT_REV:-unknown}" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
+el built
 rc=0
 if [ "$phase" = suite ] || [ "$phase" = all ]; then
-    SUITE_LOG=$OUT/gpu_suite.log make test > "$OUT/make_test.log" 2>&1 || rc=1
-    grep -E "^FAIL" "$OUT/make_test.log" | head -n 40
-    tail -n 1 "$OUT/make_test.log"
+    make -j16 plant build/test_gpu_inputs GIT_REV="${GIT_REV:-unknown}" >> "$OUT/build.log" 2>&1
+    SUITE_OPS="$OPS" SUITE_LOG="$OUT/gpu_suite.log" bash tests/gpu_suite.sh > "$OUT/gpu_suite.out" 2>&1 || rc=1
+    grep -E "^FAIL" "$OUT/gpu_suite.out" | head -n 40
+    el "suite: $(tail -n 1 "$OUT/gpu_suite.out")"
 fi
 if [ "$phase" = bench ] || [ "$phase" = all ]; then
-    python3 scripts/run_all.py layernorm || rc=1
-    python3 scripts/ncu_check.py layernorm 10 -N 16384 -C 4096 > "$OUT/ncu_check.txt" 2>&1
-    cat "$OUT/ncu_check.txt"
-    for f in results/*/layernorm.csv; do python3 scripts/summary.py "$f"; done
-    tar czf "$OUT/results.tgz" results
+    python3 scripts/run_all.py ${KERNELS:+--kernels "$KERNELS"} $OPS 2> "$OUT/run_all.progress" || rc=1
+    el "bench done"
+    tar czf "$OUT/results.tgz" --exclude='*.png' results
+    for d in results/*/; do python3 scripts/side_by_side.py "$d" $OPS; done
 fi
 exit $rc
