@@ -102,4 +102,13 @@ echo "$out" >> "$LOG"
 if [ $rc -eq 0 ]; then pass "device inputs: host copy exact, within 1e-5 of cuRAND's host generator"; else fail "device vs host inputs: $(echo "$out" | grep FAIL | head -n 2 | tr '\n' ' ')"; fi
 fi
 
+# scripts/peers.py's PyTorch side (make test runs it with the other script tests; standalone runs need it here)
+if [ "${SOURCED_BY_RUNNER:-0}" != 1 ]; then
+    out=$(python3 tests/test_peers_torch.py 2>&1); rc=$?
+    echo "$out" >> "$LOG"
+    if [ $rc -eq 0 ]; then pass "peers.py on PyTorch: eager and torch.compile validate, corrupted outputs fail"
+    elif [ $rc -eq 77 ]; then skip "peers.py on PyTorch: $(echo "$out" | tail -n 1)"
+    else fail "peers.py on PyTorch: $(echo "$out" | grep FAIL | head -n 3 | tr '\n' ' ')"; fi
+fi
+
 [ "${SOURCED_BY_RUNNER:-0}" = 1 ] || { summary; [ "$FAILED" -eq 0 ]; }
