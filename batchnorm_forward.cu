@@ -1430,7 +1430,7 @@ static int bn_cand_selected(const bn_cand_t *c, const char *only) {
 // again for the same problem, the answer is returned without trying anything anew.
 static const char *supports_k0(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (bs) return "cuDNN picks its own launch configuration (no --block-size)";
+    REASON_TRY(cudnn_refuse_block_size(bs));
     REASON_TRY(bn_cudnn_precheck(p));
     bn_cudnn_key_t key;
     bn_cudnn_key(p, &key);

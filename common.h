@@ -1047,6 +1047,12 @@ static const char *cudnn_version_string(void) {
         if (why_) return why_;                                                                        \
     } while (0)
 
+// Kernel 0 of every program: cuDNN picks its own launch configuration, so a --block-size is refused (NULL for
+// bs = 0), before cuDNN is asked anything.
+static const char *cudnn_refuse_block_size(int bs) {
+    return bs ? "cuDNN picks its own launch configuration (no --block-size)" : NULL;
+}
+
 // Set one attribute; the reason names it ("cuDNN set CUDNN_ATTR_TENSOR_STRIDES: bad param (2000)").
 #define CUDNN_SET(desc, attr, type, count, values) REASON_TRY(cudnn_set(desc, #attr, attr, type, count, values))
 static const char *cudnn_set(cudnnBackendDescriptor_t d, const char *name, cudnnBackendAttributeName_t attr,

@@ -732,7 +732,7 @@ static void cudnn_describe(const ln_problem_t *p, cudnn_norm_t *d) {
     snprintf(d->label, sizeof d->label, "LayerNorm %s %s", dtype_name(p->h.dtype), p->h.shape);
 }
 static const char *supports_k0(const void *pp, int bs) {
-    if (bs) return "cuDNN picks its own launch configuration (no --block-size)";
+    REASON_TRY(cudnn_refuse_block_size(bs));
     cudnn_norm_t d;
     cudnn_describe((const ln_problem_t *)pp, &d);
     return cudnn_norm_prepare(&g_cudnn, &d);

@@ -957,7 +957,7 @@ static const char *cudnn_describe(const rms_problem_t *p, cudnn_norm_t *d) {
 }
 static const char *supports_k0(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (bs) return "cuDNN picks its own launch configuration (no --block-size)";
+    REASON_TRY(cudnn_refuse_block_size(bs));
     cudnn_norm_t d;
     REASON_TRY(cudnn_describe(p, &d));
     const char *why = cudnn_norm_prepare(&g_cudnn, &d);  // (points at g_cudnn's copy, not at reasonf's buffer)

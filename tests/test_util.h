@@ -56,3 +56,21 @@ static void check_registry_shape(const program_t *prog, int n) {
     snprintf(name, sizeof name, "registry: kernels 0..%d in order, each with a name, idea, limits and dtypes", n - 1);
     check(name, ok);
 }
+
+// Every program's kernel 0, the cuDNN slot, without a GPU: 'cudnn', all dtypes, its own launch configuration;
+// with cuDNN a launcher and a --block-size refused before cuDNN is asked (supports() reads no problem then);
+// without it no launcher and the reason "built without cuDNN".
+static void check_cudnn_slot(const kernel_t *k0) {
+    check("kernel 0: the cuDNN slot ('cudnn', all dtypes, picks its own launch configuration)",
+          k0->number == 0 && strcmp(k0->name, "cudnn") == 0 && k0->dtypes == DT_ALL && k0->own_block == 1 &&
+              k0->supports != NULL);
+#ifdef HAVE_CUDNN
+    const char *why = k0->supports(NULL, 256);
+    check("kernel 0: cuDNN's launcher in a cuDNN build; a --block-size is refused before cuDNN is asked",
+          k0->launch != NULL && why && strstr(why, "--block-size"), "%s", why ? why : "NULL");
+#else
+    const char *why = k0->supports(NULL, 0);
+    check("kernel 0: without cuDNN, no launcher and the reason 'built without cuDNN'",
+          k0->launch == NULL && why && strcmp(why, "built without cuDNN") == 0, "%s", why ? why : "NULL");
+#endif
+}
