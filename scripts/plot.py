@@ -26,6 +26,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def save(fig, path):
+    """Every chart ends the same way: tight layout, a 110-dpi PNG, the figure closed."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def default_shape(op, rows):
     if op in shapes_mod.POINTS:
         return shapes_mod.default_label(op)
@@ -62,9 +69,7 @@ def plot_sweep(rows, op, dtype, shape, gpu, path):
     ax.set_title(f"{op} {dtype} {shape}: GB/s by block size\n{gpu}")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_sol_vs_c(rows, peers, op, dtype, gpu, path):
@@ -97,9 +102,7 @@ def plot_sol_vs_c(rows, peers, op, dtype, gpu, path):
     ax.set_title(f"{op} {dtype}: %SOL against C (standard shapes)\n{gpu}")
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_ladder(rows, op, dtype, shape, gpu, path):
@@ -130,9 +133,7 @@ def plot_ladder(rows, op, dtype, shape, gpu, path):
     ax.set_ylabel("GB/s (best block size)")
     ax.set_title(f"{op} {dtype} {shape}: the ladder, gain of each step\n{gpu}")
     ax.set_ylim(0, max(vals + sol + [1]) * 1.2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 def main(argv):
