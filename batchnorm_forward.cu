@@ -880,11 +880,20 @@ __global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(const T 
 
 // The widest pack (elements) that divides n: 16 bytes when it can.
 static int bn_vec_width(dtype_t d, long n) { return (int)gcd_long(16 / (long)dtype_size(d), n); }
-// Resident blocks of bs threads per SM, counting threads alone (the grid sizes below aim at one full wave).
-static int bn_blocks_per_sm(int bs) {
-    int b = g_dev.prop.maxThreadsPerMultiProcessor / bs;
-    int cap = g_dev.prop.maxBlocksPerMultiProcessor > 0 ? g_dev.prop.maxBlocksPerMultiProcessor : 16;
-    return b < 1 ? 1 : b > cap ? cap : b;
+// One wave of blocks of `fn` at bs threads: the blocks the occupancy calculator says fit an SM at once (its
+// registers and static shared memory count, not threads alone) times the SMs. Threads alone said 2 per SM for
+// 1024-thread blocks of kernel 5's first pass, whose 63 registers a thread let only 1 fit: the "one wave" grid
+// ran in two. Cached: the query stays out of the timed launches.
+static long bn_wave(const void *fn, int bs) {
+    static struct { const void *fn; int bs; long wave; } cache[64];
+    static int n = 0;
+    for (int i = 0; i < n; i++)
+        if (cache[i].fn == fn && cache[i].bs == bs) return cache[i].wave;
+    int b = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, bs, 0));
+    long wave = (long)g_dev.prop.multiProcessorCount * (b < 1 ? 1 : b);
+    if (n < 64) cache[n++] = {fn, bs, wave};
+    return wave;
 }
 static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -924,7 +933,7 @@ static void launch_k3(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     int bs = l->block_size, W = bs / 32;
     long gx = ceil_div(p->C, 32);
-    long gy = clamp_long(ceil_div((long)g_dev.prop.multiProcessorCount * bn_blocks_per_sm(bs), gx), 1,
+    long gy = clamp_long(ceil_div(bn_wave((const void *)batchnorm_kernel3_accumulate, bs), gx), 1,
                          (long)(ceil_div(p->M, W) < 65535 ? ceil_div(p->M, W) : 65535));
     dim3 grid((unsigned)gx, (unsigned)gy);
     float *acc = p->ws_mean;  // sum[C], then sumsq[C]
@@ -956,7 +965,7 @@ template <typename T, int VEC>
 static void launch_split_t(const bn_problem_t *p, int bs) {
     long nvec = p->C / VEC;
     int G = cl_lanes(nvec), RG = bs / G;
-    long gx = ceil_div(nvec, G), wave = (long)g_dev.prop.multiProcessorCount * bn_blocks_per_sm(bs);
+    long gx = ceil_div(nvec, G), wave = bn_wave((const void *)batchnorm_partial_kernel<T, VEC>, bs);
     long gy = clamp_long(ceil_div(wave, gx), 1, p->M);
     gy = clamp_long(gy, 1, 65535);
     if (gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // the workspace holds gy x C partials
@@ -966,7 +975,8 @@ static void launch_split_t(const bn_problem_t *p, int bs) {
         (const T *)p->x, BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->M, p->C, G, rows_per_block);
     batchnorm_finalize_kernel<<<(unsigned)ceil_div(p->C, 8), 256>>>(BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->M,
                                                                     p->C, gy, rows_per_block, p->eps, p->momentum);
-    long gy2 = clamp_long(ceil_div(wave, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
+    long wave2 = bn_wave((const void *)batchnorm_normalize_cl_kernel<T, VEC>, bs);
+    long gy2 = clamp_long(ceil_div(wave2, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
     batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy2), bs>>>(
         (const T *)p->x, (T *)p->y, p->save_mean, p->save_invstd, p->gamma, p->beta, p->M, p->C, G, p->eps, 0);
 }
@@ -975,7 +985,7 @@ template <typename T, int VEC>
 static void launch_infer_cl_t(const bn_problem_t *p, int bs) {
     long nvec = p->C / VEC;
     int G = cl_lanes(nvec), RG = bs / G;
-    long gx = ceil_div(nvec, G), wave = (long)g_dev.prop.multiProcessorCount * bn_blocks_per_sm(bs);
+    long gx = ceil_div(nvec, G), wave = bn_wave((const void *)batchnorm_normalize_cl_kernel<T, VEC>, bs);
     long gy = clamp_long(ceil_div(2 * wave, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
     batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs>>>(
         (const T *)p->x, (T *)p->y, p->run_mean, p->run_var, p->gamma, p->beta, p->M, p->C, G, p->eps, 1);
@@ -1102,7 +1112,7 @@ static const char *supports_k7(const void *pp, int bs) {
 template <typename T, int VEC>
 static void launch_nchw_t(const bn_problem_t *p, int bs) {
     long nvh = p->HW / VEC, K = p->N * nvh;
-    long wave = (long)g_dev.prop.multiProcessorCount * bn_blocks_per_sm(bs);
+    long wave = bn_wave((const void *)batchnorm_nchw_partial_kernel<T, VEC>, bs);
     long S = clamp_long(ceil_div(wave, p->C), 1, ceil_div(K, (long)bs * K7_PACKS(VEC)));
     S = clamp_long(S, 1, 65535);
     if (S * p->C > p->ws_states) S = p->ws_states / p->C;
@@ -1112,7 +1122,8 @@ static void launch_nchw_t(const bn_problem_t *p, int bs) {
         (const T *)p->x, BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->counters, p->N, p->C, p->HW, packs_per_block,
         p->eps, p->momentum);
     long Q = p->N * p->C * nvh;
-    long blocks = clamp_long(ceil_div(Q, (long)bs * K7_PACKS(VEC)), 1, 2 * wave);
+    long wave2 = bn_wave((const void *)batchnorm_normalize_nchw_kernel<T, VEC>, bs);
+    long blocks = clamp_long(ceil_div(Q, (long)bs * K7_PACKS(VEC)), 1, 2 * wave2);
     batchnorm_normalize_nchw_kernel<T, VEC><<<(unsigned)blocks, bs>>>((const T *)p->x, (T *)p->y, p->save_mean,
                                                                       p->save_invstd, p->gamma, p->beta, p->C, nvh, Q,
                                                                       p->eps, 0);
@@ -1120,7 +1131,7 @@ static void launch_nchw_t(const bn_problem_t *p, int bs) {
 template <typename T, int VEC>
 static void launch_infer_nchw_t(const bn_problem_t *p, int bs) {
     long nvh = p->HW / VEC, Q = p->N * p->C * nvh;
-    long wave = (long)g_dev.prop.multiProcessorCount * bn_blocks_per_sm(bs);
+    long wave = bn_wave((const void *)batchnorm_normalize_nchw_kernel<T, VEC>, bs);
     long blocks = clamp_long(ceil_div(Q, (long)bs * K7_PACKS(VEC)), 1, 2 * wave);
     batchnorm_normalize_nchw_kernel<T, VEC><<<(unsigned)blocks, bs>>>((const T *)p->x, (T *)p->y, p->run_mean,
                                                                       p->run_var, p->gamma, p->beta, p->C, nvh, Q,
