@@ -282,6 +282,70 @@ __device__ __forceinline__ float rowgroup_sum(float v, float *sm, int G, int RG)
     return sm[t % G];
 }
 
+// Shifted sums: a thread's statistics of V channels as s1 = sum(x - k) and s2 = sum((x - k)^2) around a shift k,
+// one value of the channel that the whole block shares (its first row). An element costs a subtraction, an add
+// and an FMA: no division and no group of rows held back (chan_stats_add needs both), so a thread can keep more
+// loads in flight. mean = k + s1 / n and M2 = s2 - s1^2 / n; the cancellation in M2 costs about
+// (mean - k)^2 / var ulps: a few when k is a typical value of the channel, all of them when the block's first row
+// is a far outlier (a Welford chain has no such case).
+template <int V> struct ShiftSums {
+    float k[V], s1[V], s2[V];
+};
+template <typename T, int V> __device__ __forceinline__ void shift_sums_init(ShiftSums<V> &s, const Pack<T, V> &shift) {
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        s.k[j] = to_float(shift.v[j]);
+        s.s1[j] = s.s2[j] = 0.f;
+    }
+}
+template <typename T, int V> __device__ __forceinline__ void shift_sums_add(ShiftSums<V> &s, const Pack<T, V> &p) {
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        float d = to_float(p.v[j]) - s.k[j];
+        s.s1[j] += d;
+        s.s2[j] = fmaf(d, d, s.s2[j]);
+    }
+}
+// Channel j of shifted sums over n values as (count, mean, M2).
+template <int V> __device__ __forceinline__ Welford shift_sums_welford(const ShiftSums<V> &s, int j, float n) {
+    float inv = __fdividef(1.f, n);
+    return Welford{n, s.k[j] + s.s1[j] * inv, fmaxf(0.f, s.s2[j] - s.s1[j] * s.s1[j] * inv)};
+}
+// Sums the shifted sums of a block's RG row groups (layout t = rg * G + g, as rowgroup_welford; threads beyond
+// G * RG hold zeros) at once for all V channels: every thread writes its 2V sums, one barrier, then thread q adds
+// entry q % G of sum q / G over the row groups (consecutive threads, consecutive words: no bank conflicts), one
+// more barrier. `sm` holds `cap` floats (>= 2 * blockDim.x): as many channels a round as fit. Threads t < G get
+// their column's block totals in s.
+template <int V>
+__device__ __forceinline__ void rowgroup_shift_sums(ShiftSums<V> &s, float *sm, int cap, int G, int RG) {
+    int t = threadIdx.x, bs = blockDim.x, vc = min(V, cap / (2 * bs));
+    for (int j0 = 0; j0 < V; j0 += vc) {
+        __syncthreads();  // sm may still be read by the previous round or call
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            if (j >= j0 && j < j0 + vc) {
+                sm[2 * (j - j0) * bs + t] = s.s1[j];
+                sm[(2 * (j - j0) + 1) * bs + t] = s.s2[j];
+            }
+        __syncthreads();
+        for (int q = t; q < 2 * vc * G; q += bs) {
+            int e = q / G, g = q % G;
+            float acc = 0.f;
+            for (int r = 0; r < RG; r++) acc += sm[e * bs + r * G + g];
+            sm[e * bs + g] = acc;  // only thread q reads entries (e, *, g)
+        }
+        __syncthreads();
+        if (t < G) {
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                if (j >= j0 && j < j0 + vc) {
+                    s.s1[j] = sm[2 * (j - j0) * bs + t];
+                    s.s2[j] = sm[(2 * (j - j0) + 1) * bs + t];
+                }
+        }
+    }
+}
+
 #ifndef PLANT_BUG
 #define PLANT_BUG 0  // test builds (kernel 5): 1 skip y of the last channel in the last row, 2 write one NaN,
                      // 3 update running_var with the biased variance, 4 leave running_var unchanged
@@ -495,9 +559,10 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel4(const T *__restrict__ 
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 5: the rows split over many blocks. Block (bx, by) covers G packs of VEC channels (16-byte packs when
-// C allows; G = 32 lanes, fewer when C is small) and a strip of rows; its threads fold groups of rows into
-// Welford states (one division per group, shared by the pack's channels), the block merges its row groups
-// through shared memory and writes one partial (mean, M2) per channel into a workspace. A second launch
+// C allows; G = 32 lanes, fewer when C is small) and a strip of rows; its threads keep shifted sums (ShiftSums:
+// three operations an element around the block's first row, up to eight 16-byte loads in flight), the block adds
+// its row groups for all channels at once through shared memory and writes one partial (mean, M2) per channel
+// into a workspace. A second launch
 // finalizes: a warp per channel, its lanes fold a share of the channel's partials each (Chan's merge) and the
 // warp merges the 32 states by shuffles; it writes the statistics and updates the running ones. A third launch
 // normalizes: each thread computes its channels' (mean, invstd * gamma, beta) once and streams rows with
@@ -507,48 +572,50 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel4(const T *__restrict__ 
 // (The finalize was first done by the last block of each column to finish, found through a ticket counter, as
 // kernel 7 still does: with all of C in one column of blocks that is one block reading C x 264 partials, a
 // serial tail of about 65 us at bf16 65536 x 256 on an H100 (ncu: the first pass took 82 us for 33.5 MB).
-// Spread over C / 8 blocks it takes a few microseconds.)
+// Spread over C / 8 blocks it takes a few microseconds. Then the first pass folded groups of two or four rows
+// into Welford states and merged them channel by channel through shared memory, 8 x 7 barriers for 16-bit packs:
+// still ~40 us for 33.5 MB. Shifted sums replaced it; results/NOTES.md has the measured gain.)
 // Wrong: x crosses DRAM twice whenever it is larger than what L2 keeps (the default 67 MB fp32 x is: about 1.5x
 // the minimum bytes); three launches.
 
-#define K5_ROWS(VEC) ((VEC) == 8 ? 2 : 4)  // rows a thread loads at once: 16-bit packs of 8 need the registers
+#define K5_ROWS(VEC) ((VEC) == 8 ? 2 : 4)  // rows the normalize pass loads at once: 16-bit packs of 8 need registers
+// loads the first pass keeps in flight: 8, but 4 for 16-bit packs of 4 or 8 (8 spill them under 64 registers)
+#define K5_LOADS(T, VEC) (sizeof(T) == 2 && (VEC) >= 4 ? 4 : 8)
+// Floats of dynamic shared memory the first pass asks for: rowgroup_shift_sums' sums, 32 KB at most.
+static int k5_smem_floats(int bs, int vec) { return 2 * bs * (vec < 4096 / bs ? vec : 4096 / bs); }
 
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_partial_kernel(const T *__restrict__ x, BN_STATS_PARAMS,
-                                                                 float *ws_mean, float *ws_m2, long M, long C, int G,
-                                                                 long rows_per_block) {
-    constexpr int U = K5_ROWS(VEC);
-    __shared__ Welford sm[1024];
-    int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;
+__global__ void __launch_bounds__(1024) batchnorm_partial_kernel(const T *__restrict__ x, float *ws_mean,
+                                                                 float *ws_m2, long M, long C, int G,
+                                                                 long rows_per_block, int sm_floats) {
+    constexpr int U = K5_LOADS(T, VEC);
+    extern __shared__ float sm[];  // sm_floats
+    int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;  // G divides the block size
     long nvec = C / VEC, pc = blockIdx.x * (long)G + g;
     long row0 = blockIdx.y * rows_per_block, row1 = min(M, row0 + rows_per_block);
-    ChanStats<VEC> st;
-    chan_stats_init(st);
-    if (pc < nvec && rg < RG) {
-        const T *xp = x + pc * VEC;
-        for (long r = row0 + rg; r < row1; r += (long)U * RG) {
-            float v[U][VEC];
-            int cnt = 0;
+    bool active = pc < nvec && row0 < row1;
+    const T *xp = x + pc * VEC;
+    ShiftSums<VEC> s;
+    // the shift: the block's first row, the same for all its threads (an idle thread reads x[0..VEC), unused)
+    shift_sums_init(s, load_pack<T, VEC>(active ? xp + row0 * C : x));
+    if (active) {
+        // the thread's rows are row0 + rg + i * RG, i < n; full groups of U loads, then one at a time
+        long n = (row1 - row0 - rg + RG - 1) / RG, i = 0, step = (long)RG * C;
+        const T *q = xp + (row0 + rg) * C;
+        for (; i + U <= n; i += U, q += U * step) {
+            Pack<T, VEC> p[U];
 #pragma unroll
-            for (int u = 0; u < U; u++) {
-                long rr = r + (long)u * RG;
-                if (rr < row1) {
-                    Pack<T, VEC> p = load_pack<T, VEC>(xp + rr * C);  // cached: the normalize pass wants it in L2
+            for (int u = 0; u < U; u++) p[u] = load_pack<T, VEC>(q + u * step);  // cached: the normalize pass wants x in L2
 #pragma unroll
-                    for (int j = 0; j < VEC; j++) v[u][j] = to_float(p.v[j]);
-                    cnt = u + 1;
-                } else {
-#pragma unroll
-                    for (int j = 0; j < VEC; j++) v[u][j] = 0.f;
-                }
-            }
-            chan_stats_add<VEC, U>(st, v, cnt);
+            for (int u = 0; u < U; u++) shift_sums_add(s, p[u]);
         }
+        for (; i < n; i++, q += step) shift_sums_add(s, load_pack<T, VEC>(q));
     }
+    rowgroup_shift_sums(s, sm, sm_floats, G, RG);
+    if (rg == 0 && active) {
 #pragma unroll
-    for (int j = 0; j < VEC; j++) {
-        Welford w = rowgroup_welford(Welford{st.n, st.mean[j], st.m2[j]}, sm, G, RG);
-        if (rg == 0 && pc < nvec) {
+        for (int j = 0; j < VEC; j++) {
+            Welford w = shift_sums_welford(s, j, (float)(row1 - row0));
             ws_mean[blockIdx.y * C + pc * VEC + j] = w.mean;
             ws_m2[blockIdx.y * C + pc * VEC + j] = w.m2;
         }
@@ -663,14 +730,15 @@ __global__ void __launch_bounds__(512) batchnorm_persistent_kernel(const T *__re
     cg::grid_group grid = cg::this_grid();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     Pack<T, VEC> *slice = reinterpret_cast<Pack<T, VEC> *>(smem_raw);
-    __shared__ Welford sm[512];
+    __shared__ float sm[2048];  // rowgroup_shift_sums
     // block-local indices fit 32 bits: a slice is on chip, so it has fewer than 2^31 rows
     int t = threadIdx.x, nvec = (int)(C / VEC), g = t % nvec, rg = t / nvec, RG = blockDim.x / nvec;
     long row0 = blockIdx.x * rows_per_block;
-    int rows = rg < RG ? (int)max(0L, min(rows_per_block, M - row0)) : 0;  // 0: a thread beyond the row groups
+    int block_rows = (int)max(0L, min(rows_per_block, M - row0));
+    int rows = rg < RG ? block_rows : 0;  // 0: a thread beyond the row groups
     const T *xb = x + row0 * C + g * VEC;
-    ChanStats<VEC> st;
-    chan_stats_init(st);
+    ShiftSums<VEC> st;
+    shift_sums_init(st, load_pack<T, VEC>(block_rows > 0 ? xb : x));  // the slice's first row: the block's shift
     // rows first.. of the slice into shared memory, four loads in flight
     int first = RPR * RG;
     for (int lr = first + rg; lr < rows; lr += 4 * RG) {
@@ -682,10 +750,7 @@ __global__ void __launch_bounds__(512) batchnorm_persistent_kernel(const T *__re
         for (int u = 0; u < 4; u++)
             if (lr + u * RG < rows) {
                 slice[(lr + u * RG - first) * nvec + g] = p[u];
-                float v[1][VEC];
-#pragma unroll
-                for (int j = 0; j < VEC; j++) v[0][j] = to_float(p[u].v[j]);
-                chan_stats_add<VEC, 1>(st, v, 1);
+                shift_sums_add(st, p[u]);
             }
     }
     // the first RPR rows of the thread stay in registers
@@ -696,17 +761,15 @@ __global__ void __launch_bounds__(512) batchnorm_persistent_kernel(const T *__re
 #pragma unroll
     for (int s = 0; s < RPR; s++)
         if (rg + s * RG < rows) {
-            float v[1][VEC];
-#pragma unroll
-            for (int j = 0; j < VEC; j++) v[0][j] = to_float(reg[s].v[j]);
-            chan_stats_add<VEC, 1>(st, v, 1);
+            shift_sums_add(st, reg[s]);
             keep_packed(reg[s]);
         }
     // the block's partials
+    rowgroup_shift_sums(st, sm, 2048, nvec, RG);
+    if (t < nvec && block_rows > 0) {
 #pragma unroll
-    for (int j = 0; j < VEC; j++) {
-        Welford w = rowgroup_welford(Welford{st.n, st.mean[j], st.m2[j]}, sm, nvec, RG);
-        if (t < nvec) {
+        for (int j = 0; j < VEC; j++) {
+            Welford w = shift_sums_welford(st, j, (float)block_rows);
             ws_mean[blockIdx.x * C + t * VEC + j] = w.mean;
             ws_m2[blockIdx.x * C + t * VEC + j] = w.m2;
         }
@@ -884,15 +947,15 @@ static int bn_vec_width(dtype_t d, long n) { return (int)gcd_long(16 / (long)dty
 // registers and static shared memory count, not threads alone) times the SMs. Threads alone said 2 per SM for
 // 1024-thread blocks of kernel 5's first pass, whose 63 registers a thread let only 1 fit: the "one wave" grid
 // ran in two. Cached: the query stays out of the timed launches.
-static long bn_wave(const void *fn, int bs) {
-    static struct { const void *fn; int bs; long wave; } cache[64];
+static long bn_wave(const void *fn, int bs, size_t smem = 0) {
+    static struct { const void *fn; int bs; size_t smem; long wave; } cache[256];
     static int n = 0;
     for (int i = 0; i < n; i++)
-        if (cache[i].fn == fn && cache[i].bs == bs) return cache[i].wave;
+        if (cache[i].fn == fn && cache[i].bs == bs && cache[i].smem == smem) return cache[i].wave;
     int b = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, bs, 0));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, bs, smem));
     long wave = (long)g_dev.prop.multiProcessorCount * (b < 1 ? 1 : b);
-    if (n < 64) cache[n++] = {fn, bs, wave};
+    if (n < 256) cache[n++] = {fn, bs, smem, wave};
     return wave;
 }
 static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -965,14 +1028,16 @@ template <typename T, int VEC>
 static void launch_split_t(const bn_problem_t *p, int bs) {
     long nvec = p->C / VEC;
     int G = cl_lanes(nvec), RG = bs / G;
-    long gx = ceil_div(nvec, G), wave = bn_wave((const void *)batchnorm_partial_kernel<T, VEC>, bs);
+    int sm_floats = k5_smem_floats(bs, VEC);
+    size_t smem = sizeof(float) * (size_t)sm_floats;
+    long gx = ceil_div(nvec, G), wave = bn_wave((const void *)batchnorm_partial_kernel<T, VEC>, bs, smem);
     long gy = clamp_long(ceil_div(wave, gx), 1, p->M);
     gy = clamp_long(gy, 1, 65535);
     if (gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // the workspace holds gy x C partials
     long rows_per_block = ceil_div(p->M, gy);
     gy = ceil_div(p->M, rows_per_block);  // no block without rows
-    batchnorm_partial_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs>>>(
-        (const T *)p->x, BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->M, p->C, G, rows_per_block);
+    batchnorm_partial_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs, smem>>>(
+        (const T *)p->x, p->ws_mean, p->ws_m2, p->M, p->C, G, rows_per_block, sm_floats);
     batchnorm_finalize_kernel<<<(unsigned)ceil_div(p->C, 8), 256>>>(BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->M,
                                                                     p->C, gy, rows_per_block, p->eps, p->momentum);
     long wave2 = bn_wave((const void *)batchnorm_normalize_cl_kernel<T, VEC>, bs);
