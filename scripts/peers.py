@@ -16,7 +16,8 @@ For every op (layernorm, rmsnorm, batchnorm by default), dtype and standard poin
 - torch.compile: compiled once per point outside the timing (fullgraph=True, dynamic=False, dynamo reset
   before each point so no recompile limit is reached), checked to have produced exactly one graph, and
   timed with error_on_recompile so a silent fall-back to eager cannot happen.
-Rows go to DIR/<gpu-slug>/peers.csv (rows for the same op and peer are replaced, others kept), with
+Rows go to DIR/<gpu-slug>/peers.csv, rewritten after every point (rows for the same op and peer are replaced,
+others kept), with
 `kernel` = torch or torch.compile and `kernel_name` = the torch function. Without PyTorch (or without a
 CUDA device for it) it says so and exits 0 with no rows. A progress line per point on stderr.
 """
@@ -453,6 +454,8 @@ def main(argv):
     common = {"gpu": name, "sm": f"sm_{cap[0]}{cap[1]}", "cuda": torch.version.cuda or "?", "git_rev": git_rev()}
     bench = Bench(torch, device)
     rows = []
+    path = os.path.join(out_dir, "peers.csv")
+    stored = read_csv(path)
     log_path = os.path.join(out_dir, "peers.log")
     with open(log_path, "a") as log:
         log.write(f"# peers.py {' '.join(argv[1:])}: {name} | torch {torch.__version__} | CUDA {common['cuda']} | "
@@ -466,8 +469,7 @@ def main(argv):
                 r.update(common)
                 rows.append(r)
                 log.flush()
-    path = os.path.join(out_dir, "peers.csv")
-    write_csv(path, merge_rows(read_csv(path), rows))
+                write_csv(path, merge_rows(stored, rows))  # after every point: a run cut short keeps its rows
     fails = [r for r in rows if r["status"] == "FAIL"]
     print(f"peers: {len(rows)} rows ({sum(r['status'] == 'OK' for r in rows)} OK, {len(fails)} FAIL) -> {path}",
           file=sys.stderr)
