@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs every built program x kernel x dtype x standard shape (scripts/shapes.py) with the block-size sweep.
 
-    scripts/run_all.py [--quick] [--device D|all] [--out DIR] [--no-peers] [--kernels K,K] [OP ...]
+    scripts/run_all.py [--quick] [--device D|all] [--out DIR] [--no-peers] [--kernels K,K] [--dtype D]
+                       [--resume] [OP ...]
 
 - full mode (default): every standard shape, fp32 and bf16; quick mode: each op's default shape only.
 - CSV rows (DESIGN.md schema) go to DIR/<gpu-slug>/<op>.csv, the programs' output to <op>.log, and a
@@ -13,6 +14,10 @@
   any GPU whose %SOL is more than 5% below the node's median for the same points (a sick GPU in a node).
 - --kernels K,K: only these kernels; their rows in an existing <op>.csv are replaced, the other kernels' rows
   kept (each row carries the git_rev that measured it), and the log is appended to.
+- --dtype D (repeatable): only that dtype's points; their rows are replaced, the other points' rows kept.
+- --resume: continue a run cut short (a device's time limit): points whose rows already cover every kernel
+  asked for are kept and skipped, the others (partial rows dropped) run again; the log is appended to.
+  --kernels, --dtype and --resume run no peers (run scripts/peers.py for those).
 One progress line per step on stderr. Exit 1 if a point failed validation or a program failed, 2 on usage.
 """
 import argparse
@@ -70,19 +75,56 @@ def drop_kernels(csv_path, kernels):
     return len(rows) - len(keep)
 
 
-def run_op(op, out_dir, device, quick, progress, kernels=None):
+def listed_kernels(op):
+    """The kernel numbers of a program's registry (`PROG --list`: one line per kernel, its number first)."""
+    out = subprocess.run([os.path.join(ROOT, f"{op}_forward"), "--list"], capture_output=True, text=True).stdout
+    return [int(m.group(1)) for m in re.finditer(r"^\s*(\d+)\s", out, re.M)]
+
+
+def complete_points(rows, kernels):
+    """(dtype, shape) points of CSV rows that have a row (any status) of every one of these kernels."""
+    seen = {}
+    for r in rows:
+        seen.setdefault((r["dtype"], r["shape"]), set()).add(int(r["kernel"]))
+    return {pt for pt, ks in seen.items() if set(kernels) <= ks}
+
+
+def drop_points(csv_path, points):
+    """Removes the rows of these (dtype, shape) points from an existing CSV."""
+    rows = summary_mod.load(csv_path)
+    with open(csv_path) as f:
+        header = f.readline().strip().split(",")
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+        w.writeheader()
+        w.writerows(r for r in rows if (r["dtype"], r["shape"]) not in points)
+
+
+def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resume=False):
     csv_path = os.path.join(out_dir, f"{op}.csv")
     log_path = os.path.join(out_dir, f"{op}.log")
-    if kernels and os.path.exists(csv_path):
-        drop_kernels(csv_path, kernels)
+    points = [p for p in shapes_mod.points(op, quick) if not dtypes or p[0] in dtypes]
+    done = set()
+    if resume and os.path.exists(csv_path):
+        # keep the points that have rows of every kernel asked for; a point cut short is run again
+        done = complete_points(summary_mod.load(csv_path), kernels or listed_kernels(op))
+        drop_points(csv_path, {(d, label) for d, _a, label in points if (d, label) not in done})
+    elif (kernels or dtypes) and os.path.exists(csv_path):
+        if kernels:
+            drop_kernels(csv_path, kernels)
+        if dtypes:
+            drop_points(csv_path, {(d, label) for d, _a, label in points})
     else:
         for p in (csv_path, log_path):
             if os.path.exists(p):
                 os.remove(p)
-    points = shapes_mod.points(op, quick)
     failed = False
-    with open(log_path, "a" if kernels else "w") as log:
+    with open(log_path, "a" if (kernels or dtypes or resume) else "w") as log:
         for i, (dtype, args, label) in enumerate(points, 1):
+            if (dtype, label) in done:
+                print(f"[{progress}{i}/{len(points)}] {op} {dtype} {label}: done before (--resume)", file=sys.stderr,
+                      flush=True)
+                continue
             print(f"[{progress}{i}/{len(points)}] {op} {dtype} {label}", file=sys.stderr, flush=True)
             for k in ([str(k) for k in kernels] if kernels else ["all"]):
                 cmd = [os.path.join(ROOT, f"{op}_forward"), k, "--dtype", dtype, *args,
@@ -157,6 +199,10 @@ def main(argv):
     ap.add_argument("--out", default=os.path.join(ROOT, "results"), help="results folder (default results/)")
     ap.add_argument("--no-peers", action="store_true", help="skip scripts/peers.py (PyTorch eager, torch.compile)")
     ap.add_argument("--kernels", default="", help="comma-separated kernel numbers (default: all)")
+    ap.add_argument("--dtype", action="append", choices=shapes_mod.DTYPES,
+                    help="only this dtype's points (repeatable; default: all)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the points already in the CSVs (with a row of every kernel asked for), run the rest")
     a = ap.parse_args(argv[1:])
     try:
         kernels = [int(k) for k in a.kernels.split(",") if k.strip()]
@@ -189,10 +235,10 @@ def main(argv):
         done = []
         for op in ops:
             csv_path, log_path, f = run_op(op, out_dir, idx, quick, f"gpu{idx} " if a.device == "all" else "",
-                                           kernels)
+                                           kernels, a.dtype, a.resume)
             failed |= f
             done.append((op, csv_path, log_path))
-        if a.device != "all" and not a.no_peers and not kernels:
+        if a.device != "all" and not a.no_peers and not kernels and not a.dtype and not a.resume:
             peer_ops = [op for op in ops if op in shapes_mod.POINTS]
             cmd = [sys.executable, os.path.join(ROOT, "scripts", "peers.py"), "--device", str(idx), "--out", a.out,
                    *(["--quick"] if quick else []), *peer_ops]

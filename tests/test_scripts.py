@@ -43,6 +43,26 @@ for op in shapes.POINTS:
 expect("slug of an H100", run_all.slugify("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3")
 expect("slug of an H200", run_all.slugify("NVIDIA H200") == "h200")
 
+# --resume: a point is done when every kernel asked for has a row there (skipped rows count); others run again
+rows = [{"dtype": "fp32", "shape": "8x8", "kernel": k} for k in ("0", "1", "2")] + \
+       [{"dtype": "bf16", "shape": "8x8", "kernel": k} for k in ("0", "1")]
+expect("resume: a point with rows of every kernel is complete, one missing a kernel is not",
+       run_all.complete_points(rows, [0, 1, 2]) == {("fp32", "8x8")}, run_all.complete_points(rows, [0, 1, 2]))
+expect("resume: with fewer kernels asked for, both points are complete",
+       run_all.complete_points(rows, [0, 1]) == {("fp32", "8x8"), ("bf16", "8x8")})
+if os.access(os.path.join(ROOT, "batchnorm_forward"), os.X_OK):
+    expect("resume: the registry's kernels from --list", run_all.listed_kernels("batchnorm") == list(range(9)),
+           run_all.listed_kernels("batchnorm"))
+with tempfile.TemporaryDirectory() as d:
+    p = os.path.join(d, "x.csv")
+    with open(p, "w") as f:
+        f.write("op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,1,bf16,8x8,2\nln,2,bf16,4x4,3\n")
+    run_all.drop_points(p, {("bf16", "8x8")})
+    with open(p) as f:
+        kept = f.read()
+    expect("resume: drop_points removes that point's rows only, the header and the others stay",
+           kept == "op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,2,bf16,4x4,3\n", kept)
+
 with tempfile.TemporaryDirectory() as d:
     # a node of four GPUs, one 10% slow: flagged; the others are not
     dirs = []
