@@ -6,7 +6,7 @@
 Between `<!-- ladder:OP -->` and `<!-- /ladder:OP -->`: the ladder of OP (kernel, its idea from the
 header comment of OP_forward.cu, best GB/s, %SOL and gain over the previous kernel, at the shapes of
 scripts/shapes.py LADDER_SHAPES), one table per dtype. Between `<!-- best:OP -->` and `<!-- /best:OP -->`:
-the best kernel at every standard shape. Between `<!-- peers:OP -->` and `<!-- /peers:OP -->`: the side-by-side
+the best kernel of the ladder (1 and up) at every standard shape. Between `<!-- peers:OP -->` and `<!-- /peers:OP -->`: the side-by-side
 table of scripts/side_by_side.py (best kernel, cuDNN, torch, torch.compile). Text outside the markers is left alone. --check: exit 1 if the
 README would change (nothing is written).
 """
@@ -81,7 +81,8 @@ def main(argv):
     side = folder_tables(a.folder)
     for op, rows in op_results(a.folder):
         new, f1 = replace_block(new, f"ladder:{op}", ladder_block(op, rows, a.folder))
-        new, f2 = replace_block(new, f"best:{op}", best_table(rows).strip())
+        # the ladder's own kernels (1 and up): cuDNN, kernel 0, is a peer, in the side-by-side table
+        new, f2 = replace_block(new, f"best:{op}", best_table([r for r in rows if r["kernel"] != "0"]).strip())
         new, f3 = replace_block(new, f"peers:{op}", "\n".join(side[op][0]))
         found_any |= f1 or f2 or f3
     if not found_any:
