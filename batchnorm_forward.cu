@@ -634,15 +634,22 @@ __device__ __forceinline__ Welford combine_partials_block(const float *ws_mean, 
     int t = threadIdx.x, RG = blockDim.x / 32;
     long c = c0 + t % 32;
     Welford w = {0.f, 0.f, 0.f};
+    // means are merged as offsets from partial 0's mean (partial 0 always has rows): each merge rounds the
+    // running mean to an ulp of its magnitude, and a chain of P / RG merges at |mean| = 1000 drifted by 2e-3
+    // (kernel 6 at 32 threads: 4096 partials, one chain; caught by the suite's --input-mean 1000 check)
+    float m0 = c < C ? __ldcg(ws_mean + c) : 0.f;
     if (c < C) {
 #pragma unroll 4
         for (long p = t / 32; p < P; p += RG) {
             long n = min(rows_per_block, M - p * rows_per_block);
             if (n > 0)
-                w = welford_merge_nocall(w, Welford{(float)n, __ldcg(ws_mean + p * C + c), __ldcg(ws_m2 + p * C + c)});
+                w = welford_merge_nocall(w, Welford{(float)n, __ldcg(ws_mean + p * C + c) - m0,
+                                                    __ldcg(ws_m2 + p * C + c)});
         }
     }
-    return rowgroup_welford(w, sm, 32, RG);
+    w = rowgroup_welford(w, sm, 32, RG);
+    w.mean += m0;  // threads t < 32 hold their channel's state; m0 is their channel's
+    return w;
 }
 
 // Kernel 5's finalize: a block per 32 channels over the P partials of the first pass.
