@@ -11,7 +11,7 @@ Kernels (`./layernorm_forward --list` prints the same registry; the CPU tests ch
    4  warp-single-pass   as 3 with var = E[x^2] - E[x]^2 in one pass: fast to write, loses precision
    5  block-per-row      one block per row: warp shuffles, then across warps through shared memory
    6  block-row-regs     one block per row with the row held in registers: x read once, two-pass on registers
-   7  subwarp-regs-vec   a warp or part of one per row, row in registers, Welford merge, 16-byte packs
+   7  subwarp-regs-vec   a warp or part of one per row, row in registers, two group sums, 16-byte packs
    8  block-smem-welford one block per row, row cached in shared memory, Welford all-reduce, occupancy block size
    9  block-reread       one block per row, no cache: Welford pass then a normalize pass that re-reads x
   10  dispatch           picks the path by C and dtype and says which ran
@@ -297,9 +297,11 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 7: a warp, or TPR lanes of one (TPR = 1..32 by C), per row; the row lives in registers as 16-byte
-// packs (VEC elements, the widest that divides C); each lane computes its own (count, mean, M2) from its
-// registers and the lanes merge those Welford states by shuffles (Chan's formula), so statistics need one
-// read of x and no shared memory. Several rows per warp when C is small, several warps per block.
+// packs (VEC elements, the widest that divides C); the lanes of a row sum it by shuffles (group_sum) for the
+// mean, then sum the squares around that mean the same way: the exact two-pass variance, from registers, so
+// statistics need one read of x and no shared memory. Several rows per warp when C is small, several warps
+// per block. (It first merged per-lane Welford states by shuffles: three floats a step and a division each,
+// 83% of the copy at bf16 8192x768 on an H100; results/NOTES.md has the change.)
 // Improves: 16-byte loads and stores (a quarter of the instructions of scalar fp32, an eighth for
 // 16-bit types), all loads of a row issued before the first use, no __syncthreads.
 // Wrong: built for C up to 1024 (fp32) / 2048 (16-bit) with up to 8 packs per lane; beyond that the
@@ -321,18 +323,21 @@ __global__ void layernorm_subwarp_kernel(const T *__restrict__ x, const T *__res
     int nvec = (int)(C / VEC);
     Pack<T, VEC> v[MAXP];
     float s = 0.f;
-    int cnt = 0;
 #pragma unroll
     for (int p = 0; p < MAXP; p++) {
         int i = lane + p * TPR;
-        if (valid && i < nvec) {
-            v[p] = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+        if (valid && i < nvec) v[p] = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+    }
+#pragma unroll
+    for (int p = 0; p < MAXP; p++) {
+        int i = lane + p * TPR;
+        if (valid && i < nvec)
 #pragma unroll
             for (int j = 0; j < VEC; j++) s += to_float(v[p].v[j]);
-            cnt += VEC;
-        }
     }
-    float lm = cnt ? s / cnt : 0.f;
+    // the row is in registers, so the exact two-pass variance costs two group sums: the mean, then the squares
+    // around it (no Welford merge: no divisions, one float a shuffle instead of three)
+    float m = group_sum<TPR>(s) * (1.f / (float)C);
     float m2 = 0.f;
 #pragma unroll
     for (int p = 0; p < MAXP; p++) {
@@ -340,15 +345,14 @@ __global__ void layernorm_subwarp_kernel(const T *__restrict__ x, const T *__res
         if (valid && i < nvec) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
-                float d = to_float(v[p].v[j]) - lm;
-                m2 += d * d;
+                float d = to_float(v[p].v[j]) - m;
+                m2 = fmaf(d, d, m2);
             }
         }
     }
-    Welford st = welford_group_merge<TPR>(Welford{(float)cnt, lm, m2});
+    m2 = group_sum<TPR>(m2);
     if (!valid) return;
-    float m = st.mean;
-    float r = rsqrtf(st.m2 / C + eps);
+    float r = rsqrtf(m2 * (1.f / (float)C) + eps);
     T *yr = y + row * C;
 #pragma unroll
     for (int p = 0; p < MAXP; p++) {
@@ -764,7 +768,7 @@ static const kernel_t k_kernels[] = {
     {6, "block-row-regs", DT_ALL, "C <= 16 x block size",
      "one block per row with the row held in registers: x read once, two-pass on registers", 0, supports_k6, launch_k6},
     {7, "subwarp-regs-vec", DT_ALL, "C <= 256 packs (1024 fp32)",
-     "a warp or part of one per row, row in registers, Welford merge, 16-byte packs", 0, supports_k7, launch_k7},
+     "a warp or part of one per row, row in registers, two group sums, 16-byte packs", 0, supports_k7, launch_k7},
     {8, "block-smem-welford", DT_ALL, "row fits shared memory",
      "one block per row, row cached in shared memory, Welford all-reduce, occupancy block size", 1, supports_k8,
      launch_k8},
