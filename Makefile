@@ -51,7 +51,7 @@ endif
 # The commit measured (written into every CSV row); pass GIT_REV=... where the tree travels without .git.
 GIT_REV ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-NVCC_FLAGS := -O3 -std=c++17 -lineinfo --threads 0 -Xcompiler -fopenmp,-Wall,-Wno-unused-function \
+NVCC_FLAGS := -O3 -std=c++17 -lineinfo --threads 0 -Xcompiler -fopenmp,-Wall,-Wno-unused-function,-Wno-unknown-pragmas \
               -DGIT_REV=\"$(GIT_REV)\" $(CUDNN_CFLAGS)
 LDLIBS := -lcurand -lgomp -ldl $(CUDNN_LDFLAGS)
 

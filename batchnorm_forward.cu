@@ -247,10 +247,18 @@ __device__ __forceinline__ void chan_stats_add(ChanStats<V> &s, const float (&v)
 // welford_merge (common.h) with the weight b.n / n from __fdividef. The IEEE division of welford_merge has a
 // slow path that nvcc calls as a subroutine, and every register live across that call is saved to local memory:
 // kernel 6 spilled the rows it keeps in registers at each merge. 2 ulps on a weight are nothing here.
-__device__ __forceinline__ Welford welford_merge_nocall(Welford a, Welford b) {
+// fast_div: __fdividef on the device; a plain division where the CPU tests run these helpers on the host.
+__host__ __device__ __forceinline__ float fast_div(float a, float b) {
+#ifdef __CUDA_ARCH__
+    return __fdividef(a, b);
+#else
+    return a / b;
+#endif
+}
+__host__ __device__ __forceinline__ Welford welford_merge_nocall(Welford a, Welford b) {
     float n = a.n + b.n;
     if (n == 0.f) return a;
-    float delta = b.mean - a.mean, wb = __fdividef(b.n, n);
+    float delta = b.mean - a.mean, wb = fast_div(b.n, n);
     return Welford{n, a.mean + delta * wb, a.m2 + b.m2 + delta * delta * a.n * wb};
 }
 
@@ -291,14 +299,14 @@ __device__ __forceinline__ float rowgroup_sum(float v, float *sm, int G, int RG)
 template <int V> struct ShiftSums {
     float k[V], s1[V], s2[V];
 };
-template <typename T, int V> __device__ __forceinline__ void shift_sums_init(ShiftSums<V> &s, const Pack<T, V> &shift) {
+template <typename T, int V> __host__ __device__ __forceinline__ void shift_sums_init(ShiftSums<V> &s, const Pack<T, V> &shift) {
 #pragma unroll
     for (int j = 0; j < V; j++) {
         s.k[j] = to_float(shift.v[j]);
         s.s1[j] = s.s2[j] = 0.f;
     }
 }
-template <typename T, int V> __device__ __forceinline__ void shift_sums_add(ShiftSums<V> &s, const Pack<T, V> &p) {
+template <typename T, int V> __host__ __device__ __forceinline__ void shift_sums_add(ShiftSums<V> &s, const Pack<T, V> &p) {
 #pragma unroll
     for (int j = 0; j < V; j++) {
         float d = to_float(p.v[j]) - s.k[j];
@@ -307,8 +315,8 @@ template <typename T, int V> __device__ __forceinline__ void shift_sums_add(Shif
     }
 }
 // Channel j of shifted sums over n values as (count, mean, M2).
-template <int V> __device__ __forceinline__ Welford shift_sums_welford(const ShiftSums<V> &s, int j, float n) {
-    float inv = __fdividef(1.f, n);
+template <int V> __host__ __device__ __forceinline__ Welford shift_sums_welford(const ShiftSums<V> &s, int j, float n) {
+    float inv = fast_div(1.f, n);
     return Welford{n, s.k[j] + s.s1[j] * inv, fmaxf(0.f, s.s2[j] - s.s1[j] * s.s1[j] * inv)};
 }
 // Sums the shifted sums of a block's RG row groups (layout t = rg * G + g, as rowgroup_welford; threads beyond
@@ -629,24 +637,34 @@ __global__ void __launch_bounds__(1024) batchnorm_partial_kernel(const T *__rest
 // their channel's state. Every thread of the block must call it (barriers). Used by kernel 5's finalize and
 // kernel 6's combine. (One warp per channel, lanes over the partials, read 32 lines for 32 values: ncu timed that
 // finalize at 16 us for 256 channels x 525 partials at bf16 65536 x 256.)
+// One chain of combine_partials_block: folds partials first, first + stride, ... < P of channel c into w, their
+// means as offsets from m0 (partial 0's mean). Each merge rounds the running mean to an ulp of its magnitude: a
+// chain of 4096 merges of means near 1000 drifted by 2e-3 (kernel 6 at 32 threads, one chain; caught by the
+// suite's --input-mean 1000 check); offsets are of the order of the spread, so their roundings are too.
+// Host and device: the CPU tests run it on partials made with shift_sums.
+__host__ __device__ __forceinline__ Welford fold_partials(Welford w, const float *ws_mean, const float *ws_m2, long C,
+                                                          long c, long first, long stride, long P,
+                                                          long rows_per_block, long M, float m0) {
+#pragma unroll 4
+    for (long p = first; p < P; p += stride) {
+        long n = rows_per_block < M - p * rows_per_block ? rows_per_block : M - p * rows_per_block;
+        if (n <= 0) continue;  // a block without rows wrote no partial: not read (initcheck)
+#ifdef __CUDA_ARCH__
+        float pm = __ldcg(ws_mean + p * C + c), pm2 = __ldcg(ws_m2 + p * C + c);
+#else
+        float pm = ws_mean[p * C + c], pm2 = ws_m2[p * C + c];
+#endif
+        w = welford_merge_nocall(w, Welford{(float)n, pm - m0, pm2});
+    }
+    return w;
+}
 __device__ __forceinline__ Welford combine_partials_block(const float *ws_mean, const float *ws_m2, long C, long c0,
                                                           long P, long rows_per_block, long M, Welford *sm) {
     int t = threadIdx.x, RG = blockDim.x / 32;
     long c = c0 + t % 32;
     Welford w = {0.f, 0.f, 0.f};
-    // means are merged as offsets from partial 0's mean (partial 0 always has rows): each merge rounds the
-    // running mean to an ulp of its magnitude, and a chain of P / RG merges at |mean| = 1000 drifted by 2e-3
-    // (kernel 6 at 32 threads: 4096 partials, one chain; caught by the suite's --input-mean 1000 check)
-    float m0 = c < C ? __ldcg(ws_mean + c) : 0.f;
-    if (c < C) {
-#pragma unroll 4
-        for (long p = t / 32; p < P; p += RG) {
-            long n = min(rows_per_block, M - p * rows_per_block);
-            if (n > 0)
-                w = welford_merge_nocall(w, Welford{(float)n, __ldcg(ws_mean + p * C + c) - m0,
-                                                    __ldcg(ws_m2 + p * C + c)});
-        }
-    }
+    float m0 = c < C ? __ldcg(ws_mean + c) : 0.f;  // partial 0 always has rows
+    if (c < C) w = fold_partials(w, ws_mean, ws_m2, C, c, t / 32, RG, P, rows_per_block, M, m0);
     w = rowgroup_welford(w, sm, 32, RG);
     w.mean += m0;  // threads t < 32 hold their channel's state; m0 is their channel's
     return w;

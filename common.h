@@ -149,14 +149,15 @@ static void host_store(void *p, size_t i, dtype_t d, float v) {
 // ------------------------------------------------------------------------------------------------
 // Device helpers shared by the kernels of every program.
 
-template <typename T> __device__ __forceinline__ float to_float(T v);
-template <> __device__ __forceinline__ float to_float<float>(float v) { return v; }
-template <> __device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
-template <> __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_float(float v);
-template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+// (host too: the CPU tests run some device arithmetic on the host)
+template <typename T> __host__ __device__ __forceinline__ float to_float(T v);
+template <> __host__ __device__ __forceinline__ float to_float<float>(float v) { return v; }
+template <> __host__ __device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
+template <> __host__ __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __host__ __device__ __forceinline__ T from_float(float v);
+template <> __host__ __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __host__ __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __host__ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 // A pack of N elements moved as one aligned access (16 bytes: LDG.128/STG.128).
 template <typename T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };

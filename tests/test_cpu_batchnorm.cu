@@ -445,10 +445,72 @@ static void test_registry(void) {
     check("registry: the program resets the running statistics before validation", k_program.reset != NULL);
 }
 
+// ---- the statistics arithmetic of kernels 5 and 6, run on the host: block partials from shifted sums
+// (shift_sums_*), then the partials folded in one chain (fold_partials) with the means as offsets from partial 0's
+// mean. The worst case of the GPU combine is one chain over every partial (kernel 6 at 32 threads: 4096 partials);
+// at |mean| = 1000 a chain of plain means drifted by 2e-3 there. Four channels: mean 1000, mean -1000, mean 0,
+// and mean 1000 with every block's first row (its shift) 4 spreads off.
+static uint32_t lcg_next(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
+static double lcg_normal(uint32_t *s) {  // Box-Muller on two uniforms in (0, 1)
+    double u1 = (lcg_next(s) + 1.0) / 4294967297.0, u2 = (lcg_next(s) + 1.0) / 4294967297.0;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+static void test_partials_offsets(void) {
+    const long M = 65536, R = 16, P = M / R, C = 4;
+    const double means[4] = {1000.0, -1000.0, 0.0, 1000.0};
+    float *x = (float *)malloc(sizeof(float) * M * C), *ws_mean = (float *)malloc(sizeof(float) * P * C),
+          *ws_m2 = (float *)malloc(sizeof(float) * P * C);
+    uint32_t seed = 12345u;
+    for (long r = 0; r < M; r++)
+        for (long c = 0; c < C; c++) {
+            double v = means[c] + lcg_normal(&seed);
+            if (c == 3 && r % R == 0) v = means[c] + 4.0;  // the shift of every block: an outlier
+            x[r * C + c] = (float)v;
+        }
+    for (long p = 0; p < P; p++) {
+        ShiftSums<4> st;
+        shift_sums_init(st, *reinterpret_cast<const Pack<float, 4> *>(x + p * R * C));
+        for (long r = p * R; r < (p + 1) * R; r++) shift_sums_add(st, *reinterpret_cast<const Pack<float, 4> *>(x + r * C));
+        for (int j = 0; j < 4; j++) {
+            Welford w = shift_sums_welford(st, j, (float)R);
+            ws_mean[p * C + j] = w.mean;
+            ws_m2[p * C + j] = w.m2;
+        }
+    }
+    int ok = 1, drift_seen = 0;
+    char why[256] = "";
+    for (long c = 0; c < C; c++) {
+        double sum = 0, m2 = 0;
+        for (long r = 0; r < M; r++) sum += x[r * C + c];
+        double ref_mean = sum / M;
+        for (long r = 0; r < M; r++) m2 += (x[r * C + c] - ref_mean) * (x[r * C + c] - ref_mean);
+        double ref_var = m2 / M;
+        float m0 = ws_mean[c];
+        Welford w = fold_partials(Welford{0.f, 0.f, 0.f}, ws_mean, ws_m2, C, c, 0, 1, P, R, M, m0);
+        double mean = (double)w.mean + m0, var = w.m2 / (double)M;
+        if (fabs(mean - ref_mean) > 2e-5 || fabs(var - ref_var) > 1e-4 * ref_var) {
+            ok = 0;
+            snprintf(why, sizeof why, "channel %ld: mean %.7f vs %.7f, var %.7f vs %.7f", c, mean, ref_mean, var, ref_var);
+        }
+        // the same chain with plain means (no offset) must show the drift the offsets remove: the check can fail
+        Welford plain = fold_partials(Welford{0.f, 0.f, 0.f}, ws_mean, ws_m2, C, c, 0, 1, P, R, M, 0.f);
+        if (c < 2 && fabs((double)plain.mean - ref_mean) > 1e-4) drift_seen++;  // here 3e-4 and 7e-4; offsets 2e-7
+    }
+    check("kernels 5/6 statistics on the host: shifted-sum partials folded as offsets match float64 (mean 2e-5, "
+          "var 1e-4 relative) at |mean| = 1000 over one chain of 4096 partials, also with outlier shifts",
+          ok, "%s", why);
+    check("the same chain of plain means drifts by more than 1e-4 at |mean| = 1000 (what the offsets fix)",
+          drift_seen == 2, "%d of the 2 channels at |mean| = 1000 drifted", drift_seen);
+    free(x);
+    free(ws_mean);
+    free(ws_m2);
+}
+
 int main(void) {
     test_hand_cases();
     test_running_update();
     test_oracle();
+    test_partials_offsets();
     test_layouts();
     test_inference();
     test_describe();
