@@ -48,40 +48,24 @@ SAMPLE_ROWS = 64
 # ---------------------------------------------------------------------------------------------------------
 # Pure Python: the problem a program's arguments describe, and its byte count (tested in CI).
 
+# program argument -> (key of the problem dict, conversion of its value; None: a flag without a value)
+PROGRAM_ARGS = {"-N": ("N", int), "--rows": ("N", int), "-C": ("C", int), "--cols": ("C", int),
+                "--heads": ("heads", int), "--head-dim": ("head_dim", int), "--row-stride": ("row_stride", int),
+                "--fused-add": ("fused", None), "--weight-offset": ("offset", float), "--layout": ("layout", str),
+                "--height": ("H", int), "--width": ("W", int), "--inference": ("inference", None),
+                "--momentum": ("momentum", float), "--eps": ("eps", float)}
+
+
 def parse_point(op, args):
     """The program's arguments (scripts/shapes.py) -> a dict describing the problem."""
     p = {"op": op, "N": None, "C": None, "heads": None, "head_dim": None, "row_stride": None, "fused": False,
          "offset": 0.0, "layout": "nc", "H": 1, "W": 1, "inference": False, "momentum": 0.1, "eps": EPS[op]}
     it = iter(args)
     for a in it:
-        if a in ("-N", "--rows"):
-            p["N"] = int(next(it))
-        elif a in ("-C", "--cols"):
-            p["C"] = int(next(it))
-        elif a == "--heads":
-            p["heads"] = int(next(it))
-        elif a == "--head-dim":
-            p["head_dim"] = int(next(it))
-        elif a == "--row-stride":
-            p["row_stride"] = int(next(it))
-        elif a == "--fused-add":
-            p["fused"] = True
-        elif a == "--weight-offset":
-            p["offset"] = float(next(it))
-        elif a == "--layout":
-            p["layout"] = next(it)
-        elif a == "--height":
-            p["H"] = int(next(it))
-        elif a == "--width":
-            p["W"] = int(next(it))
-        elif a == "--inference":
-            p["inference"] = True
-        elif a == "--momentum":
-            p["momentum"] = float(next(it))
-        elif a == "--eps":
-            p["eps"] = float(next(it))
-        else:
+        if a not in PROGRAM_ARGS:
             raise ValueError(f"peers.py does not know the program argument '{a}'")
+        key, conv = PROGRAM_ARGS[a]
+        p[key] = True if conv is None else conv(next(it))
     if p["heads"] is not None:  # QK-norm: N = tokens, rows of the norm = tokens * heads
         p["tokens"] = p["N"]
         p["S"] = p["row_stride"] or 3 * p["heads"] * p["head_dim"]
