@@ -62,10 +62,12 @@ def built_ops():
     return ops
 
 
-def drop_kernels(csv_path, kernels):
-    """Removes the rows of these kernels from an existing CSV (the header and other rows stay)."""
+def drop_rows(csv_path, kernels=None, points=None):
+    """Removes from an existing CSV the rows of these kernels (None: any) at these (dtype, shape) points (None:
+    any); the header and the other rows stay. Returns how many rows went."""
     rows = summary_mod.load(csv_path)
-    keep = [r for r in rows if int(r["kernel"]) not in kernels]
+    keep = [r for r in rows if not ((kernels is None or int(r["kernel"]) in kernels) and
+                                    (points is None or (r["dtype"], r["shape"]) in points))]
     with open(csv_path) as f:
         header = f.readline().strip().split(",")
     with open(csv_path, "w", newline="") as f:
@@ -89,17 +91,6 @@ def complete_points(rows, kernels):
     return {pt for pt, ks in seen.items() if set(kernels) <= ks}
 
 
-def drop_points(csv_path, points):
-    """Removes the rows of these (dtype, shape) points from an existing CSV."""
-    rows = summary_mod.load(csv_path)
-    with open(csv_path) as f:
-        header = f.readline().strip().split(",")
-    with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
-        w.writeheader()
-        w.writerows(r for r in rows if (r["dtype"], r["shape"]) not in points)
-
-
 def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resume=False):
     csv_path = os.path.join(out_dir, f"{op}.csv")
     log_path = os.path.join(out_dir, f"{op}.log")
@@ -108,12 +99,10 @@ def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resu
     if resume and os.path.exists(csv_path):
         # keep the points that have rows of every kernel asked for; a point cut short is run again
         done = complete_points(summary_mod.load(csv_path), kernels or listed_kernels(op))
-        drop_points(csv_path, {(d, label) for d, _a, label in points if (d, label) not in done})
+        drop_rows(csv_path, points={(d, label) for d, _a, label in points if (d, label) not in done})
     elif (kernels or dtypes) and os.path.exists(csv_path):
-        if kernels:
-            drop_kernels(csv_path, kernels)
-        if dtypes:
-            drop_points(csv_path, {(d, label) for d, _a, label in points})
+        # the rows about to be measured again: these kernels (or all) at these dtypes' points (or all)
+        drop_rows(csv_path, kernels or None, {(d, label) for d, _a, label in points} if dtypes else None)
     else:
         for p in (csv_path, log_path):
             if os.path.exists(p):

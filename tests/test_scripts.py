@@ -57,11 +57,18 @@ with tempfile.TemporaryDirectory() as d:
     p = os.path.join(d, "x.csv")
     with open(p, "w") as f:
         f.write("op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,1,bf16,8x8,2\nln,2,bf16,4x4,3\n")
-    run_all.drop_points(p, {("bf16", "8x8")})
+    run_all.drop_rows(p, points={("bf16", "8x8")})
     with open(p) as f:
         kept = f.read()
-    expect("resume: drop_points removes that point's rows only, the header and the others stay",
+    expect("resume: drop_rows removes that point's rows only, the header and the others stay",
            kept == "op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,2,bf16,4x4,3\n", kept)
+    with open(p, "w") as f:
+        f.write("op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,1,bf16,8x8,2\nln,2,bf16,8x8,3\n")
+    run_all.drop_rows(p, [1], {("bf16", "8x8")})
+    with open(p) as f:
+        kept = f.read()
+    expect("--kernels with --dtype: only those kernels' rows at those points go",
+           kept == "op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,2,bf16,8x8,3\n", kept)
 
 with tempfile.TemporaryDirectory() as d:
     # a node of four GPUs, one 10% slow: flagged; the others are not
