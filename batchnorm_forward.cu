@@ -277,19 +277,6 @@ __device__ __forceinline__ Welford rowgroup_welford(Welford w, Welford *sm, int 
     }
     return sm[t % G];
 }
-// The same layout, plain sums.
-__device__ __forceinline__ float rowgroup_sum(float v, float *sm, int G, int RG) {
-    int t = threadIdx.x, rg = t / G;
-    __syncthreads();
-    sm[t] = v;
-    __syncthreads();
-    for (int s = 1; s < RG; s *= 2) {
-        if (rg % (2 * s) == 0 && rg + s < RG) sm[t] += sm[t + s * G];
-        __syncthreads();
-    }
-    return sm[t % G];
-}
-
 // Shifted sums: a thread's statistics of V channels as s1 = sum(x - k) and s2 = sum((x - k)^2) around a shift k,
 // one value of the channel that the whole block shares (its first row). An element costs a subtraction, an add
 // and an FMA: no division and no group of rows held back (chan_stats_add needs both), so a thread can keep more
