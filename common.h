@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <type_traits>
 #include <string.h>
 
 #include <cuda_bf16.h>
@@ -161,6 +162,18 @@ template <> __host__ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bf
 
 // A pack of N elements moved as one aligned access (16 bytes: LDG.128/STG.128).
 template <typename T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };
+// Element j of a pack as a float. bf16 packs of an even width are read as 32-bit words, the element taken
+// by a shift or a mask: the compiler then keeps such a pack in N/2 registers (through __bfloat162float it
+// moves 16-bit halves, and a row of 8 packs of 8 spilled in LayerNorm's register kernel; results/NOTES.md).
+template <typename T, int N> __device__ __forceinline__ float pack_elem(const Pack<T, N> &p, int j) {
+    if constexpr (std::is_same<T, __nv_bfloat16>::value && N % 2 == 0) {
+        unsigned w;
+        memcpy(&w, &p.v[j & ~1], sizeof w);
+        return __uint_as_float((j & 1) ? (w & 0xffff0000u) : (w << 16));
+    } else {
+        return to_float(p.v[j]);
+    }
+}
 template <int BYTES> struct RawBits;
 template <> struct RawBits<16> { typedef int4 type; };
 template <> struct RawBits<8> { typedef int2 type; };
@@ -625,6 +638,65 @@ typedef struct {
     char driver[64];
 } device_info_t;
 static device_info_t g_dev;
+
+// ------------------------------------------------------------------------------------------------
+// Thread-block clusters (sm_90+): a 1-D launch of `blocks` blocks in clusters of cl, and whether such
+// clusters can be resident.
+
+static cudaLaunchConfig_t cluster_config(long blocks, int bs, int cl, cudaLaunchAttribute *attr) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)blocks, 1, 1);
+    cfg.blockDim = dim3(bs, 1, 1);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = 0;
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = cl;
+    attr->val.clusterDim.y = 1;
+    attr->val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cfg;
+}
+// NULL when clusters of cl blocks of fn (bs threads) can be resident, and *resident (if given) how many
+// clusters the whole GPU holds at once; else why not. Cached: dispatchers ask on every launch.
+static const char *cluster_fits_n(const void *fn, int bs, int cl, int *resident) {
+    static struct { const void *fn; int bs, cl, n; char why[160]; } cache[32];
+    static int ncache = 0;
+    if (g_dev.prop.major < 9) return reasonf("thread-block clusters need sm_90 or newer (this GPU is %s)", g_dev.sm);
+    int i = 0;
+    while (i < ncache && !(cache[i].fn == fn && cache[i].bs == bs && cache[i].cl == cl)) i++;
+    if (i == ncache) {
+        if (ncache == 32) i = 31;  // full: reuse the last slot
+        else ncache++;
+        cache[i].fn = fn;
+        cache[i].bs = bs;
+        cache[i].cl = cl;
+        cache[i].n = 0;
+        cache[i].why[0] = 0;
+        const char *why = block_fits(fn, bs);
+        if (why) {
+            snprintf(cache[i].why, sizeof cache[i].why, "%s", why);
+        } else {
+            cudaLaunchAttribute attr;
+            cudaLaunchConfig_t cfg = cluster_config(cl, bs, cl, &attr);  // grid of one cluster
+            int n = 0;
+            cudaError_t e = cudaOccupancyMaxActiveClusters(&n, fn, &cfg);
+            if (e != cudaSuccess) {
+                cudaGetLastError();  // not sticky: clear it
+                snprintf(cache[i].why, sizeof cache[i].why, "a cluster of %d blocks x %d threads cannot launch (%s)",
+                         cl, bs, cudaGetErrorString(e));
+            } else if (n < 1) {
+                snprintf(cache[i].why, sizeof cache[i].why, "a cluster of %d blocks x %d threads does not fit the GPU",
+                         cl, bs);
+            } else {
+                cache[i].n = n;
+            }
+        }
+    }
+    if (resident) *resident = cache[i].n;
+    return cache[i].why[0] ? cache[i].why : NULL;
+}
+static const char *cluster_fits(const void *fn, int bs, int cl) { return cluster_fits_n(fn, bs, cl, NULL); }
 
 // The NVIDIA driver version (580.x): /proc first, then NVML if it can be loaded; else the driver's CUDA version.
 static void driver_version_string(char *out, size_t n) {

@@ -45,6 +45,7 @@ typedef struct {
 } ln_problem_t;
 
 static double g_eps = 1e-5;
+static int g_cluster = 0;  // --cluster K: kernel 10's register path forced to clusters of K blocks (0: its rule)
 
 // ------------------------------------------------------------------------------------------------
 // CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
@@ -231,7 +232,11 @@ __global__ void layernorm_kernel5(const float *__restrict__ x, const float *__re
 // elements once, and the mean, the variance around it and y all come from those registers, so x crosses
 // DRAM once. Templated on the dtype; fp32 arithmetic.
 // Kernel 6 itself runs VEC = 1 (scalar loads, the one new idea is "x read once"); the dispatcher (10)
-// runs this same kernel with 16-byte packs.
+// runs this same kernel with 16-byte packs. All of a thread's loads are issued before the first add (a
+// loop of loads, then a loop of sums): summing inside the loading loop compiled to one branch per pack
+// holding its load and its adds, so a thread had one load in flight, and the dispatcher sent 16-bit rows
+// above C = 2048 to kernel 9 instead (on an H200, bf16 C = 4096-16384: kernel 9 76-80% of the copy; this
+// kernel with its loads first 87-91%).
 // Wrong: scalar 2- or 4-byte loads need many instructions per byte; the row must fit in
 // block_size * PACKS registers (at most 16 per thread here; 16 fp32 scalars already spill a few registers
 // under the 64-register cap of 1024-thread blocks), and at small C most threads hold nothing.
@@ -252,14 +257,21 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
     const T *xr = x + row * C;
     int nvec = (int)(C / VEC);  // the launcher guarantees C % VEC == 0
     Pack<T, VEC> v[PACKS];
+    // Every load first, in a loop of its own: each `if` then holds only a load, which the compiler
+    // predicates, so the thread has all PACKS loads in flight before the first add. (Summing inside the
+    // loading loop put each load in its own branch with its adds: one load in flight at a time; results/NOTES.md.)
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = threadIdx.x + p * blockDim.x;
+        if (i < nvec) v[p] = load_pack_cs<T, VEC>(xr + i * VEC);
+    }
     float s = 0.f;
 #pragma unroll
     for (int p = 0; p < PACKS; p++) {
         int i = threadIdx.x + p * blockDim.x;
         if (i < nvec) {
-            v[p] = load_pack_cs<T, VEC>(xr + i * VEC);
 #pragma unroll
-            for (int j = 0; j < VEC; j++) s += to_float(v[p].v[j]);
+            for (int j = 0; j < VEC; j++) s += pack_elem(v[p], j);
         }
     }
     float m = block_sum(s, scratch) / C;
@@ -270,7 +282,7 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
         if (i < nvec) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
-                float d = to_float(v[p].v[j]) - m;
+                float d = pack_elem(v[p], j) - m;
                 sq += d * d;
             }
         }
@@ -284,7 +296,7 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
             Pack<T, VEC> wv = load_pack<T, VEC>(w + i * VEC), bv = load_pack<T, VEC>(b + i * VEC), out;
 #pragma unroll
             for (int j = 0; j < VEC; j++)
-                out.v[j] = from_float<T>((to_float(v[p].v[j]) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
+                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
             if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
             store_pack_cs<T, VEC>(yr + i * VEC, out);
         }
@@ -476,6 +488,96 @@ __global__ void layernorm_reread_kernel(const T *__restrict__ x, const T *__rest
 }
 
 // ------------------------------------------------------------------------------------------------
+// Kernel 10's cluster path (sm_90+; not a ladder step of its own: the dispatcher runs it, and its gain is in
+// results/NOTES.md). Kernel 6's row in registers, split across a thread-block cluster of CL blocks (CL <= 8,
+// the portable size): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row. Each block
+// sums its part (block_sum) and publishes the sum in its shared memory; after cluster.sync() thread 0 of
+// every block adds the CL sums through distributed shared memory (map_shared_rank), in rank order, so all
+// blocks get the same mean; the squares around that mean go the same way into a second slot. A last
+// cluster.sync(), after the stores, keeps every block's shared memory alive until the others have read it.
+// Improves: x read once for rows beyond what one block holds at good occupancy (fp32 C = 65536 is 256 KB:
+// more than an SM's registers or shared memory, so kernel 9 re-reads it from DRAM), and a large row in
+// registers at 2+ blocks an SM instead of one 1024-thread block, so one block's reductions overlap another's
+// loads.
+// Wrong: needs clusters (sm_90+); two cluster barriers a row before y can be written; a block holds
+// 1/CL of a row, so small rows gain nothing from it.
+
+template <typename T, int VEC, int PACKS>
+__global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__restrict__ x, const T *__restrict__ w,
+                                                                 const T *__restrict__ b, T *__restrict__ y,
+                                                                 float *__restrict__ mean, float *__restrict__ rstd,
+                                                                 long N, long C, float eps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cg::cluster_group cluster = cg::this_cluster();
+    __shared__ float scratch[33];
+    __shared__ float part_sum, part_sq, s_stat;
+    const unsigned rank = cluster.block_rank(), nblocks = cluster.num_blocks();
+    long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
+    const T *xr = x + row * C;
+    int nvec = (int)(C / VEC);
+    int first = (int)rank * blockDim.x * PACKS + threadIdx.x;  // pack p of this thread: first + p * blockDim.x
+    int np = nvec > first ? (nvec - first + blockDim.x - 1) / blockDim.x : 0;  // its packs inside the row
+    Pack<T, VEC> v[PACKS];
+#pragma unroll
+    for (int p = 0; p < PACKS; p++)
+        if (p < np) v[p] = load_pack_cs<T, VEC>(xr + (long)(first + p * blockDim.x) * VEC);
+    float s = 0.f;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++)
+        if (p < np) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) s += pack_elem(v[p], j);
+        }
+    s = block_sum(s, scratch);
+    if (threadIdx.x == 0) part_sum = s;
+    cluster.sync();  // every block's sum is written and visible to the cluster
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (unsigned k = 0; k < nblocks; k++) t += *cluster.map_shared_rank(&part_sum, k);
+        s_stat = t / C;
+    }
+    __syncthreads();
+    float m = s_stat;
+    float sq = 0.f;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++)
+        if (p < np) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                float d = pack_elem(v[p], j) - m;
+                sq += d * d;
+            }
+        }
+    sq = block_sum(sq, scratch);  // its first barrier also ends every read of s_stat above
+    if (threadIdx.x == 0) part_sq = sq;
+    cluster.sync();
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (unsigned k = 0; k < nblocks; k++) t += *cluster.map_shared_rank(&part_sq, k);
+        s_stat = rsqrtf(t / C + eps);
+    }
+    __syncthreads();
+    float r = s_stat;
+    T *yr = y + row * C;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++)
+        if (p < np) {
+            int i = first + p * blockDim.x;
+            Pack<T, VEC> wv = load_pack<T, VEC>(w + (long)i * VEC), bv = load_pack<T, VEC>(b + (long)i * VEC), out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
+            store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
+        }
+    if (rank == 0 && threadIdx.x == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+    cluster.sync();  // no block leaves while another may still read its part_sq
+#endif
+}
+
+// ------------------------------------------------------------------------------------------------
 // Launchers: pick the template instance, check the launch.
 
 #define LN_ARGS(T, P) (const T *)(P)->x, (const T *)(P)->w, (const T *)(P)->b, (T *)(P)->y, (P)->mean, (P)->rstd
@@ -651,16 +753,102 @@ static void launch_k9(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 10: the dispatcher. Paths by C and dtype, chosen from the block-size sweep of kernels 6-9 on an
-// H100 (results/h100-80gb-hbm3/layernorm.csv, notes in results/NOTES.md):
-//   C <= 1024 and the row fits kernel 7      -> 7, 256 threads
-//   fp32, 16-byte packs, <= 8 packs a thread -> 6's kernel with 16-byte packs (C <= 32768)
-//   16-bit, 16-byte packs, C <= 2048         -> 6's kernel with 16-byte packs (beyond, 9 measured faster)
-//   anything else                            -> 9, about 32 elements a thread, 128..1024 threads
+// Kernel 10: the dispatcher. Paths by C and dtype, chosen from block-size sweeps on an H100 and an H200
+// (results/<gpu>/layernorm.csv, notes in results/NOTES.md):
+//   C <= 1024 and the row fits kernel 7    -> 7, 256 threads
+//   16-byte packs, the row fits 8 blocks x -> the row in registers: kernel 6's block kernel (CL = 1) or the
+//   1024 threads x 8 packs                    cluster path (CL = 2..8 blocks a row), planned by regs_plan()
+//   anything else                          -> 9, about 32 elements a thread, 128..1024 threads
 // A --block-size given on the command line is passed to the path.
-static int dispatch_rowreg_max_packs(dtype_t d) { return d == DT_FP32 ? 8 : 4; }
+typedef struct { int cl, bs, packs, blocks_sm, threads_sm; } regplan_t;
 
-static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_out, int *packs_out, int req_bs) {
+template <typename T, int VEC>
+static void regplan_fn_t(int cl, int packs, const void **fn) {
+    if (cl == 1) {
+        switch (packs) {
+        case 1: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 1>; break;
+        case 2: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 2>; break;
+        case 4: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 4>; break;
+        default: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 8>; break;
+        }
+    } else {
+        switch (packs) {
+        case 1: *fn = (const void *)layernorm_cluster_kernel<T, VEC, 1>; break;
+        case 2: *fn = (const void *)layernorm_cluster_kernel<T, VEC, 2>; break;
+        case 4: *fn = (const void *)layernorm_cluster_kernel<T, VEC, 4>; break;
+        default: *fn = (const void *)layernorm_cluster_kernel<T, VEC, 8>; break;
+        }
+    }
+}
+static const void *regplan_fn(dtype_t d, int cl, int packs) {  // 16-byte packs
+    const void *fn = NULL;
+    switch (d) {
+    case DT_FP32: regplan_fn_t<float, 4>(cl, packs, &fn); break;
+    case DT_FP16: regplan_fn_t<__half, 8>(cl, packs, &fn); break;
+    default: regplan_fn_t<__nv_bfloat16, 8>(cl, packs, &fn); break;
+    }
+    return fn;
+}
+// Residency of one candidate: blocks and threads an SM holds; 0 when it cannot launch.
+static int regplan_rate(dtype_t d, long N, regplan_t *c) {
+    const void *fn = regplan_fn(d, c->cl, c->packs);
+    if (block_fits(fn, c->bs)) return 0;
+    if (c->cl == 1) {
+        int nb = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, c->bs, 0));
+        c->blocks_sm = nb;
+    } else {
+        int n = 0;
+        if (cluster_fits_n(fn, c->bs, c->cl, &n) || (double)N * c->cl > 2147483647.0) return 0;
+        c->blocks_sm = n * c->cl / g_dev.prop.multiProcessorCount;
+    }
+    c->threads_sm = c->blocks_sm * c->bs;
+    return c->blocks_sm > 0;
+}
+// The register plan for a row of nvec 16-byte packs (H200 sweep of every CL x block size, results/NOTES.md):
+// - the row fits one block of <= 1024 threads x 8 packs: CL = 1 (kernel 6's block kernel). Of the block
+//   sizes 128..1024 (packs: the fewest that hold the row) the one with most threads resident an SM, then
+//   most blocks an SM (a block's reductions overlap another's loads): within 2% of the best block size at
+//   every measured C. Except 16-bit rows that need 1024 threads x 8 packs (C = 65536): one block an SM,
+//   69% of the copy where kernel 9's re-read (from L2) reached 73%: no plan, 9 runs.
+// - larger rows (fp32 C = 65536): the cluster path, 256 threads x 8 packs, the fewest blocks that hold the
+//   row (CL = 8 at 65536: 70% against 9's 65%, best of all CL x block sizes measured).
+// --cluster K forces CL = K (then the block size is chosen as for CL = 1).
+static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
+    // the last plan is kept: launch() runs inside the timed region, the occupancy queries are not free
+    static dtype_t c_d;
+    static long c_N = -1, c_nvec = -1;
+    static int c_bs = -1;
+    static regplan_t c_plan;
+    if (d == c_d && N == c_N && nvec == c_nvec && req_bs == c_bs) return c_plan;
+    regplan_t best;
+    memset(&best, 0, sizeof best);
+    int cl = g_cluster ? g_cluster : 1;
+    if (!g_cluster && nvec > 1024 * 8) {  // beyond one block: the cluster path
+        int bs = req_bs ? req_bs : 256;
+        while (cl < 8 && (long)cl * bs * 8 < nvec) cl *= 2;
+    }
+    if (cl == 1 || g_dev.prop.major >= 9) {
+        for (int bs = 128; bs <= 1024; bs *= 2) {
+            if (req_bs ? bs != req_bs : (cl > 1 && !g_cluster && bs != 256)) continue;
+            regplan_t c = {cl, bs, 0, 0, 0};
+            for (int pk = 1; pk <= 8 && !c.packs; pk *= 2)
+                if ((long)cl * bs * pk >= nvec) c.packs = pk;
+            if (!c.packs || !regplan_rate(d, N, &c)) continue;
+            if (c.threads_sm > best.threads_sm || (c.threads_sm == best.threads_sm && c.blocks_sm > best.blocks_sm))
+                best = c;
+        }
+    }
+    if (!g_cluster && best.cl == 1 && d != DT_FP32 && best.bs == 1024 && best.packs == 8) memset(&best, 0, sizeof best);
+    c_d = d;
+    c_N = N;
+    c_nvec = nvec;
+    c_bs = req_bs;
+    c_plan = best;
+    return best;
+}
+
+static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_out, regplan_t *plan, int req_bs) {
     int vec = vec_width(p);
     long nvec = p->C / vec;
     *vec_out = vec;
@@ -668,18 +856,10 @@ static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_ou
         *bs_out = req_bs ? req_bs : 256;
         return "7";
     }
-    int full = vec == 16 / (int)dtype_size(p->h.dtype);
-    if (full && (p->h.dtype == DT_FP32 || p->C <= 2048)) {
-        // registers: the fewest threads that hold the row in about 4 packs each, at least 4 warps
-        int bs = req_bs;
-        if (!bs) {
-            bs = 128;
-            while (bs < 1024 && (long)bs * 4 < nvec) bs *= 2;
-        }
-        int packs = rowreg_packs(nvec, bs, dispatch_rowreg_max_packs(p->h.dtype));
-        if (packs) {
-            *bs_out = bs;
-            *packs_out = packs;
+    if (vec == 16 / (int)dtype_size(p->h.dtype)) {
+        *plan = regs_plan(p->h.dtype, p->N, nvec, req_bs);
+        if (plan->packs) {
+            *bs_out = plan->bs;
             return "6v";
         }
     }
@@ -690,24 +870,36 @@ static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_ou
 }
 static void launch_k10(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    int vec = 1, bs = 0, packs = 0;
-    const char *path = dispatch_path(p, &vec, &bs, &packs, l->block_size);
+    int vec = 1, bs = 0;
+    regplan_t pl;
+    memset(&pl, 0, sizeof pl);
+    const char *path = dispatch_path(p, &vec, &bs, &pl, l->block_size);
+    l->block_used = bs;
     if (path[0] == '7') {
         int tpr = subwarp_tpr(p->C / vec);
         DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, bs, tpr);
-        l->block_used = bs;
         snprintf(l->path, sizeof l->path, "7 (subwarp, %d lanes/row, %d-wide packs)", tpr, vec);
     } else if (path[0] == '6') {
-        switch (p->h.dtype) {  // 16-byte packs only
-        case DT_FP32: launch_rowreg_t<float, 4>(p, bs, packs); break;
-        case DT_FP16: launch_rowreg_t<__half, 8>(p, bs, packs); break;
-        default: launch_rowreg_t<__nv_bfloat16, 8>(p, bs, packs); break;
+        const void *fn = regplan_fn(p->h.dtype, pl.cl, pl.packs);
+        const void *x = p->x, *w = p->w, *b = p->b;
+        void *y = p->y;
+        float *mean = p->mean, *rstd = p->rstd;
+        long N = p->N, C = p->C;
+        float eps = p->eps;
+        void *args[] = {&x, &w, &b, &y, &mean, &rstd, &N, &C, &eps};
+        if (pl.cl == 1) {
+            CUDA_CHECK(cudaLaunchKernel(fn, dim3((unsigned)N), dim3(bs), args, 0, 0));
+            snprintf(l->path, sizeof l->path, "6 with 16-byte packs (%d packs/thread, %d blocks/SM)", pl.packs,
+                     pl.blocks_sm);
+        } else {
+            cudaLaunchAttribute attr;
+            cudaLaunchConfig_t cfg = cluster_config(N * pl.cl, bs, pl.cl, &attr);
+            CUDA_CHECK(cudaLaunchKernelExC(&cfg, fn, args));
+            snprintf(l->path, sizeof l->path, "cluster of %d blocks a row (%d packs/thread, %d blocks/SM)", pl.cl,
+                     pl.packs, pl.blocks_sm);
         }
-        l->block_used = bs;
-        snprintf(l->path, sizeof l->path, "6 with 16-byte packs (%d packs/thread)", packs);
     } else {
         DISPATCH_VEC(p->h.dtype, vec, launch_reread_t, p, bs);
-        l->block_used = bs;
         snprintf(l->path, sizeof l->path, "9 (re-read, %d-wide packs)", vec);
     }
 }
@@ -780,9 +972,19 @@ static const kernel_t k_kernels[] = {
 // ------------------------------------------------------------------------------------------------
 // Setup, reference, teardown, options.
 
-static const extra_option_t k_extra[] = {{"eps", required_argument, "--eps E          epsilon (default 1e-5)"}};
+static const extra_option_t k_extra[] = {
+    {"eps", required_argument, "--eps E          epsilon (default 1e-5)"},
+    {"cluster", required_argument,
+     "--cluster K      kernel 10: run its register path with clusters of K blocks a row (1, 2, 4 or 8; 1 = one\n"
+     "                   block a row), the block size from --block-size or its rule (tests and sweeps)"}};
 static const char *parse_extra(int index, const char *arg) {
-    (void)index;  // only --eps
+    if (index == 1) {
+        long k;
+        if (parse_long(arg, 1, 8, &k) || (k & (k - 1)))
+            return reasonf("invalid cluster size '%s' (--cluster: 1, 2, 4 or 8)", arg);
+        g_cluster = (int)k;
+        return NULL;
+    }
     double v;
     if (parse_double(arg, &v) || v < 0) return reasonf("invalid eps '%s' (--eps: a finite number >= 0)", arg);
     g_eps = v;
@@ -861,7 +1063,7 @@ static const program_t k_program = {
     (int)(sizeof k_kernels / sizeof k_kernels[0]),
     10,
     k_extra,
-    1,
+    (int)(sizeof k_extra / sizeof k_extra[0]),
     parse_extra,
     NULL,
     ln_setup,

@@ -726,55 +726,6 @@ static void cluster_kernel_for(int packs, const void **fn) {
     if (packs == 4) *fn = (const void *)rmsnorm_cluster_kernel<T, VEC, 4>;
     else *fn = (const void *)rmsnorm_cluster_kernel<T, VEC, 8>;
 }
-static cudaLaunchConfig_t cluster_config(long N, int bs, int cl, cudaLaunchAttribute *attr) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(N * cl), 1, 1);
-    cfg.blockDim = dim3(bs, 1, 1);
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = 0;
-    attr->id = cudaLaunchAttributeClusterDimension;
-    attr->val.clusterDim.x = cl;
-    attr->val.clusterDim.y = 1;
-    attr->val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    return cfg;
-}
-// NULL when clusters of cl blocks of fn can be resident; else why not. Cached (the dispatcher asks per launch).
-static const char *cluster_fits(const void *fn, int bs, int cl) {
-    static const void *c_fn = NULL;
-    static int c_bs = 0, c_cl = 0, c_ok = 0;
-    static char c_why[160];
-    if (g_dev.prop.major < 9)
-        return reasonf("thread-block clusters need sm_90 or newer (this GPU is %s)", g_dev.sm);
-    if (!(fn == c_fn && bs == c_bs && cl == c_cl)) {
-        const char *why = block_fits(fn, bs);
-        if (why) {
-            snprintf(c_why, sizeof c_why, "%s", why);
-            c_ok = 0;
-        } else {
-            cudaLaunchAttribute attr;
-            cudaLaunchConfig_t cfg = cluster_config(cl, bs, cl, &attr);  // grid of one cluster
-            int n = 0;
-            cudaError_t e = cudaOccupancyMaxActiveClusters(&n, fn, &cfg);
-            if (e != cudaSuccess) {
-                cudaGetLastError();  // not sticky: clear it
-                snprintf(c_why, sizeof c_why, "a cluster of %d blocks x %d threads cannot launch (%s)", cl, bs,
-                         cudaGetErrorString(e));
-                c_ok = 0;
-            } else if (n < 1) {
-                snprintf(c_why, sizeof c_why, "a cluster of %d blocks x %d threads does not fit the GPU", cl, bs);
-                c_ok = 0;
-            } else {
-                c_ok = 1;
-            }
-        }
-        c_fn = fn;
-        c_bs = bs;
-        c_cl = cl;
-    }
-    return c_ok ? NULL : c_why;
-}
 static const char *supports_k7(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
     if (g_dev.prop.major < 9) return reasonf("thread-block clusters need sm_90 or newer (this GPU is %s)", g_dev.sm);
@@ -793,7 +744,7 @@ static void launch_cluster(const rms_problem_t *p, int bs, int vec, launch_t *l)
     const void *fn;
     DISPATCH_VEC(p->h.dtype, vec, cluster_kernel_for, packs, &fn);
     cudaLaunchAttribute attr;
-    cudaLaunchConfig_t cfg = cluster_config(p->s.N, bs, cl, &attr);
+    cudaLaunchConfig_t cfg = cluster_config(p->s.N * cl, bs, cl, &attr);
     rms_args_t a = rms_args(p);
     void *args[] = {&a};
     CUDA_CHECK(cudaLaunchKernelExC(&cfg, fn, args));

@@ -31,3 +31,42 @@ for k in 3 5 6 7 8 9 10; do
     echo "$out" >> "$LOG"
     if [ $rc -eq 0 ]; then pass "layernorm $k at --input-mean 1000 passes"; else fail "layernorm $k at --input-mean 1000 (exit $rc)"; fi
 done
+
+# kernel 10's register path forced to every cluster size (--cluster K), odd shapes: rows that end inside a
+# block, blocks of a cluster that hold nothing, rows beyond one block; with --input-mean 1000 too
+# (check_one: `PROG ARGS --check` exits 0 with no FAIL line)
+check_one() {
+    local out rc
+    out=$(./layernorm_forward "$@" --check 2>&1)
+    rc=$?
+    { echo "### layernorm_forward $* --check (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "path "; then
+        pass "layernorm $* ($(echo "$out" | grep -o 'path [^|]*' | head -n 1))"
+    else
+        fail "layernorm $* (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"
+    fi
+}
+CL_SHAPES="-N 7 -C 3000|-N 1031 -C 4104|-N 3 -C 12000|-N 2 -C 65536|-N 1 -C 131072"
+[ "$QUICK" = 1 ] && CL_SHAPES="-N 7 -C 3000|-N 2 -C 65536"
+IFS='|' read -r -a cl_shapes <<< "$CL_SHAPES"
+for dt in fp32 bf16; do
+    for shape in "${cl_shapes[@]}"; do
+        for k in 1 2 4 8; do
+            check_one 10 --dtype $dt $shape --cluster $k
+        done
+        check_one 10 --dtype $dt $shape --cluster 8 --block-size 1024
+    done
+done
+check_one 10 --dtype fp16 -N 7 -C 3000 --cluster 4
+check_one 10 --dtype fp32 -N 64 -C 65536 --input-mean 1000
+check_one 10 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
+for tool in memcheck racecheck synccheck; do
+    out=$("$SANITIZER" --tool $tool --error-exitcode 9 ./layernorm_forward 10 --check --cluster 4 -N 3 -C 3000 2>&1)
+    rc=$?
+    { echo "### $SANITIZER --tool $tool layernorm_forward 10 --cluster 4 (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && echo "$out" | grep -Eq "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors"; then
+        pass "$tool clean: layernorm_forward 10 --cluster 4"
+    else
+        fail "$tool: layernorm_forward 10 --cluster 4 (exit $rc)"
+    fi
+done
