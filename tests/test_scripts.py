@@ -8,6 +8,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import ncu_check  # noqa: E402
 import regress  # noqa: E402
 import run_all  # noqa: E402
 import shapes  # noqa: E402
@@ -113,5 +114,25 @@ with tempfile.TemporaryDirectory() as d:
     chk = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "update_readme.py"), folder, "--check"],
                          capture_output=True, text=True)
     expect("the committed README's tables match results/", chk.returncode == 0, chk.stderr)
+
+# ncu_check: an op of several kernels is timed per launch of the op (BatchNorm: partials, finalize, normalize)
+hdr = '"ID","Process ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+lines = [hdr]
+for i in range(6):  # two launches of an op of three kernels
+    name = ["bn_partials<float>", "bn_finalize", "bn_normalize"][i % 3]
+    lines.append(f'"{i}","1","{name}","gpu__time_duration.sum","usecond","{10 * (i % 3 + 1)}"\n')
+    lines.append(f'"{i}","1","{name}","dram__bytes.sum","Mbyte","{i % 3 + 1}"\n')
+launches = ncu_check.parse_ncu_csv("==PROF== noise\n" + "".join(lines))
+groups = ncu_check.per_op_launch(launches)
+expect("ncu_check parses one record a launch", len(launches) == 6 and launches[1][0] == "bn_finalize", launches)
+expect("ncu_check sums the kernels of one op launch",
+       len(groups) == 2 and abs(groups[0][0] - 0.060) < 1e-9 and abs(groups[1][1] - 6e6) < 1e-3, groups)
+single = ncu_check.per_op_launch([("k", 0.1, 5.0), ("k", 0.2, 6.0)])
+expect("ncu_check leaves a one-kernel op's launches alone", single == [(0.1, 5.0), (0.2, 6.0)], single)
+
+sweep = "block_size   64 | 0.2 ms (min 0.1) | x\nblock_size  512 | 0.1 ms (min 0.1) | x\nbest: block_size 512 | 1 GB/s | 1% SOL\n"
+expect("ncu_check profiles a sweeping kernel at its best block size", ncu_check.best_block(sweep) == "512")
+expect("ncu_check leaves a one-block kernel alone",
+       ncu_check.best_block("block_size  256 (own) | 0.1 ms (min 0.1) | x\nbest: block_size 256 | 1 GB/s\n") is None)
 
 sys.exit(status())
