@@ -619,25 +619,24 @@ static void launch_k5(const void *pp, launch_t *l) {
     layernorm_kernel5<<<(unsigned)p->N, l->block_size>>>(LN_ARGS(float, p), p->C, p->eps);
 }
 
-// Kernel 6 and the dispatcher's register path: packs per thread, the smallest power of two that holds the
-// row. 16 packs is the most that fits 64 registers (the limit at 1024 threads) without spilling.
+// Packs per thread, the smallest power of two <= max_packs with which bs threads hold the row (0: none). Kernel 6
+// (scalar) goes to 16, the most that fits 64 registers (the limit at 1024 threads) without spilling; the
+// dispatcher's 16-byte packs to 8 (bs = all threads of a cluster there).
 static const int ROWREG_MAX_PACKS = 16;
 static int rowreg_packs(long nvec, int bs, int max_packs) {
     for (int packs = 1; packs <= max_packs; packs *= 2)
         if ((long)packs * bs >= nvec) return packs;
     return 0;
 }
-template <typename T, int VEC>
-static void launch_rowreg_t(const ln_problem_t *p, int bs, int packs) {
+template <typename T>
+static void launch_rowreg_t(const ln_problem_t *p, int bs, int packs) {  // kernel 6: scalar (VEC = 1)
     dim3 g((unsigned)p->N);
     switch (packs) {
-    case 1: layernorm_rowreg_kernel<T, VEC, 1><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
-    case 2: layernorm_rowreg_kernel<T, VEC, 2><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
-    case 4: layernorm_rowreg_kernel<T, VEC, 4><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
-    case 8: layernorm_rowreg_kernel<T, VEC, 8><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
-    case 16:
-        if constexpr (VEC == 1) layernorm_rowreg_kernel<T, VEC, 16><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps);
-        break;
+    case 1: layernorm_rowreg_kernel<T, 1, 1><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 2: layernorm_rowreg_kernel<T, 1, 2><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 4: layernorm_rowreg_kernel<T, 1, 4><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 8: layernorm_rowreg_kernel<T, 1, 8><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 16: layernorm_rowreg_kernel<T, 1, 16><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
     }
 }
 // Kernel 6 proper: scalar (VEC = 1).
@@ -651,9 +650,9 @@ static void launch_k6(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
     int packs = rowreg_packs(p->C, l->block_size, ROWREG_MAX_PACKS);
     switch (p->h.dtype) {
-    case DT_FP32: launch_rowreg_t<float, 1>(p, l->block_size, packs); break;
-    case DT_FP16: launch_rowreg_t<__half, 1>(p, l->block_size, packs); break;
-    default: launch_rowreg_t<__nv_bfloat16, 1>(p, l->block_size, packs); break;
+    case DT_FP32: launch_rowreg_t<float>(p, l->block_size, packs); break;
+    case DT_FP16: launch_rowreg_t<__half>(p, l->block_size, packs); break;
+    default: launch_rowreg_t<__nv_bfloat16>(p, l->block_size, packs); break;
     }
 }
 
@@ -831,9 +830,7 @@ static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
     if (cl == 1 || g_dev.prop.major >= 9) {
         for (int bs = 128; bs <= 1024; bs *= 2) {
             if (req_bs ? bs != req_bs : (cl > 1 && !g_cluster && bs != 256)) continue;
-            regplan_t c = {cl, bs, 0, 0, 0};
-            for (int pk = 1; pk <= 8 && !c.packs; pk *= 2)
-                if ((long)cl * bs * pk >= nvec) c.packs = pk;
+            regplan_t c = {cl, bs, rowreg_packs(nvec, cl * bs, 8), 0, 0};
             if (!c.packs || !regplan_rate(d, N, &c)) continue;
             if (c.threads_sm > best.threads_sm || (c.threads_sm == best.threads_sm && c.blocks_sm > best.blocks_sm))
                 best = c;

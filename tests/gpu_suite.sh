@@ -36,19 +36,21 @@ check_all() {
 }
 
 # sanitize TOOL PROG ARGS...: compute-sanitizer TOOL on `PROG all --check ARGS`, clean and exit 0.
-sanitize() {
-    local tool=$1 prog=$2
-    shift 2
+# sanitize_kernel TOOL PROG KERNEL ARGS...: the same for one kernel.
+sanitize_kernel() {
+    local tool=$1 prog=$2 kernel=$3
+    shift 3
     local out rc
-    out=$("$SANITIZER" --tool $tool --error-exitcode 9 ./$prog all --check "$@" 2>&1)
+    out=$("$SANITIZER" --tool $tool --error-exitcode 9 ./$prog $kernel --check "$@" 2>&1)
     rc=$?
-    { echo "### $SANITIZER --tool $tool $prog all --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    { echo "### $SANITIZER --tool $tool $prog $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
     if [ $rc -eq 0 ] && echo "$out" | grep -Eq "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors"; then
-        pass "$tool clean: $prog all --check $*"
+        pass "$tool clean: $prog $kernel --check $*"
     else
-        fail "$tool: $prog all --check $* (exit $rc): $(echo "$out" | grep -E 'ERROR|Error|error' | head -n 3 | tr '\n' ' ')"
+        fail "$tool: $prog $kernel --check $* (exit $rc): $(echo "$out" | grep -E 'ERROR|Error|error' | head -n 3 | tr '\n' ' ')"
     fi
 }
+sanitize() { sanitize_kernel "$1" "$2" all "${@:3}"; }
 
 # planted PROG KERNEL ARGS...: every build/PROG_bug* must report FAIL and exit 1 for `KERNEL --check ARGS`.
 planted() {

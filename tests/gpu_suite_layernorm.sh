@@ -61,12 +61,5 @@ check_one 10 --dtype fp16 -N 7 -C 3000 --cluster 4
 check_one 10 --dtype fp32 -N 64 -C 65536 --input-mean 1000
 check_one 10 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
 for tool in memcheck racecheck synccheck; do
-    out=$("$SANITIZER" --tool $tool --error-exitcode 9 ./layernorm_forward 10 --check --cluster 4 -N 3 -C 3000 2>&1)
-    rc=$?
-    { echo "### $SANITIZER --tool $tool layernorm_forward 10 --cluster 4 (exit $rc)"; echo "$out"; } >> "$LOG"
-    if [ $rc -eq 0 ] && echo "$out" | grep -Eq "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors"; then
-        pass "$tool clean: layernorm_forward 10 --cluster 4"
-    else
-        fail "$tool: layernorm_forward 10 --cluster 4 (exit $rc)"
-    fi
+    sanitize_kernel $tool layernorm_forward 10 --cluster 4 -N 3 -C 3000
 done
