@@ -930,11 +930,13 @@ typedef struct { double median_ms, min_ms; int repeats; } timing_t;
 
 static char *g_flush;
 static size_t g_flush_bytes;  // the written part: 2 x L2
-static size_t g_clean_bytes;  // then 1 x L2 read from another region
+static size_t g_clean_bytes;  // then 3 x L2 read from another region
 
 // Writing the flush buffer evicts everything from L2 but leaves it full of dirty lines, whose write-back
-// would then be charged to the timed kernel; reading another L2-sized region afterwards turns L2 into
-// clean lines of data nobody uses, so the timed launch starts from a cold, clean cache.
+// would then be charged to the timed kernel; reading another region afterwards turns L2 into clean lines of
+// data nobody uses, so the timed launch starts from a cold, clean cache. One L2 size of reads is not enough:
+// it left part of the dirty lines behind (H100, 50 MB copy: 2586 GB/s after 1 x L2 of reads, 2838 after
+// 3 x L2, 2853 with no flush writes at all; results/NOTES.md), so the harness reads 3 x L2.
 __global__ void flush_write_kernel(int4 *buf, size_t n, int v) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         buf[i] = make_int4(v, v, v, v);
@@ -948,19 +950,23 @@ __global__ void flush_read_kernel(const int4 *buf, size_t n, int *sink) {
     if (acc == 0x7fffffff) *sink = acc;  // practically never; keeps the loads alive
 }
 
+// NORM_FLUSH="wA,rB" (experiments, results/NOTES.md): write A x L2, then read B x L2 of a region never written
+// ("write" = "w2,r0"); the default is w2,r3.
 static void flush_l2(void) {
-    static int counter = 0;
+    static int counter = 0, wpass = 2, rpass = 3;
     if (!g_flush) {
+        const char *mode = getenv("NORM_FLUSH");
+        if (mode && strcmp(mode, "write") == 0) rpass = 0;
+        else if (mode && sscanf(mode, "w%d,r%d", &wpass, &rpass) != 2) { fprintf(stderr, "bad NORM_FLUSH\n"); exit(2); }
         size_t l2 = g_dev.prop.l2CacheSize > 0 ? (size_t)g_dev.prop.l2CacheSize : (size_t)(64 << 20);
-        g_flush_bytes = 2 * l2;
-        g_clean_bytes = l2;
+        g_flush_bytes = (size_t)wpass * l2;
+        g_clean_bytes = (size_t)rpass * l2;
         CUDA_CHECK(cudaMalloc(&g_flush, g_flush_bytes + g_clean_bytes + 16));
         CUDA_CHECK(cudaMemset(g_flush, 0, g_flush_bytes + g_clean_bytes + 16));
     }
     int blocks = g_dev.prop.multiProcessorCount * 8;
-    flush_write_kernel<<<blocks, 256>>>((int4 *)g_flush, g_flush_bytes / 16, ++counter);
-    const char *mode = getenv("NORM_FLUSH");  // "write": the write pass alone (for the NOTES experiment)
-    if (!(mode && strcmp(mode, "write") == 0))
+    if (g_flush_bytes) flush_write_kernel<<<blocks, 256>>>((int4 *)g_flush, g_flush_bytes / 16, ++counter);
+    if (g_clean_bytes)
         flush_read_kernel<<<blocks, 256>>>((const int4 *)(g_flush + g_flush_bytes), g_clean_bytes / 16,
                                            (int *)(g_flush + g_flush_bytes + g_clean_bytes));
     CUDA_CHECK_LAUNCH();
@@ -1540,18 +1546,15 @@ static void cudnn_plan_execute(const cudnn_plan_t *p, launch_t *l) {
 
 // ------------------------------------------------------------------------------------------------
 // Speed of light: a device-to-device copy of the same byte count (half read, half written), timed the
-// same way; the faster of cudaMemcpyAsync and a 16-byte vectorized copy kernel.
+// same way; the faster of cudaMemcpyAsync and a 16-byte vectorized copy kernel. The kernel moves one 16-byte
+// vector a thread, a block per 256 vectors: on an H100 that beat a grid-stride loop with four loads a thread
+// (and a one-wave grid) by 5-11% at 25-134 MB and matched cudaMemcpyAsync at 537 MB (results/NOTES.md).
 
 typedef struct { void *src, *dst; size_t bytes; } copy_ctx_t;
 
 __global__ void copy16_kernel(const int4 *__restrict__ src, int4 *__restrict__ dst, size_t n) {
-    size_t stride = (size_t)gridDim.x * blockDim.x;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    for (; i + 3 * stride < n; i += 4 * stride) {  // four independent 16-byte loads in flight
-        int4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
-        dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d;
-    }
-    for (; i < n; i += stride) dst[i] = src[i];
+    if (i < n) __stcs(dst + i, __ldcs(src + i));
 }
 static void copy_memcpy(void *ctx) {
     copy_ctx_t *c = (copy_ctx_t *)ctx;
@@ -1560,11 +1563,7 @@ static void copy_memcpy(void *ctx) {
 static void copy_kernel(void *ctx) {
     copy_ctx_t *c = (copy_ctx_t *)ctx;
     size_t n = c->bytes / 16;
-    long blocks = ceil_div((long)n, 256 * 4);
-    long cap = (long)g_dev.prop.multiProcessorCount * 16;
-    if (blocks > cap) blocks = cap;
-    if (blocks < 1) blocks = 1;
-    copy16_kernel<<<(int)blocks, 256>>>((const int4 *)c->src, (int4 *)c->dst, n);
+    copy16_kernel<<<(unsigned)ceil_div((long)n, 256), 256>>>((const int4 *)c->src, (int4 *)c->dst, n);
 }
 
 typedef struct { double gbps, ms; double bytes; const char *method; } sol_t;

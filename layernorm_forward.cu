@@ -323,32 +323,33 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
 // bf16 cost 91 registers: fewer warps resident, and too many registers for 1024-thread blocks).
 #define K7_MAX_PACKS 8
 
+// One row as TPR lanes see it (kernel 7, and kernel 10's persistent path): lane `lane` holds packs lane,
+// lane + TPR, ... of the row in v[]. Loads are all issued before any use.
 template <typename T, int VEC, int TPR, int MAXP>
-__global__ void layernorm_subwarp_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
-                                         T *__restrict__ y, float *__restrict__ mean, float *__restrict__ rstd,
-                                         long N, long C, float eps) {
-    int rows_per_block = blockDim.x / TPR;
-    long row = blockIdx.x * (long)rows_per_block + threadIdx.x / TPR;
-    int lane = threadIdx.x % TPR;
-    bool valid = row < N;  // no early return: every lane of the warp must reach the shuffles
-    const T *xr = x + row * C;
-    int nvec = (int)(C / VEC);
-    Pack<T, VEC> v[MAXP];
-    float s = 0.f;
+__device__ __forceinline__ void subwarp_load_row(Pack<T, VEC> (&v)[MAXP], const T *__restrict__ xr, bool valid,
+                                                 int lane, int nvec) {
 #pragma unroll
     for (int p = 0; p < MAXP; p++) {
         int i = lane + p * TPR;
         if (valid && i < nvec) v[p] = load_pack_cs<T, VEC>(xr + (long)i * VEC);
     }
+}
+// The two group sums (the mean; then the squares around it: the exact two-pass variance, free because the
+// row is in registers; no Welford merge, so no divisions and one float a shuffle instead of three), then y
+// and the statistics. Every lane of the warp must call it (shuffles); lanes with !valid write nothing.
+template <typename T, int VEC, int TPR, int MAXP>
+__device__ __forceinline__ void subwarp_finish_row(const Pack<T, VEC> (&v)[MAXP], bool valid, int lane, int nvec,
+                                                   long row, long C, const T *__restrict__ w,
+                                                   const T *__restrict__ b, T *__restrict__ y,
+                                                   float *__restrict__ mean, float *__restrict__ rstd, float eps) {
+    float s = 0.f;
 #pragma unroll
     for (int p = 0; p < MAXP; p++) {
         int i = lane + p * TPR;
         if (valid && i < nvec)
 #pragma unroll
-            for (int j = 0; j < VEC; j++) s += to_float(v[p].v[j]);
+            for (int j = 0; j < VEC; j++) s += pack_elem(v[p], j);
     }
-    // the row is in registers, so the exact two-pass variance costs two group sums: the mean, then the squares
-    // around it (no Welford merge: no divisions, one float a shuffle instead of three)
     float m = group_sum<TPR>(s) * (1.f / (float)C);
     float m2 = 0.f;
 #pragma unroll
@@ -357,7 +358,7 @@ __global__ void layernorm_subwarp_kernel(const T *__restrict__ x, const T *__res
         if (valid && i < nvec) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
-                float d = to_float(v[p].v[j]) - m;
+                float d = pack_elem(v[p], j) - m;
                 m2 = fmaf(d, d, m2);
             }
         }
@@ -373,13 +374,50 @@ __global__ void layernorm_subwarp_kernel(const T *__restrict__ x, const T *__res
             Pack<T, VEC> wv = load_pack<T, VEC>(w + (long)i * VEC), bv = load_pack<T, VEC>(b + (long)i * VEC), out;
 #pragma unroll
             for (int j = 0; j < VEC; j++)
-                out.v[j] = from_float<T>((to_float(v[p].v[j]) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
+                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
             store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
         }
     }
     if (lane == 0) {
         mean[row] = m;
         rstd[row] = r;
+    }
+}
+
+template <typename T, int VEC, int TPR, int MAXP>
+__global__ void layernorm_subwarp_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
+                                         T *__restrict__ y, float *__restrict__ mean, float *__restrict__ rstd,
+                                         long N, long C, float eps) {
+    long row = blockIdx.x * (long)(blockDim.x / TPR) + threadIdx.x / TPR;
+    int lane = threadIdx.x % TPR, nvec = (int)(C / VEC);
+    bool valid = row < N;  // no early return: every lane of the warp must reach the shuffles
+    Pack<T, VEC> v[MAXP];
+    subwarp_load_row<T, VEC, TPR, MAXP>(v, x + row * C, valid, lane, nvec);
+    subwarp_finish_row<T, VEC, TPR, MAXP>(v, valid, lane, nvec, row, C, w, b, y, mean, rstd, eps);
+}
+
+// Kernel 10's persistent path for C <= 1024 (16-byte packs): kernel 7's layout, but the grid holds only the
+// blocks that are resident at once, and each group of TPR lanes walks rows row, row + stride, ...; the next
+// row's x is loaded before the current row is reduced and written, so loads stay in flight while a row's
+// shuffles, w/b loads and stores run, and no block is launched or drained per row. MAXP is the packs a lane
+// holds, rounded up to 4, 6 or 8 (two rows of them live in registers).
+// Wrong: twice kernel 7's registers for x; the last pass over the rows leaves part of the grid idle.
+template <typename T, int VEC, int TPR, int MAXP>
+__global__ void layernorm_subwarp_persist_kernel(const T *__restrict__ x, const T *__restrict__ w,
+                                                 const T *__restrict__ b, T *__restrict__ y,
+                                                 float *__restrict__ mean, float *__restrict__ rstd, long N, long C,
+                                                 float eps) {
+    long stride = (long)gridDim.x * (blockDim.x / TPR);
+    long row = blockIdx.x * (long)(blockDim.x / TPR) + threadIdx.x / TPR;
+    long first = row - threadIdx.x / TPR;  // the block's first row this pass: the loop test is block-uniform
+    int lane = threadIdx.x % TPR, nvec = (int)(C / VEC);
+    Pack<T, VEC> v[MAXP], next[MAXP];
+    subwarp_load_row<T, VEC, TPR, MAXP>(v, x + row * C, row < N, lane, nvec);
+    for (; first < N; first += stride, row += stride) {
+        subwarp_load_row<T, VEC, TPR, MAXP>(next, x + (row + stride) * C, row + stride < N, lane, nvec);
+        subwarp_finish_row<T, VEC, TPR, MAXP>(v, row < N, lane, nvec, row, C, w, b, y, mean, rstd, eps);
+#pragma unroll
+        for (int p = 0; p < MAXP; p++) v[p] = next[p];
     }
 }
 
@@ -702,6 +740,50 @@ static void launch_k7(const void *pp, launch_t *l) {
     DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, l->block_size, tpr);
 }
 
+// Kernel 10's persistent path: the kernel for TPR lanes a row, MAXP rounded up to 4, 6 or 8 packs.
+template <typename T, int VEC>
+static void persist_kernel_for(int tpr, long nvec, const void **fn) {
+    ln_kernel_t<T> k;
+    long packs = ceil_div(nvec, tpr);
+    switch (tpr) {
+    case 1: k = layernorm_subwarp_persist_kernel<T, VEC, 1, 4>; break;
+    case 2: k = layernorm_subwarp_persist_kernel<T, VEC, 2, 4>; break;
+    case 4: k = layernorm_subwarp_persist_kernel<T, VEC, 4, 4>; break;
+    case 8: k = layernorm_subwarp_persist_kernel<T, VEC, 8, 4>; break;
+    case 16: k = layernorm_subwarp_persist_kernel<T, VEC, 16, 4>; break;
+    default:
+        k = packs <= 4   ? layernorm_subwarp_persist_kernel<T, VEC, 32, 4>
+            : packs <= 6 ? layernorm_subwarp_persist_kernel<T, VEC, 32, 6>
+                         : layernorm_subwarp_persist_kernel<T, VEC, 32, 8>;
+        break;
+    }
+    *fn = (const void *)k;
+}
+static const void *persist_fn(const ln_problem_t *p) {  // 16-byte packs
+    const void *fn = NULL;
+    long nvec = p->C / vec_width(p);
+    int tpr = subwarp_tpr(nvec);
+    switch (p->h.dtype) {
+    case DT_FP32: persist_kernel_for<float, 4>(tpr, nvec, &fn); break;
+    case DT_FP16: persist_kernel_for<__half, 8>(tpr, nvec, &fn); break;
+    default: persist_kernel_for<__nv_bfloat16, 8>(tpr, nvec, &fn); break;
+    }
+    return fn;
+}
+// Resident blocks of the grid: blocks an SM (occupancy calculator, kept: launch() runs inside the timed
+// region) x SMs, at most the blocks that have a row to do.
+static long persist_grid(const void *fn, int bs, long blocks_needed) {
+    static const void *c_fn;
+    static int c_bs, c_nb;
+    if (fn != c_fn || bs != c_bs) {
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, 0));
+        c_fn = fn;
+        c_bs = bs;
+    }
+    long g = (long)c_nb * g_dev.prop.multiProcessorCount;
+    return g < blocks_needed ? g : blocks_needed;
+}
+
 // Kernel 8: shared-memory row cache; block size from the occupancy calculator.
 template <typename T, int VEC>
 static void smem_kernel_config(const ln_problem_t *p, int requested, int *bs_out, cudaError_t *err) {
@@ -754,7 +836,8 @@ static void launch_k9(const void *pp, launch_t *l) {
 // ------------------------------------------------------------------------------------------------
 // Kernel 10: the dispatcher. Paths by C and dtype, chosen from block-size sweeps on an H100 and an H200
 // (results/<gpu>/layernorm.csv, notes in results/NOTES.md):
-//   C <= 1024 and the row fits kernel 7    -> 7, 256 threads
+//   C <= 1024 and the row fits kernel 7    -> with 16-byte packs the persistent path (7p: kernel 7's layout,
+//                                             a resident grid, the next row loaded early), else 7; 256 threads
 //   16-byte packs, the row fits 8 blocks x -> the row in registers: kernel 6's block kernel (CL = 1) or the
 //   1024 threads x 8 packs                    cluster path (CL = 2..8 blocks a row), planned by regs_plan()
 //   anything else                          -> 9, about 32 elements a thread, 128..1024 threads
@@ -851,6 +934,7 @@ static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_ou
     *vec_out = vec;
     if (subwarp_tpr(nvec) && p->C <= 1024) {
         *bs_out = req_bs ? req_bs : 256;
+        if (vec == 16 / (int)dtype_size(p->h.dtype) && !block_fits(persist_fn(p), *bs_out)) return "7p";
         return "7";
     }
     if (vec == 16 / (int)dtype_size(p->h.dtype)) {
@@ -872,7 +956,20 @@ static void launch_k10(const void *pp, launch_t *l) {
     memset(&pl, 0, sizeof pl);
     const char *path = dispatch_path(p, &vec, &bs, &pl, l->block_size);
     l->block_used = bs;
-    if (path[0] == '7') {
+    if (path[0] == '7' && path[1] == 'p') {
+        const void *fn = persist_fn(p);
+        int tpr = subwarp_tpr(p->C / vec);
+        long grid = persist_grid(fn, bs, ceil_div(p->N, bs / tpr));
+        const void *x = p->x, *w = p->w, *b = p->b;
+        void *y = p->y;
+        float *mean = p->mean, *rstd = p->rstd;
+        long N = p->N, C = p->C;
+        float eps = p->eps;
+        void *args[] = {&x, &w, &b, &y, &mean, &rstd, &N, &C, &eps};
+        CUDA_CHECK(cudaLaunchKernel(fn, dim3((unsigned)grid), dim3(bs), args, 0, 0));
+        snprintf(l->path, sizeof l->path, "7p (persistent subwarp, %d lanes/row, %d-wide packs, %ld blocks)", tpr,
+                 vec, grid);
+    } else if (path[0] == '7') {
         int tpr = subwarp_tpr(p->C / vec);
         DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, bs, tpr);
         snprintf(l->path, sizeof l->path, "7 (subwarp, %d lanes/row, %d-wide packs)", tpr, vec);

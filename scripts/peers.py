@@ -8,7 +8,7 @@ For every op (layernorm, rmsnorm, batchnorm by default), dtype and standard poin
   program's arguments: the QK-norm view of q inside a packed qkv buffer, the fused residual add, NCHW/NHWC);
 - counts the bytes exactly as the program does (bytes_for below), so GB/s compares time for the same work;
 - times with the programs' cold-L2 method: before every timed call, write 2 x L2 and then read another
-  1 x L2 (clean lines), CUDA events around the call, median of 10..200 repeats (about 100 ms of work);
+  3 x L2 (clean lines), CUDA events around the call, median of 10..200 repeats (about 100 ms of work);
 - measures the copy of the same byte count in the same process (cudaMemcpyAsync through Tensor.copy_,
   timed the same way; once per byte count, shared by torch and torch.compile) for %SOL;
 - validates the peer's outputs against a float64 reference on a sample of rows, with the programs'
@@ -142,7 +142,7 @@ def git_rev():
 # On the GPU (imports torch lazily).
 
 class Bench:
-    """Cold-L2 timing as in common.h: flush (write 2 x L2, read 1 x L2), events around each call."""
+    """Cold-L2 timing as in common.h: flush (write 2 x L2, read 3 x L2), events around each call."""
 
     def __init__(self, torch, device):
         self.torch = torch
@@ -150,7 +150,7 @@ class Bench:
         props = torch.cuda.get_device_properties(device)
         l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)
         self.flush_w = torch.empty(2 * l2 // 4, dtype=torch.int32, device=device)
-        self.flush_r = torch.zeros(l2 // 4, dtype=torch.int32, device=device)
+        self.flush_r = torch.zeros(3 * l2 // 4, dtype=torch.int32, device=device)
         self.counter = 0
         self.copies = {}  # byte count -> copy GB/s: measured once per process, shared by the peers of a point
 

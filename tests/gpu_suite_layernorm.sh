@@ -63,3 +63,17 @@ check_one 10 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
 for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 10 --cluster 4 -N 3 -C 3000
 done
+
+# kernel 10's persistent path (C <= 1024, 16-byte packs): many passes of the resident grid over the rows, a
+# last pass that ends inside a block, every lanes-per-row width (C = 32 .. 1024), other block sizes
+check_one 10 --dtype fp32 -N 100003 -C 768
+check_one 10 --dtype bf16 -N 100003 -C 1000
+check_one 10 --dtype fp16 -N 65537 -C 32
+check_one 10 --dtype bf16 -N 30001 -C 8
+check_one 10 --dtype fp32 -N 50001 -C 1024 --block-size 128
+check_one 10 --dtype bf16 -N 40000 -C 512 --block-size 64
+check_one 10 --dtype fp32 -N 20011 -C 256 --input-mean 1000
+check_one 10 --dtype bf16 -N 20011 -C 1024 --block-size 1024
+for tool in memcheck racecheck synccheck; do
+    sanitize_kernel $tool layernorm_forward 10 -N 5003 -C 256
+done
