@@ -396,11 +396,13 @@ __global__ void layernorm_subwarp_kernel(const T *__restrict__ x, const T *__res
     subwarp_finish_row<T, VEC, TPR, MAXP>(v, valid, lane, nvec, row, C, w, b, y, mean, rstd, eps);
 }
 
-// Kernel 10's persistent path for C <= 1024 (16-byte packs): kernel 7's layout, but the grid holds only the
-// blocks that are resident at once, and each group of TPR lanes walks rows row, row + stride, ...; the next
-// row's x is loaded before the current row is reduced and written, so loads stay in flight while a row's
-// shuffles, w/b loads and stores run, and no block is launched or drained per row. MAXP is the packs a lane
-// holds, rounded up to 4, 6 or 8 (two rows of them live in registers).
+// Kernel 10's persistent path (7p): kernel 7's layout, but the grid holds only the blocks that are resident
+// at once, and each group of TPR lanes walks rows row, row + stride, ...; the next row's x is loaded before
+// the current row is reduced and written, so loads stay in flight while a row's shuffles, w/b loads and
+// stores run, and no block is launched or drained per row. Two rows of MAXP packs live in registers.
+// Measured (H100, results/NOTES.md): fp32 C = 128-512 (4 packs a lane, 64 registers) 3-6 points of the copy
+// above kernel 7; fp32 C = 768-1024 (6-8 packs, 117-127 registers) and bf16 1-5 points below it, so the
+// dispatcher takes this path for fp32 rows of at most 4 packs a lane only.
 // Wrong: twice kernel 7's registers for x; the last pass over the rows leaves part of the grid idle.
 template <typename T, int VEC, int TPR, int MAXP>
 __global__ void layernorm_subwarp_persist_kernel(const T *__restrict__ x, const T *__restrict__ w,
@@ -740,35 +742,20 @@ static void launch_k7(const void *pp, launch_t *l) {
     DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, l->block_size, tpr);
 }
 
-// Kernel 10's persistent path: the kernel for TPR lanes a row, MAXP rounded up to 4, 6 or 8 packs.
-template <typename T, int VEC>
-static void persist_kernel_for(int tpr, long nvec, const void **fn) {
-    ln_kernel_t<T> k;
-    long packs = ceil_div(nvec, tpr);
-    switch (tpr) {
-    case 1: k = layernorm_subwarp_persist_kernel<T, VEC, 1, 4>; break;
-    case 2: k = layernorm_subwarp_persist_kernel<T, VEC, 2, 4>; break;
-    case 4: k = layernorm_subwarp_persist_kernel<T, VEC, 4, 4>; break;
-    case 8: k = layernorm_subwarp_persist_kernel<T, VEC, 8, 4>; break;
-    case 16: k = layernorm_subwarp_persist_kernel<T, VEC, 16, 4>; break;
-    default:
-        k = packs <= 4   ? layernorm_subwarp_persist_kernel<T, VEC, 32, 4>
-            : packs <= 6 ? layernorm_subwarp_persist_kernel<T, VEC, 32, 6>
-                         : layernorm_subwarp_persist_kernel<T, VEC, 32, 8>;
-        break;
-    }
-    *fn = (const void *)k;
-}
-static const void *persist_fn(const ln_problem_t *p) {  // 16-byte packs
-    const void *fn = NULL;
+// Kernel 10's persistent path: fp32 rows of at most 4 packs a lane (C <= 512; the measured rule above the
+// kernel), else NULL.
+static const void *persist_fn(const ln_problem_t *p) {
     long nvec = p->C / vec_width(p);
     int tpr = subwarp_tpr(nvec);
-    switch (p->h.dtype) {
-    case DT_FP32: persist_kernel_for<float, 4>(tpr, nvec, &fn); break;
-    case DT_FP16: persist_kernel_for<__half, 8>(tpr, nvec, &fn); break;
-    default: persist_kernel_for<__nv_bfloat16, 8>(tpr, nvec, &fn); break;
+    if (p->h.dtype != DT_FP32 || vec_width(p) != 4 || !tpr || nvec > 4L * tpr) return NULL;
+    switch (tpr) {
+    case 1: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 1, 4>;
+    case 2: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 2, 4>;
+    case 4: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 4, 4>;
+    case 8: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 8, 4>;
+    case 16: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 16, 4>;
+    default: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 32, 4>;
     }
-    return fn;
 }
 // Resident blocks of the grid: blocks an SM (occupancy calculator, kept: launch() runs inside the timed
 // region) x SMs, at most the blocks that have a row to do.
@@ -836,8 +823,9 @@ static void launch_k9(const void *pp, launch_t *l) {
 // ------------------------------------------------------------------------------------------------
 // Kernel 10: the dispatcher. Paths by C and dtype, chosen from block-size sweeps on an H100 and an H200
 // (results/<gpu>/layernorm.csv, notes in results/NOTES.md):
-//   C <= 1024 and the row fits kernel 7    -> with 16-byte packs the persistent path (7p: kernel 7's layout,
-//                                             a resident grid, the next row loaded early), else 7; 256 threads
+//   C <= 1024 and the row fits kernel 7    -> fp32 rows of <= 4 packs a lane (C <= 512): the persistent path
+//                                             (7p: kernel 7's layout, a resident grid, the next row loaded
+//                                             early); else 7; 256 threads
 //   16-byte packs, the row fits 8 blocks x -> the row in registers: kernel 6's block kernel (CL = 1) or the
 //   1024 threads x 8 packs                    cluster path (CL = 2..8 blocks a row), planned by regs_plan()
 //   anything else                          -> 9, about 32 elements a thread, 128..1024 threads
@@ -934,7 +922,8 @@ static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_ou
     *vec_out = vec;
     if (subwarp_tpr(nvec) && p->C <= 1024) {
         *bs_out = req_bs ? req_bs : 256;
-        if (vec == 16 / (int)dtype_size(p->h.dtype) && !block_fits(persist_fn(p), *bs_out)) return "7p";
+        const void *fn = persist_fn(p);
+        if (fn && !block_fits(fn, *bs_out)) return "7p";
         return "7";
     }
     if (vec == 16 / (int)dtype_size(p->h.dtype)) {

@@ -64,16 +64,18 @@ for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 10 --cluster 4 -N 3 -C 3000
 done
 
-# kernel 10's persistent path (C <= 1024, 16-byte packs): many passes of the resident grid over the rows, a
-# last pass that ends inside a block, every lanes-per-row width (C = 32 .. 1024), other block sizes
+# kernel 10's persistent path (fp32, C <= 512): many passes of the resident grid over the rows, a last pass
+# that ends inside a block, every lanes-per-row width (C = 4 .. 512), other block sizes; and C = 768 / bf16,
+# which stay on kernel 7
+check_one 10 --dtype fp32 -N 100003 -C 500
+check_one 10 --dtype fp32 -N 65537 -C 32
+check_one 10 --dtype fp32 -N 30001 -C 4
+check_one 10 --dtype fp32 -N 50001 -C 512 --block-size 128
+check_one 10 --dtype fp32 -N 40000 -C 256 --block-size 64
+check_one 10 --dtype fp32 -N 20011 -C 128 --input-mean 1000
+check_one 10 --dtype fp32 -N 20011 -C 64 --block-size 1024
 check_one 10 --dtype fp32 -N 100003 -C 768
-check_one 10 --dtype bf16 -N 100003 -C 1000
-check_one 10 --dtype fp16 -N 65537 -C 32
-check_one 10 --dtype bf16 -N 30001 -C 8
-check_one 10 --dtype fp32 -N 50001 -C 1024 --block-size 128
-check_one 10 --dtype bf16 -N 40000 -C 512 --block-size 64
-check_one 10 --dtype fp32 -N 20011 -C 256 --input-mean 1000
-check_one 10 --dtype bf16 -N 20011 -C 1024 --block-size 1024
+check_one 10 --dtype bf16 -N 100003 -C 512
 for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 10 -N 5003 -C 256
 done
