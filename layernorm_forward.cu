@@ -945,16 +945,17 @@ static void launch_k10(const void *pp, launch_t *l) {
     memset(&pl, 0, sizeof pl);
     const char *path = dispatch_path(p, &vec, &bs, &pl, l->block_size);
     l->block_used = bs;
+    // kernel arguments for the paths launched through a function pointer (7p, 6 and the cluster path)
+    const void *x = p->x, *w = p->w, *b = p->b;
+    void *y = p->y;
+    float *mean = p->mean, *rstd = p->rstd;
+    long N = p->N, C = p->C;
+    float eps = p->eps;
+    void *args[] = {&x, &w, &b, &y, &mean, &rstd, &N, &C, &eps};
     if (path[0] == '7' && path[1] == 'p') {
         const void *fn = persist_fn(p);
         int tpr = subwarp_tpr(p->C / vec);
-        long grid = persist_grid(fn, bs, ceil_div(p->N, bs / tpr));
-        const void *x = p->x, *w = p->w, *b = p->b;
-        void *y = p->y;
-        float *mean = p->mean, *rstd = p->rstd;
-        long N = p->N, C = p->C;
-        float eps = p->eps;
-        void *args[] = {&x, &w, &b, &y, &mean, &rstd, &N, &C, &eps};
+        long grid = persist_grid(fn, bs, ceil_div(N, bs / tpr));
         CUDA_CHECK(cudaLaunchKernel(fn, dim3((unsigned)grid), dim3(bs), args, 0, 0));
         snprintf(l->path, sizeof l->path, "7p (persistent subwarp, %d lanes/row, %d-wide packs, %ld blocks)", tpr,
                  vec, grid);
@@ -964,12 +965,6 @@ static void launch_k10(const void *pp, launch_t *l) {
         snprintf(l->path, sizeof l->path, "7 (subwarp, %d lanes/row, %d-wide packs)", tpr, vec);
     } else if (path[0] == '6') {
         const void *fn = regplan_fn(p->h.dtype, pl.cl, pl.packs);
-        const void *x = p->x, *w = p->w, *b = p->b;
-        void *y = p->y;
-        float *mean = p->mean, *rstd = p->rstd;
-        long N = p->N, C = p->C;
-        float eps = p->eps;
-        void *args[] = {&x, &w, &b, &y, &mean, &rstd, &N, &C, &eps};
         if (pl.cl == 1) {
             CUDA_CHECK(cudaLaunchKernel(fn, dim3((unsigned)N), dim3(bs), args, 0, 0));
             snprintf(l->path, sizeof l->path, "6 with 16-byte packs (%d packs/thread, %d blocks/SM)", pl.packs,
