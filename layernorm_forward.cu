@@ -142,7 +142,8 @@ __global__ void layernorm_kernel2_normalize(const float *x, const float *w, cons
 // (shuffles, no shared memory, no __syncthreads), two-pass variance around the mean, __restrict__, and
 // streaming cache hints on the last read of x and on y (evict-first: they are not read again).
 // Wrong: x is read three times (the re-reads mostly hit L1/L2, but cost instructions and bandwidth), loads
-// are 4 bytes wide, and one warp per row leaves large rows to a single warp.
+// are 4 bytes wide, and one warp per row leaves large rows to a single warp. The hints themselves turned out
+// not to pay: kernel 10 ran 1.5-5% faster on an H100 without them, so kernels 6-10 use plain access.
 
 __global__ void layernorm_kernel3(const float *__restrict__ x, const float *__restrict__ w,
                                   const float *__restrict__ b, float *__restrict__ y, float *__restrict__ mean,
@@ -263,7 +264,7 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
 #pragma unroll
     for (int p = 0; p < PACKS; p++) {
         int i = threadIdx.x + p * blockDim.x;
-        if (i < nvec) v[p] = load_pack_cs<T, VEC>(xr + i * VEC);
+        if (i < nvec) v[p] = load_pack<T, VEC>(xr + i * VEC);
     }
     float s = 0.f;
 #pragma unroll
@@ -298,7 +299,7 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
             for (int j = 0; j < VEC; j++)
                 out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
             if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
-            store_pack_cs<T, VEC>(yr + i * VEC, out);
+            store_pack<T, VEC>(yr + i * VEC, out);
         }
     }
     if (threadIdx.x == 0) {
@@ -331,7 +332,7 @@ __device__ __forceinline__ void subwarp_load_row(Pack<T, VEC> (&v)[MAXP], const 
 #pragma unroll
     for (int p = 0; p < MAXP; p++) {
         int i = lane + p * TPR;
-        if (valid && i < nvec) v[p] = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+        if (valid && i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
     }
 }
 // The two group sums (the mean; then the squares around it: the exact two-pass variance, free because the
@@ -375,7 +376,7 @@ __device__ __forceinline__ void subwarp_finish_row(const Pack<T, VEC> (&v)[MAXP]
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-            store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
+            store_pack<T, VEC>(yr + (long)i * VEC, out);
         }
     }
     if (lane == 0) {
@@ -445,7 +446,7 @@ __global__ void layernorm_smem_kernel(const T *__restrict__ x, const T *__restri
     float s = 0.f;
     int cnt = 0;
     for (long i = threadIdx.x; i < nvec; i += blockDim.x) {
-        Pack<T, VEC> p = load_pack_cs<T, VEC>(xr + i * VEC);
+        Pack<T, VEC> p = load_pack<T, VEC>(xr + i * VEC);
         *reinterpret_cast<Pack<T, VEC> *>(row_s + i * VEC) = p;
 #pragma unroll
         for (int j = 0; j < VEC; j++) s += to_float(p.v[j]);
@@ -471,7 +472,7 @@ __global__ void layernorm_smem_kernel(const T *__restrict__ x, const T *__restri
 #pragma unroll
         for (int j = 0; j < VEC; j++)
             out.v[j] = from_float<T>((to_float(p.v[j]) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-        store_pack_cs<T, VEC>(yr + i * VEC, out);
+        store_pack<T, VEC>(yr + i * VEC, out);
     }
     if (threadIdx.x == 0) {
         mean[row] = m;
@@ -514,12 +515,12 @@ __global__ void layernorm_reread_kernel(const T *__restrict__ x, const T *__rest
     float r = rsqrtf(st.m2 / C + eps);
     T *yr = y + row * C;
     for (long i = threadIdx.x; i < nvec; i += blockDim.x) {
-        Pack<T, VEC> p = load_pack_cs<T, VEC>(xr + i * VEC);
+        Pack<T, VEC> p = load_pack<T, VEC>(xr + i * VEC);
         Pack<T, VEC> wv = load_pack<T, VEC>(w + i * VEC), bv = load_pack<T, VEC>(b + i * VEC), out;
 #pragma unroll
         for (int j = 0; j < VEC; j++)
             out.v[j] = from_float<T>((to_float(p.v[j]) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-        store_pack_cs<T, VEC>(yr + i * VEC, out);
+        store_pack<T, VEC>(yr + i * VEC, out);
     }
     if (threadIdx.x == 0) {
         mean[row] = m;
@@ -560,7 +561,7 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__rest
     Pack<T, VEC> v[PACKS];
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
-        if (p < np) v[p] = load_pack_cs<T, VEC>(xr + (long)(first + p * blockDim.x) * VEC);
+        if (p < np) v[p] = load_pack<T, VEC>(xr + (long)(first + p * blockDim.x) * VEC);
     float s = 0.f;
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
@@ -607,7 +608,7 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__rest
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-            store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
+            store_pack<T, VEC>(yr + (long)i * VEC, out);
         }
     if (rank == 0 && threadIdx.x == 0) {
         mean[row] = m;

@@ -174,7 +174,9 @@ __global__ void rmsnorm_kernel2(const float *x, const float *w, float *y, float 
 // shuffles (warp_sum: no shared memory, no barrier), __restrict__, and streaming hints on the last read of x
 // and on y (evict-first: neither is read again).
 // Wrong: 4-byte accesses, x read twice, and one warp per row leaves large rows to a single warp (few loads
-// in flight per row); at small C most lanes idle.
+// in flight per row); at small C most lanes idle. The hints themselves turned out not to pay: kernel 8 ran up
+// to 5% faster on an H100 without them, so kernels 4-8 read x and write y with plain access (the residual of
+// --fused-add keeps the streaming forms in 5-7: plain ones made ptxas spill the bf16 8-pack instantiations).
 
 __global__ void rmsnorm_kernel3(const float *__restrict__ x, const float *__restrict__ w, float *__restrict__ y,
                                 float *__restrict__ rstd, long N, long C, float eps, float offset) {
@@ -229,10 +231,6 @@ __device__ __forceinline__ Pack<T, VEC> pack_normalize(const Pack<T, VEC> &v, co
     for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(to_float(v.v[j]) * r * (to_float(w.v[j]) + offset));
     return out;
 }
-// A plain (cached) 16-byte store, for data the same thread reads back.
-template <typename T, int VEC> __device__ __forceinline__ void store_pack(T *p, const Pack<T, VEC> &v) {
-    *reinterpret_cast<Pack<T, VEC> *>(p) = v;
-}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 4: one block per row as a 2-D block: threadIdx.x is the lane (32), threadIdx.y the warp. Each
@@ -278,8 +276,8 @@ __global__ void __launch_bounds__(1024) rmsnorm_block2d_kernel(rms_args_t a) {
     T *yr = (T *)a.y + row * a.C;
     for (int i = tid; i < nvec; i += nthreads) {
         // the residual was written by this same thread above: a plain load sees it
-        Pack<T, VEC> v = rr ? load_pack<T, VEC>(rr + (long)i * VEC) : load_pack_cs<T, VEC>(xr + (long)i * VEC);
-        store_pack_cs<T, VEC>(yr + (long)i * VEC, pack_normalize<T, VEC>(v, load_pack<T, VEC>(w + (long)i * VEC), r, a.offset));
+        Pack<T, VEC> v = rr ? load_pack<T, VEC>(rr + (long)i * VEC) : load_pack<T, VEC>(xr + (long)i * VEC);
+        store_pack<T, VEC>(yr + (long)i * VEC, pack_normalize<T, VEC>(v, load_pack<T, VEC>(w + (long)i * VEC), r, a.offset));
     }
     if (tid == 0) a.rstd[row] = r;
 }
@@ -312,7 +310,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_rowreg_kernel(rms_args_t a) {
 #pragma unroll
     for (int p = 0; p < PACKS; p++) {
         int i = threadIdx.x + p * blockDim.x;
-        if (i < nvec) v[p] = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+        if (i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
     }
     if (rr) {
 #pragma unroll
@@ -338,7 +336,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_rowreg_kernel(rms_args_t a) {
         if (i < nvec && !(PLANT_BUG == 1 && (long)(i + 1) * VEC == a.C)) {
             Pack<T, VEC> out = pack_normalize<T, VEC>(v[p], load_pack<T, VEC>(w + (long)i * VEC), r, a.offset);
             if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
-            store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
+            store_pack<T, VEC>(yr + (long)i * VEC, out);
         }
     }
     if (threadIdx.x == 0) a.rstd[row] = r;
@@ -356,7 +354,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_smem_kernel(rms_args_t a) {
     int nvec = (int)(a.C / VEC);
     float ss = 0.f;
     for (int i = threadIdx.x; i < nvec; i += blockDim.x) {
-        Pack<T, VEC> v = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+        Pack<T, VEC> v = load_pack<T, VEC>(xr + (long)i * VEC);
         if (rr) {
             add_round<T, VEC>(v, load_pack_cs<T, VEC>(rr + (long)i * VEC));
             if (PLANT_BUG != 4) store_pack_cs<T, VEC>(rr + (long)i * VEC, v);
@@ -372,7 +370,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_smem_kernel(rms_args_t a) {
         Pack<T, VEC> v = load_pack<T, VEC>(row_s + (long)i * VEC);
         Pack<T, VEC> out = pack_normalize<T, VEC>(v, load_pack<T, VEC>(w + (long)i * VEC), r, a.offset);
         if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
-        store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
+        store_pack<T, VEC>(yr + (long)i * VEC, out);
     }
     if (threadIdx.x == 0) a.rstd[row] = r;
 }
@@ -404,7 +402,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_subwarp_kernel(rms_args_t a) {
 #pragma unroll
     for (int p = 0; p < MAXP; p++) {
         int i = lane + p * TPR;
-        if (valid && i < nvec) v[p] = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+        if (valid && i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
     }
     if (rr) {
 #pragma unroll
@@ -430,7 +428,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_subwarp_kernel(rms_args_t a) {
     for (int p = 0; p < MAXP; p++) {
         int i = lane + p * TPR;
         if (i < nvec)
-            store_pack_cs<T, VEC>(yr + (long)i * VEC,
+            store_pack<T, VEC>(yr + (long)i * VEC,
                                   pack_normalize<T, VEC>(v[p], load_pack<T, VEC>(w + (long)i * VEC), r, a.offset));
     }
     if (lane == 0) a.rstd[row] = r;
@@ -470,7 +468,7 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_kernel(rms_args_t a) 
 #pragma unroll
     for (int p = 0; p < PACKS; p++) {
         int i = first + p * blockDim.x;
-        if (p < np) v[p] = load_pack_cs<T, VEC>(xr + (long)i * VEC);
+        if (p < np) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
     }
     if (rr) {
 #pragma unroll
@@ -501,7 +499,7 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_kernel(rms_args_t a) 
     for (int p = 0; p < PACKS; p++) {
         int i = first + p * blockDim.x;
         if (p < np)
-            store_pack_cs<T, VEC>(yr + (long)i * VEC,
+            store_pack<T, VEC>(yr + (long)i * VEC,
                                   pack_normalize<T, VEC>(v[p], load_pack<T, VEC>(w + (long)i * VEC), r, a.offset));
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
