@@ -143,7 +143,8 @@ __global__ void layernorm_kernel2_normalize(const float *x, const float *w, cons
 // streaming cache hints on the last read of x and on y (evict-first: they are not read again).
 // Wrong: x is read three times (the re-reads mostly hit L1/L2, but cost instructions and bandwidth), loads
 // are 4 bytes wide, and one warp per row leaves large rows to a single warp. The hints themselves turned out
-// not to pay: kernel 10 ran 1.5-5% faster on an H100 without them, so kernels 6-10 use plain access.
+// not to pay: kernel 10 ran 1.5-5% faster on an H100 without them, so kernels 6-8 use plain access; the
+// re-read (9), the persistent and the cluster paths keep them, where plain access cost 2-11 points.
 
 __global__ void layernorm_kernel3(const float *__restrict__ x, const float *__restrict__ w,
                                   const float *__restrict__ b, float *__restrict__ y, float *__restrict__ mean,
@@ -325,20 +326,21 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
 #define K7_MAX_PACKS 8
 
 // One row as TPR lanes see it (kernel 7, and kernel 10's persistent path): lane `lane` holds packs lane,
-// lane + TPR, ... of the row in v[]. Loads are all issued before any use.
-template <typename T, int VEC, int TPR, int MAXP>
+// lane + TPR, ... of the row in v[]. Loads are all issued before any use. CS: streaming (evict-first) access
+// to x and y, which the persistent path keeps (plain access cost it 3-7 points on an H100, results/NOTES.md).
+template <typename T, int VEC, int TPR, int MAXP, bool CS = false>
 __device__ __forceinline__ void subwarp_load_row(Pack<T, VEC> (&v)[MAXP], const T *__restrict__ xr, bool valid,
                                                  int lane, int nvec) {
 #pragma unroll
     for (int p = 0; p < MAXP; p++) {
         int i = lane + p * TPR;
-        if (valid && i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+        if (valid && i < nvec) v[p] = CS ? load_pack_cs<T, VEC>(xr + (long)i * VEC) : load_pack<T, VEC>(xr + (long)i * VEC);
     }
 }
 // The two group sums (the mean; then the squares around it: the exact two-pass variance, free because the
 // row is in registers; no Welford merge, so no divisions and one float a shuffle instead of three), then y
 // and the statistics. Every lane of the warp must call it (shuffles); lanes with !valid write nothing.
-template <typename T, int VEC, int TPR, int MAXP>
+template <typename T, int VEC, int TPR, int MAXP, bool CS = false>
 __device__ __forceinline__ void subwarp_finish_row(const Pack<T, VEC> (&v)[MAXP], bool valid, int lane, int nvec,
                                                    long row, long C, const T *__restrict__ w,
                                                    const T *__restrict__ b, T *__restrict__ y,
@@ -376,7 +378,8 @@ __device__ __forceinline__ void subwarp_finish_row(const Pack<T, VEC> (&v)[MAXP]
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-            store_pack<T, VEC>(yr + (long)i * VEC, out);
+            if (CS) store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
+            else store_pack<T, VEC>(yr + (long)i * VEC, out);
         }
     }
     if (lane == 0) {
@@ -415,10 +418,10 @@ __global__ void layernorm_subwarp_persist_kernel(const T *__restrict__ x, const 
     long first = row - threadIdx.x / TPR;  // the block's first row this pass: the loop test is block-uniform
     int lane = threadIdx.x % TPR, nvec = (int)(C / VEC);
     Pack<T, VEC> v[MAXP], next[MAXP];
-    subwarp_load_row<T, VEC, TPR, MAXP>(v, x + row * C, row < N, lane, nvec);
+    subwarp_load_row<T, VEC, TPR, MAXP, true>(v, x + row * C, row < N, lane, nvec);
     for (; first < N; first += stride, row += stride) {
-        subwarp_load_row<T, VEC, TPR, MAXP>(next, x + (row + stride) * C, row + stride < N, lane, nvec);
-        subwarp_finish_row<T, VEC, TPR, MAXP>(v, row < N, lane, nvec, row, C, w, b, y, mean, rstd, eps);
+        subwarp_load_row<T, VEC, TPR, MAXP, true>(next, x + (row + stride) * C, row + stride < N, lane, nvec);
+        subwarp_finish_row<T, VEC, TPR, MAXP, true>(v, row < N, lane, nvec, row, C, w, b, y, mean, rstd, eps);
 #pragma unroll
         for (int p = 0; p < MAXP; p++) v[p] = next[p];
     }
@@ -515,12 +518,12 @@ __global__ void layernorm_reread_kernel(const T *__restrict__ x, const T *__rest
     float r = rsqrtf(st.m2 / C + eps);
     T *yr = y + row * C;
     for (long i = threadIdx.x; i < nvec; i += blockDim.x) {
-        Pack<T, VEC> p = load_pack<T, VEC>(xr + i * VEC);
+        Pack<T, VEC> p = load_pack_cs<T, VEC>(xr + i * VEC);  // streaming: plain cost 11 points (bf16 C = 65536, NOTES)
         Pack<T, VEC> wv = load_pack<T, VEC>(w + i * VEC), bv = load_pack<T, VEC>(b + i * VEC), out;
 #pragma unroll
         for (int j = 0; j < VEC; j++)
             out.v[j] = from_float<T>((to_float(p.v[j]) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-        store_pack<T, VEC>(yr + i * VEC, out);
+        store_pack_cs<T, VEC>(yr + i * VEC, out);
     }
     if (threadIdx.x == 0) {
         mean[row] = m;
@@ -561,7 +564,7 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__rest
     Pack<T, VEC> v[PACKS];
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
-        if (p < np) v[p] = load_pack<T, VEC>(xr + (long)(first + p * blockDim.x) * VEC);
+        if (p < np) v[p] = load_pack_cs<T, VEC>(xr + (long)(first + p * blockDim.x) * VEC);  // streaming: see kernel 3
     float s = 0.f;
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
@@ -608,7 +611,7 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__rest
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-            store_pack<T, VEC>(yr + (long)i * VEC, out);
+            store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
         }
     if (rank == 0 && threadIdx.x == 0) {
         mean[row] = m;
