@@ -206,8 +206,9 @@ template <> struct RawBits<2> { typedef short type; };
     } while (0)
 
 // Plain (cached) and streaming (evict-first, __ldcs/__stcs) pack access. p must be aligned to the pack.
-// LayerNorm's and RMSNorm's pack kernels use the plain forms: on an H100 under the cold-L2 timing the
-// streaming forms cost their dispatchers 1.5-5% at most standard shapes (results/NOTES.md, session 13).
+// Most of LayerNorm's and RMSNorm's pack kernels use the plain forms: on an H100 under the cold-L2 timing the
+// streaming forms cost their dispatchers 1.5-5% at most standard shapes; the exceptions, and why, are in
+// the comments of kernel 3 of each program (results/NOTES.md, session 13).
 template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack(const T *p) {
     return *reinterpret_cast<const Pack<T, N> *>(p);
 }
@@ -1559,27 +1560,21 @@ static void cudnn_plan_execute(const cudnn_plan_t *p, launch_t *l) {
 
 typedef struct { void *src, *dst; size_t bytes; } copy_ctx_t;
 
-__global__ void copy16_kernel(const int4 *__restrict__ src, int4 *__restrict__ dst, size_t n) {
+template <bool CS> __global__ void copy16_kernel(const int4 *__restrict__ src, int4 *__restrict__ dst, size_t n) {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i < n) __stcs(dst + i, __ldcs(src + i));
-}
-__global__ void copy16_plain_kernel(const int4 *__restrict__ src, int4 *__restrict__ dst, size_t n) {
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i < n) dst[i] = src[i];
+    if (i < n) {
+        if (CS) __stcs(dst + i, __ldcs(src + i));  // streaming (evict-first)
+        else dst[i] = src[i];                      // plain
+    }
 }
 static void copy_memcpy(void *ctx) {
     copy_ctx_t *c = (copy_ctx_t *)ctx;
     CUDA_CHECK(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice));
 }
-static void copy_kernel(void *ctx) {
+template <bool CS> static void copy_kernel(void *ctx) {
     copy_ctx_t *c = (copy_ctx_t *)ctx;
     size_t n = c->bytes / 16;
-    copy16_kernel<<<(unsigned)ceil_div((long)n, 256), 256>>>((const int4 *)c->src, (int4 *)c->dst, n);
-}
-static void copy_kernel_plain(void *ctx) {
-    copy_ctx_t *c = (copy_ctx_t *)ctx;
-    size_t n = c->bytes / 16;
-    copy16_plain_kernel<<<(unsigned)ceil_div((long)n, 256), 256>>>((const int4 *)c->src, (int4 *)c->dst, n);
+    copy16_kernel<CS><<<(unsigned)ceil_div((long)n, 256), 256>>>((const int4 *)c->src, (int4 *)c->dst, n);
 }
 
 typedef struct { double gbps, ms; double bytes; const char *method; } sol_t;
@@ -1590,7 +1585,7 @@ static sol_t measure_sol(double bytes, int repeats) {
     c.src = dev_alloc(c.bytes);
     c.dst = dev_alloc(c.bytes);
     CUDA_CHECK(cudaMemset(c.src, 0x3c, c.bytes));
-    void (*fns[3])(void *) = {copy_memcpy, copy_kernel, copy_kernel_plain};
+    void (*fns[3])(void *) = {copy_memcpy, copy_kernel<true>, copy_kernel<false>};
     const char *names[3] = {"cudaMemcpyAsync", "copy kernel", "copy kernel, plain access"};
     sol_t s;
     s.bytes = 2.0 * c.bytes;
