@@ -259,13 +259,17 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
     const T *xr = x + row * C;
     int nvec = (int)(C / VEC);  // the launcher guarantees C % VEC == 0
     Pack<T, VEC> v[PACKS];
+    // fp32 rows of 8 16-byte packs a thread (the dispatcher's one-block-an-SM plan, fp32 C > 16384) keep the
+    // streaming (evict-first) forms: with plain ones the median at fp32 2048x32768 rose 7% above the minimum
+    // on an H100 (86.8% of the copy against 92.5%; results/NOTES.md). Every other instantiation: plain access.
+    constexpr bool cs = sizeof(T) == 4 && VEC == 4 && PACKS == 8;
     // Every load first, in a loop of its own: each `if` then holds only a load, which the compiler
     // predicates, so the thread has all PACKS loads in flight before the first add. (Summing inside the
     // loading loop put each load in its own branch with its adds: one load in flight at a time; results/NOTES.md.)
 #pragma unroll
     for (int p = 0; p < PACKS; p++) {
         int i = threadIdx.x + p * blockDim.x;
-        if (i < nvec) v[p] = load_pack<T, VEC>(xr + i * VEC);
+        if (i < nvec) v[p] = cs ? load_pack_cs<T, VEC>(xr + i * VEC) : load_pack<T, VEC>(xr + i * VEC);
     }
     float s = 0.f;
 #pragma unroll
@@ -300,7 +304,8 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
             for (int j = 0; j < VEC; j++)
                 out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
             if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
-            store_pack<T, VEC>(yr + i * VEC, out);
+            if (cs) store_pack_cs<T, VEC>(yr + i * VEC, out);
+            else store_pack<T, VEC>(yr + i * VEC, out);
         }
     }
     if (threadIdx.x == 0) {
