@@ -45,7 +45,8 @@ typedef struct {
 } ln_problem_t;
 
 static double g_eps = 1e-5;
-static int g_cluster = 0;  // --cluster K: kernel 10's register path forced to clusters of K blocks (0: its rule)
+static int g_cluster = 0;    // --cluster K: kernel 10's register path forced to clusters of K blocks (0: its rule)
+static int g_prefetch = -1;  // --prefetch 0|1: kernel 10's one-block register path without/with 6p (-1: its rule)
 
 // ------------------------------------------------------------------------------------------------
 // CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
@@ -627,6 +628,92 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__rest
 }
 
 // ------------------------------------------------------------------------------------------------
+// Kernel 10's prefetching path 6p (not a ladder step of its own, like 7p; its gain is in results/NOTES.md):
+// kernel 6's block kernel with 16-byte packs, made persistent (one resident grid, each block takes rows
+// blockIdx.x, + gridDim.x, ...), and the block's next row copied into shared memory (cp.async) while it reduces
+// and writes the current one. Each thread copies its own packs into its own slots and reads only those, so
+// the stage needs no barrier of its own: the next row's copy into the same slots starts after the first
+// block_sum, whose barriers follow the thread's sum of every pack it read from them.
+// Improves: where kernel 6 runs one block an SM (a row of 1024 threads x 8 packs: fp32 C = 32768, 16-bit
+// C = 65536), nothing else on the SM loads while that block reduces; here the next row's DRAM reads overlap the
+// second block reduction and the stores. Shared memory holds the row a second time (128 KB at 1024 x 8).
+// Wrong: the first row of every block is not overlapped, and with few rows a block (N / SMs) the last round
+// leaves SMs idle (fp32 2048x32768 on 132 SMs: 15.5 rows a block, the last round half full).
+
+template <typename T, int VEC, int PACKS>
+__global__ void __launch_bounds__(1024) layernorm_rowreg_prefetch_kernel(
+    const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
+    float *__restrict__ mean, float *__restrict__ rstd, long N, long C, float eps) {
+    extern __shared__ __align__(16) unsigned char ln_stage_raw[];
+    Pack<T, VEC> *stage = reinterpret_cast<Pack<T, VEC> *>(ln_stage_raw);  // slot of pack p: p * blockDim.x + tid
+    __shared__ float scratch[33];
+    int nvec = (int)(C / VEC);
+    long row = blockIdx.x;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = threadIdx.x + p * blockDim.x;
+        if (row < N && i < nvec) cp_async16(&stage[i], x + row * C + (long)i * VEC);
+    }
+    cp_async_commit();
+    for (; row < N; row += gridDim.x) {
+        cp_async_wait_all();
+        Pack<T, VEC> v[PACKS];
+        float s = 0.f;
+#pragma unroll
+        for (int p = 0; p < PACKS; p++) {
+            int i = threadIdx.x + p * blockDim.x;
+            if (i < nvec) v[p] = stage[i];
+        }
+#pragma unroll
+        for (int p = 0; p < PACKS; p++) {
+            int i = threadIdx.x + p * blockDim.x;
+            if (i < nvec) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) s += pack_elem(v[p], j);
+            }
+        }
+        float m = block_sum(s, scratch) / C;
+        // s (stored for block_sum before its barriers) consumed every pack read from the stage: the slots are free
+        long next = row + gridDim.x;
+#pragma unroll
+        for (int p = 0; p < PACKS; p++) {
+            int i = threadIdx.x + p * blockDim.x;
+            if (next < N && i < nvec) cp_async16(&stage[i], x + next * C + (long)i * VEC);
+        }
+        cp_async_commit();
+        float sq = 0.f;
+#pragma unroll
+        for (int p = 0; p < PACKS; p++) {
+            int i = threadIdx.x + p * blockDim.x;
+            if (i < nvec) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++) {
+                    float d = pack_elem(v[p], j) - m;
+                    sq += d * d;
+                }
+            }
+        }
+        float r = rsqrtf(block_sum(sq, scratch) / C + eps);
+        T *yr = y + row * C;
+#pragma unroll
+        for (int p = 0; p < PACKS; p++) {
+            int i = threadIdx.x + p * blockDim.x;
+            if (i < nvec) {
+                Pack<T, VEC> wv = load_pack<T, VEC>(w + (long)i * VEC), bv = load_pack<T, VEC>(b + (long)i * VEC), out;
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
+                store_pack<T, VEC>(yr + (long)i * VEC, out);
+            }
+        }
+        if (threadIdx.x == 0) {
+            mean[row] = m;
+            rstd[row] = r;
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
 // Launchers: pick the template instance, check the launch.
 
 #define LN_ARGS(T, P) (const T *)(P)->x, (const T *)(P)->w, (const T *)(P)->b, (T *)(P)->y, (P)->mean, (P)->rstd
@@ -768,13 +855,15 @@ static const void *persist_fn(const ln_problem_t *p) {
 }
 // Resident blocks of the grid: blocks an SM (occupancy calculator, kept: launch() runs inside the timed
 // region) x SMs, at most the blocks that have a row to do.
-static long persist_grid(const void *fn, int bs, long blocks_needed) {
+static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem) {
     static const void *c_fn;
     static int c_bs, c_nb;
-    if (fn != c_fn || bs != c_bs) {
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, 0));
+    static size_t c_smem;
+    if (fn != c_fn || bs != c_bs || smem != c_smem) {
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, smem));
         c_fn = fn;
         c_bs = bs;
+        c_smem = smem;
     }
     long g = (long)c_nb * g_dev.prop.multiProcessorCount;
     return g < blocks_needed ? g : blocks_needed;
@@ -836,7 +925,9 @@ static void launch_k9(const void *pp, launch_t *l) {
 //                                             (7p: kernel 7's layout, a resident grid, the next row loaded
 //                                             early); else 7; 256 threads
 //   16-byte packs, the row fits 8 blocks x -> the row in registers: kernel 6's block kernel (CL = 1) or the
-//   1024 threads x 8 packs                    cluster path (CL = 2..8 blocks a row), planned by regs_plan()
+//   1024 threads x 8 packs                    cluster path (CL = 2..8 blocks a row), planned by regs_plan();
+//                                             a one-block plan that leaves one block an SM runs as 6p (kernel
+//                                             6 persistent, the next row prefetched into shared memory)
 //   anything else                          -> 9, about 32 elements a thread, 128..1024 threads
 // A --block-size given on the command line is passed to the path.
 typedef struct { int cl, bs, packs, blocks_sm, threads_sm; } regplan_t;
@@ -868,6 +959,33 @@ static const void *regplan_fn(dtype_t d, int cl, int packs) {  // 16-byte packs
     }
     return fn;
 }
+template <typename T, int VEC>
+static const void *prefetch_fn_t(int packs) {
+    switch (packs) {
+    case 1: return (const void *)layernorm_rowreg_prefetch_kernel<T, VEC, 1>;
+    case 2: return (const void *)layernorm_rowreg_prefetch_kernel<T, VEC, 2>;
+    case 4: return (const void *)layernorm_rowreg_prefetch_kernel<T, VEC, 4>;
+    default: return (const void *)layernorm_rowreg_prefetch_kernel<T, VEC, 8>;
+    }
+}
+// Path 6p's kernel for a register plan of one block a row, its stage size set as the kernel's dynamic shared
+// memory limit once (launch() runs in the timed region).
+static const void *prefetch_fn(dtype_t d, int bs, int packs, size_t *smem) {
+    const void *fn = d == DT_FP32 ? prefetch_fn_t<float, 4>(packs)
+                     : d == DT_FP16 ? prefetch_fn_t<__half, 8>(packs)
+                                    : prefetch_fn_t<__nv_bfloat16, 8>(packs);
+    *smem = (size_t)bs * packs * 16;
+    static struct { const void *fn; size_t smem; } set[16];
+    static int nset = 0;
+    int i = 0;
+    while (i < nset && set[i].fn != fn) i++;
+    if (i == nset || set[i].smem < *smem) {
+        CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)*smem));
+        if (i == nset && nset < 16) nset++;
+        if (i < 16) set[i] = {fn, *smem};
+    }
+    return fn;
+}
 // Residency of one candidate: blocks and threads an SM holds; 0 when it cannot launch.
 static int regplan_rate(dtype_t d, long N, regplan_t *c) {
     const void *fn = regplan_fn(d, c->cl, c->packs);
@@ -888,8 +1006,7 @@ static int regplan_rate(dtype_t d, long N, regplan_t *c) {
 // - the row fits one block of <= 1024 threads x 8 packs: CL = 1 (kernel 6's block kernel). Of the block
 //   sizes 128..1024 (packs: the fewest that hold the row) the one with most threads resident an SM, then
 //   most blocks an SM (a block's reductions overlap another's loads): within 2% of the best block size at
-//   every measured C. Except 16-bit rows that need 1024 threads x 8 packs (C = 65536): one block an SM,
-//   69% of the copy where kernel 9's re-read (from L2) reached 73%: no plan, 9 runs.
+//   every measured C. A plan of one block an SM runs as path 6p (dispatch_path).
 // - larger rows (fp32 C = 65536): the cluster path, 256 threads x 8 packs, the fewest blocks that hold the
 //   row (CL = 8 at 65536: 70% against 9's 65%, best of all CL x block sizes measured).
 // --cluster K forces CL = K (then the block size is chosen as for CL = 1).
@@ -916,7 +1033,6 @@ static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
                 best = c;
         }
     }
-    if (!g_cluster && best.cl == 1 && d != DT_FP32 && best.bs == 1024 && best.packs == 8) memset(&best, 0, sizeof best);
     c_d = d;
     c_N = N;
     c_nvec = nvec;
@@ -937,7 +1053,14 @@ static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_ou
     }
     if (vec == 16 / (int)dtype_size(p->h.dtype)) {
         *plan = regs_plan(p->h.dtype, p->N, nvec, req_bs);
-        if (plan->packs) {
+        if (plan->packs && plan->cl == 1 && !g_cluster && (g_prefetch == 1 || (g_prefetch < 0 && plan->blocks_sm == 1))) {
+            *bs_out = plan->bs;
+            return "6p";
+        }
+        // 16-bit rows of 1024 threads x 8 packs (C = 65536) without 6p: one block an SM, 69% of the copy where
+        // kernel 9's re-read (from L2) reached 73% (H200): 9 runs
+        bool big16 = plan->cl == 1 && p->h.dtype != DT_FP32 && plan->bs == 1024 && plan->packs == 8;
+        if (plan->packs && !(big16 && !g_cluster)) {
             *bs_out = plan->bs;
             return "6v";
         }
@@ -964,7 +1087,7 @@ static void launch_k10(const void *pp, launch_t *l) {
     if (path[0] == '7' && path[1] == 'p') {
         const void *fn = persist_fn(p);
         int tpr = subwarp_tpr(p->C / vec);
-        long grid = persist_grid(fn, bs, ceil_div(N, bs / tpr));
+        long grid = persist_grid(fn, bs, ceil_div(N, bs / tpr), 0);
         CUDA_CHECK(cudaLaunchKernel(fn, dim3((unsigned)grid), dim3(bs), args, 0, 0));
         snprintf(l->path, sizeof l->path, "7p (persistent subwarp, %d lanes/row, %d-wide packs, %ld blocks)", tpr,
                  vec, grid);
@@ -972,6 +1095,13 @@ static void launch_k10(const void *pp, launch_t *l) {
         int tpr = subwarp_tpr(p->C / vec);
         DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, bs, tpr);
         snprintf(l->path, sizeof l->path, "7 (subwarp, %d lanes/row, %d-wide packs)", tpr, vec);
+    } else if (path[0] == '6' && path[1] == 'p') {
+        size_t smem = 0;
+        const void *fn = prefetch_fn(p->h.dtype, bs, pl.packs, &smem);
+        long grid = persist_grid(fn, bs, N, smem);
+        CUDA_CHECK(cudaLaunchKernel(fn, dim3((unsigned)grid), dim3(bs), args, smem, 0));
+        snprintf(l->path, sizeof l->path, "6p (persistent, next row prefetched, %d packs/thread, %ld blocks)", pl.packs,
+                 grid);
     } else if (path[0] == '6') {
         const void *fn = regplan_fn(p->h.dtype, pl.cl, pl.packs);
         if (pl.cl == 1) {
@@ -1063,8 +1193,17 @@ static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E          epsilon (default 1e-5)"},
     {"cluster", required_argument,
      "--cluster K      kernel 10: run its register path with clusters of K blocks a row (1, 2, 4 or 8; 1 = one\n"
-     "                   block a row), the block size from --block-size or its rule (tests and sweeps)"}};
+     "                   block a row), the block size from --block-size or its rule (tests and sweeps)"},
+    {"prefetch", required_argument,
+     "--prefetch 0|1   kernel 10: run a one-block register plan as kernel 6 (0) or as the prefetching\n"
+     "                   persistent path 6p (1) instead of its rule (tests and sweeps)"}};
 static const char *parse_extra(int index, const char *arg) {
+    if (index == 2) {
+        long k;
+        if (parse_long(arg, 0, 1, &k)) return reasonf("invalid prefetch '%s' (--prefetch: 0 or 1)", arg);
+        g_prefetch = (int)k;
+        return NULL;
+    }
     if (index == 1) {
         long k;
         if (parse_long(arg, 1, 8, &k) || (k & (k - 1)))

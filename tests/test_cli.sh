@@ -64,6 +64,10 @@ for k in 0 3 16 x; do
     expect "layernorm: --cluster $k exits 2" 2 $NODEV ./layernorm_forward 10 --cluster $k
     contains "layernorm: names the bad cluster size $k" "cluster size '$k'"
 done
+for k in 2 -1 x; do
+    expect "layernorm: --prefetch $k exits 2" 2 $NODEV ./layernorm_forward 10 --prefetch $k
+    contains "layernorm: names the bad prefetch $k" "prefetch '$k'"
+done
 expect "layernorm: --list shows kernels 0-10" 0 $NODEV ./layernorm_forward --list
 if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 " ]; then pass "layernorm: --list numbers are 0..10"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
 contains "layernorm: --list names kernel 0 as the cuDNN slot" "^ 0  cudnn"
