@@ -637,6 +637,9 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__rest
 // Improves: where kernel 6 runs one block an SM (a row of 1024 threads x 8 packs: fp32 C = 32768, 16-bit
 // C = 65536), nothing else on the SM loads while that block reduces; here the next row's DRAM reads overlap the
 // second block reduction and the stores. Shared memory holds the row a second time (128 KB at 1024 x 8).
+// Measured (H100): it pays only at bf16 1024x65536, where the alternative is kernel 9's re-read (0.108 ms
+// against 0.113); against kernel 6 it lost 5-11% at every C = 2048-32768, also at fp32 2048x32768 where it was
+// meant to win (0.211 ms against 0.190). Not found why (results/NOTES.md has the guesses).
 // Wrong: the first row of every block is not overlapped, and with few rows a block (N / SMs) the last round
 // leaves SMs idle (fp32 2048x32768 on 132 SMs: 15.5 rows a block, the last round half full).
 
@@ -926,8 +929,8 @@ static void launch_k9(const void *pp, launch_t *l) {
 //                                             early); else 7; 256 threads
 //   16-byte packs, the row fits 8 blocks x -> the row in registers: kernel 6's block kernel (CL = 1) or the
 //   1024 threads x 8 packs                    cluster path (CL = 2..8 blocks a row), planned by regs_plan();
-//                                             a one-block plan that leaves one block an SM runs as 6p (kernel
-//                                             6 persistent, the next row prefetched into shared memory)
+//                                             16-bit rows of 1024 threads x 8 packs (C = 65536) run as 6p
+//                                             (kernel 6 persistent, the next row prefetched into shared memory)
 //   anything else                          -> 9, about 32 elements a thread, 128..1024 threads
 // A --block-size given on the command line is passed to the path.
 typedef struct { int cl, bs, packs, blocks_sm, threads_sm; } regplan_t;
@@ -1006,7 +1009,7 @@ static int regplan_rate(dtype_t d, long N, regplan_t *c) {
 // - the row fits one block of <= 1024 threads x 8 packs: CL = 1 (kernel 6's block kernel). Of the block
 //   sizes 128..1024 (packs: the fewest that hold the row) the one with most threads resident an SM, then
 //   most blocks an SM (a block's reductions overlap another's loads): within 2% of the best block size at
-//   every measured C. A plan of one block an SM runs as path 6p (dispatch_path).
+//   every measured C. 16-bit rows that need 1024 threads x 8 packs run as path 6p (dispatch_path).
 // - larger rows (fp32 C = 65536): the cluster path, 256 threads x 8 packs, the fewest blocks that hold the
 //   row (CL = 8 at 65536: 70% against 9's 65%, best of all CL x block sizes measured).
 // --cluster K forces CL = K (then the block size is chosen as for CL = 1).
@@ -1053,13 +1056,14 @@ static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_ou
     }
     if (vec == 16 / (int)dtype_size(p->h.dtype)) {
         *plan = regs_plan(p->h.dtype, p->N, nvec, req_bs);
-        if (plan->packs && plan->cl == 1 && !g_cluster && (g_prefetch == 1 || (g_prefetch < 0 && plan->blocks_sm == 1))) {
+        // 16-bit rows of 1024 threads x 8 packs (C = 65536): kernel 6 at one block an SM reached 69% of the
+        // copy where kernel 9's re-read (from L2) reached 73% (H200); 6p beats 9 (H100: 0.108 ms against
+        // 0.113). Elsewhere 6p lost to kernel 6 by 5-11% (results/NOTES.md): --prefetch 1 only.
+        bool big16 = plan->cl == 1 && p->h.dtype != DT_FP32 && plan->bs == 1024 && plan->packs == 8;
+        if (plan->packs && plan->cl == 1 && !g_cluster && (g_prefetch == 1 || (g_prefetch < 0 && big16))) {
             *bs_out = plan->bs;
             return "6p";
         }
-        // 16-bit rows of 1024 threads x 8 packs (C = 65536) without 6p: one block an SM, 69% of the copy where
-        // kernel 9's re-read (from L2) reached 73% (H200): 9 runs
-        bool big16 = plan->cl == 1 && p->h.dtype != DT_FP32 && plan->bs == 1024 && plan->packs == 8;
         if (plan->packs && !(big16 && !g_cluster)) {
             *bs_out = plan->bs;
             return "6v";
@@ -1195,8 +1199,8 @@ static const extra_option_t k_extra[] = {
      "--cluster K      kernel 10: run its register path with clusters of K blocks a row (1, 2, 4 or 8; 1 = one\n"
      "                   block a row), the block size from --block-size or its rule (tests and sweeps)"},
     {"prefetch", required_argument,
-     "--prefetch 0|1   kernel 10: run a one-block register plan as kernel 6 (0) or as the prefetching\n"
-     "                   persistent path 6p (1) instead of its rule (tests and sweeps)"}};
+     "--prefetch 0|1   kernel 10: never (0) or always (1) run a one-block register plan as the prefetching\n"
+     "                   persistent path 6p, instead of its rule (tests and sweeps)"}};
 static const char *parse_extra(int index, const char *arg) {
     if (index == 2) {
         long k;

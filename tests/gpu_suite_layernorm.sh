@@ -66,7 +66,7 @@ done
 
 # kernel 10's prefetching path 6p forced on every one-block plan (--prefetch 1): grids that pass over the rows
 # several times, a last pass that ends inside the grid, rows that end inside a block, 1-8 packs a thread,
-# block sizes; --prefetch 0 keeps kernel 6 on a plan that the rule sends to 6p
+# block sizes; --prefetch 0 sends the plan that the rule gives 6p (bf16 C = 65536) back to kernel 9
 PF_SHAPES="-N 1031 -C 4104|-N 7 -C 3000|-N 300 -C 32768|-N 3 -C 12000|-N 517 -C 1032"
 [ "$QUICK" = 1 ] && PF_SHAPES="-N 1031 -C 4104|-N 300 -C 32768"
 IFS='|' read -r -a pf_shapes <<< "$PF_SHAPES"
@@ -78,7 +78,7 @@ for dt in fp32 bf16; do
 done
 check_one 10 --dtype fp16 -N 300 -C 65536 --prefetch 1
 check_one 10 --dtype bf16 -N 300 -C 65536 --prefetch 1 --input-mean 1000
-check_one 10 --dtype fp32 -N 300 -C 32768 --prefetch 0
+check_one 10 --dtype bf16 -N 300 -C 65536 --prefetch 0
 for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 10 --prefetch 1 -N 300 -C 3000
 done
