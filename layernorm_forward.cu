@@ -248,6 +248,56 @@ __global__ void layernorm_kernel5(const float *__restrict__ x, const float *__re
 #define PLANT_BUG 0  // test builds: 1 skip the last element of a row, 2 write one NaN, 3 wrong eps, 4 drop the last row
 #endif
 
+// The register kernels' loops over the packs a thread holds (pack p: i = threadIdx.x + p * blockDim.x < nvec),
+// shared by kernel 6 and the dispatcher's path 6p: the sum, the sum of squares around m, and y.
+template <typename T, int VEC, int PACKS>
+__device__ __forceinline__ float rowreg_sum(const Pack<T, VEC> (&v)[PACKS], int nvec) {
+    float s = 0.f;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = threadIdx.x + p * blockDim.x;
+        if (i < nvec) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) s += pack_elem(v[p], j);
+        }
+    }
+    return s;
+}
+template <typename T, int VEC, int PACKS>
+__device__ __forceinline__ float rowreg_sq(const Pack<T, VEC> (&v)[PACKS], int nvec, float m) {
+    float sq = 0.f;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = threadIdx.x + p * blockDim.x;
+        if (i < nvec) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                float d = pack_elem(v[p], j) - m;
+                sq += d * d;
+            }
+        }
+    }
+    return sq;
+}
+template <bool CS, typename T, int VEC, int PACKS>
+__device__ __forceinline__ void rowreg_store(const Pack<T, VEC> (&v)[PACKS], int nvec, float m, float r,
+                                             const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ yr,
+                                             long row, long C) {
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        int i = threadIdx.x + p * blockDim.x;
+        if (i < nvec && !(PLANT_BUG == 1 && (i + 1) * VEC == C)) {
+            Pack<T, VEC> wv = load_pack<T, VEC>(w + i * VEC), bv = load_pack<T, VEC>(b + i * VEC), out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
+            if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
+            if (CS) store_pack_cs<T, VEC>(yr + i * VEC, out);
+            else store_pack<T, VEC>(yr + i * VEC, out);
+        }
+    }
+}
+
 template <typename T, int VEC, int PACKS>
 __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restrict__ x, const T *__restrict__ w,
                                                                 const T *__restrict__ b, T *__restrict__ y,
@@ -272,43 +322,9 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
         int i = threadIdx.x + p * blockDim.x;
         if (i < nvec) v[p] = cs ? load_pack_cs<T, VEC>(xr + i * VEC) : load_pack<T, VEC>(xr + i * VEC);
     }
-    float s = 0.f;
-#pragma unroll
-    for (int p = 0; p < PACKS; p++) {
-        int i = threadIdx.x + p * blockDim.x;
-        if (i < nvec) {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) s += pack_elem(v[p], j);
-        }
-    }
-    float m = block_sum(s, scratch) / C;
-    float sq = 0.f;
-#pragma unroll
-    for (int p = 0; p < PACKS; p++) {
-        int i = threadIdx.x + p * blockDim.x;
-        if (i < nvec) {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                float d = pack_elem(v[p], j) - m;
-                sq += d * d;
-            }
-        }
-    }
-    float r = rsqrtf(block_sum(sq, scratch) / C + eps);
-    T *yr = y + row * C;
-#pragma unroll
-    for (int p = 0; p < PACKS; p++) {
-        int i = threadIdx.x + p * blockDim.x;
-        if (i < nvec && !(PLANT_BUG == 1 && (i + 1) * VEC == C)) {
-            Pack<T, VEC> wv = load_pack<T, VEC>(w + i * VEC), bv = load_pack<T, VEC>(b + i * VEC), out;
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-            if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
-            if (cs) store_pack_cs<T, VEC>(yr + i * VEC, out);
-            else store_pack<T, VEC>(yr + i * VEC, out);
-        }
-    }
+    float m = block_sum(rowreg_sum(v, nvec), scratch) / C;
+    float r = rsqrtf(block_sum(rowreg_sq(v, nvec, m), scratch) / C + eps);
+    rowreg_store<cs>(v, nvec, m, r, w, b, y + row * C, row, C);
     if (threadIdx.x == 0) {
         mean[row] = m;
         rstd[row] = r;
@@ -637,9 +653,11 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__rest
 // Improves: where kernel 6 runs one block an SM (a row of 1024 threads x 8 packs: fp32 C = 32768, 16-bit
 // C = 65536), nothing else on the SM loads while that block reduces; here the next row's DRAM reads overlap the
 // second block reduction and the stores. Shared memory holds the row a second time (128 KB at 1024 x 8).
-// Measured (H100): it pays only at bf16 1024x65536, where the alternative is kernel 9's re-read (0.108 ms
-// against 0.113); against kernel 6 it lost 5-11% at every C = 2048-32768, also at fp32 2048x32768 where it was
-// meant to win (0.211 ms against 0.190). Not found why (results/NOTES.md has the guesses).
+// Measured: it does not pay, so the dispatcher runs it only under --prefetch 1. Against kernel 6 it lost 5-14%
+// at every C = 2048-32768 on an H100 and an H200, also at fp32 2048x32768 where it was meant to win (H200:
+// 0.170 ms against 0.151; ncu: DRAM throughput 62% against 72%, more scoreboard stalls); against kernel 9 at
+// bf16 1024x65536 it won on the H100 (0.108 against 0.113) and lost on the H200 (0.094 against 0.087). Why
+// the overlap did not pay was not found (results/NOTES.md).
 // Wrong: the first row of every block is not overlapped, and with few rows a block (N / SMs) the last round
 // leaves SMs idle (fp32 2048x32768 on 132 SMs: 15.5 rows a block, the last round half full).
 
@@ -661,22 +679,13 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_prefetch_kernel(
     for (; row < N; row += gridDim.x) {
         cp_async_wait_all();
         Pack<T, VEC> v[PACKS];
-        float s = 0.f;
 #pragma unroll
         for (int p = 0; p < PACKS; p++) {
             int i = threadIdx.x + p * blockDim.x;
             if (i < nvec) v[p] = stage[i];
         }
-#pragma unroll
-        for (int p = 0; p < PACKS; p++) {
-            int i = threadIdx.x + p * blockDim.x;
-            if (i < nvec) {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) s += pack_elem(v[p], j);
-            }
-        }
-        float m = block_sum(s, scratch) / C;
-        // s (stored for block_sum before its barriers) consumed every pack read from the stage: the slots are free
+        float m = block_sum(rowreg_sum(v, nvec), scratch) / C;
+        // the sum (stored for block_sum before its barriers) consumed every pack read from the stage: slots free
         long next = row + gridDim.x;
 #pragma unroll
         for (int p = 0; p < PACKS; p++) {
@@ -684,31 +693,8 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_prefetch_kernel(
             if (next < N && i < nvec) cp_async16(&stage[i], x + next * C + (long)i * VEC);
         }
         cp_async_commit();
-        float sq = 0.f;
-#pragma unroll
-        for (int p = 0; p < PACKS; p++) {
-            int i = threadIdx.x + p * blockDim.x;
-            if (i < nvec) {
-#pragma unroll
-                for (int j = 0; j < VEC; j++) {
-                    float d = pack_elem(v[p], j) - m;
-                    sq += d * d;
-                }
-            }
-        }
-        float r = rsqrtf(block_sum(sq, scratch) / C + eps);
-        T *yr = y + row * C;
-#pragma unroll
-        for (int p = 0; p < PACKS; p++) {
-            int i = threadIdx.x + p * blockDim.x;
-            if (i < nvec) {
-                Pack<T, VEC> wv = load_pack<T, VEC>(w + (long)i * VEC), bv = load_pack<T, VEC>(b + (long)i * VEC), out;
-#pragma unroll
-                for (int j = 0; j < VEC; j++)
-                    out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-                store_pack<T, VEC>(yr + (long)i * VEC, out);
-            }
-        }
+        float r = rsqrtf(block_sum(rowreg_sq(v, nvec, m), scratch) / C + eps);
+        rowreg_store<false>(v, nvec, m, r, w, b, y + row * C, row, C);
         if (threadIdx.x == 0) {
             mean[row] = m;
             rstd[row] = r;
@@ -929,8 +915,9 @@ static void launch_k9(const void *pp, launch_t *l) {
 //                                             early); else 7; 256 threads
 //   16-byte packs, the row fits 8 blocks x -> the row in registers: kernel 6's block kernel (CL = 1) or the
 //   1024 threads x 8 packs                    cluster path (CL = 2..8 blocks a row), planned by regs_plan();
-//                                             16-bit rows of 1024 threads x 8 packs (C = 65536) run as 6p
-//                                             (kernel 6 persistent, the next row prefetched into shared memory)
+//                                             (16-bit rows of 1024 threads x 8 packs, C = 65536: 9); with
+//                                             --prefetch 1 a one-block plan runs as 6p (kernel 6 persistent,
+//                                             the next row prefetched into shared memory), which measured slower
 //   anything else                          -> 9, about 32 elements a thread, 128..1024 threads
 // A --block-size given on the command line is passed to the path.
 typedef struct { int cl, bs, packs, blocks_sm, threads_sm; } regplan_t;
@@ -1009,7 +996,7 @@ static int regplan_rate(dtype_t d, long N, regplan_t *c) {
 // - the row fits one block of <= 1024 threads x 8 packs: CL = 1 (kernel 6's block kernel). Of the block
 //   sizes 128..1024 (packs: the fewest that hold the row) the one with most threads resident an SM, then
 //   most blocks an SM (a block's reductions overlap another's loads): within 2% of the best block size at
-//   every measured C. 16-bit rows that need 1024 threads x 8 packs run as path 6p (dispatch_path).
+//   every measured C. 16-bit rows that need 1024 threads x 8 packs go to kernel 9 (dispatch_path).
 // - larger rows (fp32 C = 65536): the cluster path, 256 threads x 8 packs, the fewest blocks that hold the
 //   row (CL = 8 at 65536: 70% against 9's 65%, best of all CL x block sizes measured).
 // --cluster K forces CL = K (then the block size is chosen as for CL = 1).
@@ -1056,14 +1043,15 @@ static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_ou
     }
     if (vec == 16 / (int)dtype_size(p->h.dtype)) {
         *plan = regs_plan(p->h.dtype, p->N, nvec, req_bs);
-        // 16-bit rows of 1024 threads x 8 packs (C = 65536): kernel 6 at one block an SM reached 69% of the
-        // copy where kernel 9's re-read (from L2) reached 73% (H200); 6p beats 9 (H100: 0.108 ms against
-        // 0.113). Elsewhere 6p lost to kernel 6 by 5-11% (results/NOTES.md): --prefetch 1 only.
-        bool big16 = plan->cl == 1 && p->h.dtype != DT_FP32 && plan->bs == 1024 && plan->packs == 8;
-        if (plan->packs && plan->cl == 1 && !g_cluster && (g_prefetch == 1 || (g_prefetch < 0 && big16))) {
+        // 6p only when asked (--prefetch 1): it lost to kernel 6 by 5-14% at every C = 2048-32768 and to kernel
+        // 9 at bf16 C = 65536 on the H200 (0.094 ms against 0.087; on the H100 it won there, 0.108 against 0.113)
+        if (plan->packs && plan->cl == 1 && !g_cluster && g_prefetch == 1) {
             *bs_out = plan->bs;
             return "6p";
         }
+        // 16-bit rows of 1024 threads x 8 packs (C = 65536): kernel 6 at one block an SM reached 69% of the
+        // copy where kernel 9's re-read (from L2) reached 73% (H200): 9 runs
+        bool big16 = plan->cl == 1 && p->h.dtype != DT_FP32 && plan->bs == 1024 && plan->packs == 8;
         if (plan->packs && !(big16 && !g_cluster)) {
             *bs_out = plan->bs;
             return "6v";

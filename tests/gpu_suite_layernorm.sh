@@ -66,7 +66,7 @@ done
 
 # kernel 10's prefetching path 6p forced on every one-block plan (--prefetch 1): grids that pass over the rows
 # several times, a last pass that ends inside the grid, rows that end inside a block, 1-8 packs a thread,
-# block sizes; --prefetch 0 sends the plan that the rule gives 6p (bf16 C = 65536) back to kernel 9
+# block sizes; --prefetch 0 keeps the rule (bf16 C = 65536: kernel 9)
 PF_SHAPES="-N 1031 -C 4104|-N 7 -C 3000|-N 300 -C 32768|-N 3 -C 12000|-N 517 -C 1032"
 [ "$QUICK" = 1 ] && PF_SHAPES="-N 1031 -C 4104|-N 300 -C 32768"
 IFS='|' read -r -a pf_shapes <<< "$PF_SHAPES"
