@@ -46,7 +46,6 @@ typedef struct {
 
 static double g_eps = 1e-5;
 static int g_cluster = 0;    // --cluster K: kernel 10's register path forced to clusters of K blocks (0: its rule)
-static int g_split = -1;     // --split 0|1: kernel 10's one-block-an-SM register plan without/with 6s (-1: its rule)
 static int g_prefetch = -1;  // --prefetch 0|1: kernel 10's one-block register path without/with 6p (-1: its rule)
 
 // ------------------------------------------------------------------------------------------------
@@ -704,92 +703,6 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_prefetch_kernel(
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 10's split path 6s (sm_90+; not a ladder step of its own; results/NOTES.md has its gain): kernel 6's
-// block kernel with the row split between registers and shared memory. Pack p of a thread (i = threadIdx.x +
-// p * blockDim.x) lives in a register for p < RP; the packs from RP * blockDim.x to the row's end, one
-// contiguous piece of x, are copied into shared memory by the copy engine (TMA: one cp.async.bulk started by
-// one thread, completed on an mbarrier that every thread waits on), with no registers on the way. (A first
-// version copied them with per-thread cp.async and was slower than kernel 6 everywhere; results/NOTES.md.)
-// Improves: a row of 128 KB (fp32 C = 32768, 16-bit C = 65536) needs 1024 threads x 8 packs in kernel 6,
-// all the registers of an SM: one block an SM, whose two reductions leave the SM without loads in flight.
-// Split 64 KB in registers and 64 KB in shared memory, it takes 512 threads, and two blocks share an SM: one
-// block's reductions overlap the other's loads and stores.
-// Wrong: the shared-memory half is read three times (sum, squares, y) through shared memory; rows of 256 KB
-// still do not fit an SM twice (fp32 C = 65536 stays on the cluster path).
-
-template <typename T, int VEC, int RP, int SP>
-__global__ void __launch_bounds__(512, 2) layernorm_rowsplit_kernel(const T *__restrict__ x, const T *__restrict__ w,
-                                                                    const T *__restrict__ b, T *__restrict__ y,
-                                                                    float *__restrict__ mean, float *__restrict__ rstd,
-                                                                    long N, long C, float eps) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    extern __shared__ __align__(16) unsigned char ln_split_raw[];
-    Pack<T, VEC> *half = reinterpret_cast<Pack<T, VEC> *>(ln_split_raw);  // pack base + k in slot k
-    __shared__ float scratch[33];
-    __shared__ unsigned long long bar;
-    long row = blockIdx.x;
-    const T *xr = x + row * C;
-    int nvec = (int)(C / VEC);
-    int base = RP * blockDim.x;  // first pack of the shared-memory half: packs [base, nvec) are contiguous
-    if (threadIdx.x == 0) {
-        mbar_init(&bar, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (threadIdx.x == 0 && nvec > base) bulk_copy_g2s(half, xr + (long)base * VEC, (unsigned)(nvec - base) * 16u, &bar);
-    Pack<T, VEC> v[RP];
-#pragma unroll
-    for (int p = 0; p < RP; p++) {
-        int i = threadIdx.x + p * blockDim.x;
-        if (i < nvec) v[p] = load_pack<T, VEC>(xr + i * VEC);
-    }
-    if (nvec > base) mbar_wait(&bar, 0);
-    float s = rowreg_sum(v, nvec);
-#pragma unroll
-    for (int q = 0; q < SP; q++) {
-        int i = base + threadIdx.x + q * blockDim.x;
-        if (i < nvec) {
-            Pack<T, VEC> u = half[i - base];
-#pragma unroll
-            for (int j = 0; j < VEC; j++) s += pack_elem(u, j);
-        }
-    }
-    float m = block_sum(s, scratch) / C;
-    float sq = rowreg_sq(v, nvec, m);
-#pragma unroll
-    for (int q = 0; q < SP; q++) {
-        int i = base + threadIdx.x + q * blockDim.x;
-        if (i < nvec) {
-            Pack<T, VEC> u = half[i - base];
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                float d = pack_elem(u, j) - m;
-                sq += d * d;
-            }
-        }
-    }
-    float r = rsqrtf(block_sum(sq, scratch) / C + eps);
-    T *yr = y + row * C;
-    rowreg_store<false>(v, nvec, m, r, w, b, yr, row, C);
-#pragma unroll
-    for (int q = 0; q < SP; q++) {
-        int i = base + threadIdx.x + q * blockDim.x;
-        if (i < nvec) {
-            Pack<T, VEC> u = half[i - base], wv = load_pack<T, VEC>(w + i * VEC), bv = load_pack<T, VEC>(b + i * VEC), out;
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                out.v[j] = from_float<T>((pack_elem(u, j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-            store_pack<T, VEC>(yr + i * VEC, out);
-        }
-    }
-    if (threadIdx.x == 0) {
-        mean[row] = m;
-        rstd[row] = r;
-    }
-#endif
-}
-
-// ------------------------------------------------------------------------------------------------
 // Launchers: pick the template instance, check the launch.
 
 #define LN_ARGS(T, P) (const T *)(P)->x, (const T *)(P)->w, (const T *)(P)->b, (T *)(P)->y, (P)->mean, (P)->rstd
@@ -1063,37 +976,6 @@ static const void *prefetch_fn(dtype_t d, int bs, int packs, size_t *smem) {
     }
     return fn;
 }
-// Path 6s's kernel (8 packs in registers, 8 in shared memory) for 16-byte packs; its shared-memory half set as
-// the kernel's dynamic shared memory limit once, and its residency (blocks an SM) queried once per block size.
-static const void *split_fn(dtype_t d, int bs, size_t *smem, int *blocks_sm) {
-    const void *fn = d == DT_FP32 ? (const void *)layernorm_rowsplit_kernel<float, 4, 8, 8>
-                     : d == DT_FP16 ? (const void *)layernorm_rowsplit_kernel<__half, 8, 8, 8>
-                                    : (const void *)layernorm_rowsplit_kernel<__nv_bfloat16, 8, 8, 8>;
-    *smem = (size_t)bs * 8 * 16;
-    static struct { const void *fn; int bs, nb; } seen[16];
-    static int nseen = 0;
-    int i = 0;
-    while (i < nseen && !(seen[i].fn == fn && seen[i].bs == bs)) i++;
-    if (i == nseen) {
-        CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 512 * 8 * 16));
-        int nb = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, bs, *smem));
-        if (nseen < 16) seen[nseen++] = {fn, bs, nb};
-        *blocks_sm = nb;
-    } else {
-        *blocks_sm = seen[i].nb;
-    }
-    return fn;
-}
-// Block size of path 6s for a row of nvec 16-byte packs, 0 when it does not apply: by its rule, rows that
-// kernel 6 holds only at one block an SM (4096 < nvec <= 8192: 1024 threads x 8 packs) at 512 threads; under
-// --split 1 any row that 16 packs a thread of the block size (<= 512) hold.
-static int split_bs(long nvec, int req_bs) {
-    if (g_split == 0 || g_cluster || g_dev.prop.major < 9) return 0;  // the bulk copy needs sm_90
-    if (g_split < 0 && !(nvec > 4096 && nvec <= 8192)) return 0;
-    int bs = req_bs ? req_bs : 512;
-    return bs <= 512 && (long)bs * 16 >= nvec ? bs : 0;
-}
 // Residency of one candidate: blocks and threads an SM holds; 0 when it cannot launch.
 static int regplan_rate(dtype_t d, long N, regplan_t *c) {
     const void *fn = regplan_fn(d, c->cl, c->packs);
@@ -1160,11 +1042,6 @@ static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_ou
         return "7";
     }
     if (vec == 16 / (int)dtype_size(p->h.dtype)) {
-        int sbs = g_prefetch == 1 ? 0 : split_bs(nvec, req_bs);
-        if (sbs) {
-            *bs_out = sbs;
-            return "6s";
-        }
         *plan = regs_plan(p->h.dtype, p->N, nvec, req_bs);
         // 6p only when asked (--prefetch 1): it lost to kernel 6 by 5-14% at every C = 2048-32768 and to kernel
         // 9 at bf16 C = 65536 on the H200 (0.094 ms against 0.087; on the H100 it won there, 0.108 against 0.113)
@@ -1210,13 +1087,6 @@ static void launch_k10(const void *pp, launch_t *l) {
         int tpr = subwarp_tpr(p->C / vec);
         DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, bs, tpr);
         snprintf(l->path, sizeof l->path, "7 (subwarp, %d lanes/row, %d-wide packs)", tpr, vec);
-    } else if (path[0] == '6' && path[1] == 's') {
-        size_t smem = 0;
-        int nb = 0;
-        const void *fn = split_fn(p->h.dtype, bs, &smem, &nb);
-        CUDA_CHECK(cudaLaunchKernel(fn, dim3((unsigned)N), dim3(bs), args, smem, 0));
-        snprintf(l->path, sizeof l->path, "6s (row split: 8 packs/thread in registers, 8 in shared memory, %d blocks/SM)",
-                 nb);
     } else if (path[0] == '6' && path[1] == 'p') {
         size_t smem = 0;
         const void *fn = prefetch_fn(p->h.dtype, bs, pl.packs, &smem);
@@ -1318,17 +1188,8 @@ static const extra_option_t k_extra[] = {
      "                   block a row), the block size from --block-size or its rule (tests and sweeps)"},
     {"prefetch", required_argument,
      "--prefetch 0|1   kernel 10: never (0) or always (1) run a one-block register plan as the prefetching\n"
-     "                   persistent path 6p, instead of its rule (tests and sweeps)"},
-    {"split", required_argument,
-     "--split 0|1      kernel 10: never (0) or, where 16 packs a thread hold the row, always (1) run the\n"
-     "                   register/shared-memory split path 6s, instead of its rule (tests and sweeps)"}};
+     "                   persistent path 6p, instead of its rule (tests and sweeps)"}};
 static const char *parse_extra(int index, const char *arg) {
-    if (index == 3) {
-        long k;
-        if (parse_long(arg, 0, 1, &k)) return reasonf("invalid split '%s' (--split: 0 or 1)", arg);
-        g_split = (int)k;
-        return NULL;
-    }
     if (index == 2) {
         long k;
         if (parse_long(arg, 0, 1, &k)) return reasonf("invalid prefetch '%s' (--prefetch: 0 or 1)", arg);

@@ -83,25 +83,6 @@ for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 10 --prefetch 1 -N 300 -C 3000
 done
 
-# kernel 10's split path 6s (half the row in registers, half in shared memory): by its rule (C = 32768 fp32,
-# 65536 16-bit), and forced (--split 1) at odd shapes where the shared half is partial or empty; block sizes
-SP_SHAPES="-N 1031 -C 4104|-N 7 -C 3000|-N 300 -C 32772|-N 3 -C 12000|-N 517 -C 8200"
-[ "$QUICK" = 1 ] && SP_SHAPES="-N 1031 -C 4104|-N 300 -C 32772"
-IFS='|' read -r -a sp_shapes <<< "$SP_SHAPES"
-for dt in fp32 bf16; do
-    for shape in "${sp_shapes[@]}"; do
-        check_one 10 --dtype $dt $shape --split 1
-    done
-    check_one 10 --dtype $dt -N 1031 -C 4104 --split 1 --block-size 256
-done
-check_one 10 --dtype fp32 -N 300 -C 32768
-check_one 10 --dtype fp16 -N 300 -C 65536
-check_one 10 --dtype bf16 -N 300 -C 65536 --input-mean 1000
-check_one 10 --dtype fp32 -N 300 -C 32768 --split 0
-for tool in memcheck racecheck synccheck; do
-    sanitize_kernel $tool layernorm_forward 10 --split 1 -N 300 -C 3000
-done
-
 # kernel 10's persistent path (fp32, C <= 512): many passes of the resident grid over the rows, a last pass
 # that ends inside a block, every lanes-per-row width (C = 4 .. 512), other block sizes; and C = 768 / bf16,
 # which stay on kernel 7

@@ -65,10 +65,6 @@ for k in 0 3 16 x; do
     contains "layernorm: names the bad cluster size $k" "cluster size '$k'"
 done
 for k in 2 -1 x; do
-    expect "layernorm: --split $k exits 2" 2 $NODEV ./layernorm_forward 10 --split $k
-    contains "layernorm: names the bad split $k" "split '$k'"
-done
-for k in 2 -1 x; do
     expect "layernorm: --prefetch $k exits 2" 2 $NODEV ./layernorm_forward 10 --prefetch $k
     contains "layernorm: names the bad prefetch $k" "prefetch '$k'"
 done
