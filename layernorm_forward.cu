@@ -46,7 +46,7 @@ typedef struct {
 
 static double g_eps = 1e-5;
 static int g_cluster = 0;    // --cluster K: kernel 10's register path forced to clusters of K blocks (0: its rule)
-static int g_prefetch = -1;  // --prefetch 0|1: kernel 10's one-block register path without/with 6p (-1: its rule)
+static int g_prefetch = 0;   // --prefetch 1: kernel 10's one-block register plans run as path 6p (0: its rule, never)
 
 // ------------------------------------------------------------------------------------------------
 // CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
@@ -949,32 +949,33 @@ static const void *regplan_fn(dtype_t d, int cl, int packs) {  // 16-byte packs
     }
     return fn;
 }
+// Path 6p's kernel instance, its dynamic shared-memory limit raised once to the largest stage it can take
+// (1024 threads x PACKS packs; launch() runs in the timed region).
+template <typename T, int VEC, int PACKS>
+static const void *prefetch_kernel() {
+    static bool limit_set = false;
+    const void *fn = (const void *)layernorm_rowreg_prefetch_kernel<T, VEC, PACKS>;
+    if (!limit_set) {
+        CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024 * PACKS * 16));
+        limit_set = true;
+    }
+    return fn;
+}
 template <typename T, int VEC>
 static const void *prefetch_fn_t(int packs) {
     switch (packs) {
-    case 1: return (const void *)layernorm_rowreg_prefetch_kernel<T, VEC, 1>;
-    case 2: return (const void *)layernorm_rowreg_prefetch_kernel<T, VEC, 2>;
-    case 4: return (const void *)layernorm_rowreg_prefetch_kernel<T, VEC, 4>;
-    default: return (const void *)layernorm_rowreg_prefetch_kernel<T, VEC, 8>;
+    case 1: return prefetch_kernel<T, VEC, 1>();
+    case 2: return prefetch_kernel<T, VEC, 2>();
+    case 4: return prefetch_kernel<T, VEC, 4>();
+    default: return prefetch_kernel<T, VEC, 8>();
     }
 }
-// Path 6p's kernel for a register plan of one block a row, its stage size set as the kernel's dynamic shared
-// memory limit once (launch() runs in the timed region).
+// Path 6p for a register plan of one block a row: the kernel and its stage (bs threads x packs 16-byte packs).
 static const void *prefetch_fn(dtype_t d, int bs, int packs, size_t *smem) {
-    const void *fn = d == DT_FP32 ? prefetch_fn_t<float, 4>(packs)
-                     : d == DT_FP16 ? prefetch_fn_t<__half, 8>(packs)
-                                    : prefetch_fn_t<__nv_bfloat16, 8>(packs);
     *smem = (size_t)bs * packs * 16;
-    static struct { const void *fn; size_t smem; } set[16];
-    static int nset = 0;
-    int i = 0;
-    while (i < nset && set[i].fn != fn) i++;
-    if (i == nset || set[i].smem < *smem) {
-        CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)*smem));
-        if (i == nset && nset < 16) nset++;
-        if (i < 16) set[i] = {fn, *smem};
-    }
-    return fn;
+    return d == DT_FP32 ? prefetch_fn_t<float, 4>(packs)
+           : d == DT_FP16 ? prefetch_fn_t<__half, 8>(packs)
+                          : prefetch_fn_t<__nv_bfloat16, 8>(packs);
 }
 // Residency of one candidate: blocks and threads an SM holds; 0 when it cannot launch.
 static int regplan_rate(dtype_t d, long N, regplan_t *c) {
@@ -1187,8 +1188,8 @@ static const extra_option_t k_extra[] = {
      "--cluster K      kernel 10: run its register path with clusters of K blocks a row (1, 2, 4 or 8; 1 = one\n"
      "                   block a row), the block size from --block-size or its rule (tests and sweeps)"},
     {"prefetch", required_argument,
-     "--prefetch 0|1   kernel 10: never (0) or always (1) run a one-block register plan as the prefetching\n"
-     "                   persistent path 6p, instead of its rule (tests and sweeps)"}};
+     "--prefetch 0|1   kernel 10: 1 runs every one-block register plan as the prefetching persistent path 6p\n"
+     "                   (tests and sweeps); 0, the default, keeps its rule, which never picks 6p"}};
 static const char *parse_extra(int index, const char *arg) {
     if (index == 2) {
         long k;
