@@ -48,12 +48,24 @@ ifneq ($(CUDNN_LIBDIR),)
                    $(if $(filter libcudnn.so,$(CUDNN_SONAME)),-lcudnn,-l:$(CUDNN_SONAME))
 endif
 
+# ---- CUPTI (the GPU clock of the timed launches; optional: without it the programs time with CUDA events):
+# the CUDA directory or its extras/CUPTI. CUPTI= (empty) builds without it.
+CUPTI ?= $(firstword $(foreach d,$(CUDA_HOME) $(CUDA_HOME)/extras/CUPTI,$(if $(wildcard $(d)/include/cupti.h),$(d))))
+ifneq ($(CUPTI),)
+  CUPTI_LIBDIR := $(firstword $(foreach d,lib64 lib targets/x86_64-linux/lib targets/sbsa-linux/lib,\
+                    $(if $(wildcard $(CUPTI)/$(d)/libcupti.so),$(CUPTI)/$(d))))
+endif
+ifneq ($(CUPTI_LIBDIR),)
+  CUPTI_CFLAGS := -DHAVE_CUPTI -I$(CUPTI)/include
+  CUPTI_LDFLAGS := -L$(CUPTI_LIBDIR) -Xlinker -rpath=$(CUPTI_LIBDIR) -lcupti
+endif
+
 # The commit measured (written into every CSV row); pass GIT_REV=... where the tree travels without .git.
 GIT_REV ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 NVCC_FLAGS := -O3 -std=c++17 -lineinfo --threads 0 -Xcompiler -fopenmp,-Wall,-Wno-unused-function,-Wno-unknown-pragmas \
-              -DGIT_REV=\"$(GIT_REV)\" $(CUDNN_CFLAGS)
-LDLIBS := -lcurand -lgomp -ldl $(CUDNN_LDFLAGS)
+              -DGIT_REV=\"$(GIT_REV)\" $(CUDNN_CFLAGS) $(CUPTI_CFLAGS)
+LDLIBS := -lcurand -lgomp -ldl $(CUDNN_LDFLAGS) $(CUPTI_LDFLAGS)
 
 .PHONY: all test run profile sass plant clean info venv plots regress readme
 all: $(PROGRAMS)
@@ -123,6 +135,7 @@ sass: all
 info:
 	@echo "nvcc:  $(NVCC)"; echo "arch:  $(ARCH_FLAGS)"; echo "gpu:   $(if $(GPU_CC),sm_$(GPU_CC),none)"
 	@echo "cudnn: $(if $(CUDNN_LIBDIR),$(CUDNN_DIR) ($(CUDNN_SONAME)),not found)"
+	@echo "cupti: $(if $(CUPTI_LIBDIR),$(CUPTI_LIBDIR),not found (timing with CUDA events))"
 
 clean:
 	rm -rf $(PROGRAMS) build

@@ -938,10 +938,196 @@ static check_t validate_outputs(problem_t *p, int verbose) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Timing: cold L2 before every timed launch, CUDA events around the launch alone, warm-up, median and min.
+// The clock: the GPU's own timestamps of the timed launches (CUPTI activity records), where CUPTI can record.
+//
+// Each timed launch runs inside a CUPTI external-correlation scope whose id names its repetition. CUPTI ties
+// every kernel, memcpy and memset it records to the API call that issued it, and that call to the scope, so
+// the GPU work of repetition i is known whoever launched it (our kernels, cuDNN through the driver API, a
+// cudaMemcpyAsync). An op's time runs from its first activity's start to its last activity's end: the same
+// quantity Nsight Compute's gpu__time_duration sums for a one-kernel op, with no launch latency and no CPU
+// time in it. CUDA events around the launch stay as the second figure ("with launch").
+// Where CUPTI cannot record (built without it, no permission, another profiler attached), the program says
+// so once and times with the events; every CSV row names its clock.
+
+static const char *g_clock_note;  // why the events are the clock (NULL while CUPTI records)
+
+#if defined(HAVE_CUPTI)
+#include <cupti.h>
+#include <pthread.h>
+#if CUPTI_API_VERSION < 130000
+#error "the GPU clock reads CUDA 13's CUPTI records (CUpti_ActivityKernel10); build with CUPTI= to time with events"
+#endif
+
+typedef struct { uint32_t corr; uint64_t start, end; } gpu_activity_t;  // one kernel, memcpy or memset
+typedef struct { uint32_t corr; uint64_t ext; } gpu_corr_t;            // API call -> repetition scope
+static struct {
+    pthread_mutex_t lock;  // CUPTI may hand buffers over from its own thread
+    gpu_activity_t *act;
+    size_t n_act, cap_act;
+    gpu_corr_t *corr;
+    size_t n_corr, cap_corr;
+    size_t dropped;        // records CUPTI had no room for: the windows cannot be trusted
+} g_rec = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NULL, 0, 0, 0};
+static int g_clock_state;        // 0 not opened yet, 1 CUPTI records, -1 events
+static uint64_t g_clock_next_id = 1;
+
+#define CUPTI_BUFFER_BYTES (8u << 20)
+static void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_records) {
+    *buf = (uint8_t *)aligned_alloc(8, CUPTI_BUFFER_BYTES);
+    *size = *buf ? CUPTI_BUFFER_BYTES : 0;
+    *max_records = 0;
+}
+
+template <typename T> static void grow_push(T **a, size_t *n, size_t *cap, T v) {
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 4096;
+        *a = (T *)realloc(*a, *cap * sizeof(T));
+        if (!*a) { fprintf(stderr, "out of host memory for CUPTI records\n"); exit(EXIT_CUDA); }
+    }
+    (*a)[(*n)++] = v;
+}
+
+static void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid) {
+    (void)size;
+    pthread_mutex_lock(&g_rec.lock);
+    CUpti_Activity *r = NULL;
+    while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS) {
+        gpu_activity_t a;
+        switch (r->kind) {
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        case CUPTI_ACTIVITY_KIND_KERNEL: {
+            const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
+            a.corr = k->correlationId; a.start = k->start; a.end = k->end;
+            grow_push(&g_rec.act, &g_rec.n_act, &g_rec.cap_act, a);
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+            const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)r;
+            a.corr = m->correlationId; a.start = m->start; a.end = m->end;
+            grow_push(&g_rec.act, &g_rec.n_act, &g_rec.cap_act, a);
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET: {
+            const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)r;
+            a.corr = m->correlationId; a.start = m->start; a.end = m->end;
+            grow_push(&g_rec.act, &g_rec.n_act, &g_rec.cap_act, a);
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+            const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)r;
+            gpu_corr_t c = {e->correlationId, e->externalId};
+            grow_push(&g_rec.corr, &g_rec.n_corr, &g_rec.cap_corr, c);
+            break;
+        }
+        default: break;  // API records: needed for the correlation, not kept
+        }
+    }
+    size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS) g_rec.dropped += dropped;
+    pthread_mutex_unlock(&g_rec.lock);
+    free(buf);
+}
+
+static const char *cupti_error(CUptiResult r) {
+    const char *s = NULL;
+    cuptiGetResultString(r, &s);
+    return s ? s : "unknown CUPTI error";
+}
+
+// Opens the GPU clock once: 1 when CUPTI records, else 0 with g_clock_note saying why.
+static int gpu_clock_open(void) {
+    if (g_clock_state) return g_clock_state > 0;
+    // The runtime and driver API kinds are what the external correlation records attach to.
+    static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+                                               CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                               CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                               CUPTI_ACTIVITY_KIND_MEMSET};
+    CUptiResult r = cuptiActivityRegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed);
+    for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof kinds / sizeof kinds[0]; i++) r = cuptiActivityEnable(kinds[i]);
+    if (r != CUPTI_SUCCESS) {
+        static char why[160];
+        snprintf(why, sizeof why, "CUPTI cannot record: %s", cupti_error(r));
+        g_clock_note = why;
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) cuptiActivityDisable(kinds[i]);
+        g_clock_state = -1;
+        return 0;
+    }
+    g_clock_state = 1;
+    return 1;
+}
+
+// Drains what CUPTI holds (records of earlier work) and returns the first id of `repeats` new scopes.
+static uint64_t gpu_clock_begin(int repeats) {
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    pthread_mutex_lock(&g_rec.lock);
+    g_rec.n_act = g_rec.n_corr = 0;
+    g_rec.dropped = 0;
+    pthread_mutex_unlock(&g_rec.lock);
+    uint64_t first = g_clock_next_id;
+    g_clock_next_id += (uint64_t)repeats;
+    return first;
+}
+static void gpu_clock_push(uint64_t id) { cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id); }
+static void gpu_clock_pop(void) {
+    uint64_t last;
+    cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+}
+
+static int cmp_corr(const void *a, const void *b) {
+    uint32_t x = ((const gpu_corr_t *)a)->corr, y = ((const gpu_corr_t *)b)->corr;
+    return (x > y) - (x < y);
+}
+
+// ms[i] = repetition i's window (first start to last end), for scopes first..first+repeats-1 (after the
+// device is synchronized). 0 when a repetition has no GPU activity or records were dropped: then the caller
+// keeps the events for this measurement and says so.
+static int gpu_clock_windows(uint64_t first, int repeats, double *ms) {
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    pthread_mutex_lock(&g_rec.lock);
+    qsort(g_rec.corr, g_rec.n_corr, sizeof(gpu_corr_t), cmp_corr);
+    uint64_t *lo = (uint64_t *)malloc(repeats * sizeof(uint64_t)), *hi = (uint64_t *)calloc(repeats, sizeof(uint64_t));
+    for (int i = 0; i < repeats; i++) lo[i] = UINT64_MAX;
+    for (size_t i = 0; i < g_rec.n_act; i++) {
+        const gpu_activity_t *a = &g_rec.act[i];
+        gpu_corr_t key = {a->corr, 0};
+        const gpu_corr_t *c = (const gpu_corr_t *)bsearch(&key, g_rec.corr, g_rec.n_corr, sizeof key, cmp_corr);
+        if (!c || c->ext < first || c->ext >= first + (uint64_t)repeats) continue;  // a flush, or other work
+        int rep = (int)(c->ext - first);
+        if (a->start < lo[rep]) lo[rep] = a->start;
+        if (a->end > hi[rep]) hi[rep] = a->end;
+    }
+    int ok = g_rec.dropped == 0;
+    for (int i = 0; i < repeats && ok; i++) {
+        ok = lo[i] != UINT64_MAX && hi[i] > lo[i];
+        if (ok) ms[i] = (double)(hi[i] - lo[i]) * 1e-6;
+    }
+    pthread_mutex_unlock(&g_rec.lock);
+    free(lo);
+    free(hi);
+    return ok;
+}
+#else
+static int gpu_clock_open(void) {
+    g_clock_note = "built without CUPTI";
+    return 0;
+}
+static uint64_t gpu_clock_begin(int repeats) { (void)repeats; return 0; }
+static void gpu_clock_push(uint64_t id) { (void)id; }
+static void gpu_clock_pop(void) {}
+static int gpu_clock_windows(uint64_t first, int repeats, double *ms) { (void)first; (void)repeats; (void)ms; return 0; }
+#endif
+
+// ------------------------------------------------------------------------------------------------
+// Timing: cold L2 before every timed launch, the GPU clock (or events) around the launch alone, warm-up,
+// median and min.
 
 typedef void (*work_fn)(void *ctx);
-typedef struct { double median_ms, min_ms; int repeats; } timing_t;
+typedef struct {
+    double median_ms, min_ms;                // the reported time, on `clock`
+    double launch_median_ms, launch_min_ms;  // CUDA events around the launch ("with launch")
+    int repeats;
+    const char *clock;                       // "cupti" (the GPU's kernel timestamps) or "events"
+} timing_t;
 
 static char *g_flush;
 static size_t g_flush_bytes;  // the written part: 2 x L2
@@ -992,16 +1178,20 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-// Times fn: warm-up, then `repeats` launches (0 = automatic: about 100 ms of kernel time, 10..200).
+static double median_sorted(const double *t, int n) { return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]); }
+
+// Times fn: warm-up, then `repeats` launches (0 = automatic: about 100 ms of kernel time, 10..200), each after
+// a flush of L2, each inside its own GPU-clock scope and between two events.
 static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
     fn(ctx);  // warm-up: module load, first-touch
     fn(ctx);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
-    cudaEvent_t e0, e1;
-    CUDA_CHECK(cudaEventCreate(&e0));
-    CUDA_CHECK(cudaEventCreate(&e1));
+    int gpu_clock = gpu_clock_open();
     if (repeats <= 0) {  // estimate from three cold launches
+        cudaEvent_t e0, e1;
+        CUDA_CHECK(cudaEventCreate(&e0));
+        CUDA_CHECK(cudaEventCreate(&e1));
         float est = 1e30f;
         for (int i = 0; i < 3; i++) {
             flush_l2();
@@ -1013,35 +1203,52 @@ static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
             CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
             if (ms < est) est = ms;
         }
+        CUDA_CHECK(cudaEventDestroy(e0));
+        CUDA_CHECK(cudaEventDestroy(e1));
         repeats = (int)(100.0 / (est > 1e-4 ? est : 1e-4));
         repeats = repeats < 10 ? 10 : repeats > 200 ? 200 : repeats;
     }
     cudaEvent_t *ev = (cudaEvent_t *)malloc(2 * (size_t)repeats * sizeof(cudaEvent_t));
     for (int i = 0; i < 2 * repeats; i++) CUDA_CHECK(cudaEventCreate(&ev[i]));
+    uint64_t first = gpu_clock ? gpu_clock_begin(repeats) : 0;
     for (int i = 0; i < repeats; i++) {
         flush_l2();
         CUDA_CHECK(cudaEventRecord(ev[2 * i]));
+        if (gpu_clock) gpu_clock_push(first + i);
         fn(ctx);
+        if (gpu_clock) gpu_clock_pop();
         CUDA_CHECK(cudaEventRecord(ev[2 * i + 1]));
     }
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
-    double *t = (double *)malloc(repeats * sizeof(double));
+    double *launch = (double *)malloc(repeats * sizeof(double)), *gpu = (double *)malloc(repeats * sizeof(double));
     for (int i = 0; i < repeats; i++) {
         float ms;
         CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-        t[i] = ms;
+        launch[i] = ms;
     }
     for (int i = 0; i < 2 * repeats; i++) CUDA_CHECK(cudaEventDestroy(ev[i]));
-    CUDA_CHECK(cudaEventDestroy(e0));
-    CUDA_CHECK(cudaEventDestroy(e1));
-    qsort(t, repeats, sizeof(double), cmp_double);
+    free(ev);
     timing_t r;
     r.repeats = repeats;
-    r.min_ms = t[0];
-    r.median_ms = repeats % 2 ? t[repeats / 2] : 0.5 * (t[repeats / 2 - 1] + t[repeats / 2]);
-    free(t);
-    free(ev);
+    r.clock = "events";
+    if (gpu_clock) {
+        if (gpu_clock_windows(first, repeats, gpu)) r.clock = "cupti";
+        else printf("clock: CUPTI missed GPU activity of a timed launch: this measurement uses CUDA events\n");
+    }
+    qsort(launch, repeats, sizeof(double), cmp_double);
+    r.launch_min_ms = launch[0];
+    r.launch_median_ms = median_sorted(launch, repeats);
+    if (strcmp(r.clock, "cupti") == 0) {
+        qsort(gpu, repeats, sizeof(double), cmp_double);
+        r.min_ms = gpu[0];
+        r.median_ms = median_sorted(gpu, repeats);
+    } else {
+        r.min_ms = r.launch_min_ms;
+        r.median_ms = r.launch_median_ms;
+    }
+    free(launch);
+    free(gpu);
     return r;
 }
 
@@ -1615,7 +1822,10 @@ static sol_t measure_sol(double bytes, int repeats) {
 // ------------------------------------------------------------------------------------------------
 // Reporting: human lines, CSV rows, JSON Lines.
 
-#define CSV_HEADER "op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev"
+// time_ms_median/min are on the row's clock (cupti: the GPU's kernel timestamps; events: CUDA events, where
+// CUPTI could not record); time_ms_launch_median/min are the CUDA events around the launch. The last three
+// columns came later: readers treat rows without them as events rows.
+#define CSV_HEADER "op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev,time_ms_launch_median,time_ms_launch_min,clock"
 
 typedef struct {
     const char *op;
@@ -1625,18 +1835,37 @@ typedef struct {
     const char *shape;
     int block_size;
     double ms_median, ms_min, bytes, gbps, sol_gbps, sol_pct, max_abs, max_rel;
+    double launch_median, launch_min;  // CUDA events around the launch
+    const char *clock;                 // "cupti" / "events"; NULL where nothing was timed
     const char *status;  // OK / FAIL / SKIP
     const char *detail;  // skip reason or dispatcher path (JSON only)
 } point_t;
+
+// --csv FILE appends: an existing file must carry this header (a file of an older schema would get rows whose
+// columns do not match its header). Checked before any work, exit 2 with the reason.
+static void check_csv_file(const program_t *prog, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return;  // a new file (whether it can be created is found out when the first row is written)
+    char line[sizeof CSV_HEADER + 2] = "";
+    int empty = !fgets(line, sizeof line, f);
+    fclose(f);
+    line[strcspn(line, "\r\n")] = 0;
+    if (!empty && strcmp(line, CSV_HEADER) != 0) {
+        fprintf(stderr, "%s: --csv %s: the file's header is not this program's CSV schema (an older file?); "
+                        "name a new file\n", prog->binary, path);
+        exit(EXIT_USAGE);
+    }
+}
 
 static void write_csv_row(const char *path, const point_t *p) {
     FILE *f = fopen(path, "a+");
     if (!f) { fprintf(stderr, "cannot open --csv file '%s': %s\n", path, strerror(errno)); exit(EXIT_CUDA); }
     fseek(f, 0, SEEK_END);
     if (ftell(f) == 0) fprintf(f, "%s\n", CSV_HEADER);
-    fprintf(f, "%s,%d,%s,%s,%s,%d,%.6f,%.6f,%.0f,%.2f,%.2f,%.2f,%.3e,%.3e,%s,%s,%s,%s,%s\n", p->op, p->kernel,
-            p->kernel_name, dtype_name(p->dtype), p->shape, p->block_size, p->ms_median, p->ms_min, p->bytes, p->gbps,
-            p->sol_gbps, p->sol_pct, p->max_abs, p->max_rel, p->status, g_dev.name, g_dev.sm, g_dev.cuda, GIT_REV);
+    fprintf(f, "%s,%d,%s,%s,%s,%d,%.6f,%.6f,%.0f,%.2f,%.2f,%.2f,%.3e,%.3e,%s,%s,%s,%s,%s,%.6f,%.6f,%s\n", p->op,
+            p->kernel, p->kernel_name, dtype_name(p->dtype), p->shape, p->block_size, p->ms_median, p->ms_min, p->bytes,
+            p->gbps, p->sol_gbps, p->sol_pct, p->max_abs, p->max_rel, p->status, g_dev.name, g_dev.sm, g_dev.cuda,
+            GIT_REV, p->launch_median, p->launch_min, p->clock ? p->clock : "");
     fclose(f);
 }
 
@@ -1664,7 +1893,9 @@ static void write_json_row(const char *path, const point_t *p) {
             p->block_size, p->ms_median, p->ms_min, p->bytes, p->gbps, p->sol_gbps, p->sol_pct, p->max_abs, p->max_rel,
             p->status);
     json_string(f, g_dev.name);
-    fprintf(f, ",\"sm\":\"%s\",\"cuda\":\"%s\",\"git_rev\":\"%s\",\"detail\":", g_dev.sm, g_dev.cuda, GIT_REV);
+    fprintf(f, ",\"sm\":\"%s\",\"cuda\":\"%s\",\"git_rev\":\"%s\",\"time_ms_launch_median\":%.6f,"
+               "\"time_ms_launch_min\":%.6f,\"clock\":\"%s\",\"detail\":",
+            g_dev.sm, g_dev.cuda, GIT_REV, p->launch_median, p->launch_min, p->clock ? p->clock : "");
     json_string(f, p->detail ? p->detail : "");
     fprintf(f, "}\n");
     fclose(f);
@@ -1737,6 +1968,8 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
             if (!skip_note[0]) snprintf(skip_note, sizeof skip_note, "%s", why);
             pt.block_size = bs; pt.status = "SKIP"; pt.detail = why;
             pt.ms_median = pt.ms_min = pt.gbps = pt.sol_pct = pt.max_abs = pt.max_rel = 0;
+            pt.launch_median = pt.launch_min = 0;
+            pt.clock = NULL;
             emit_point(o, &pt);
             continue;
         }
@@ -1760,17 +1993,24 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
         pt.status = ok ? "OK" : "FAIL";
         pt.detail = w.l.path;
         if (w.l.path[0]) snprintf(s.note, sizeof s.note, "%s", w.l.path);
-        pt.ms_median = pt.ms_min = pt.gbps = pt.sol_pct = 0;
+        pt.ms_median = pt.ms_min = pt.gbps = pt.sol_pct = pt.launch_median = pt.launch_min = 0;
+        pt.clock = NULL;
         if (!ok) s.failed = 1;
         if (!o->check_only && ok) {
             timing_t t = time_cold(kernel_work, &w, o->repeats);
             pt.ms_median = t.median_ms;
             pt.ms_min = t.min_ms;
+            pt.launch_median = t.launch_median_ms;
+            pt.launch_min = t.launch_min_ms;
+            pt.clock = t.clock;
             pt.gbps = p->bytes / (t.median_ms * 1e-3) / 1e9;
             pt.sol_pct = sol && sol->gbps > 0 ? 100.0 * pt.gbps / sol->gbps : 0;
-            printf("%s | %.4f ms (min %.4f) | %7.1f GB/s | %5.1f%% SOL | max err abs %.1e rel %.1e | OK%s%s\n", bsbuf,
-                   t.median_ms, t.min_ms, pt.gbps, pt.sol_pct, c.max_abs, c.max_rel, w.l.path[0] ? " | path " : "",
-                   w.l.path);
+            char launch[48];
+            if (strcmp(t.clock, "cupti") == 0) snprintf(launch, sizeof launch, "with launch %.4f ms", t.launch_median_ms);
+            else snprintf(launch, sizeof launch, "clock: events");
+            printf("%s | %.4f ms (min %.4f) | %s | %7.1f GB/s | %5.1f%% SOL | max err abs %.1e rel %.1e | OK%s%s\n",
+                   bsbuf, t.median_ms, t.min_ms, launch, pt.gbps, pt.sol_pct, c.max_abs, c.max_rel,
+                   w.l.path[0] ? " | path " : "", w.l.path);
             if (!s.ran || pt.gbps > s.gbps) {
                 s.ran = 1; s.block = used; s.ms = t.median_ms; s.gbps = pt.gbps; s.pct = pt.sol_pct;
             }
@@ -1801,6 +2041,7 @@ static int bench_main(int argc, char **argv, const program_t *prog) {
     g_check_only = o.check_only;
     if (o.help) { usage(prog, stdout); return EXIT_OK; }
     if (o.list) { print_list(prog); return EXIT_OK; }
+    if (o.csv_path) check_csv_file(prog, o.csv_path);
     open_device(prog, o.device);
 
     problem_t *p = prog->setup(&o);
@@ -1811,6 +2052,11 @@ static int bench_main(int argc, char **argv, const program_t *prog) {
         sol = measure_sol(p->bytes, o.repeats);
         printf("speed of light: device copy %.1f GB/s (measured now, %.1f MB moved, cold L2, %s)\n", sol.gbps,
                sol.bytes / 1e6, sol.method);
+        if (g_clock_note)
+            printf("clock: CUDA events around each launch (%s)\n", g_clock_note);
+        else
+            printf("clock: the GPU's kernel timestamps (CUPTI), first kernel start to last kernel end; \"with launch\": "
+                   "CUDA events around the launch\n");
     }
 
     int first = 0, last = prog->n_kernels - 1;

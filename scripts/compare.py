@@ -17,7 +17,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summary import best_points, load  # noqa: E402
+from summary import best_points, load, row_clock  # noqa: E402
 
 
 def pairs(base, new):
@@ -54,6 +54,12 @@ def compare(base_rows, new_rows, threshold, strict):
     metric, unit = ("gbps", "GB/s") if same_gpu else ("sol_pct", "%SOL")
     if not same_gpu:
         notes.append(f"GPUs differ ({', '.join(sorted(base_gpus))} vs {', '.join(sorted(new_gpus))}): comparing %SOL")
+    base_clocks = {row_clock(r) for r in base_rows if r["status"] == "OK"}
+    new_clocks = {row_clock(r) for r in new_rows if r["status"] == "OK"}
+    if base_clocks != new_clocks:
+        notes.append(f"clocks differ ({', '.join(sorted(base_clocks))} vs {', '.join(sorted(new_clocks))}): the GPU's "
+                     "kernel timestamps leave out the launch latency that CUDA events include, so short kernels "
+                     "look faster on cupti")
 
     for r in new_rows:
         if r["status"] == "FAIL":

@@ -1,34 +1,71 @@
 #!/usr/bin/env python3
-"""Cross-checks the harness's timing against Nsight Compute on one kernel and shape.
+"""Cross-checks the harness's clock against Nsight Compute, for a program's kernel or a peer.
 
-Runs the program once normally (its median of cold launches; for a kernel that sweeps block sizes, again at
-its best block size alone, and ncu runs that one too) and once under
-`ncu --cache-control all --clock-control none --metrics gpu__time_duration.sum,dram__bytes.sum`
-(every launch of the op's kernels, summed per launch of the op), and prints both medians, their ratio, and DRAM bytes against the
-bytes the harness counts.
+    scripts/ncu_check.py [--out DIR] [--no-write] [--tolerance T] OP KERNEL [PROGRAM ARGS ...]
+    scripts/ncu_check.py [--out DIR] [--no-write] [--tolerance T] --standard
 
-    scripts/ncu_check.py layernorm 10 -N 16384 -C 4096 [--dtype fp32]
+KERNEL is a kernel number of OP's program (0 = cuDNN) or a peer of scripts/peers.py (torch, torch.compile,
+liger). For each point:
+- the harness time: the program's median of 100 cold launches on its own clock (for a kernel that sweeps block
+  sizes, its best block size, run alone), or peers.py's median for a peer (`--point ... --no-write`);
+- Nsight Compute: `ncu --cache-control all --clock-control none --metrics gpu__time_duration.sum,dram__bytes.sum`
+  on the same launches. For a program, every kernel is profiled and the op's launches are the kernels that
+  follow each L2 flush (flush_read_kernel), the last 30 of them (the timed loop of `--repeats 30`); for a peer,
+  the calls peers.py makes between cudaProfilerStart and Stop (`--ncu-range 30`, ncu flushes the caches
+  itself before each kernel). An op's time is the sum of its kernels' gpu__time_duration, median over launches.
+- the ratio harness / ncu, and DRAM bytes (ncu) against the bytes the harness counts.
+Rows go to DIR/<gpu-slug>/ncu_check.csv (DIR defaults to results/; a point measured again replaces its row):
+op,kernel,dtype,shape,harness_ms,ncu_ms,ratio,dram_ratio, then block_size,harness_clock,dram_mb,counted_mb,
+gpu,git_rev. --standard runs the points of STANDARD below (the three programs, fp32 and bf16, short and long
+kernels, cuDNN and torch.compile). Exit 1 when a ratio is outside 1 +- T (default 0.03) or a point could not be
+measured, 2 on bad arguments.
 """
+import argparse
 import csv
 import io
-import re
+import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import run_all  # noqa: E402  (slugify)
+import shapes  # noqa: E402
+import summary  # noqa: E402
+
+PEERS = ["torch", "torch.compile", "liger"]
+HARNESS_REPEATS, NCU_REPEATS = 100, 30
+CSV_FIELDS = ["op", "kernel", "dtype", "shape", "harness_ms", "ncu_ms", "ratio", "dram_ratio", "block_size",
+              "harness_clock", "dram_mb", "counted_mb", "gpu", "git_rev"]
+# (op, kernel, program arguments): kernels under 20 us and over 100 us, fp32 and bf16, one-kernel and
+# three-kernel ops, cuDNN (kernel 0) and torch.compile
+STANDARD = [
+    ("layernorm", "10", ["--dtype", "fp32", "-N", "8192", "-C", "768"]),
+    ("layernorm", "10", ["--dtype", "fp32", "-N", "16384", "-C", "4096"]),
+    ("layernorm", "10", ["--dtype", "bf16", "-N", "1024", "-C", "65536"]),
+    ("layernorm", "0", ["--dtype", "bf16", "-N", "8192", "-C", "768"]),
+    ("layernorm", "torch.compile", ["--dtype", "bf16", "-N", "8192", "-C", "768"]),
+    ("rmsnorm", "8", ["--dtype", "bf16", "-N", "8192", "-C", "4096"]),
+    ("rmsnorm", "0", ["--dtype", "fp32", "-N", "16384", "-C", "4096"]),
+    ("rmsnorm", "torch.compile", ["--dtype", "bf16", "-N", "8192", "-C", "4096"]),
+    ("batchnorm", "8", ["--dtype", "bf16", "-N", "65536", "-C", "256"]),
+    ("batchnorm", "8", ["--dtype", "fp32", "--layout", "nhwc", "-N", "32", "-C", "256", "--height", "56",
+                        "--width", "56"]),
+]
 
 # to ms and bytes; ncu writes units either way ("usecond" or "us", "Mbyte" or "MB")
 UNITS = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3,
          "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3,
          "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9,
          "KiB": 1024.0, "MiB": 1024.0 ** 2, "GiB": 1024.0 ** 3}
+NCU_METRICS = ["--cache-control", "all", "--clock-control", "none", "--metrics", "gpu__time_duration.sum,dram__bytes.sum"]
 
 
-def best_block(out):
-    """The block size of the harness's `best:` line when it swept several (one `block_size` line: None)."""
-    if len(re.findall(r"^block_size", out, re.M)) < 2:
-        return None
-    m = re.search(r"^best: block_size +([0-9]+)", out, re.M)
-    return m.group(1) if m else None
+class CheckError(Exception):
+    """A point that could not be measured (the message says why)."""
 
 
 def parse_ncu_csv(text):
@@ -55,59 +92,169 @@ def parse_ncu_csv(text):
     return [tuple(by_id[i]) for i in sorted(by_id)]
 
 
-def per_op_launch(launches):
-    """[(ms, bytes)] per launch of the op: an op of K kernels (BatchNorm: partials, finalize, normalize) launches
-    them in the same order every time, so each group of K consecutive launches, K = launches / launches of the
-    first kernel, is summed. A single-kernel op gives its launches unchanged."""
-    if not launches:
-        return []
-    k = len(launches) // sum(1 for n, _t, _b in launches if n == launches[0][0])
-    if k < 1 or len(launches) % k:
-        return []
+def is_flush(name, which):
+    return name.split("(")[0].split("<")[0].strip().endswith(f"flush_{which}_kernel")
+
+
+def after_flushes(launches, last):
+    """[(ms, bytes)] of the op launches of a program run: each launch is the kernels that follow an L2 flush
+    (flush_read_kernel) up to the next flush (flush_write_kernel); the last `last` of them are the timed loop.
+    Warm-up launches (no flush before them) fall into the group before, which is not among the last ones."""
+    groups, cur = [], None
+    for name, ms, nbytes in launches:
+        if is_flush(name, "write"):
+            cur = None
+        elif is_flush(name, "read"):
+            cur = []
+            groups.append(cur)
+        elif cur is not None:
+            cur.append((ms, nbytes))
+    groups = groups[-last:]
+    if len(groups) < last or any(not g for g in groups):
+        raise CheckError(f"ncu: expected {last} flushed launches with kernels, found "
+                         f"{sum(1 for g in groups if g)}")
+    return [(sum(t for t, _b in g), sum(b for _t, b in g)) for g in groups]
+
+
+def per_call(launches, calls):
+    """[(ms, bytes)] per call of a peer's range: `calls` calls launch the same kernels in the same order."""
+    if not launches or len(launches) % calls:
+        raise CheckError(f"ncu: {len(launches)} kernels in the range do not split into {calls} calls")
+    k = len(launches) // calls
     return [(sum(t for _n, t, _b in launches[i:i + k]), sum(b for _n, _t, b in launches[i:i + k]))
             for i in range(0, len(launches), k)]
 
 
+def run(cmd, what):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        tail = (r.stdout + r.stderr).strip().splitlines()[-3:]
+        raise CheckError(f"{what} exited {r.returncode}: {' | '.join(tail)}")
+    return r.stdout
+
+
+def program_rows(op, kernel, args):
+    """The program's CSV rows of one run at HARNESS_REPEATS."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "rows.csv")
+        run([os.path.join(ROOT, f"{op}_forward"), kernel, "--repeats", str(HARNESS_REPEATS), *args, "--csv", path],
+            f"{op}_forward {kernel}")
+        return summary.load(path)
+
+
+def best_ok(rows, what):
+    ok = [r for r in rows if r["status"] == "OK"]
+    if not ok:
+        raise CheckError(f"{what}: no OK row ({', '.join(sorted({r['status'] for r in rows})) or 'no rows'})")
+    return max(ok, key=lambda r: float(r["gbps"]))
+
+
+def check_program(op, kernel, args):
+    rows = program_rows(op, kernel, args)
+    best = best_ok(rows, f"{op} kernel {kernel}")
+    if len([r for r in rows if r["status"] == "OK"]) > 1 and "--block-size" not in args:
+        # a sweep: measure (and profile) the best block size alone, so that both sides time the same launches
+        args = [*args, "--block-size", best["block_size"]]
+        best = best_ok(program_rows(op, kernel, args), f"{op} kernel {kernel} {' '.join(args)}")
+    cmd = ["ncu", "--csv", *NCU_METRICS, os.path.join(ROOT, f"{op}_forward"), kernel, "--repeats", str(NCU_REPEATS),
+           *args]
+    launches = after_flushes(parse_ncu_csv(run(cmd, "ncu")), NCU_REPEATS)
+    return best, launches
+
+
+def split_dtype(args):
+    """(dtype, the other arguments) of a program's argument list (the programs' default dtype is fp32)."""
+    if "--dtype" not in args:
+        return "fp32", list(args)
+    i = args.index("--dtype")
+    return args[i + 1], args[:i] + args[i + 2:]
+
+
+def check_peer(op, peer, args):
+    point = " ".join(args)
+    dtype, rest = split_dtype(args)
+    spec = f"{dtype} {' '.join(rest)}"
+    script = os.path.join(ROOT, "scripts", "peers.py")
+    out = run([sys.executable, script, "--peer", peer, "--point", spec, "--no-write", op], f"peers.py {point}")
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    best = best_ok(rows, f"{peer} {op} {point}")
+    cmd = ["ncu", "--csv", "--profile-from-start", "off", *NCU_METRICS, sys.executable, script, "--peer", peer,
+           "--point", spec, "--ncu-range", str(NCU_REPEATS), op]
+    launches = per_call(parse_ncu_csv(run(cmd, "ncu")), NCU_REPEATS)
+    return best, launches
+
+
+def check(op, kernel, args):
+    """One CSV row (dict) for a point."""
+    best, launches = check_peer(op, kernel, args) if kernel in PEERS else check_program(op, kernel, args)
+    ncu_ms = statistics.median(t for t, _b in launches)
+    dram = statistics.median(b for _t, b in launches)
+    harness = float(best["time_ms_median"])
+    counted = float(best["bytes"])
+    return {"op": op, "kernel": kernel, "dtype": best["dtype"], "shape": best["shape"],
+            "harness_ms": f"{harness:.6f}", "ncu_ms": f"{ncu_ms:.6f}", "ratio": f"{harness / ncu_ms:.4f}",
+            "dram_ratio": f"{dram / counted:.4f}", "block_size": best.get("block_size", ""),
+            "harness_clock": summary.row_clock(best), "dram_mb": f"{dram / 1e6:.2f}", "counted_mb": f"{counted / 1e6:.2f}",
+            "gpu": best["gpu"], "git_rev": best["git_rev"]}
+
+
+def store(out_dir, new_rows):
+    """Writes DIR/<gpu-slug>/ncu_check.csv: the stored rows, those of the points measured again replaced."""
+    by_gpu = {}
+    for r in new_rows:
+        by_gpu.setdefault(r["gpu"], []).append(r)
+    paths = []
+    for gpu, rows in by_gpu.items():
+        path = os.path.join(out_dir, run_all.slugify(gpu), "ncu_check.csv")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        key = lambda r: (r["op"], r["kernel"], r["dtype"], r["shape"])  # noqa: E731
+        fresh = {key(r) for r in rows}
+        old = [r for r in summary.load(path) if key(r) not in fresh] if os.path.exists(path) else []
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=CSV_FIELDS, lineterminator="\n", extrasaction="ignore")
+            w.writeheader()
+            w.writerows(old + rows)
+        paths.append(path)
+    return paths
+
+
 def main(argv):
-    if len(argv) < 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    op, kernel, rest = argv[1], argv[2], argv[3:]
-    prog = f"./{op}_forward"
-    out = subprocess.run([prog, kernel, "--repeats", "100", *rest], capture_output=True, text=True).stdout
-    bs = best_block(out)
-    if bs and "--block-size" not in rest:
-        # a kernel that sweeps block sizes: measure (and profile) its best one alone, so that both sides time
-        # the same launches (ncu would otherwise see every block size of the sweep)
-        rest = [*rest, "--block-size", bs]
-        out = subprocess.run([prog, kernel, "--repeats", "100", *rest], capture_output=True, text=True).stdout
-    m = re.search(r"\| ([0-9.]+) ms \(min ([0-9.]+)\) \|", out)
-    counted = re.search(r"\| ([0-9.]+) MB counted", out)
-    if not m or not counted:
-        print(out)
-        print("ncu_check: could not read the harness's median", file=sys.stderr)
-        return 1
-    harness_ms = float(m.group(1))
-    counted_mb = float(counted.group(1))
-    cmd = ["ncu", "--csv", "--cache-control", "all", "--clock-control", "none", "-k", f"regex:{op}_",
-           "--metrics", "gpu__time_duration.sum,dram__bytes.sum", prog, kernel, "--repeats", "30", *rest]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    launches = parse_ncu_csv(res.stdout)
-    groups = per_op_launch(launches)
-    if not groups or any(t != t for t, _b in groups):
-        print(res.stdout[-3000:], res.stderr[-3000:])
-        print("ncu_check: ncu reported no durations", file=sys.stderr)
-        return 1
-    ncu_ms = statistics.median(t for t, _b in groups)
-    dram_mb = statistics.median(b for _t, b in groups) / 1e6
-    per = len(launches) // len(groups)
-    print(f"{op} kernel {kernel} {' '.join(rest)}")
-    print(f"  harness median        {harness_ms:.4f} ms (cold L2, CUDA events, 100 launches)")
-    print(f"  ncu gpu__time_duration {ncu_ms:.4f} ms (median of {len(groups)} op launches of {per} kernel(s) each, "
-          f"--cache-control all)")
-    print(f"  ratio harness/ncu     {harness_ms / ncu_ms:.3f}")
-    print(f"  DRAM bytes (ncu)      {dram_mb:.1f} MB vs {counted_mb:.1f} MB counted ({dram_mb / counted_mb:.3f}x)")
-    return 0
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--standard", action="store_true", help="the standard points (STANDARD in this script)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "results"), help="results folder (default results/)")
+    ap.add_argument("--no-write", action="store_true", help="print only; write no ncu_check.csv")
+    ap.add_argument("--tolerance", type=float, default=0.03, help="allowed |ratio - 1| (default 0.03)")
+    ap.add_argument("point", nargs=argparse.REMAINDER, help="OP KERNEL [PROGRAM ARGS ...]")
+    a = ap.parse_args(argv[1:])
+    if a.standard == bool(a.point):
+        ap.error("give either --standard or OP KERNEL [PROGRAM ARGS ...]")
+    points = STANDARD if a.standard else [(a.point[0], a.point[1] if len(a.point) > 1 else "", a.point[2:])]
+    for op, kernel, _args in points:
+        if op not in shapes.POINTS:
+            ap.error(f"unknown op '{op}' (one of {', '.join(shapes.POINTS)})")
+        if not (kernel.isdigit() or kernel in PEERS):
+            ap.error(f"KERNEL must be a kernel number or one of {', '.join(PEERS)}, not '{kernel}'")
+    rows, bad = [], 0
+    print("| op | kernel | dtype | shape | harness ms | ncu ms | ratio | DRAM / counted |")
+    print("|---|---|---|---|---:|---:|---:|---:|")
+    for op, kernel, args in points:
+        try:
+            r = check(op, kernel, args)
+        except (CheckError, OSError) as e:
+            print(f"ncu_check: {op} {kernel} {' '.join(args)}: {e}", file=sys.stderr)
+            bad += 1
+            continue
+        rows.append(r)
+        off = abs(float(r["ratio"]) - 1) > a.tolerance
+        bad += off
+        print(f"| {op} | {kernel} | {r['dtype']} | {r['shape']} | {float(r['harness_ms']):.4f} | "
+              f"{float(r['ncu_ms']):.4f} | {float(r['ratio']):.3f}{' OUTSIDE' if off else ''} | "
+              f"{float(r['dram_ratio']):.3f} |", flush=True)
+    if rows and not a.no_write:
+        for path in store(a.out, rows):
+            print(f"ncu_check: wrote {path}", file=sys.stderr)
+    print(f"ncu_check: {len(rows)} point(s) measured, {bad} outside 1 +- {a.tolerance} or not measured")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

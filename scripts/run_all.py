@@ -64,14 +64,13 @@ def built_ops():
 
 def drop_rows(csv_path, kernels=None, points=None):
     """Removes from an existing CSV the rows of these kernels (None: any) at these (dtype, shape) points (None:
-    any); the header and the other rows stay. Returns how many rows went."""
+    any); the other rows stay, rewritten in the current schema (columns a row of an older schema lacks stay
+    empty), so that the program can append to the file. Returns how many rows went."""
     rows = summary_mod.load(csv_path)
     keep = [r for r in rows if not ((kernels is None or int(r["kernel"]) in kernels) and
                                     (points is None or (r["dtype"], r["shape"]) in points))]
-    with open(csv_path) as f:
-        header = f.readline().strip().split(",")
     with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+        w = csv.DictWriter(f, fieldnames=summary_mod.CSV_FIELDS, lineterminator="\n", extrasaction="ignore")
         w.writeheader()
         w.writerows(keep)
     return len(rows) - len(keep)

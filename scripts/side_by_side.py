@@ -4,20 +4,21 @@
     scripts/side_by_side.py results/<gpu> [OP ...]
 
 For every <op>.csv of the folder (and peers.csv beside it, from scripts/peers.py): at each shape and dtype,
-the best kernel of the ladder (kernels 1 and up), cuDNN (kernel 0), torch and torch.compile, each in GB/s and
-%SOL (each against the copy measured in its own process), and the ratio of the best kernel's GB/s to the
-best peer's (the fastest of cuDNN, torch, torch.compile; all count the same bytes, so the ratio is a ratio of
-times). A peer that did not run shows why (skipped, FAIL, or "-" where it has no row). Exit 1 when a peer row
-counts different bytes from the program's row of the same point (the two would not be comparable).
+the best kernel of the ladder (kernels 1 and up), cuDNN (kernel 0), torch, torch.compile and Liger-Kernel, each
+in GB/s and %SOL (each against the copy measured in its own process), and the ratio of the best kernel's GB/s
+to the best peer's (the fastest of them; all count the same bytes, so the ratio is a ratio of times). A peer
+that did not run shows why (skipped, FAIL, or "-" where it has no row). Exit 1 when a peer row counts
+different bytes from the program's row of the same point, or was timed on another clock (GPU kernel
+timestamps against CUDA events): the two would not be comparable.
 """
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from summary import best_points, load, op_results  # noqa: E402
+from summary import best_points, load, op_results, row_clock  # noqa: E402
 
-PEER_COLUMNS = [("cuDNN", None), ("torch", "torch"), ("torch.compile", "torch.compile")]
+PEER_COLUMNS = [("cuDNN", None), ("torch", "torch"), ("torch.compile", "torch.compile"), ("Liger", "liger")]
 
 
 def best_peer_rows(peers, op):
@@ -69,8 +70,11 @@ def table(op, rows, peers):
                 peer_gbps.append(g)
                 line += f" {g:.0f} | {float(p['sol_pct']):.1f}% |"
                 if key is not None and b is not None and abs(float(p["bytes"]) - float(b["bytes"])) > 0.5:
-                    problems.append(f"{op} {dtype} {shape}: {name} counts {p['bytes']} bytes, the program "
+                    problems.append(f"bytes differ: {op} {dtype} {shape}: {name} counts {p['bytes']} bytes, the program "
                                     f"{b['bytes']}")
+                if b is not None and row_clock(p) != row_clock(b):
+                    problems.append(f"clocks differ: {op} {dtype} {shape}: {name} timed on {row_clock(p)}, the program on "
+                                    f"{row_clock(b)}")
             else:
                 line += f" {'skipped' if p == 'SKIP' else (p or '-')} | |"
         if b is not None and peer_gbps:
@@ -106,7 +110,7 @@ def main(argv):
         print(f"\n{op}:\n")
         print("\n".join(lines))
         for p in problems:
-            print(f"side_by_side: bytes differ: {p}", file=sys.stderr)
+            print(f"side_by_side: not comparable: {p}", file=sys.stderr)
             bad = True
     return 1 if bad else 0
 

@@ -13,9 +13,21 @@ import sys
 from collections import OrderedDict
 
 
+# The programs' CSV schema (common.h CSV_HEADER), in order. The last three columns came later: a row without
+# them was timed with CUDA events (row_clock).
+CSV_FIELDS = ["op", "kernel", "kernel_name", "dtype", "shape", "block_size", "time_ms_median", "time_ms_min", "bytes",
+              "gbps", "sol_gbps", "sol_pct", "max_abs_err", "max_rel_err", "status", "gpu", "sm", "cuda", "git_rev",
+              "time_ms_launch_median", "time_ms_launch_min", "clock"]
+
+
 def load(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def row_clock(r):
+    """The clock a row's time_ms_median was taken on: cupti (GPU kernel timestamps) or events."""
+    return r.get("clock") or "events"
 
 
 def op_results(folder):

@@ -1,9 +1,10 @@
 """Shared by the script tests: small results CSVs (DESIGN.md schema) and expect(), which counts failures."""
 import csv
 import os
+import sys
 
-FIELDS = ("op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,"
-          "max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev").split(",")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from summary import CSV_FIELDS as FIELDS  # noqa: E402
 
 
 def write_csv(path, gpu, sm, sol_pcts):
@@ -16,7 +17,8 @@ def write_csv(path, gpu, sm, sol_pcts):
             w.writerow({"op": "layernorm", "kernel": k, "kernel_name": f"k{k}", "dtype": "fp32", "shape": "8192x768",
                         "block_size": 256, "time_ms_median": 0.02, "time_ms_min": 0.02, "bytes": 5e7,
                         "gbps": 30 * pct, "sol_gbps": 3000, "sol_pct": pct, "max_abs_err": 0, "max_rel_err": 0,
-                        "status": "OK", "gpu": gpu, "sm": sm, "cuda": "13.0", "git_rev": "x"})
+                        "status": "OK", "gpu": gpu, "sm": sm, "cuda": "13.0", "git_rev": "x",
+                        "time_ms_launch_median": 0.022, "time_ms_launch_min": 0.021, "clock": "cupti"})
 
 
 failures = 0

@@ -12,6 +12,7 @@ import ncu_check  # noqa: E402
 import regress  # noqa: E402
 import run_all  # noqa: E402
 import shapes  # noqa: E402
+import summary  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from fixture_csv import expect, status, write_csv  # noqa: E402
@@ -60,16 +61,18 @@ with tempfile.TemporaryDirectory() as d:
         f.write("op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,1,bf16,8x8,2\nln,2,bf16,4x4,3\n")
     run_all.drop_rows(p, points={("bf16", "8x8")})
     with open(p) as f:
-        kept = f.read()
-    expect("resume: drop_rows removes that point's rows only, the header and the others stay",
-           kept == "op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,2,bf16,4x4,3\n", kept)
+        header = f.readline().strip().split(",")
+    kept = [(r["kernel"], r["dtype"], r["shape"], r["gbps"], r["clock"]) for r in summary.load(p)]
+    expect("resume: drop_rows removes that point's rows only, the others stay",
+           kept == [("1", "fp32", "8x8", "1", ""), ("2", "bf16", "4x4", "3", "")], kept)
+    expect("drop_rows rewrites a file of an older schema in the current one (the program appends to it)",
+           header == summary.CSV_FIELDS, header)
     with open(p, "w") as f:
         f.write("op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,1,bf16,8x8,2\nln,2,bf16,8x8,3\n")
     run_all.drop_rows(p, [1], {("bf16", "8x8")})
-    with open(p) as f:
-        kept = f.read()
+    kept = [(r["kernel"], r["dtype"], r["shape"], r["gbps"]) for r in summary.load(p)]
     expect("--kernels with --dtype: only those kernels' rows at those points go",
-           kept == "op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,2,bf16,8x8,3\n", kept)
+           kept == [("1", "fp32", "8x8", "1"), ("2", "bf16", "8x8", "3")], kept)
 
 with tempfile.TemporaryDirectory() as d:
     # a node of four GPUs, one 10% slow: flagged; the others are not
@@ -115,24 +118,47 @@ with tempfile.TemporaryDirectory() as d:
                          capture_output=True, text=True)
     expect("the committed README's tables match results/", chk.returncode == 0, chk.stderr)
 
-# ncu_check: an op of several kernels is timed per launch of the op (BatchNorm: partials, finalize, normalize)
+# ncu_check: a program's op launches are the kernels after each L2 flush; the last ones are the timed loop
 hdr = '"ID","Process ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+seq = ["curand_setup", "bn_partials<float>", "bn_finalize", "bn_normalize",  # validation launch
+       "flush_write_kernel(int4 *, unsigned long, int)", "flush_read_kernel(const int4 *, unsigned long, int *)",
+       "copy16_kernel<true>",  # a flushed launch of the SOL copy
+       "bn_partials<float>", "bn_finalize", "bn_normalize", "bn_partials<float>", "bn_finalize", "bn_normalize"]
+for _ in range(2):  # two timed launches of an op of three kernels
+    seq += ["flush_write_kernel(int4 *, unsigned long, int)", "flush_read_kernel(const int4 *, unsigned long, int *)",
+            "bn_partials<float>", "bn_finalize", "bn_normalize"]
 lines = [hdr]
-for i in range(6):  # two launches of an op of three kernels
-    name = ["bn_partials<float>", "bn_finalize", "bn_normalize"][i % 3]
-    lines.append(f'"{i}","1","{name}","gpu__time_duration.sum","usecond","{10 * (i % 3 + 1)}"\n')
-    lines.append(f'"{i}","1","{name}","dram__bytes.sum","Mbyte","{i % 3 + 1}"\n')
+for i, name in enumerate(seq):
+    us = {"bn_partials<float>": 10, "bn_finalize": 20, "bn_normalize": 30}.get(name, 99)
+    lines.append(f'"{i}","1","{name}","gpu__time_duration.sum","usecond","{us}"\n')
+    lines.append(f'"{i}","1","{name}","dram__bytes.sum","Mbyte","1"\n')
 launches = ncu_check.parse_ncu_csv("==PROF== noise\n" + "".join(lines))
-groups = ncu_check.per_op_launch(launches)
-expect("ncu_check parses one record a launch", len(launches) == 6 and launches[1][0] == "bn_finalize", launches)
-expect("ncu_check sums the kernels of one op launch",
-       len(groups) == 2 and abs(groups[0][0] - 0.060) < 1e-9 and abs(groups[1][1] - 6e6) < 1e-3, groups)
-single = ncu_check.per_op_launch([("k", 0.1, 5.0), ("k", 0.2, 6.0)])
-expect("ncu_check leaves a one-kernel op's launches alone", single == [(0.1, 5.0), (0.2, 6.0)], single)
-
-sweep = "block_size   64 | 0.2 ms (min 0.1) | x\nblock_size  512 | 0.1 ms (min 0.1) | x\nbest: block_size 512 | 1 GB/s | 1% SOL\n"
-expect("ncu_check profiles a sweeping kernel at its best block size", ncu_check.best_block(sweep) == "512")
-expect("ncu_check leaves a one-block kernel alone",
-       ncu_check.best_block("block_size  256 (own) | 0.1 ms (min 0.1) | x\nbest: block_size 256 | 1 GB/s\n") is None)
+expect("ncu_check parses one record a launch", len(launches) == len(seq) and launches[2][0] == "bn_finalize", launches)
+groups = ncu_check.after_flushes(launches, 2)
+expect("ncu_check sums the kernels after each flush, the warm-ups and the copy left out",
+       len(groups) == 2 and all(abs(t - 0.060) < 1e-9 and abs(b - 3e6) < 1e-3 for t, b in groups), groups)
+try:
+    ncu_check.after_flushes(launches, 4)
+    expect("ncu_check refuses fewer flushed launches than the timed loop", False)
+except ncu_check.CheckError:
+    expect("ncu_check refuses fewer flushed launches than the timed loop", True)
+calls = ncu_check.per_call([("a", 0.1, 5.0), ("b", 0.2, 6.0), ("a", 0.1, 5.0), ("b", 0.3, 6.0)], 2)
+expect("ncu_check splits a peer's range into its calls", [round(t, 9) for t, _b in calls] == [0.3, 0.4], calls)
+expect("ncu_check: the programs' default dtype is fp32",
+       ncu_check.split_dtype(["-N", "4"]) == ("fp32", ["-N", "4"]) and
+       ncu_check.split_dtype(["-N", "4", "--dtype", "bf16", "-C", "8"]) == ("bf16", ["-N", "4", "-C", "8"]))
+with tempfile.TemporaryDirectory() as d:
+    row = {"op": "layernorm", "kernel": "10", "dtype": "fp32", "shape": "8x8", "harness_ms": "1", "ncu_ms": "1",
+           "ratio": "1", "dram_ratio": "1", "gpu": "NVIDIA H100 80GB HBM3", "git_rev": "x"}
+    ncu_check.store(d, [row, dict(row, shape="16x8")])
+    ncu_check.store(d, [dict(row, ratio="1.01")])
+    stored = summary.load(os.path.join(d, "h100-80gb-hbm3", "ncu_check.csv"))
+    expect("ncu_check.csv: a point measured again replaces its row, others stay",
+           sorted((r["shape"], r["ratio"]) for r in stored) == [("16x8", "1"), ("8x8", "1.01")], stored)
+for bad in ([], ["nosuchop", "1"], ["layernorm", "x"], ["--standard", "layernorm", "10"]):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "ncu_check.py"), *bad], capture_output=True,
+                       text=True)
+    expect(f"ncu_check {' '.join(bad) or '(no arguments)'}: exit 2, no traceback",
+           r.returncode == 2 and "Traceback" not in r.stderr, r.stderr)
 
 sys.exit(status())
