@@ -15,8 +15,10 @@ liger). For each point:
   itself before each kernel). An op's time is the sum of its kernels' gpu__time_duration, median over launches.
 - the ratio harness / ncu, and DRAM bytes (ncu) against the bytes the harness counts.
 Rows go to DIR/<gpu-slug>/ncu_check.csv (DIR defaults to results/; a point measured again replaces its row):
-op,kernel,dtype,shape,harness_ms,ncu_ms,ratio,dram_ratio, then block_size,harness_clock,dram_mb,counted_mb,
-gpu,git_rev. --standard runs the points of STANDARD below (the three programs, fp32 and bf16, short and long
+op,kernel,dtype,shape,harness_ms,ncu_ms,ratio,dram_ratio, then ncu_minus_harness_us (Nsight Compute
+writes its timestamps from the command stream around the grid, so it counts the grid's launch and completion
+work as well: a constant of about a microsecond a kernel that the ratio shows at short kernels only),
+kernels (per launch of the op), block_size, harness_clock, dram_mb, counted_mb, gpu, git_rev. --standard runs the points of STANDARD below (the three programs, fp32 and bf16, short and long
 kernels, cuDNN and torch.compile). Exit 1 when a ratio is outside 1 +- T (default 0.03) or a point could not be
 measured, 2 on bad arguments.
 """
@@ -38,11 +40,12 @@ import summary  # noqa: E402
 
 PEERS = ["torch", "torch.compile", "liger"]
 HARNESS_REPEATS, NCU_REPEATS = 100, 30
-CSV_FIELDS = ["op", "kernel", "dtype", "shape", "harness_ms", "ncu_ms", "ratio", "dram_ratio", "block_size",
-              "harness_clock", "dram_mb", "counted_mb", "gpu", "git_rev"]
+CSV_FIELDS = ["op", "kernel", "dtype", "shape", "harness_ms", "ncu_ms", "ratio", "dram_ratio", "ncu_minus_harness_us",
+              "kernels", "block_size", "harness_clock", "dram_mb", "counted_mb", "gpu", "git_rev"]
 # (op, kernel, program arguments): kernels under 20 us and over 100 us, fp32 and bf16, one-kernel and
 # three-kernel ops, cuDNN (kernel 0) and torch.compile
 STANDARD = [
+    ("layernorm", "10", ["--dtype", "fp32", "-N", "1", "-C", "32"]),  # the shortest launch: the clocks' offset
     ("layernorm", "10", ["--dtype", "fp32", "-N", "8192", "-C", "768"]),
     ("layernorm", "10", ["--dtype", "fp32", "-N", "16384", "-C", "4096"]),
     ("layernorm", "10", ["--dtype", "bf16", "-N", "1024", "-C", "65536"]),
@@ -97,7 +100,7 @@ def is_flush(name, which):
 
 
 def after_flushes(launches, last):
-    """[(ms, bytes)] of the op launches of a program run: each launch is the kernels that follow an L2 flush
+    """[(ms, bytes, kernels)] of the op launches of a program run: each launch is the kernels that follow an L2 flush
     (flush_read_kernel) up to the next flush (flush_write_kernel); the last `last` of them are the timed loop.
     Warm-up launches (no flush before them) fall into the group before, which is not among the last ones."""
     groups, cur = [], None
@@ -113,15 +116,15 @@ def after_flushes(launches, last):
     if len(groups) < last or any(not g for g in groups):
         raise CheckError(f"ncu: expected {last} flushed launches with kernels, found "
                          f"{sum(1 for g in groups if g)}")
-    return [(sum(t for t, _b in g), sum(b for _t, b in g)) for g in groups]
+    return [(sum(t for t, _b in g), sum(b for _t, b in g), len(g)) for g in groups]
 
 
 def per_call(launches, calls):
-    """[(ms, bytes)] per call of a peer's range: `calls` calls launch the same kernels in the same order."""
+    """[(ms, bytes, kernels)] per call of a peer's range: `calls` calls launch the same kernels in the same order."""
     if not launches or len(launches) % calls:
         raise CheckError(f"ncu: {len(launches)} kernels in the range do not split into {calls} calls")
     k = len(launches) // calls
-    return [(sum(t for _n, t, _b in launches[i:i + k]), sum(b for _n, _t, b in launches[i:i + k]))
+    return [(sum(t for _n, t, _b in launches[i:i + k]), sum(b for _n, _t, b in launches[i:i + k]), k)
             for i in range(0, len(launches), k)]
 
 
@@ -187,13 +190,14 @@ def check_peer(op, peer, args):
 def check(op, kernel, args):
     """One CSV row (dict) for a point."""
     best, launches = check_peer(op, kernel, args) if kernel in PEERS else check_program(op, kernel, args)
-    ncu_ms = statistics.median(t for t, _b in launches)
-    dram = statistics.median(b for _t, b in launches)
+    ncu_ms = statistics.median(t for t, _b, _k in launches)
+    dram = statistics.median(b for _t, b, _k in launches)
     harness = float(best["time_ms_median"])
     counted = float(best["bytes"])
     return {"op": op, "kernel": kernel, "dtype": best["dtype"], "shape": best["shape"],
             "harness_ms": f"{harness:.6f}", "ncu_ms": f"{ncu_ms:.6f}", "ratio": f"{harness / ncu_ms:.4f}",
-            "dram_ratio": f"{dram / counted:.4f}", "block_size": best.get("block_size", ""),
+            "dram_ratio": f"{dram / counted:.4f}", "ncu_minus_harness_us": f"{(ncu_ms - harness) * 1e3:.2f}",
+            "kernels": max(k for _t, _b, k in launches), "block_size": best.get("block_size", ""),
             "harness_clock": summary.row_clock(best), "dram_mb": f"{dram / 1e6:.2f}", "counted_mb": f"{counted / 1e6:.2f}",
             "gpu": best["gpu"], "git_rev": best["git_rev"]}
 
@@ -235,8 +239,8 @@ def main(argv):
         if not (kernel.isdigit() or kernel in PEERS):
             ap.error(f"KERNEL must be a kernel number or one of {', '.join(PEERS)}, not '{kernel}'")
     rows, bad = [], 0
-    print("| op | kernel | dtype | shape | harness ms | ncu ms | ratio | DRAM / counted |")
-    print("|---|---|---|---|---:|---:|---:|---:|")
+    print("| op | kernel | dtype | shape | harness ms | ncu ms | ratio | ncu - harness us | DRAM / counted |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|")
     for op, kernel, args in points:
         try:
             r = check(op, kernel, args)
@@ -249,7 +253,7 @@ def main(argv):
         bad += off
         print(f"| {op} | {kernel} | {r['dtype']} | {r['shape']} | {float(r['harness_ms']):.4f} | "
               f"{float(r['ncu_ms']):.4f} | {float(r['ratio']):.3f}{' OUTSIDE' if off else ''} | "
-              f"{float(r['dram_ratio']):.3f} |", flush=True)
+              f"{float(r['ncu_minus_harness_us']):.2f} | {float(r['dram_ratio']):.3f} |", flush=True)
     if rows and not a.no_write:
         for path in store(a.out, rows):
             print(f"ncu_check: wrote {path}", file=sys.stderr)

@@ -136,14 +136,16 @@ launches = ncu_check.parse_ncu_csv("==PROF== noise\n" + "".join(lines))
 expect("ncu_check parses one record a launch", len(launches) == len(seq) and launches[2][0] == "bn_finalize", launches)
 groups = ncu_check.after_flushes(launches, 2)
 expect("ncu_check sums the kernels after each flush, the warm-ups and the copy left out",
-       len(groups) == 2 and all(abs(t - 0.060) < 1e-9 and abs(b - 3e6) < 1e-3 for t, b in groups), groups)
+       len(groups) == 2 and all(abs(t - 0.060) < 1e-9 and abs(b - 3e6) < 1e-3 and k == 3 for t, b, k in groups),
+       groups)
 try:
     ncu_check.after_flushes(launches, 4)
     expect("ncu_check refuses fewer flushed launches than the timed loop", False)
 except ncu_check.CheckError:
     expect("ncu_check refuses fewer flushed launches than the timed loop", True)
 calls = ncu_check.per_call([("a", 0.1, 5.0), ("b", 0.2, 6.0), ("a", 0.1, 5.0), ("b", 0.3, 6.0)], 2)
-expect("ncu_check splits a peer's range into its calls", [round(t, 9) for t, _b in calls] == [0.3, 0.4], calls)
+expect("ncu_check splits a peer's range into its calls", [(round(t, 9), k) for t, _b, k in calls] == [(0.3, 2), (0.4, 2)],
+       calls)
 expect("ncu_check: the programs' default dtype is fp32",
        ncu_check.split_dtype(["-N", "4"]) == ("fp32", ["-N", "4"]) and
        ncu_check.split_dtype(["-N", "4", "--dtype", "bf16", "-C", "8"]) == ("bf16", ["-N", "4", "-C", "8"]))
