@@ -1,6 +1,8 @@
 # Builds layernorm_forward (and every other *_forward.cu) from one common.h.
 #   make            build for the GPU found by nvidia-smi, or for sm_80 + sm_90 + PTX when none (CI=true: never asks)
-#   make test       build, CPU tests, planted-bug builds, and the GPU suite where a GPU is present
+#   make test       build, CPU tests (at 1 and 16 OpenMP threads), CLI and script tests, two planted-bug builds a
+#                   program; where a GPU is present the quick GPU suite. Builds run in parallel (one job a core).
+#   make test-full  the same with all planted-bug builds and the whole GPU suite (every shape, every sanitizer tool)
 #   make run        build, then ./layernorm_forward with its defaults
 #   make profile OP=layernorm KERNEL=7 [ARGS="-C 4096"]   Nsight Compute on one kernel
 #   make sass [OP=layernorm]                               SASS of the program (16-byte loads? spills?)
@@ -67,13 +69,21 @@ NVCC_FLAGS := -O3 -std=c++17 -lineinfo --threads 0 -Xcompiler -fopenmp,-Wall,-Wn
               -DGIT_REV=\"$(GIT_REV)\" $(CUDNN_CFLAGS) $(CUPTI_CFLAGS)
 LDLIBS := -lcurand -lgomp -ldl $(CUDNN_LDFLAGS) $(CUPTI_LDFLAGS)
 
-.PHONY: all test run profile sass plant clean info venv plots regress readme
+.PHONY: all test test-full run profile sass plant clean info venv plots regress readme
 all: $(PROGRAMS)
 
 %_forward: %_forward.cu common.h Makefile
 	$(NVCC) $(NVCC_FLAGS) $(ARCH_FLAGS) -o $@ $< $(LDLIBS)
 
 # ---- tests
+# Every target builds in parallel, one job a core (plain `make`, `make test` too): make test builds 13 programs
+# with nvcc (test-full 19), each 15-30 s of one core. A -j on the command line wins; with `clean` among the goals
+# the build stays sequential (clean would race with it).
+NPROC := $(shell nproc 2>/dev/null || echo 4)
+ifeq ($(filter clean,$(MAKECMDGOALS))$(filter -j% --jobs%,$(MAKEFLAGS)),)
+  MAKEFLAGS += -j$(NPROC)
+endif
+
 build:
 	mkdir -p build
 
@@ -94,8 +104,14 @@ build/test_cpu%: tests/test_cpu%.cu tests/test_util.h common.h $(SRCS) Makefile 
 build/test_gpu_inputs: tests/test_gpu_inputs.cu common.h Makefile | build
 	$(NVCC) $(NVCC_FLAGS) $(TEST_ARCH) -o $@ $< $(LDLIBS)
 
-test: all $(CPU_TESTS) build/test_gpu_inputs plant venv
-	HAVE_GPU=$(HAVE_GPU) bash tests/run_tests.sh
+# make test builds and runs QUICK_BUGS of each program's planted bugs (1: an element never written, 3: a wrong eps
+# or variance, a small arithmetic error: the validator's poisoning and its tolerance); make test-full all of them.
+QUICK_BUGS := 1 3
+TEST_BUILDS := all $(CPU_TESTS) build/test_gpu_inputs venv
+test: $(TEST_BUILDS) $(foreach p,$(PROGRAMS),$(foreach b,$(QUICK_BUGS),build/$(p)_bug$(b)))
+	HAVE_GPU=$(HAVE_GPU) SUITE_BUGS="$(QUICK_BUGS)" bash tests/run_tests.sh quick
+test-full: $(TEST_BUILDS) plant
+	HAVE_GPU=$(HAVE_GPU) SUITE_BUGS="$(PLANT_BUGS)" bash tests/run_tests.sh full
 
 # ---- scripts: matplotlib in a virtual environment (the rest of scripts/ needs only the standard library).
 # Where it cannot be installed (no PyPI), plots are skipped with a message; nothing else depends on it.

@@ -111,8 +111,11 @@ static inline long bn_index(bn_layout_t layout, long n, long c, long hw, long C,
     return layout == LAYOUT_NCHW ? (n * C + c) * HW + hw : (n * HW + hw) * C + c;
 }
 
-// Mean and biased variance of every channel. Channels-last layouts go row by row with per-thread channel sums
-// (a walk down each column would touch every cache line of x once per channel).
+// Mean and biased variance of every channel. Channels-last layouts go row by row (a walk down each column would
+// touch every cache line of x once per channel), in chunks of rows whose size depends on M alone: each chunk sums
+// its rows in order into its own partial row, and the partials are added in chunk order. The result is the same
+// bits whatever the number of OpenMP threads (a per-thread partial combined as threads finish was not: the
+// tests compare references bit for bit, and the reference is what every GPU result is judged against).
 static void batchnorm_stats_cpu(double *mean, double *var, const double *x, bn_layout_t layout, long N, long C,
                                 long HW) {
     long M = N * HW;
@@ -135,32 +138,35 @@ static void batchnorm_stats_cpu(double *mean, double *var, const double *x, bn_l
         }
         return;
     }
-    for (long c = 0; c < C; c++) mean[c] = var[c] = 0;
+    // at least 64 rows a chunk, at most 256 chunks: the partials take at most 1/64 of x's memory
+    const long rows = M / 256 > 64 ? (M + 255) / 256 : 64, n_chunks = (M + rows - 1) / rows;
+    double *part = host_alloc_doubles(n_chunks * C);
     for (int pass = 0; pass < 2; pass++) {
         double *acc = pass == 0 ? mean : var;
 #ifdef _OPENMP
-#pragma omp parallel
+#pragma omp parallel for schedule(static)
 #endif
-        {
-            double *s = (double *)calloc(C, sizeof(double));
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-            for (long r = 0; r < M; r++) {
+        for (long k = 0; k < n_chunks; k++) {
+            double *s = part + k * C;
+            for (long c = 0; c < C; c++) s[c] = 0;
+            for (long r = k * rows; r < M && r < (k + 1) * rows; r++) {
                 const double *xr = x + r * C;
                 if (pass == 0)
                     for (long c = 0; c < C; c++) s[c] += xr[c];
                 else
                     for (long c = 0; c < C; c++) s[c] += (xr[c] - mean[c]) * (xr[c] - mean[c]);
             }
-#ifdef _OPENMP
-#pragma omp critical
-#endif
-            for (long c = 0; c < C; c++) acc[c] += s[c];
-            free(s);
         }
-        for (long c = 0; c < C; c++) acc[c] /= M;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+        for (long c = 0; c < C; c++) {
+            double t = 0;
+            for (long k = 0; k < n_chunks; k++) t += part[k * C + c];
+            acc[c] = t / M;
+        }
     }
+    free(part);
 }
 
 // The forward pass. rm and rv hold the running statistics: read, and in training updated in place. Training

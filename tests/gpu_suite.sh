@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# The GPU suite (run on a GPU machine; `make test` runs it when it finds one). The shared checks live here;
-# each program's own matrix lives in tests/gpu_suite_<op>.sh, sourced for every built program:
+# The GPU suite (run on a GPU machine; `make test` runs its quick mode, `make test-full` its full mode, where they
+# find a GPU). The shared checks live here; each program's own matrix lives in tests/gpu_suite_<op>.sh, sourced
+# for every built program:
 #   - every kernel x dtype x odd shapes with --check (a kernel that refuses a shape says `skipped: reason`)
-#   - compute-sanitizer memcheck, racecheck, synccheck, initcheck on every kernel at small shapes
+#   - compute-sanitizer: full mode memcheck, racecheck, synccheck, initcheck on every kernel at several small
+#     shapes (and on kernel paths forced by flags); quick mode one memcheck pass on every kernel at one small
+#     odd shape a program (BatchNorm: one [N, C] and one NCHW shape, as no kernel but 8 and 0 runs both)
 #   - the planted bugs (build/<op>_forward_bug<k>) are each reported FAIL with exit 1
 # and, once: timing mode writes CSV/JSON; the device inputs against cuRAND's host generator.
-# Usage: tests/gpu_suite.sh [quick]   (quick: fewer shapes). Logs go to $SUITE_LOG (default build/gpu_suite.log).
+# Usage: tests/gpu_suite.sh [quick|full]   (default full; quick: fewer shapes, one sanitizer pass).
+# SUITE_BUGS="1 3": the planted bugs to run (their builds must exist; the Makefile passes the ones it built);
+# unset: every build/<op>_forward_bug* there is. Logs go to $SUITE_LOG (default build/gpu_suite.log).
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 . tests/lib.sh
 LOG=${SUITE_LOG:-build/gpu_suite.log}
 mkdir -p "$(dirname "$LOG")"
 : > "$LOG"
 SANITIZER=${SANITIZER:-compute-sanitizer}
-QUICK=0
-[ "${1:-}" = quick ] && QUICK=1
+case "${1:-full}" in
+quick) QUICK=1 ;;
+full) QUICK=0 ;;
+*) echo "usage: tests/gpu_suite.sh [quick|full]" >&2; return 2 2>/dev/null || exit 2 ;;
+esac
 
 # check_all PROG ARGS...: `PROG all --check ARGS` must exit 0 and list every kernel as OK or skipped.
 check_all() {
@@ -52,13 +60,19 @@ sanitize_kernel() {
 }
 sanitize() { sanitize_kernel "$1" "$2" all "${@:3}"; }
 
-# planted PROG KERNEL ARGS...: every build/PROG_bug* must report FAIL and exit 1 for `KERNEL --check ARGS`.
+# planted PROG KERNEL ARGS...: every planted-bug build of PROG (build/PROG_bug<k> for k in $SUITE_BUGS, else
+# every build/PROG_bug* there is) must report FAIL and exit 1 for `KERNEL --check ARGS`.
 planted() {
     local prog=$1 kernel=$2
     shift 2
-    local bug out rc
-    for bug in build/${prog}_bug*; do
-        [ -x "$bug" ] || { fail "no planted-bug builds for $prog"; return; }
+    local bug out rc bugs=() k
+    if [ -n "${SUITE_BUGS:-}" ]; then
+        for k in $SUITE_BUGS; do bugs+=("build/${prog}_bug$k"); done
+    else
+        bugs=(build/${prog}_bug*)
+    fi
+    for bug in "${bugs[@]}"; do
+        [ -x "$bug" ] || { fail "planted-bug build missing: $bug (make plant)"; continue; }
         out=$(./$bug $kernel --check "$@" 2>&1)
         rc=$?
         { echo "### $bug $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
@@ -87,12 +101,18 @@ echo "$out" >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -Eq "^speed of light: device copy [0-9.]+ GB/s" && echo "$out" | grep -Eq "GB/s \| +[0-9.]+% SOL"; then
     pass "timing mode prints SOL, GB/s and %SOL"
 else fail "timing mode output (exit $rc)"; fi
-python3 - "$tmp.csv" "$tmp.jsonl" <<'PY' && pass "CSV schema and JSON Lines" || fail "CSV schema or JSON Lines"
+python3 - "$tmp.csv" "$tmp.jsonl" <<'PY' && pass "CSV schema, clock and launch times; JSON Lines" || fail "CSV schema or JSON Lines"
 import csv, json, sys
-want = "op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev".split(",")
+want = ("op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,"
+        "max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev,time_ms_launch_median,time_ms_launch_min,clock").split(",")
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert list(rows[0].keys()) == want, rows[0].keys()
+assert rows and list(rows[0].keys()) == want, rows[0].keys() if rows else "no rows"
 assert all(r["status"] == "OK" and float(r["gbps"]) > 0 and float(r["sol_gbps"]) > 0 for r in rows), rows
+# the clock of the kernel window: CUPTI's kernel timestamps, or CUDA events where CUPTI could not record
+assert all(r["clock"] in ("cupti", "events") for r in rows), [r["clock"] for r in rows]
+# the events around the launch include the launch, the kernel window does not: never much below it (5% for noise)
+assert all(float(r["time_ms_launch_median"]) >= 0.95 * float(r["time_ms_median"]) for r in rows), \
+    [(r["time_ms_median"], r["time_ms_launch_median"], r["clock"]) for r in rows]
 assert rows[0]["shape"] == "2048x1024" and rows[0]["op"] == "layernorm"
 js = [json.loads(l) for l in open(sys.argv[2])]
 assert len(js) == len(rows) and js[0]["kernel"] == 10 and js[0]["detail"]

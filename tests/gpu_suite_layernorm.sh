@@ -1,5 +1,5 @@
 # LayerNorm's part of the GPU suite (sourced by tests/gpu_suite.sh, which defines check_all, sanitize,
-# planted, $QUICK and $LOG).
+# planted, $QUICK and $LOG). Quick mode: fewer shapes, one memcheck pass (every kernel runs at fp32 7 x 1000).
 ROWS="1 7 1031"
 COLS="1 3 31 32 33 127 768 1000 1024 4097 8192 65536"
 [ "$QUICK" = 1 ] && { ROWS="1 7"; COLS="1 33 1000 4097"; }
@@ -11,12 +11,16 @@ for dt in fp32 fp16 bf16; do
     done
 done
 
-for tool in memcheck racecheck synccheck initcheck; do
-    for shape in "--dtype fp32 -N 7 -C 1000" "--dtype bf16 -N 3 -C 4097" "--dtype fp16 -N 5 -C 33" "--dtype fp32 -N 2 -C 65536"; do
-        [ "$tool" = racecheck ] && [ "$shape" = "--dtype fp32 -N 2 -C 65536" ] && continue  # slow, nothing new
-        sanitize $tool layernorm_forward $shape
+if [ "$QUICK" = 1 ]; then
+    sanitize memcheck layernorm_forward --dtype fp32 -N 7 -C 1000
+else
+    for tool in memcheck racecheck synccheck initcheck; do
+        for shape in "--dtype fp32 -N 7 -C 1000" "--dtype bf16 -N 3 -C 4097" "--dtype fp16 -N 5 -C 33" "--dtype fp32 -N 2 -C 65536"; do
+            [ "$tool" = racecheck ] && [ "$shape" = "--dtype fp32 -N 2 -C 65536" ] && continue  # slow, nothing new
+            sanitize $tool layernorm_forward $shape
+        done
     done
-done
+fi
 
 # planted bugs live in kernel 6
 planted layernorm_forward 6 -N 7 -C 1000
@@ -60,7 +64,7 @@ done
 check_one 10 --dtype fp16 -N 7 -C 3000 --cluster 4
 check_one 10 --dtype fp32 -N 64 -C 65536 --input-mean 1000
 check_one 10 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
-for tool in memcheck racecheck synccheck; do
+[ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 10 --cluster 4 -N 3 -C 3000
 done
 
@@ -79,7 +83,7 @@ done
 check_one 10 --dtype fp16 -N 300 -C 65536 --prefetch 1
 check_one 10 --dtype bf16 -N 300 -C 65536 --prefetch 1 --input-mean 1000
 check_one 10 --dtype bf16 -N 300 -C 65536 --prefetch 0
-for tool in memcheck racecheck synccheck; do
+[ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 10 --prefetch 1 -N 300 -C 3000
 done
 
@@ -95,6 +99,6 @@ check_one 10 --dtype fp32 -N 20011 -C 128 --input-mean 1000
 check_one 10 --dtype fp32 -N 20011 -C 64 --block-size 1024
 check_one 10 --dtype fp32 -N 100003 -C 768
 check_one 10 --dtype bf16 -N 100003 -C 512
-for tool in memcheck racecheck synccheck; do
+[ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 10 -N 5003 -C 256
 done

@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
-# make test runs this: the CPU tests (always), then the GPU suite where a GPU is present (HAVE_GPU=1).
+# make test / make test-full run this: the CPU tests (always, each binary at OMP_NUM_THREADS=1 and 16: its
+# reference must give the same verdicts whatever the thread count of the machine), the command-line and script
+# tests, then the GPU suite where a GPU is present (HAVE_GPU=1): its quick mode (make test) or its full mode
+# (make test-full).
+# Usage: tests/run_tests.sh [quick|full]   (default quick). SUITE_BUGS: the planted bugs built (see gpu_suite.sh).
 # Ends with the line "N passed, N failed"; exits non-zero on any failure.
 cd "$(dirname "$0")/.." || exit 2
+MODE=${1:-quick}
+case "$MODE" in
+quick | full) ;;
+*) echo "usage: tests/run_tests.sh [quick|full]" >&2; exit 2 ;;
+esac
 . tests/lib.sh
 export SOURCED_BY_RUNNER=1
 
+CPU_THREADS=${CPU_THREADS:-"1 16"}
 for t in build/test_cpu*; do
     [ -x "$t" ] || continue
-    echo "== CPU tests ($t)"
-    while IFS= read -r line; do
-        case "$line" in
-        PASS\ *) pass "${line#PASS }" ;;
-        FAIL\ *) fail "${line#FAIL }" ;;
-        EXIT\ 0) pass "$t exits 0" ;;
-        EXIT\ *) fail "$t exited with status ${line#EXIT }" ;;
-        esac
-    done < <("$t"; echo "EXIT $?")
+    for omp in $CPU_THREADS; do
+        echo "== CPU tests ($t, OMP_NUM_THREADS=$omp)"
+        while IFS= read -r line; do
+            case "$line" in
+            PASS\ *) pass "(OMP $omp) ${line#PASS }" ;;
+            FAIL\ *) fail "(OMP $omp) ${line#FAIL }" ;;
+            EXIT\ 0) pass "(OMP $omp) $t exits 0" ;;
+            EXIT\ *) fail "(OMP $omp) $t exited with status ${line#EXIT }" ;;
+            esac
+        done < <(OMP_NUM_THREADS=$omp "$t"; echo "EXIT $?")
+    done
 done
 
 echo "== command-line tests"
@@ -34,10 +46,10 @@ for t in tests/test_*.py; do
 done
 
 if [ "${HAVE_GPU:-0}" = 1 ]; then
-    echo "== GPU suite (tests/gpu_suite.sh)"
-    . tests/gpu_suite.sh
+    echo "== GPU suite, $MODE (tests/gpu_suite.sh $MODE)"
+    . tests/gpu_suite.sh "$MODE"
 else
-    echo "== GPU suite skipped: no GPU found (run tests/gpu_suite.sh on a GPU machine)"
+    echo "== GPU suite skipped: no GPU found (run tests/gpu_suite.sh [quick|full] on a GPU machine)"
 fi
 summary
 [ "$FAILED" -eq 0 ]

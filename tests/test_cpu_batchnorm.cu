@@ -8,6 +8,9 @@
 #include "../batchnorm_forward.cu"
 
 #include "test_util.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 // The forward in training on host arrays; rm/rv start from rm0/rv0 and come back updated.
 typedef struct {
@@ -219,6 +222,47 @@ static void test_layouts(void) {
     check("layouts: NCHW with H*W = 1 is [N, C]", eq);
     free_result(&a); free_result(&h); free_result(&v); free_result(&p1); free_result(&p2);
     free(logical); free(nchw); free(nhwc);
+}
+
+// ---- the reference's bits do not depend on the number of OpenMP threads (the exact comparisons above, and every
+// GPU verdict, rely on it): the channels-last statistics over many chunks of rows, and NCHW, at 1, 2, 3, 7 and 16
+// threads, against the same run at 1 thread. The test sets the thread count itself, so it holds whatever
+// OMP_NUM_THREADS the runner gives it.
+
+static void test_thread_count(void) {
+#ifdef _OPENMP
+    const long N = 37, C = 7, HW = 541;  // M = 20017: 254 chunks of 79 rows, the last one 30
+    double *x = host_alloc_doubles(N * C * HW), g[7] = {1, 2, 0.5, -1, 1.5, 0.75, 1}, b[7] = {0, 0.1, -0.2, 0.3, 0, 1, 2},
+           rm0[7] = {0, 1, 0, -1, 0.5, 0, 3}, rv0[7] = {1, 1.5, 2, 1, 1.25, 1, 3};
+    host_fill_normal(x, N * C * HW, DT_FP32, 23, 0, 100.0, 3.0);
+    const int saved = omp_get_max_threads(), threads[5] = {1, 2, 3, 7, 16};
+    for (int l = 1; l <= 2; l++) {  // NCHW, NHWC
+        bn_layout_t layout = (bn_layout_t)l;
+        result_t r[5];
+        for (int t = 0; t < 5; t++) {
+            omp_set_num_threads(threads[t]);
+            r[t] = run_ref(x, g, b, rm0, rv0, layout, N, C, HW, 1e-5, 0.1, 1);
+        }
+        int same = 1, differs = 0;
+        for (int t = 1; t < 5; t++) {
+            int eq = memcmp(r[t].y, r[0].y, sizeof(double) * N * C * HW) == 0;
+            for (long c = 0; c < C; c++)
+                eq &= r[t].mean[c] == r[0].mean[c] && r[t].invstd[c] == r[0].invstd[c] && r[t].rm[c] == r[0].rm[c] &&
+                      r[t].rv[c] == r[0].rv[c];
+            if (!eq && same) differs = threads[t];
+            same &= eq;
+        }
+        char name[160];
+        snprintf(name, sizeof name, "reference (%s, M = %ld, %ld channels): the same bits at 1, 2, 3, 7 and 16 OpenMP threads",
+                 layout_name(layout), N * HW, C);
+        check(name, same, "%d threads differ from 1", differs);
+        for (int t = 0; t < 5; t++) free_result(&r[t]);
+    }
+    omp_set_num_threads(saved);
+    free(x);
+#else
+    check("reference: built without OpenMP, one thread (nothing to compare)", 1);
+#endif
 }
 
 // ---- inference: y from the running statistics, nothing else touched
@@ -512,6 +556,7 @@ int main(void) {
     test_oracle();
     test_partials_offsets();
     test_layouts();
+    test_thread_count();
     test_inference();
     test_describe();
     test_supports();
