@@ -1,42 +1,74 @@
 #!/usr/bin/env python3
-"""The peers: PyTorch eager and torch.compile on the programs' standard points, in the programs' CSV schema.
+"""The peers: PyTorch eager, torch.compile and Liger-Kernel on the programs' standard points, in their CSV schema.
 
-    scripts/peers.py [--quick] [--peer torch|torch.compile|all] [--out DIR] [--device I] [OP ...]
+    scripts/peers.py [--quick] [--peer torch|torch.compile|liger|all] [--out DIR] [--device I] [OP ...]
+    scripts/peers.py --point "DTYPE ARGS..." [--peer P] [--no-write] OP
+    scripts/peers.py --ncu-range N --point "DTYPE ARGS..." --peer P OP
 
 For every op (layernorm, rmsnorm, batchnorm by default), dtype and standard point of scripts/shapes.py:
 - builds the same problem in PyTorch (torch.randn inputs, seeded; the same layout, strides and options as the
   program's arguments: the QK-norm view of q inside a packed qkv buffer, the fused residual add, NCHW/NHWC);
 - counts the bytes exactly as the program does (bytes_for below), so GB/s compares time for the same work;
-- times with the programs' cold-L2 method: before every timed call, write 2 x L2 and then read another
-  3 x L2 (clean lines), CUDA events around the call, median of 10..200 repeats (about 100 ms of work);
-- measures the copy of the same byte count in the same process (cudaMemcpyAsync through Tensor.copy_,
-  timed the same way; once per byte count, shared by torch and torch.compile) for %SOL;
+- times on the GPU's own clock, as the programs do: a call's time is from its first kernel's start to its last
+  kernel's end, read from the CUPTI activity records that torch.profiler keeps, so no CPU time (dispatch,
+  torch.compile guards) is in it. Cold L2 as in the programs: before every call a flush writes 2 x L2 and then
+  reads another 3 x L2, on a side stream ordered with the call's stream by stream waits, so that each call's
+  GPU activity is what its stream ran between two flushes; before each flush the side stream sleeps three
+  times the call's CPU time, so the CPU is ahead when the call's kernels run and no CPU gap between them
+  enters the window (the programs get the same from the flush alone); warm-up first, median of 10..200 calls
+  (about 100 ms of work). CUDA events around each call give the second figure, "with launch" (time_ms_launch_*).
+  Where the profiler records no GPU activity (CUPTI held by another profiler), the events alone time the
+  rows, their clock column says "events", and one line on stderr says so;
+- measures the copy of the same byte count in the same process (the faster of Tensor.copy_, a device-to-device
+  memcpy, and an elementwise kernel moving the same bytes; timed the same way; once per byte count, shared by
+  the peers) for %SOL;
 - validates the peer's outputs against a float64 reference on a sample of rows, with the programs'
   per-dtype tolerances (|err| <= atol + rtol |ref|), statistics included where the peer returns them;
 - torch.compile: compiled once per point outside the timing (fullgraph=True, dynamic=False, dynamo reset
   before each point so no recompile limit is reached), checked to have produced exactly one graph, and
-  timed with error_on_recompile so a silent fall-back to eager cannot happen.
+  timed with error_on_recompile so a silent fall-back to eager cannot happen;
+- liger (where `import liger_kernel` works, else skip rows): layer_norm_forward (the body of
+  LigerLayerNormFunction, which also returns mean and rstd), LigerRMSNormFunction (weight offset inside the
+  kernel; on the QK-norm view Liger itself copies q to contiguous memory first, and that copy is timed with
+  it), LigerFusedAddRMSNormFunction; Liger has no BatchNorm (skip rows).
 Rows go to DIR/<gpu-slug>/peers.csv, rewritten after every point (rows for the same op and peer are replaced,
-others kept), with
-`kernel` = torch or torch.compile and `kernel_name` = the torch function. Without PyTorch (or without a
-CUDA device for it) it says so and exits 0 with no rows. A progress line per point on stderr.
+others kept), with `kernel` = the peer, `kernel_name` = the function it calls, and three columns after the
+programs' schema: time_ms_launch_median, time_ms_launch_min, clock (cupti or events). A log goes to
+DIR/<gpu-slug>/peers.log, a progress line per point to stderr. Without PyTorch (or without a CUDA device for
+it) it says so and exits 0 with no rows.
+
+--point "DTYPE ARGS...": only this point of the one OP given (the program's arguments; the label is the
+  program's shape string). --no-write: each row as one JSON object per line on stdout (the CSV's columns,
+  numbers as numbers), nothing written; the log goes to stderr.
+--ncu-range N: no timing. Builds, compiles or warms up and validates the --point for one --peer, then runs N
+  calls, each after a flush and alone between cudaProfilerStart and cudaProfilerStop (so
+  `ncu --profile-from-start off` sees the peer's kernels only), prints `ncu-range: N calls of PEER OP DTYPE
+  LABEL` and exits 0 (1 when the peer fails validation or cannot run the point).
 """
 import argparse
+import collections
+import contextlib
 import csv
+import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import shapes as shapes_mod  # noqa: E402
+from summary import CSV_FIELDS  # noqa: E402  (the programs' schema, its three newer columns last)
 
-CSV_FIELDS = ["op", "kernel", "kernel_name", "dtype", "shape", "block_size", "time_ms_median", "time_ms_min",
-              "bytes", "gbps", "sol_gbps", "sol_pct", "max_abs_err", "max_rel_err", "status", "gpu", "sm", "cuda",
-              "git_rev"]
-PEERS = ["torch", "torch.compile"]
+# How write_csv prints the float columns (the JSON rows keep the numbers as they are)
+CSV_FORMAT = {"time_ms_median": ".6f", "time_ms_min": ".6f", "time_ms_launch_median": ".6f",
+              "time_ms_launch_min": ".6f", "gbps": ".2f", "sol_gbps": ".2f", "sol_pct": ".2f", "max_abs_err": ".3e",
+              "max_rel_err": ".3e"}
+PEERS = ["torch", "torch.compile", "liger"]
 OPS = ["layernorm", "rmsnorm", "batchnorm"]
 DTYPE_SIZE = {"fp32": 4, "fp16": 2, "bf16": 2}
 # The programs' tolerances (common.h tolerance_for): atol = rtol
@@ -46,30 +78,97 @@ SAMPLE_ROWS = 64
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Pure Python: the problem a program's arguments describe, and its byte count (tested in CI).
+# Pure Python: the problem a program's arguments describe, its byte count and label, the CSV, and the
+# grouping of a profile's GPU activity into calls (tested in CI).
+
+def positive_int(s):
+    v = int(s)
+    if v < 1:
+        raise ValueError(s)
+    return v
+
+
+def layout(s):
+    if s not in ("nc", "nchw", "nhwc"):
+        raise ValueError(s)
+    return s
+
 
 # program argument -> (key of the problem dict, conversion of its value; None: a flag without a value)
-PROGRAM_ARGS = {"-N": ("N", int), "--rows": ("N", int), "-C": ("C", int), "--cols": ("C", int),
-                "--heads": ("heads", int), "--head-dim": ("head_dim", int), "--row-stride": ("row_stride", int),
-                "--fused-add": ("fused", None), "--weight-offset": ("offset", float), "--layout": ("layout", str),
-                "--height": ("H", int), "--width": ("W", int), "--inference": ("inference", None),
+PROGRAM_ARGS = {"-N": ("N", positive_int), "--rows": ("N", positive_int), "-C": ("C", positive_int),
+                "--cols": ("C", positive_int), "--heads": ("heads", positive_int),
+                "--head-dim": ("head_dim", positive_int), "--row-stride": ("row_stride", positive_int),
+                "--fused-add": ("fused", None), "--weight-offset": ("offset", float), "--layout": ("layout", layout),
+                "--height": ("H", positive_int), "--width": ("W", positive_int), "--inference": ("inference", None),
                 "--momentum": ("momentum", float), "--eps": ("eps", float)}
+# the arguments each program takes besides -N/--rows and -C/--cols
+OP_ARGS = {"layernorm": {"--eps"},
+           "rmsnorm": {"--eps", "--fused-add", "--weight-offset", "--heads", "--head-dim", "--row-stride"},
+           "batchnorm": {"--eps", "--layout", "--height", "--width", "--inference", "--momentum"}}
 
 
 def parse_point(op, args):
-    """The program's arguments (scripts/shapes.py) -> a dict describing the problem."""
+    """The program's arguments (scripts/shapes.py) -> a dict describing the problem; ValueError (one line)
+    for an argument the program would refuse or peers.py does not model."""
     p = {"op": op, "N": None, "C": None, "heads": None, "head_dim": None, "row_stride": None, "fused": False,
-         "offset": 0.0, "layout": "nc", "H": 1, "W": 1, "inference": False, "momentum": 0.1, "eps": EPS[op]}
+         "offset": 0.0, "layout": "nc", "H": None, "W": None, "inference": False, "momentum": 0.1, "eps": EPS[op]}
     it = iter(args)
     for a in it:
-        if a not in PROGRAM_ARGS:
-            raise ValueError(f"peers.py does not know the program argument '{a}'")
+        if a not in PROGRAM_ARGS or a not in OP_ARGS[op] | {"-N", "--rows", "-C", "--cols"}:
+            raise ValueError(f"peers.py does not know the {op} program argument '{a}'")
         key, conv = PROGRAM_ARGS[a]
-        p[key] = True if conv is None else conv(next(it))
-    if p["heads"] is not None:  # QK-norm: N = tokens, rows of the norm = tokens * heads
+        if conv is None:
+            p[key] = True
+            continue
+        v = next(it, None)
+        if v is None:
+            raise ValueError(f"{a} needs a value")
+        try:
+            p[key] = conv(v)
+        except ValueError:
+            raise ValueError(f"invalid value '{v}' for {a}") from None
+    if p["N"] is None:
+        raise ValueError("the point needs -N")
+    qk = p["heads"] is not None or p["head_dim"] is not None
+    if qk:  # QK-norm: N = tokens, rows of the norm = tokens * heads
+        if p["heads"] is None or p["head_dim"] is None:
+            raise ValueError("QK-norm takes both --heads and --head-dim")
+        if p["C"] is not None or p["fused"]:
+            raise ValueError("-C and --fused-add do not apply in QK-norm mode")
         p["tokens"] = p["N"]
         p["S"] = p["row_stride"] or 3 * p["heads"] * p["head_dim"]
+        if p["S"] < p["heads"] * p["head_dim"]:
+            raise ValueError(f"--row-stride {p['S']} is smaller than heads x head-dim")
+    else:
+        if p["C"] is None:
+            raise ValueError("the point needs -C")
+        if p["row_stride"] is not None:
+            raise ValueError("--row-stride needs --heads and --head-dim")
+    if p["layout"] == "nc" and (p["H"] or p["W"]):
+        raise ValueError("--height/--width need an image layout (--layout nchw or nhwc)")
+    p["H"], p["W"] = p["H"] or 1, p["W"] or 1
     return p
+
+
+def point_label(p):
+    """The program's CSV shape string for a problem (keep in step with each program's shape strings)."""
+    if p["op"] == "batchnorm":
+        mode = ":inf" if p["inference"] else ""
+        if p["layout"] == "nc":
+            return f"{p['N']}x{p['C']}{mode}"
+        return f"{p['N']}x{p['C']}x{p['H']}x{p['W']}:{p['layout']}{mode}"
+    off = f":off{p['offset']:g}" if p["offset"] else ""  # the programs print it with %g
+    if p["heads"] is not None:
+        return f"{p['tokens']}x{p['heads']}x{p['head_dim']}:s{p['S']}{off}"
+    return f"{p['N']}x{p['C']}{':add' if p['fused'] else ''}{off}"
+
+
+def parse_point_option(op, text):
+    """--point "DTYPE ARGS..." -> (dtype, program arguments, label); ValueError (one line) when malformed."""
+    words = shlex.split(text)
+    if not words or words[0] not in DTYPE_SIZE:
+        raise ValueError(f"the dtype ({', '.join(DTYPE_SIZE)}) comes first, got '{text}'")
+    return words[0], words[1:], point_label(parse_point(op, words[1:]))
 
 
 def bytes_for(p, dtype):
@@ -92,8 +191,16 @@ def bytes_for(p, dtype):
     raise KeyError(op)
 
 
-def torch_function(op, p):
-    """The kernel_name of a peer row: the torch function the point calls."""
+def peer_function(peer, op, p):
+    """The kernel_name of a peer row (the function the point calls), or None where the peer has no such op."""
+    if peer == "liger":
+        if op == "layernorm":
+            return "layer_norm_forward"
+        if op == "rmsnorm":
+            if p["fused"]:
+                return "LigerFusedAddRMSNormFunction"
+            return "LigerRMSNormFunction" + (" (its q.contiguous() copy included)" if p["heads"] is not None else "")
+        return None
     if op == "layernorm":
         return "torch.native_layer_norm"
     if op == "rmsnorm":
@@ -113,11 +220,13 @@ def merge_rows(old_rows, new_rows):
 
 
 def write_csv(path, rows):
+    """Rows as measured (numbers) or as read back (strings; older files lack the last columns: empty)."""
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         w.writeheader()
         for r in rows:
-            w.writerow({k: r.get(k, "") for k in CSV_FIELDS})
+            w.writerow({k: format(r[k], CSV_FORMAT[k]) if isinstance(r.get(k), float) and k in CSV_FORMAT
+                        else r.get(k, "") for k in CSV_FIELDS})
 
 
 def read_csv(path):
@@ -125,6 +234,76 @@ def read_csv(path):
         return []
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def json_row(r):
+    """A row as one JSON line (--no-write): the CSV's columns in its order, null where a value is missing."""
+    return json.dumps({k: r.get(k) for k in CSV_FIELDS})
+
+
+GPU_ACTIVITY = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+class NoGpuActivity(RuntimeError):
+    """The profile holds no GPU activity: CUPTI is unavailable or held by another profiler."""
+
+
+class TraceError(ValueError):
+    """The profile's GPU activity does not split into the timed loop's calls."""
+
+
+def gpu_activities(trace):
+    """[(start_us, end_us, stream, name)] of a Kineto chrome trace's GPU work (kernels, copies, memsets), by
+    start. Everything else is left out: CPU ops, runtime calls, flow arrows, and the GPU-side images of
+    annotations ("gpu_user_annotation"), which lie on a stream's row but span its kernels instead of being work."""
+    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
+    acts = []
+    for e in events:
+        if e.get("ph") != "X" or str(e.get("cat", "")).lower() not in GPU_ACTIVITY:
+            continue
+        start = float(e["ts"])
+        acts.append((start, start + float(e.get("dur", 0)), (e.get("args") or {}).get("stream", e.get("tid")),
+                     e.get("name", "?")))
+    return sorted(acts, key=lambda a: (a[0], a[1]))
+
+
+def kernel_windows(trace, repeats):
+    """(ms per call, names of the first call's GPU activities) from the trace of Bench's timed loop: `repeats`
+    times a flush on a side stream, then the call on its own stream, one after the other on the GPU.
+    The grouping needs no kernel names:
+    - the side stream is the stream of the first GPU activity (the loop starts with a flush on an idle GPU);
+    - its activities split, in order, into `repeats` flushes of equally many activities;
+    - call i = the activities of the only other stream that start between the end of flush i and the start of
+      flush i + 1 (the last call: after the last flush);
+    - a call's time = its last activity's end - its first activity's start (gaps between its kernels count).
+    NoGpuActivity when the trace has no GPU activity; TraceError when it does not split that way (each call
+    must have at least one activity, and all the same number)."""
+    acts = gpu_activities(trace)
+    if not acts:
+        raise NoGpuActivity("the profiler recorded no GPU activity (CUPTI unavailable or held by another profiler)")
+    side = acts[0][2]
+    others = {a[2] for a in acts} - {side}
+    if len(others) != 1:
+        raise TraceError(f"GPU activity on {len(others)} streams besides the flush's: expected the call's one")
+    flush = [a for a in acts if a[2] == side]
+    if len(flush) % repeats:
+        raise TraceError(f"{len(flush)} flush activities do not split into {repeats} flushes")
+    k = len(flush) // repeats
+    bounds = [(flush[i * k][0], max(a[1] for a in flush[i * k:(i + 1) * k])) for i in range(repeats)]
+    call = [a for a in acts if a[2] != side]
+    calls = []
+    for i in range(repeats):
+        after = bounds[i][1]
+        before = bounds[i + 1][0] if i + 1 < repeats else float("inf")
+        calls.append([a for a in call if after <= a[0] < before])
+    counts = sorted(len(c) for c in calls)
+    if sum(counts) != len(call):
+        raise TraceError(f"{len(call) - sum(counts)} of the call's GPU activities overlap a flush "
+                         "(the two streams were not serialized)")
+    if counts[0] == 0 or counts[0] != counts[-1]:
+        raise TraceError(f"the calls hold {counts[0]} to {counts[-1]} GPU activities (expected the same number, "
+                         "at least one)")
+    return [(max(a[1] for a in c) - c[0][0]) / 1e3 for c in calls], [a[3] for a in calls[0]]
 
 
 def git_rev():
@@ -141,8 +320,15 @@ def git_rev():
 # ---------------------------------------------------------------------------------------------------------
 # On the GPU (imports torch lazily).
 
+Timing = collections.namedtuple("Timing", "ms ms_min launch_ms launch_min clock activities")
+# torch.cuda._sleep counts GPU cycles: at 2 GHz (about an H100's or H200's boost clock) a hold of t seconds is at
+# least t on a GPU of that clock or slower, which is all it needs to be
+HOLD_CLOCK_HZ = 2.0e9
+
+
 class Bench:
-    """Cold-L2 timing as in common.h: flush (write 2 x L2, read 3 x L2), events around each call."""
+    """Cold-L2 timing as in common.h: flush (write 2 x L2, read 3 x L2) before each call; the time of a call
+    from its kernels' CUPTI timestamps (torch.profiler), CUDA events around it for the "with launch" figure."""
 
     def __init__(self, torch, device):
         self.torch = torch
@@ -151,61 +337,133 @@ class Bench:
         l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)
         self.flush_w = torch.empty(2 * l2 // 4, dtype=torch.int32, device=device)
         self.flush_r = torch.zeros(3 * l2 // 4, dtype=torch.int32, device=device)
+        self.side = torch.cuda.Stream(device)  # the flushes' stream: its activity marks the calls in the trace
+        self.hold_cycles = 0  # GPU cycles the side stream sleeps before each flush (time)
         self.counter = 0
-        self.copies = {}  # byte count -> copy GB/s: measured once per process, shared by the peers of a point
+        self.clock = "cupti"  # "events" once the profiler has recorded no GPU activity
+        self.copies = {}  # (byte count, clock) -> copy GB/s: measured once per process, shared by the peers
 
     def flush(self):
         self.counter += 1
         self.flush_w.fill_(self.counter)
         self.flush_r.max()  # reads every line; the result is discarded
 
+    def _flushed_call(self, fn, e0, e1):
+        """The flush on the side stream, then the call on the current one, kept in that order on the GPU by
+        stream waits (and the next flush after the call); events around the call on its stream. Before the
+        flush the side stream sleeps for hold_cycles, so that the CPU is ahead of the GPU when the call runs:
+        a call of several kernels whose Python side takes longer than the flush would otherwise leave the GPU
+        waiting between its kernels, and the window would time the CPU."""
+        torch = self.torch
+        peer = torch.cuda.current_stream()
+        self.side.wait_stream(peer)
+        with torch.cuda.stream(self.side):
+            if self.hold_cycles:
+                torch.cuda._sleep(self.hold_cycles)
+            self.flush()
+        peer.wait_stream(self.side)
+        e0.record(peer)
+        fn()
+        e1.record(peer)
+
     def time(self, fn, repeats=0):
         torch = self.torch
-        fn()
-        fn()
+
+        def events():
+            return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+        fn()  # warm-up: first-call work (Triton compilation, allocations, library plans) stays out of the timing
         torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()  # the second warm-up gives the call's CPU time: hold the GPU back three times that, plus 50 us
+        host_s = time.perf_counter() - t0
+        torch.cuda.synchronize()
+        self.hold_cycles = int(min(3 * host_s + 50e-6, 5e-3) * HOLD_CLOCK_HZ)
         if repeats <= 0:
             est = 1e30
             for _ in range(3):
-                self.flush()
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                e0.record()
-                fn()
-                e1.record()
+                e0, e1 = events()
+                self._flushed_call(fn, e0, e1)
                 e1.synchronize()
                 est = min(est, e0.elapsed_time(e1))
             repeats = min(200, max(10, int(100.0 / max(est, 1e-4))))
-        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repeats)]
-        for e0, e1 in ev:
-            self.flush()
-            e0.record()
-            fn()
-            e1.record()
-        torch.cuda.synchronize()
-        t = sorted(e0.elapsed_time(e1) for e0, e1 in ev)
-        return statistics.median(t), t[0]
+        ev = [events() for _ in range(repeats)]
+
+        def loop():
+            for e0, e1 in ev:
+                self._flushed_call(fn, e0, e1)
+            torch.cuda.synchronize()  # inside the profile: every activity has ended before it stops
+
+        windows, names = None, []
+        if self.clock == "cupti":
+            trace = self._profiled(loop)
+            try:
+                windows, names = kernel_windows(trace, repeats)
+            except NoGpuActivity as e:
+                self.clock = "events"
+                print(f"peers: {e}: timing with CUDA events from here on (clock 'events')", file=sys.stderr)
+        else:
+            loop()
+        launch = sorted(e0.elapsed_time(e1) for e0, e1 in ev)
+        kernel = sorted(windows) if windows is not None else launch
+        return Timing(statistics.median(kernel), kernel[0], statistics.median(launch), launch[0], self.clock, names)
+
+    def _profiled(self, loop):
+        """Runs loop() under torch.profiler (its CUDA activity is CUPTI's) and returns the chrome trace."""
+        from torch.profiler import ProfilerActivity, profile
+        with warnings.catch_warnings():
+            # torch 2.11 warns that events are cleared "at the end of each cycle" also without cycles (fixed later)
+            warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle")
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                loop()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.json")
+            prof.export_chrome_trace(path)
+            with open(path) as f:
+                return json.load(f)
 
     def copy_gbps(self, nbytes):
-        if nbytes not in self.copies:
-            self.copies[nbytes] = self._measure_copy(nbytes)
-        return self.copies[nbytes]
-
-    def _measure_copy(self, nbytes):
-        torch = self.torch
-        half = (int(nbytes // 2) + 15) // 16 * 16
-        src = torch.full((half,), 0x3C, dtype=torch.uint8, device=self.device)
-        dst = torch.empty_like(src)
-        ms, _ = self.time(lambda: dst.copy_(src))
-        del src, dst
-        return 2.0 * half / (ms * 1e-3) / 1e9
+        """(GB/s, clock) of the device-to-device copy of nbytes (half read, half written): the faster of
+        cudaMemcpyAsync (Tensor.copy_) and an elementwise kernel that moves the same bytes (int32 x + 0), as
+        the programs take the fastest of cudaMemcpyAsync and their copy kernels (on the kernel clock the memcpy
+        carries a fixed ~2 us that a 25 MB copy feels)."""
+        if (nbytes, self.clock) not in self.copies:
+            torch = self.torch
+            half = (int(nbytes // 2) + 15) // 16 * 16
+            src = torch.full((half // 4,), 0x3C3C3C3C, dtype=torch.int32, device=self.device)
+            dst = torch.empty_like(src)
+            ms = min(self.time(lambda: dst.copy_(src)).ms, self.time(lambda: torch.add(src, 0, out=dst)).ms)
+            self.copies[(nbytes, self.clock)] = 2.0 * half / (ms * 1e-3) / 1e9
+            del src, dst
+        return self.copies[(nbytes, self.clock)], self.clock
 
 
 def torch_dtype(torch, dtype):
     return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
 
 
-def build_case(torch, F, p, dtype, device, seed=1234):
-    """(inputs, fn(inputs) -> outputs dict, reset(inputs), check(inputs, outputs) -> (max_abs, max_rel, n_bad))."""
+def load_liger():
+    """Liger-Kernel's forward entry points, from their own modules: those always hold the Triton kernels, while
+    the liger_kernel.ops namespace may swap in another backend's. An import failure propagates (the caller
+    makes every liger point a skip)."""
+    import importlib.metadata
+    import types
+    from liger_kernel.ops.fused_add_rms_norm import LigerFusedAddRMSNormFunction
+    from liger_kernel.ops.layer_norm import layer_norm_forward
+    from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+    try:
+        version = importlib.metadata.version("liger_kernel")
+    except importlib.metadata.PackageNotFoundError:  # imported from a source tree
+        version = "unknown"
+    return types.SimpleNamespace(version=version,
+                                 layer_norm_forward=layer_norm_forward, LigerRMSNormFunction=LigerRMSNormFunction,
+                                 LigerFusedAddRMSNormFunction=LigerFusedAddRMSNormFunction)
+
+
+def build_case(torch, F, p, dtype, device, seed=1234, liger=None):
+    """(inputs, fn(inputs) -> outputs dict, reset(inputs), check(inputs, outputs) -> (max_abs, max_rel, n_bad)).
+    fn calls PyTorch, or Liger-Kernel where `liger` (load_liger()) is given: forward only, under no_grad;
+    its launches go to the current stream, and its first call compiles its Triton kernel (no autotuning)."""
     g = torch.Generator(device=device)
     g.manual_seed(seed)
     dt = torch_dtype(torch, dtype)
@@ -229,9 +487,15 @@ def build_case(torch, F, p, dtype, device, seed=1234):
         n, c = p["N"], p["C"]
         t = {"x": randn(n, c), "w": randn(c), "b": randn(c)}
 
-        def fn(t):
-            y, mean, rstd = torch.native_layer_norm(t["x"], [c], t["w"], t["b"], eps)
-            return {"y": y, "mean": mean, "rstd": rstd}
+        if liger:
+            @torch.no_grad()
+            def fn(t):  # what LigerLayerNormFunction.forward runs; it also returns mean and rstd (fp32)
+                y, _x, mean, rstd, _block, _warps = liger.layer_norm_forward(t["x"], t["w"], t["b"], eps)
+                return {"y": y, "mean": mean, "rstd": rstd}
+        else:
+            def fn(t):
+                y, mean, rstd = torch.native_layer_norm(t["x"], [c], t["w"], t["b"], eps)
+                return {"y": y, "mean": mean, "rstd": rstd}
 
         def check(t, o):
             idx = torch.randperm(n, generator=g, device=device)[:SAMPLE_ROWS]
@@ -251,10 +515,17 @@ def build_case(torch, F, p, dtype, device, seed=1234):
             qkv = randn(T, S)
             t = {"qkv": qkv, "w": randn(D)}
 
-            def fn(t):
-                q = t["qkv"][:, : H * D].unflatten(-1, (H, D))  # the strided view, as the program reads it
-                w = t["w"] + off if off else t["w"]
-                return {"y": F.rms_norm(q, (D,), w, eps)}
+            def q_view(t):  # the strided view, as the program reads it
+                return t["qkv"][:, : H * D].unflatten(-1, (H, D))
+
+            if liger:
+                @torch.no_grad()
+                def fn(t):  # its forward is wrapped in ensure_contiguous: q is copied first
+                    return {"y": liger.LigerRMSNormFunction.apply(q_view(t), t["w"], eps, off)}
+            else:
+                def fn(t):
+                    w = t["w"] + off if off else t["w"]
+                    return {"y": F.rms_norm(q_view(t), (D,), w, eps)}
 
             def check(t, o):
                 idx = torch.randperm(T, generator=g, device=device)[:SAMPLE_ROWS]
@@ -269,12 +540,22 @@ def build_case(torch, F, p, dtype, device, seed=1234):
             t["res0"] = randn(n, c)
             t["res"] = t["res0"].clone()
 
-        def fn(t):
-            w = t["w"] + off if off else t["w"]
-            if p["fused"]:
-                t["res"].add_(t["x"])  # the pre-norm step: residual += x in the dtype, then normalize it
-                return {"y": F.rms_norm(t["res"], (c,), w, eps)}
-            return {"y": F.rms_norm(t["x"], (c,), w, eps)}
+        if liger and p["fused"]:
+            @torch.no_grad()
+            def fn(t):  # the sum goes to a new tensor (the residual input stays as it is); in_place is backward's
+                y, s = liger.LigerFusedAddRMSNormFunction.apply(t["x"], t["res"], t["w"], eps, off)
+                return {"y": y, "res": s}
+        elif liger:
+            @torch.no_grad()
+            def fn(t):  # in_place (default True) only lets backward overwrite dY: nothing in the forward
+                return {"y": liger.LigerRMSNormFunction.apply(t["x"], t["w"], eps, off)}
+        else:
+            def fn(t):
+                w = t["w"] + off if off else t["w"]
+                if p["fused"]:
+                    t["res"].add_(t["x"])  # the pre-norm step: residual += x in the dtype, then normalize it
+                    return {"y": F.rms_norm(t["res"], (c,), w, eps), "res": t["res"]}
+                return {"y": F.rms_norm(t["x"], (c,), w, eps)}
 
         def reset(t):
             if p["fused"]:
@@ -286,7 +567,7 @@ def build_case(torch, F, p, dtype, device, seed=1234):
             checks = []
             if p["fused"]:
                 r = (t["res0"][idx].float() + t["x"][idx].float()).to(dt)  # the rounded sum, as stored
-                checks.append(compare(t["res"][idx], r.double()))
+                checks.append(compare(o["res"][idx], r.double()))
                 x = r.double()
             rs = 1.0 / torch.sqrt((x * x).mean(-1, keepdim=True) + eps)
             checks.append(compare(o["y"][idx], x * rs * (t["w"].double() + off)))
@@ -294,7 +575,7 @@ def build_case(torch, F, p, dtype, device, seed=1234):
 
         return t, fn, reset, check
 
-    # batchnorm
+    # batchnorm (PyTorch only: peer_function has no Liger BatchNorm)
     n, c, h, w_ = p["N"], p["C"], p["H"], p["W"]
     mom, train = p["momentum"], not p["inference"]
     if p["layout"] == "nc":
@@ -337,55 +618,115 @@ def build_case(torch, F, p, dtype, device, seed=1234):
     return t, fn, reset, check
 
 
-def run_point(torch, bench, peer, op, dtype, args, label, device, log):
+def make_call(torch, peer, p, dtype, device, liger, log):
+    """(inputs, call, reset, check) of a peer at a point; torch.compile compiles here, outside any timing."""
     import torch.nn.functional as F
+    t, fn, reset, check = build_case(torch, F, p, dtype, device, liger=liger if peer == "liger" else None)
+    if peer == "liger" and p["heads"] is not None:
+        log.write("  Liger's forward copies the strided q view to contiguous memory (ensure_contiguous) before "
+                  "its kernel: timed as Liger runs it, copy included\n")
+    if peer != "torch.compile":
+        return t, fn, reset, check
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(fn, fullgraph=True, dynamic=False)
+    t0 = time.time()
+    compiled(t)  # compiles here, outside the timing
+    torch.cuda.synchronize()
+    graphs = counters["stats"]["unique_graphs"]
+    log.write(f"  compiled in {time.time() - t0:.1f} s, {graphs} graph(s)\n")
+    if graphs != 1:
+        raise RuntimeError(f"torch.compile produced {graphs} graphs (expected 1)")
+    return t, compiled, reset, check
+
+
+def validate(torch, t, call, reset, check, row, log):
+    """One call checked against the float64 reference; the errors go into the row. True when it passed."""
+    if reset:
+        reset(t)
+    out = call(t)
+    torch.cuda.synchronize()
+    max_abs, max_rel, bad = check(t, out)
+    row.update(max_abs_err=max_abs, max_rel_err=max_rel)
+    if bad:
+        row["status"] = "FAIL"
+        log.write(f"  FAIL: {bad} sampled elements outside the tolerance (max abs {max_abs:.3e})\n")
+    return not bad
+
+
+def new_row(peer, op, p, dtype, label):
+    """A SKIP row (zeros, no clock) for the point, which the measurement fills in."""
+    return {"op": op, "kernel": peer, "kernel_name": peer_function(peer, op, p) or "-", "dtype": dtype,
+            "shape": label, "block_size": 0, "time_ms_median": 0, "time_ms_min": 0, "bytes": int(bytes_for(p, dtype)),
+            "gbps": 0, "sol_gbps": 0, "sol_pct": 0, "max_abs_err": 0, "max_rel_err": 0, "status": "SKIP",
+            "time_ms_launch_median": 0, "time_ms_launch_min": 0, "clock": ""}
+
+
+def one_line(e):
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+def run_point(torch, bench, peer, op, dtype, args, label, device, liger, log):
     p = parse_point(op, args)
-    nbytes = bytes_for(p, dtype)
-    row = {"op": op, "kernel": peer, "kernel_name": torch_function(op, p), "dtype": dtype, "shape": label,
-           "block_size": 0, "time_ms_median": 0, "time_ms_min": 0, "bytes": int(nbytes), "gbps": 0, "sol_gbps": 0,
-           "sol_pct": 0, "max_abs_err": 0, "max_rel_err": 0, "status": "SKIP"}
+    row = new_row(peer, op, p, dtype, label)
+    if peer_function(peer, op, p) is None:
+        log.write(f"  skipped: {peer} has no {op}\n")
+        return row
     try:
-        t, fn, reset, check = build_case(torch, F, p, dtype, device)
-        call = fn
-        if peer == "torch.compile":
-            import torch._dynamo
-            from torch._dynamo.utils import counters
-            torch._dynamo.reset()
-            counters.clear()
-            compiled = torch.compile(fn, fullgraph=True, dynamic=False)
-            t0 = time.time()
-            compiled(t)  # compiles here, outside the timing
-            torch.cuda.synchronize()
-            graphs = counters["stats"]["unique_graphs"]
-            log.write(f"  compiled in {time.time() - t0:.1f} s, {graphs} graph(s)\n")
-            if graphs != 1:
-                raise RuntimeError(f"torch.compile produced {graphs} graphs (expected 1)")
-            call = compiled
-        if reset:
-            reset(t)
+        t, call, reset, check = make_call(torch, peer, p, dtype, device, liger, log)
         with _no_recompile(torch, peer):
-            out = call(t)
-            torch.cuda.synchronize()
-            max_abs, max_rel, bad = check(t, out)
-            row.update(max_abs_err=f"{max_abs:.3e}", max_rel_err=f"{max_rel:.3e}")
-            if bad:
-                row["status"] = "FAIL"
-                log.write(f"  FAIL: {bad} sampled elements outside the tolerance (max abs {max_abs:.3e})\n")
+            if not validate(torch, t, call, reset, check, row, log):
                 return row
-            del out
-            ms, ms_min = bench.time(lambda: call(t))
-        sol = bench.copy_gbps(nbytes)
-        gbps = nbytes / (ms * 1e-3) / 1e9
-        row.update(time_ms_median=f"{ms:.6f}", time_ms_min=f"{ms_min:.6f}", gbps=f"{gbps:.2f}",
-                   sol_gbps=f"{sol:.2f}", sol_pct=f"{100 * gbps / sol:.2f}", status="OK")
-        log.write(f"  {ms:.4f} ms (min {ms_min:.4f}) | {gbps:.1f} GB/s | {100 * gbps / sol:.1f}% of copy {sol:.1f} | "
-                  f"max err abs {max_abs:.1e} | OK\n")
+            tm = bench.time(lambda: call(t))
+        sol, sol_clock = bench.copy_gbps(row["bytes"])
+        if sol_clock != tm.clock:
+            raise RuntimeError(f"the call was timed with clock {tm.clock}, the copy with {sol_clock}")
+        gbps = row["bytes"] / (tm.ms * 1e-3) / 1e9
+        row.update(time_ms_median=tm.ms, time_ms_min=tm.ms_min, time_ms_launch_median=tm.launch_ms,
+                   time_ms_launch_min=tm.launch_min, clock=tm.clock, gbps=gbps, sol_gbps=sol,
+                   sol_pct=100 * gbps / sol, status="OK")
+        log.write(f"  {tm.ms:.4f} ms (min {tm.ms_min:.4f}) | with launch {tm.launch_ms:.4f} ms | {gbps:.1f} GB/s | "
+                  f"{100 * gbps / sol:.1f}% of copy {sol:.1f} | max err abs {row['max_abs_err']:.1e} | "
+                  f"clock {tm.clock} | OK\n")
+        if tm.activities:
+            n = len(tm.activities)
+            log.write(f"  a call on the GPU: {n} {'activity' if n == 1 else 'activities'}: "
+                      f"{'; '.join(name[:80] for name in tm.activities)}\n")
     except Exception as e:  # a peer that cannot run this point is a skip with the reason in the log
-        log.write(f"  skipped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}\n")
+        log.write(f"  skipped: {one_line(e)}\n")
         print(f"peers: {peer} {op} {dtype} {label}: {type(e).__name__}: {e}"[:400], file=sys.stderr)
     finally:
         torch.cuda.empty_cache()
     return row
+
+
+def ncu_range(torch, bench, peer, op, dtype, args, label, device, liger, n, log):
+    """--ncu-range: the point's N calls for Nsight Compute, each alone in a profiler range after a flush; no
+    torch.profiler here (ncu and CUPTI activity tracing do not share the GPU's counters). Returns the exit code."""
+    p = parse_point(op, args)
+    row = new_row(peer, op, p, dtype, label)
+    if peer_function(peer, op, p) is None:
+        print(f"ncu-range: {peer} has no {op}", file=sys.stderr)
+        return 1
+    try:
+        t, call, reset, check = make_call(torch, peer, p, dtype, device, liger, log)
+        with _no_recompile(torch, peer):
+            if not validate(torch, t, call, reset, check, row, log):
+                print(f"ncu-range: {peer} {op} {dtype} {label} fails validation", file=sys.stderr)
+                return 1
+            for _ in range(n):
+                bench.flush()  # on the call's stream: no timing here, and ncu serializes the kernels anyway
+                torch.cuda.profiler.start()
+                call(t)
+                torch.cuda.profiler.stop()
+            torch.cuda.synchronize()
+    except Exception as e:
+        print(f"ncu-range: {peer} cannot run {op} {dtype} {label}: {one_line(e)}", file=sys.stderr)
+        return 1
+    print(f"ncu-range: {n} calls of {peer} {op} {dtype} {label}", flush=True)
+    return 0
 
 
 class _no_recompile:
@@ -407,19 +748,43 @@ class _no_recompile:
         return False
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse would print the whole usage first)
+        print(f"peers: {message} (see --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("ops", nargs="*", help=f"ops (default: {' '.join(OPS)})")
-    ap.add_argument("--quick", action="store_true", help="each op's default point only")
+    ap = _Parser(prog="peers.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("ops", nargs="*", help=f"ops (default: {' '.join(OPS)}; exactly one with --point)")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--quick", action="store_true", help="each op's default point only")
+    which.add_argument("--point", metavar='"DTYPE ARGS..."', help="this point of the one op given")
     ap.add_argument("--peer", default="all", choices=PEERS + ["all"])
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--out", default=os.path.join(ROOT, "results"), help="results folder (default results/)")
+    ap.add_argument("--no-write", action="store_true", help="rows as JSON lines on stdout; no CSV, log on stderr")
+    ap.add_argument("--ncu-range", type=int, metavar="N", help="no timing: N calls in profiler ranges, for ncu")
     a = ap.parse_args(argv[1:])
     ops = a.ops or OPS
     for op in ops:
         if op not in OPS:
-            print(f"peers: unknown op '{op}' (one of {', '.join(OPS)})", file=sys.stderr)
-            return 2
+            ap.error(f"unknown op '{op}' (one of {', '.join(OPS)})")
+    if a.point is not None:
+        if len(a.ops) != 1:
+            ap.error(f"--point takes exactly one op, got {len(a.ops)}")
+        try:
+            dtype, args, label = parse_point_option(ops[0], a.point)
+        except ValueError as e:
+            ap.error(f"--point: {e}")
+        pts = [(ops[0], dtype, args, label)]
+    else:
+        pts = [(op, d, args, label) for op in ops for d, args, label in shapes_mod.points(op, a.quick)]
+    if a.ncu_range is not None:
+        if a.ncu_range < 1:
+            ap.error(f"--ncu-range takes a number of calls >= 1, got {a.ncu_range}")
+        if a.point is None or a.peer == "all":
+            ap.error("--ncu-range needs --point and one --peer")
     try:
         import torch
     except ImportError:
@@ -433,30 +798,51 @@ def main(argv):
     peers = PEERS if a.peer == "all" else [a.peer]
     name = torch.cuda.get_device_name(device).replace(",", " ")
     cap = torch.cuda.get_device_capability(device)
-    out_dir = os.path.join(a.out, slugify(name))
-    os.makedirs(out_dir, exist_ok=True)
     common = {"gpu": name, "sm": f"sm_{cap[0]}{cap[1]}", "cuda": torch.version.cuda or "?", "git_rev": git_rev()}
-    bench = Bench(torch, device)
-    rows = []
+    writing = not a.no_write and a.ncu_range is None
+    out_dir = os.path.join(a.out, slugify(name))
     path = os.path.join(out_dir, "peers.csv")
-    stored = read_csv(path)
-    log_path = os.path.join(out_dir, "peers.log")
-    with open(log_path, "a") as log:
+    if writing:
+        os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "peers.log"), "a") if writing else contextlib.nullcontext(sys.stderr) as log:
+        liger = None
+        if "liger" in peers:
+            try:
+                liger = load_liger()
+            except Exception as e:  # not installed, or it does not import with this torch/triton
+                line = f"peers: liger skipped: {one_line(e)}"
+                print(line, file=sys.stderr)
+                if writing:
+                    log.write(line + "\n")
         log.write(f"# peers.py {' '.join(argv[1:])}: {name} | torch {torch.__version__} | CUDA {common['cuda']} | "
-                  f"cuDNN {torch.backends.cudnn.version()}\n")
-        pts = [(op, d, args, label) for op in ops for d, args, label in shapes_mod.points(op, a.quick)]
+                  f"cuDNN {torch.backends.cudnn.version()}" + (f" | liger {liger.version}" if liger else "") + "\n")
+        bench = Bench(torch, device)
+        if a.ncu_range is not None:
+            op, dtype, args, label = pts[0]
+            if peers == ["liger"] and liger is None:
+                return 1
+            return ncu_range(torch, bench, peers[0], op, dtype, args, label, device, liger, a.ncu_range, log)
+        stored = read_csv(path) if writing else []
+        rows = []
         for peer in peers:
             for i, (op, dtype, args, label) in enumerate(pts, 1):
                 print(f"[{peer} {i}/{len(pts)}] {op} {dtype} {label}", file=sys.stderr, flush=True)
                 log.write(f"{peer} | {op} | {dtype} | {label}\n")
-                r = run_point(torch, bench, peer, op, dtype, args, label, device, log)
+                if peer == "liger" and liger is None:
+                    r = new_row(peer, op, parse_point(op, args), dtype, label)
+                    log.write("  skipped: Liger-Kernel does not import here (above)\n")
+                else:
+                    r = run_point(torch, bench, peer, op, dtype, args, label, device, liger, log)
                 r.update(common)
                 rows.append(r)
                 log.flush()
-                write_csv(path, merge_rows(stored, rows))  # after every point: a run cut short keeps its rows
+                if writing:
+                    write_csv(path, merge_rows(stored, rows))  # after every point: a run cut short keeps its rows
+                else:
+                    print(json_row(r), flush=True)
     fails = [r for r in rows if r["status"] == "FAIL"]
-    print(f"peers: {len(rows)} rows ({sum(r['status'] == 'OK' for r in rows)} OK, {len(fails)} FAIL) -> {path}",
-          file=sys.stderr)
+    print(f"peers: {len(rows)} rows ({sum(r['status'] == 'OK' for r in rows)} OK, {len(fails)} FAIL)"
+          + (f" -> {path}" if writing else ""), file=sys.stderr)
     return 1 if fails else 0
 
 

@@ -8,7 +8,7 @@
 - CSV rows (DESIGN.md schema) go to DIR/<gpu-slug>/<op>.csv, the programs' output to <op>.log, and a
   summary.md (device header, best kernel per shape with GB/s and %SOL, failures) beside them.
   DIR defaults to results/.
-- the peers (scripts/peers.py: PyTorch eager and torch.compile on the same points) into DIR/<gpu-slug>/peers.csv,
+- the peers (scripts/peers.py: PyTorch eager, torch.compile and Liger-Kernel on the same points) into DIR/<gpu-slug>/peers.csv,
   when PyTorch is installed (else peers.py says so and writes nothing); --no-peers leaves them out.
 - --device all: the quick suite on every GPU of the machine, each into DIR/<gpu-slug>-gpu<i>/, then flags
   any GPU whose %SOL is more than 5% below the node's median for the same points (a sick GPU in a node).

@@ -128,7 +128,7 @@ fi
 if [ "${SOURCED_BY_RUNNER:-0}" != 1 ]; then
     out=$(python3 tests/test_peers_torch.py 2>&1); rc=$?
     echo "$out" >> "$LOG"
-    if [ $rc -eq 0 ]; then pass "peers.py on PyTorch: eager and torch.compile validate, corrupted outputs fail"
+    if [ $rc -eq 0 ]; then pass "peers.py on PyTorch: eager, torch.compile and Liger validate, corrupted outputs fail"
     elif [ $rc -eq 77 ]; then skip "peers.py on PyTorch: $(echo "$out" | tail -n 1)"
     else fail "peers.py on PyTorch: $(echo "$out" | grep FAIL | head -n 3 | tr '\n' ' ')"; fi
 fi

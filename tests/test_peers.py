@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-"""CI tests of scripts/peers.py's pure-Python parts and of scripts/side_by_side.py (no PyTorch, no GPU)."""
+"""CI tests of scripts/peers.py's pure-Python parts and of scripts/side_by_side.py (no PyTorch, no GPU): the problem,
+bytes and label of a point, the grouping of a profile's GPU activity into calls, the CSV (old files included),
+and the command line's errors."""
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -59,6 +62,145 @@ expect("merge: replaces layernorm/torch, keeps the rest",
        [(r["op"], r["kernel"], r["shape"]) for r in m]
        == [("layernorm", "torch.compile", "a"), ("rmsnorm", "torch", "a"), ("layernorm", "torch", "b")], str(m))
 
+# Labels: the program's shape string, from the arguments (the standard points' labels are shapes.py's)
+for op in peers.OPS:
+    for dtype, args, label in shapes.points(op):
+        got = peers.point_label(peers.parse_point(op, args))
+        expect(f"label: {op} {' '.join(args)} -> {label}", got == label, got)
+for op, args, label in [("rmsnorm", ["-N", "8192", "-C", "4096", "--fused-add", "--weight-offset", "1"],
+                         "8192x4096:add:off1"),
+                        ("rmsnorm", ["-N", "16", "--heads", "4", "--head-dim", "64", "--row-stride", "1000"],
+                         "16x4x64:s1000"),
+                        ("rmsnorm", ["-N", "16", "--heads", "4", "--head-dim", "64", "--weight-offset", "0.5"],
+                         "16x4x64:s768:off0.5"),
+                        ("batchnorm", ["-N", "65536", "-C", "256", "--inference"], "65536x256:inf"),
+                        ("batchnorm", ["--layout", "nhwc", "-N", "2", "-C", "8", "--height", "3", "--width", "5",
+                                       "--inference"], "2x8x3x5:nhwc:inf")]:
+    got = peers.point_label(peers.parse_point(op, args))
+    expect(f"label: {op} {' '.join(args)} -> {label}", got == label, got)
+expect("--point: dtype, arguments and label", peers.parse_point_option("layernorm", "bf16 -N 8192 -C 768")
+       == ("bf16", ["-N", "8192", "-C", "768"], "8192x768"))
+for op, text in [("layernorm", "bf16 -N 8192"), ("layernorm", "-N 8192 -C 768"), ("layernorm", "bf16 -N 8192 -C 0"),
+                 ("layernorm", "bf16 -N 8192 -C 768 --fused-add"), ("rmsnorm", "bf16 -N 8 --heads 4"),
+                 ("rmsnorm", "bf16 -N 8 -C 8 --row-stride 9"), ("batchnorm", "fp32 -N 8 -C 8 --height 2"),
+                 ("batchnorm", "fp32 -N 8 -C 8 --layout nwhc"), ("layernorm", "bf16 -N 8 -C"), ("layernorm", "")]:
+    try:
+        peers.parse_point_option(op, text)
+        expect(f"--point {op} '{text}' is an error", False)
+    except ValueError as e:
+        expect(f"--point {op} '{text}' is an error ({e})", "\n" not in str(e))
+
+
+# The kernel window: the grouping of a timed loop's GPU activity into calls (Bench.time's trace)
+def act(cat, stream, ts, dur, name="k"):
+    return {"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+            "args": {"device": 0, "stream": stream}}
+
+
+def loop_trace(calls, flush=(40.0, 30.0), side=13, peer=7):
+    """A timed loop's trace: per call, the flush's kernels (durations) on `side`, then the call's [(cat, dur)]
+    on `peer`, 1 us apart, and a CPU op beside."""
+    ev, ts = [{"ph": "X", "cat": "cpu_op", "name": "aten::fill_", "pid": 1, "tid": 1, "ts": 0.0, "dur": 5.0}], 10.0
+    for c in calls:
+        for dur in flush:
+            ev.append(act("kernel", side, ts, dur))
+            ts += dur + 1.0
+        for cat, dur in c:
+            ev.append(act(cat, peer, ts, dur))
+            ts += dur + 1.0
+    return {"traceEvents": ev}
+
+
+def near(a, b):
+    return len(a) == len(b) and all(abs(x - y) < 1e-9 for x, y in zip(a, b))
+
+
+with open(os.path.join(ROOT, "tests", "fixtures", "peers_trace_loop.json")) as f:
+    fixture = json.load(f)
+ms, names = peers.kernel_windows(fixture, 3)
+expect("kernel window: 2 kernels a call, fractional us: first start to last end; CPU events, flows and the "
+       "annotation on the call's stream left out", near(ms, [0.014625, 0.0145, 0.015875]), str(ms))
+expect("kernel window: the first call's activity names", names == [
+    "triton_per_fused_native_layer_norm_0",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >"], str(names))
+ms, names = peers.kernel_windows(loop_trace([[("gpu_memset", 2.0), ("kernel", 10.0)]] * 4), 4)
+expect("kernel window: a memset and a kernel a call", near(ms, [0.013] * 4), str(ms))
+ms, _ = peers.kernel_windows(loop_trace([[("gpu_memcpy", 50.0)]] * 3, flush=(40.0,), side=20, peer=7), 3)
+expect("kernel window: the copy (one memcpy a call; the flush's stream id above the call's)",
+       near(ms, [0.05] * 3), str(ms))
+ms, _ = peers.kernel_windows({"traceEvents": [dict(e, args={}) for e in loop_trace([[("kernel", 5.0)]] * 2)
+                                              ["traceEvents"]]}, 2)
+expect("kernel window: the stream from tid where args has none", near(ms, [0.005] * 2), str(ms))
+
+bad_traces = [("a call with another number of activities", loop_trace([[("kernel", 5.0)], [("kernel", 5.0)] * 2,
+                                                                        [("kernel", 5.0)]]), 3),
+              ("a call with no activity", loop_trace([[("kernel", 5.0)], [], [("kernel", 5.0)]]), 3),
+              ("flushes that do not split into the repeats", loop_trace([[("kernel", 5.0)]] * 3), 4),
+              ("a third stream", {"traceEvents": loop_trace([[("kernel", 5.0)]] * 2)["traceEvents"]
+                                  + [act("kernel", 99, 500.0, 1.0)]}, 2),
+              ("no call activity at all", loop_trace([[]] * 2), 2)]
+overlap = loop_trace([[("kernel", 5.0)]] * 2)
+overlap["traceEvents"][-1]["ts"] = overlap["traceEvents"][-3]["ts"] + 1.0  # the last call inside its flush
+bad_traces.append(("a call that overlaps its flush", overlap, 2))
+for what, trace, repeats in bad_traces:
+    try:
+        peers.kernel_windows(trace, repeats)
+        expect(f"kernel window: {what} is an error", False)
+    except peers.TraceError as e:
+        expect(f"kernel window: {what} is an error ({e})", True)
+for what, trace in [("an empty trace", {"traceEvents": []}),
+                    ("a trace with CPU events only", {"traceEvents": [e for e in fixture["traceEvents"]
+                                                                      if e.get("cat") != "kernel"]})]:
+    try:
+        peers.kernel_windows(trace, 3)
+        expect(f"kernel window: {what} means no GPU activity (the events fall-back)", False)
+    except peers.NoGpuActivity:
+        expect(f"kernel window: {what} means no GPU activity (the events fall-back)", True)
+
+# CSV: an older peers.csv (the programs' schema, without the last three columns) merges and rewrites
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "peers.csv")
+    old_fields = FIELDS[:FIELDS.index("time_ms_launch_median")]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=old_fields)
+        w.writeheader()
+        for op in ("layernorm", "rmsnorm"):
+            w.writerow({k: "x" for k in old_fields} | {"op": op, "kernel": "torch", "time_ms_median": "0.020000"})
+    new = {"op": "layernorm", "kernel": "torch", "kernel_name": "torch.native_layer_norm", "dtype": "bf16",
+           "shape": "8192x768", "block_size": 0, "time_ms_median": 0.0123456789, "time_ms_min": 0.012,
+           "bytes": 25233408, "gbps": 2043.9, "sol_gbps": 2900.0, "sol_pct": 70.5, "max_abs_err": 0.0078125,
+           "max_rel_err": 0.01, "status": "OK", "gpu": "G", "sm": "sm_90", "cuda": "13.0", "git_rev": "x",
+           "time_ms_launch_median": 0.02, "time_ms_launch_min": 0.019, "clock": "cupti"}
+    peers.write_csv(path, peers.merge_rows(peers.read_csv(path), [new]))
+    with open(path, newline="") as f:
+        header = next(csv.reader(f))
+    back = peers.read_csv(path)
+    expect("csv: the new columns at the end, in order",
+           header == old_fields + ["time_ms_launch_median", "time_ms_launch_min", "clock"], str(header))
+    expect("csv: the old row kept, its new columns empty", back[0]["op"] == "rmsnorm"
+           and back[0]["time_ms_median"] == "0.020000" and back[0]["clock"] == ""
+           and back[0]["time_ms_launch_median"] == "", str(back[0]))
+    expect("csv: the new row's numbers formatted", back[1]["time_ms_median"] == "0.012346"
+           and back[1]["time_ms_launch_min"] == "0.019000" and back[1]["max_abs_err"] == "7.812e-03"
+           and back[1]["clock"] == "cupti" and back[1]["bytes"] == "25233408", str(back[1]))
+    row = json.loads(peers.json_row(new))
+    expect("json row: the CSV's columns in order, numbers as numbers", list(row) == peers.CSV_FIELDS
+           and row["time_ms_median"] == 0.0123456789 and row["clock"] == "cupti", str(row))
+
+# The command line: every bad argument is one line and exit 2, before PyTorch is imported
+script = os.path.join(ROOT, "scripts", "peers.py")
+for args in [["--point", "bf16 -N 8192 -C 768", "layernorm", "rmsnorm"], ["--point", "bf16 -N 8192 -C 768"],
+             ["--peer", "bogus"], ["--ncu-range", "0", "--peer", "torch", "--point", "bf16 -N 8 -C 8", "layernorm"],
+             ["--ncu-range", "2", "--point", "bf16 -N 8 -C 8", "layernorm"], ["--ncu-range", "2", "layernorm"],
+             ["--ncu-range", "x"], ["--point", "fp64 -N 8 -C 8", "layernorm"], ["--point", "bf16 -N 8", "layernorm"],
+             ["--quick", "--point", "bf16 -N 8 -C 8", "layernorm"], ["nosuchop"]]:
+    r = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+    expect(f"command line: {' '.join(args)}: exit 2, one line, no traceback",
+           r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+           and not r.stdout, f"rc {r.returncode}: {r.stderr!r}")
+r = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True)
+expect("command line: --help", r.returncode == 0 and "--ncu-range" in r.stdout and "kernel" in r.stdout, r.stderr)
+
 # Without PyTorch it says so, writes nothing and exits 0 (run with a python that cannot import torch).
 with tempfile.TemporaryDirectory() as tmp:
     shim = os.path.join(tmp, "shim")
@@ -92,14 +234,16 @@ with tempfile.TemporaryDirectory() as tmp:
                                               row(2, "b", 2700, 90.0), row(2, "b", 2400, 80.0, block=512),
                                               row(1, "a", 0, 0, shape="32768x128", status="FAIL")])
     write(os.path.join(tmp, "peers.csv"), [row("torch", "F.rms_norm", 1800, 60.0, block=0),
-                                           row("torch.compile", "F.rms_norm", 2500, 83.3, block=0)])
+                                           row("torch.compile", "F.rms_norm", 2500, 83.3, block=0),
+                                           row("liger", "LigerRMSNormFunction", 2600, 86.7, block=0)])
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "side_by_side.py"), tmp],
                        capture_output=True, text=True)
-    line = "| fp32 | 8192x4096 | 2 b | 2700 | 90.0% | 2000 | 66.7% | 1800 | 60.0% | 2500 | 83.3% | 1.08x |"
-    expect("side_by_side: best kernel (1 and up) against cuDNN, torch, torch.compile", r.returncode == 0
+    line = ("| fp32 | 8192x4096 | 2 b | 2700 | 90.0% | 2000 | 66.7% | 1800 | 60.0% | 2500 | 83.3% | 2600 | 86.7% "
+            "| 1.04x |")
+    expect("side_by_side: best kernel (1 and up) against cuDNN, torch, torch.compile, Liger", r.returncode == 0
            and line in r.stdout.splitlines(), r.stdout + r.stderr)
     expect("side_by_side: a shape where no kernel passed says so",
-           "| fp32 | 32768x128 | none OK | - | - | - | | - | | - | | - |" in r.stdout.splitlines(), r.stdout)
+           "| fp32 | 32768x128 | none OK | - | - | - | | - | | - | | - | | - |" in r.stdout.splitlines(), r.stdout)
     write(os.path.join(tmp, "peers.csv"), [row("torch", "F.rms_norm", 1800, 60.0, bytes_=2e8, block=0)])
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "side_by_side.py"), tmp],
                        capture_output=True, text=True)

@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
-"""scripts/peers.py's PyTorch side on small problems: every op and variant, eager and torch.compile, passes its
-float64 check; a corrupted output fails it; torch.compile makes one graph and does not recompile on the next
-call. Runs on the GPU where PyTorch sees one, else on the CPU; without PyTorch it is skipped (exit 77), as in
-CI. (The GPU machines have PyTorch: the GPU suite runs it there.)"""
+"""scripts/peers.py's PyTorch side on small problems: every op and variant, eager and torch.compile (and
+Liger-Kernel where it imports, on CUDA), passes its float64 check; a corrupted output fails it; torch.compile
+makes one graph and does not recompile on the next call. On CUDA also the clock: the kernel window is > 0 and
+within the CUDA events around the call, a profile without GPU activity falls back to the events, and the
+command line's --no-write --point (one JSON row per peer, clock cupti) and --ncu-range. Runs on the GPU where
+PyTorch sees one, else on the CPU (the CUDA cases skipped, saying so); without PyTorch it is skipped (exit 77),
+as in CI. (The GPU machines have PyTorch: the GPU suite runs it there.)"""
+import json
 import os
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -20,6 +25,15 @@ from fixture_csv import expect, status  # noqa: E402
 from torch._dynamo.utils import counters  # noqa: E402
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
+liger = None
+if device != "cuda":
+    print("skip: Liger-Kernel and the clock need CUDA")
+else:
+    try:
+        liger = peers.load_liger()
+    except Exception as e:  # noqa: BLE001
+        print(f"skip: the Liger-Kernel cases: it does not import here: {peers.one_line(e)}")
+
 CASES = [("layernorm", ["-N", "64", "-C", "768"]),
          ("rmsnorm", ["-N", "64", "-C", "512"]),
          ("rmsnorm", ["-N", "16", "--heads", "4", "--head-dim", "64"]),
@@ -30,6 +44,18 @@ CASES = [("layernorm", ["-N", "64", "-C", "768"]),
          ("batchnorm", ["--layout", "nhwc", "-N", "4", "-C", "8", "--height", "7", "--width", "7"]),
          ("batchnorm", ["-N", "256", "-C", "32", "--inference"])]
 
+
+def check_corruption(name, t, fn, reset, check):
+    """A 5% error in each output the check reads (y, and the residual sum where there is one) fails it."""
+    for key in ("y", "res"):
+        if reset:
+            reset(t)
+        out = fn(t)
+        if key in out:
+            out[key] = out[key] * 1.05  # outside every dtype's tolerance
+            expect(f"a corrupted {key} fails: {name}", check(t, out)[2] > 0)
+
+
 for op, args in CASES:
     p = peers.parse_point(op, args)
     for dtype in ["fp32", "bf16"]:
@@ -37,11 +63,7 @@ for op, args in CASES:
         t, fn, reset, check = peers.build_case(torch, F, p, dtype, device)
         out = fn(t)
         expect(f"eager passes: {name}", check(t, out)[2] == 0)
-        if reset:
-            reset(t)
-        out = fn(t)
-        out["y"] = out["y"] * 1.05  # 5% off: outside every dtype's tolerance
-        expect(f"a corrupted y fails: {name}", check(t, out)[2] > 0)
+        check_corruption(name, t, fn, reset, check)
         torch._dynamo.reset()
         counters.clear()
         compiled = torch.compile(fn, fullgraph=True, dynamic=False)
@@ -57,5 +79,54 @@ for op, args in CASES:
             expect(f"torch.compile: no recompile on the next call: {name}", True)
         except Exception as e:  # noqa: BLE001
             expect(f"torch.compile: no recompile on the next call: {name}", False, str(e)[:200])
+        if liger and peers.peer_function("liger", op, p):
+            t, fn, reset, check = peers.build_case(torch, F, p, dtype, device, liger=liger)
+            result = check(t, fn(t))
+            expect(f"liger passes: {name}", result[2] == 0, str(result))
+            check_corruption(f"liger {name}", t, fn, reset, check)
+
+if device == "cuda":
+    # The clock on a small point: the kernel window lies inside the events around the call (2 us for the two
+    # clocks' resolution), and a profile without GPU activity makes the events the clock from then on.
+    bench = peers.Bench(torch, torch.device("cuda"))
+    p = peers.parse_point("layernorm", ["-N", "256", "-C", "768"])
+    t, fn, _reset, _check = peers.build_case(torch, F, p, "fp32", "cuda")
+    tm = bench.time(lambda: fn(t))
+    expect("kernel window: clock cupti, the call's kernels named", tm.clock == "cupti" and len(tm.activities) >= 1,
+           str(tm))
+    expect("kernel window: > 0 and within the events around the call",
+           0 < tm.ms_min <= tm.ms <= tm.launch_ms + 0.002 and tm.ms_min <= tm.launch_min + 0.002, str(tm))
+    gbps, clock = bench.copy_gbps(64 << 20)
+    expect("copy: the memcpy on the cupti clock", clock == "cupti" and gbps > 100, f"{gbps} {clock}")
+    bench._profiled = lambda loop: (loop(), {"traceEvents": []})[1]
+    tm = bench.time(lambda: fn(t), repeats=10)
+    expect("no GPU activity in the profile: the events time it, from then on", tm.clock == "events"
+           and bench.clock == "events" and tm.ms == tm.launch_ms and bench.copy_gbps(64 << 20)[1] == "events", str(tm))
+
+    # The command line: every peer at one point, as JSON rows; a profiler range for ncu
+    script = os.path.join(ROOT, "scripts", "peers.py")
+    r = subprocess.run([sys.executable, script, "--no-write", "--point", "bf16 -N 256 -C 768", "layernorm"],
+                       capture_output=True, text=True)
+    rows = {row["kernel"]: row for row in map(json.loads, r.stdout.splitlines())}
+    expect("--no-write --point: a JSON row per peer", r.returncode == 0 and sorted(rows) == sorted(peers.PEERS),
+           r.stdout + r.stderr[-2000:])
+    for peer, row in rows.items():
+        want = "OK" if peer != "liger" or liger else "SKIP"
+        expect(f"--no-write --point: {peer}: {want}" + (", clock cupti, 256x768" if want == "OK" else ""),
+               row["status"] == want and (want != "OK" or (row["clock"] == "cupti" and row["shape"] == "256x768"
+                                                          and 0 < row["time_ms_median"] <= row["time_ms_launch_median"]
+                                                          + 0.002)), str(row))
+    if liger:
+        r = subprocess.run([sys.executable, script, "--no-write", "--peer", "liger", "--point",
+                            "bf16 -N 64 --heads 4 --head-dim 64", "rmsnorm"], capture_output=True, text=True)
+        row = json.loads(r.stdout.splitlines()[0]) if r.stdout else {}
+        expect("--no-write --point: liger on the QK-norm view: OK, its contiguous copy named and logged",
+               row.get("status") == "OK" and "contiguous" in row.get("kernel_name", "")
+               and "ensure_contiguous" in r.stderr, r.stdout + r.stderr[-2000:])
+    r = subprocess.run([sys.executable, script, "--peer", "torch.compile", "--point", "fp32 -N 256 -C 768",
+                        "--ncu-range", "3", "layernorm"], capture_output=True, text=True)
+    expect("--ncu-range (no ncu attached): the calls run, one line on stdout", r.returncode == 0
+           and r.stdout.strip() == "ncu-range: 3 calls of torch.compile layernorm fp32 256x768",
+           r.stdout + r.stderr[-2000:])
 
 sys.exit(status())
