@@ -128,8 +128,11 @@ def per_call(launches, calls):
             for i in range(0, len(launches), k)]
 
 
-def run(cmd, what):
-    r = subprocess.run(cmd, capture_output=True, text=True)
+def run(cmd, what, timeout=600):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise CheckError(f"{what} did not finish within {timeout} s")
     if r.returncode != 0:
         tail = (r.stdout + r.stderr).strip().splitlines()[-3:]
         raise CheckError(f"{what} exited {r.returncode}: {' | '.join(tail)}")
