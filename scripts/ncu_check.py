@@ -252,14 +252,15 @@ def main(argv):
             bad += 1
             continue
         rows.append(r)
+        if not a.no_write:
+            paths = store(a.out, [r])  # after every point: a run cut short keeps what it measured
         off = abs(float(r["ratio"]) - 1) > a.tolerance
         bad += off
         print(f"| {op} | {kernel} | {r['dtype']} | {r['shape']} | {float(r['harness_ms']):.4f} | "
               f"{float(r['ncu_ms']):.4f} | {float(r['ratio']):.3f}{' OUTSIDE' if off else ''} | "
               f"{float(r['ncu_minus_harness_us']):.2f} | {float(r['dram_ratio']):.3f} |", flush=True)
     if rows and not a.no_write:
-        for path in store(a.out, rows):
-            print(f"ncu_check: wrote {path}", file=sys.stderr)
+        print(f"ncu_check: wrote {paths[0]}", file=sys.stderr)
     print(f"ncu_check: {len(rows)} point(s) measured, {bad} outside 1 +- {a.tolerance} or not measured")
     return 1 if bad else 0
 
