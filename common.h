@@ -374,9 +374,12 @@ static const char *reasonf(const char *fmt, ...) {
 
 #define KERNEL_DEFAULT (-1)
 #define KERNEL_ALL (-2)
+#define KERNEL_LIST (-3)  // several kernels named as K1,K2,...: run and ranked like `all`
+#define MAX_PICKED 32
 
 typedef struct {
-    int kernel;  // number, KERNEL_DEFAULT or KERNEL_ALL
+    int kernel;  // number, KERNEL_DEFAULT, KERNEL_ALL or KERNEL_LIST
+    int picked[MAX_PICKED], n_picked;  // KERNEL_LIST: the kernel numbers, in the order given
     long rows, cols, B, T;
     int rows_set, cols_set, bt_set;
     dtype_t dtype;
@@ -449,9 +452,10 @@ struct problem_s {
 
 static void usage(const program_t *prog, FILE *f) {
     fprintf(f,
-            "usage: ./%s [KERNEL|all] [options]\n"
+            "usage: ./%s [KERNEL|K1,K2,...|all] [options]\n"
             "  %s\n"
-            "  KERNEL            kernel number (default: %d, the best kernel); `all` runs every kernel and ranks them\n"
+            "  KERNEL            kernel number (default: %d, the best kernel); `all` runs every kernel and ranks them,\n"
+            "                    K1,K2,... runs and ranks those\n"
             "  -N, --rows N      rows (default %ld); -B N -T N set rows = B*T as in llm.c\n"
             "  -C, --cols C      normalized size (default %ld)\n"
             "  --dtype T         fp32 | fp16 | bf16 (default fp32)\n"
@@ -616,10 +620,23 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         const char *k = argv[optind++];
         if (strcmp(k, "all") == 0) {
             o->kernel = KERNEL_ALL;
+        } else if (strchr(k, ',')) {  // K1,K2,...
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", k);
+            o->kernel = KERNEL_LIST;
+            for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                if (parse_long(t, 0, 1000000, &v) != 0 || !find_kernel(prog, (int)v))
+                    die_usage(prog, "unknown kernel '%s' in '%s' (numbers from --list, separated by commas)", t, k);
+                for (int i = 0; i < o->n_picked; i++)
+                    if (o->picked[i] == (int)v) die_usage(prog, "kernel %ld named twice in '%s'", v, k);
+                if (o->n_picked == MAX_PICKED) die_usage(prog, "too many kernels in '%s'", k);
+                o->picked[o->n_picked++] = (int)v;
+            }
+            if (o->n_picked < 2) die_usage(prog, "unknown kernel '%s' (a number from --list, K1,K2,..., or 'all')", k);
         } else if (parse_long(k, 0, 1000000, &v) == 0 && find_kernel(prog, (int)v)) {
             o->kernel = (int)v;
         } else {
-            die_usage(prog, "unknown kernel '%s' (a number from --list, or 'all')", k);
+            die_usage(prog, "unknown kernel '%s' (a number from --list, K1,K2,..., or 'all')", k);
         }
     }
     if (optind < argc) die_usage(prog, "unexpected argument '%s'", argv[optind]);
@@ -1850,11 +1867,9 @@ static void check_csv_file(const program_t *prog, const char *path) {
     int empty = !fgets(line, sizeof line, f);
     fclose(f);
     line[strcspn(line, "\r\n")] = 0;
-    if (!empty && strcmp(line, CSV_HEADER) != 0) {
-        fprintf(stderr, "%s: --csv %s: the file's header is not this program's CSV schema (an older file?); "
-                        "name a new file\n", prog->binary, path);
-        exit(EXIT_USAGE);
-    }
+    if (!empty && strcmp(line, CSV_HEADER) != 0)
+        die_usage(prog, "--csv %s: the file's header is not this program's CSV schema (an older file?); name a new file",
+                  path);
 }
 
 static void write_csv_row(const char *path, const point_t *p) {
@@ -2059,20 +2074,25 @@ static int bench_main(int argc, char **argv, const program_t *prog) {
                    "CUDA events around the launch\n");
     }
 
-    int first = 0, last = prog->n_kernels - 1;
-    if (o.kernel != KERNEL_ALL) {
-        int num = o.kernel == KERNEL_DEFAULT ? prog->default_kernel : o.kernel;
-        for (int i = 0; i < prog->n_kernels; i++)
-            if (prog->kernels[i].number == num) first = last = i;
+    // the kernels to run, in registry order: every one (all), those named (K1,K2,...) or one
+    const kernel_t **run = (const kernel_t **)malloc(prog->n_kernels * sizeof(const kernel_t *));
+    int n_run = 0;
+    for (int i = 0; i < prog->n_kernels; i++) {
+        int num = prog->kernels[i].number, pick = o.kernel == KERNEL_ALL;
+        if (o.kernel == KERNEL_LIST)
+            for (int j = 0; j < o.n_picked; j++) pick |= o.picked[j] == num;
+        else if (o.kernel != KERNEL_ALL)
+            pick = num == (o.kernel == KERNEL_DEFAULT ? prog->default_kernel : o.kernel);
+        if (pick) run[n_run++] = &prog->kernels[i];
     }
     kernel_summary_t *sum = (kernel_summary_t *)calloc(prog->n_kernels, sizeof(kernel_summary_t));
     int n_sum = 0, any_fail = 0;
-    for (int i = first; i <= last; i++) {
-        sum[n_sum] = run_kernel(prog, &o, p, &prog->kernels[i], have_sol ? &sol : NULL);
+    for (int i = 0; i < n_run; i++) {
+        sum[n_sum] = run_kernel(prog, &o, p, run[i], have_sol ? &sol : NULL);
         any_fail |= sum[n_sum].failed;
         n_sum++;
     }
-    if (o.kernel == KERNEL_ALL) {
+    if (o.kernel == KERNEL_ALL || o.kernel == KERNEL_LIST) {
         qsort(sum, n_sum, sizeof sum[0], cmp_summary);
         printf("\nranking (%s, %s, %s):\n", prog->op, dtype_name(p->dtype), p->shape_desc);
         printf("rank | kernel | %-18s | block | time ms | GB/s    | %%SOL  | note\n", "name");
@@ -2092,6 +2112,7 @@ static int bench_main(int argc, char **argv, const program_t *prog) {
         }
     }
     free(sum);
+    free(run);
     prog->teardown(p);
     if (g_flush) CUDA_CHECK(cudaFree(g_flush));
     return any_fail ? EXIT_VALIDATION : EXIT_OK;

@@ -114,15 +114,15 @@ def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resu
                       flush=True)
                 continue
             print(f"[{progress}{i}/{len(points)}] {op} {dtype} {label}", file=sys.stderr, flush=True)
-            for k in ([str(k) for k in kernels] if kernels else ["all"]):
-                cmd = [os.path.join(ROOT, f"{op}_forward"), k, "--dtype", dtype, *args,
-                       "--device", str(device), "--csv", csv_path]
-                log.flush()
-                r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
-                if r.returncode != 0:
-                    print(f"run_all: {op} kernel {k} {dtype} {label} exited {r.returncode} (see {log_path})",
-                          file=sys.stderr)
-                    failed = True
+            k = ",".join(str(k) for k in kernels) if kernels else "all"  # one process a point (K or K1,K2,...)
+            cmd = [os.path.join(ROOT, f"{op}_forward"), k, "--dtype", dtype, *args,
+                   "--device", str(device), "--csv", csv_path]
+            log.flush()
+            r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+            if r.returncode != 0:
+                print(f"run_all: {op} kernel {k} {dtype} {label} exited {r.returncode} (see {log_path})",
+                      file=sys.stderr)
+                failed = True
     return csv_path, log_path, failed
 
 

@@ -8,7 +8,7 @@ NODEV="env CUDA_VISIBLE_DEVICES="   # hides any GPU: the no-device path on every
 
 for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
     [ -x "./$prog" ] || { fail "$prog: not built"; continue; }
-    expect "$prog --help exits 0" 0 $NODEV ./$prog --help && contains "$prog --help shows usage" "^usage: ./$prog \[KERNEL\|all\]" && contains "$prog --help lists the options" "--block-size N"
+    expect "$prog --help exits 0" 0 $NODEV ./$prog --help && contains "$prog --help shows usage" "^usage: ./$prog \[KERNEL\|K1,K2,...\|all\]" && contains "$prog --help lists the options" "--block-size N"
     expect "$prog -h exits 0" 0 $NODEV ./$prog -h
     expect "$prog --list exits 0 without a GPU" 0 $NODEV ./$prog --list
     contains "$prog --list starts each line with a kernel number" "^ ?0  "
@@ -45,7 +45,11 @@ for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
     bad "an argument to a flag" "option '--check=1' takes no argument" --check=1
     bad "unknown kernel 99" "unknown kernel '99'" 99
     bad "kernel 'fast'" "unknown kernel 'fast'" fast
+    bad "a kernel list with an unknown kernel" "unknown kernel '99' in '1,99'" 1,99
+    bad "a kernel named twice in a list" "kernel 1 named twice" 1,1
     bad "extra positional" "unexpected argument 'x'" 3 x
+    printf 'op,kernel,gbps\n' > build/cli_old_schema.csv
+    bad "a --csv file of another schema" "not this program's CSV schema" --csv build/cli_old_schema.csv
     bad "repeats 0" "repeats '0'" --repeats 0
     bad "input std -1" "input std '-1'" --input-std -1
     bad "input mean nan" "input mean 'nan'" --input-mean nan
