@@ -17,7 +17,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summary import best_points, load, row_clock  # noqa: E402
+from summary import best_points, is_program_csv, load, row_clock  # noqa: E402
 
 
 def pairs(base, new):
@@ -27,7 +27,7 @@ def pairs(base, new):
             raise ValueError("BASE must be a folder when NEW is one")
         out = []
         for name in sorted(os.listdir(new)):
-            if name.endswith(".csv") and name != "peers.csv":
+            if is_program_csv(name):
                 out.append((name, os.path.join(base, name), os.path.join(new, name)))
         if not out:
             raise ValueError(f"no CSV files in {new}")

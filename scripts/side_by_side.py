@@ -9,7 +9,8 @@ in GB/s and %SOL (each against the copy measured in its own process), and the ra
 to the best peer's (the fastest of them; all count the same bytes, so the ratio is a ratio of times). A peer
 that did not run shows why (skipped, FAIL, or "-" where it has no row). Exit 1 when a peer row counts
 different bytes from the program's row of the same point, or was timed on another clock (GPU kernel
-timestamps against CUDA events): the two would not be comparable.
+timestamps against CUDA events): the two would not be comparable (such a cell is marked and left out of the
+ratio).
 """
 import os
 import sys
@@ -18,6 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from summary import best_points, load, op_results, row_clock  # noqa: E402
 
+CLOCK_MARK = "†"  # a peer cell timed on another clock than the program's row
 PEER_COLUMNS = [("cuDNN", None), ("torch", "torch"), ("torch.compile", "torch.compile"), ("Liger", "liger")]
 
 
@@ -67,14 +69,17 @@ def table(op, rows, peers):
             p = best.get((dtype, shape, 0)) if key is None else pbest.get((dtype, shape, key))
             if isinstance(p, dict):
                 g = float(p["gbps"])
-                peer_gbps.append(g)
-                line += f" {g:.0f} | {float(p['sol_pct']):.1f}% |"
+                same_clock = b is None or row_clock(p) == row_clock(b)
+                if same_clock:
+                    peer_gbps.append(g)
+                    line += f" {g:.0f} | {float(p['sol_pct']):.1f}% |"
+                else:  # shown, marked, and left out of the ratio
+                    line += f" {g:.0f}{CLOCK_MARK} | {float(p['sol_pct']):.1f}%{CLOCK_MARK} |"
+                    problems.append(f"clocks differ: {op} {dtype} {shape}: {name} timed on {row_clock(p)}, the program on "
+                                    f"{row_clock(b)}")
                 if key is not None and b is not None and abs(float(p["bytes"]) - float(b["bytes"])) > 0.5:
                     problems.append(f"bytes differ: {op} {dtype} {shape}: {name} counts {p['bytes']} bytes, the program "
                                     f"{b['bytes']}")
-                if b is not None and row_clock(p) != row_clock(b):
-                    problems.append(f"clocks differ: {op} {dtype} {shape}: {name} timed on {row_clock(p)}, the program on "
-                                    f"{row_clock(b)}")
             else:
                 line += f" {'skipped' if p == 'SKIP' else (p or '-')} | |"
         if b is not None and peer_gbps:
@@ -82,6 +87,10 @@ def table(op, rows, peers):
         else:
             line += " - |"
         out.append(line)
+    if any(pr.startswith("clocks differ") for pr in problems):
+        out.append("")
+        out.append(f"{CLOCK_MARK} timed on another clock than the best kernel's row (GPU kernel timestamps against CUDA "
+                   "events): not comparable, left out of the last column.")
     return out, problems
 
 

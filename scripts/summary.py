@@ -25,16 +25,25 @@ def load(path):
         return list(csv.DictReader(f))
 
 
+# The CSVs of a results folder that are not a program's rows: the peers (peers.py) and the timing cross-check
+# (ncu_check.py).
+OTHER_CSVS = ("peers.csv", "ncu_check.csv")
+
+
+def is_program_csv(name):
+    return name.endswith(".csv") and name not in OTHER_CSVS
+
+
 def row_clock(r):
     """The clock a row's time_ms_median was taken on: cupti (GPU kernel timestamps) or events."""
     return r.get("clock") or "events"
 
 
 def op_results(folder):
-    """[(op, rows)] for every non-empty <op>.csv of a results folder (peers.csv excluded), sorted by file."""
+    """[(op, rows)] for every non-empty <op>.csv of a results folder (not the OTHER_CSVS), sorted by file."""
     out = []
     for name in sorted(os.listdir(folder)):
-        if name.endswith(".csv") and name != "peers.csv":
+        if is_program_csv(name):
             rows = load(os.path.join(folder, name))
             if rows:
                 out.append((rows[0]["op"], rows))

@@ -249,5 +249,13 @@ with tempfile.TemporaryDirectory() as tmp:
                        capture_output=True, text=True)
     expect("side_by_side: a peer counting other bytes is an error", r.returncode == 1 and "bytes differ" in r.stderr,
            r.stderr)
+    write(os.path.join(tmp, "peers.csv"), [dict(row("torch", "F.rms_norm", 1800, 60.0, block=0), clock="cupti"),
+                                           row("torch.compile", "F.rms_norm", 2500, 83.3, block=0)])
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "side_by_side.py"), tmp],
+                       capture_output=True, text=True)
+    line = ("| fp32 | 8192x4096 | 2 b | 2700 | 90.0% | 2000 | 66.7% | 1800\u2020 | 60.0%\u2020 | 2500 | 83.3% | - | "
+            "| 1.08x |")
+    expect("side_by_side: a peer on another clock is marked, left out of the ratio, and an error",
+           r.returncode == 1 and "clocks differ" in r.stderr and line in r.stdout.splitlines(), r.stdout + r.stderr)
 
 sys.exit(status())
