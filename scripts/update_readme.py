@@ -7,7 +7,7 @@ Between `<!-- ladder:OP -->` and `<!-- /ladder:OP -->`: the ladder of OP (kernel
 header comment of OP_forward.cu, best GB/s, %SOL and gain over the previous kernel, at the shapes of
 scripts/shapes.py LADDER_SHAPES), one table per dtype. Between `<!-- best:OP -->` and `<!-- /best:OP -->`:
 the best kernel of the ladder (1 and up) at every standard shape. Between `<!-- peers:OP -->` and `<!-- /peers:OP -->`: the side-by-side
-table of scripts/side_by_side.py (best kernel, cuDNN, torch, torch.compile). Text outside the markers is left alone. --check: exit 1 if the
+table of scripts/side_by_side.py (best kernel, cuDNN, torch, torch.compile, Liger). Text outside the markers is left alone. --check: exit 1 if the
 README would change (nothing is written).
 """
 import argparse
@@ -20,9 +20,17 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import shapes as shapes_mod  # noqa: E402
 from registry import header_kernels  # noqa: E402
 from side_by_side import folder_tables  # noqa: E402
-from summary import best_points, best_table, op_results  # noqa: E402
+from summary import best_points, best_table, op_results, row_clock  # noqa: E402
 
 DTYPE_ORDER = ["fp32", "fp16", "bf16"]
+
+
+CLOCK_WORDS = {"cupti": "the GPU's kernel timestamps", "events": "CUDA events around the launch, an older run"}
+
+
+def clock_words(rows):
+    """How the rows were timed, in words (both clocks where the folder holds both)."""
+    return "timed on " + " and ".join(CLOCK_WORDS[c] for c in sorted({row_clock(r) for r in rows if r["status"] == "OK"}))
 
 
 def ladder_block(op, rows, folder):
@@ -35,8 +43,8 @@ def ladder_block(op, rows, folder):
     revs = ", ".join(sorted({r["git_rev"] for r in rows}))
     shapes = list(shapes_mod.LADDER_SHAPES.get(op, []))
     shapes = [s for s in shapes if any(r["shape"] == s for r in rows)] or [rows[0]["shape"]]
-    out = [f"Measured on an **{gpu}** ({os.path.relpath(folder, ROOT)}/, commit {revs}), best block size of each "
-           "kernel; gain = over the previous kernel that ran at that shape.", ""]
+    out = [f"Measured on an **{gpu}** ({os.path.relpath(folder, ROOT)}/, commit {revs}; {clock_words(rows)}), best "
+           "block size of each kernel; gain = over the previous kernel that ran at that shape.", ""]
     for dtype in sorted({r["dtype"] for r in rows}, key=DTYPE_ORDER.index):
         head = "| # | kernel | the one idea it adds |"
         rule = "|---:|---|---|"
