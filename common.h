@@ -1004,32 +1004,29 @@ template <typename T> static void grow_push(T **a, size_t *n, size_t *cap, T v) 
     (*a)[(*n)++] = v;
 }
 
+// The three kinds of GPU activity share the fields the clock reads (under different record types).
+template <typename R> static gpu_activity_t activity_of(const CUpti_Activity *rec) {
+    const R *r = (const R *)rec;
+    gpu_activity_t a = {r->correlationId, r->start, r->end};
+    return a;
+}
+
 static void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid) {
     (void)size;
     pthread_mutex_lock(&g_rec.lock);
     CUpti_Activity *r = NULL;
     while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS) {
-        gpu_activity_t a;
         switch (r->kind) {
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-        case CUPTI_ACTIVITY_KIND_KERNEL: {
-            const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
-            a.corr = k->correlationId; a.start = k->start; a.end = k->end;
-            grow_push(&g_rec.act, &g_rec.n_act, &g_rec.cap_act, a);
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+            grow_push(&g_rec.act, &g_rec.n_act, &g_rec.cap_act, activity_of<CUpti_ActivityKernel10>(r));
             break;
-        }
-        case CUPTI_ACTIVITY_KIND_MEMCPY: {
-            const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)r;
-            a.corr = m->correlationId; a.start = m->start; a.end = m->end;
-            grow_push(&g_rec.act, &g_rec.n_act, &g_rec.cap_act, a);
+        case CUPTI_ACTIVITY_KIND_MEMCPY:
+            grow_push(&g_rec.act, &g_rec.n_act, &g_rec.cap_act, activity_of<CUpti_ActivityMemcpy6>(r));
             break;
-        }
-        case CUPTI_ACTIVITY_KIND_MEMSET: {
-            const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)r;
-            a.corr = m->correlationId; a.start = m->start; a.end = m->end;
-            grow_push(&g_rec.act, &g_rec.n_act, &g_rec.cap_act, a);
+        case CUPTI_ACTIVITY_KIND_MEMSET:
+            grow_push(&g_rec.act, &g_rec.n_act, &g_rec.cap_act, activity_of<CUpti_ActivityMemset4>(r));
             break;
-        }
         case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
             const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)r;
             gpu_corr_t c = {e->correlationId, e->externalId};
