@@ -1881,6 +1881,8 @@ static const program_t k_program = {
     bn_reference,
     bn_teardown,
     bn_reset,
+    "the batch N (-B/-T do not apply)",
+    "channels C",
 };
 
 #ifndef NORM_NO_MAIN

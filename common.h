@@ -372,6 +372,12 @@ static const char *reasonf(const char *fmt, ...) {
 // ------------------------------------------------------------------------------------------------
 // Options.
 
+// The CSV schema (--csv; scripts/summary.py CSV_FIELDS reads it). time_ms_median/min are on the row's clock
+// (cupti: the GPU's kernel timestamps; events: CUDA events, where CUPTI could not record);
+// time_ms_launch_median/min are the CUDA events around the launch. The last three columns came later: readers
+// treat rows without them as events rows.
+#define CSV_HEADER "op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev,time_ms_launch_median,time_ms_launch_min,clock"
+
 #define KERNEL_DEFAULT (-1)
 #define KERNEL_ALL (-2)
 #define KERNEL_LIST (-3)  // several kernels named as K1,K2,...: run and ranked like `all`
@@ -424,6 +430,9 @@ typedef struct {
     // statistics) to their initial values; called after the outputs are poisoned, before each validation
     // launch. Timed launches keep updating them in place, as the op would in a real step.
     void (*reset)(problem_t *p);
+    // Optional (NULL = the defaults): what -N and -C mean in --help, for a program whose rows are not the rows
+    // of a [rows, C] matrix (BatchNorm: the batch and the channels; it takes no -B/-T).
+    const char *rows_help, *cols_help;
 } program_t;
 
 // One output tensor, compared element by element.
@@ -456,8 +465,8 @@ static void usage(const program_t *prog, FILE *f) {
             "  %s\n"
             "  KERNEL            kernel number (default: %d, the best kernel); `all` runs every kernel and ranks them,\n"
             "                    K1,K2,... runs and ranks those\n"
-            "  -N, --rows N      rows (default %ld); -B N -T N set rows = B*T as in llm.c\n"
-            "  -C, --cols C      normalized size (default %ld)\n"
+            "  -N, --rows N      %s (default %ld)\n"
+            "  -C, --cols C      %s (default %ld)\n"
             "  --dtype T         fp32 | fp16 | bf16 (default fp32)\n"
             "  --block-size N    one block size instead of the sweep (a multiple of 32 in [32, 1024])\n"
             "  --repeats N       timed launches per point (default: enough for a stable median)\n"
@@ -469,7 +478,9 @@ static void usage(const program_t *prog, FILE *f) {
             "  --csv FILE        append one row per measured point (CSV)\n"
             "  --json FILE       append one JSON object per measured point (JSON Lines)\n"
             "  --device D        GPU index (default 0)\n",
-            prog->binary, prog->what, prog->default_kernel, prog->default_rows, prog->default_cols);
+            prog->binary, prog->what, prog->default_kernel,
+            prog->rows_help ? prog->rows_help : "rows; -B N -T N set rows = B*T as in llm.c", prog->default_rows,
+            prog->cols_help ? prog->cols_help : "normalized size", prog->default_cols);
     for (int i = 0; i < prog->n_extra; i++) fprintf(f, "  %s\n", prog->extra[i].help);
     fprintf(f, "  -h, --help        this text\n"
                "exit status: 0 OK, 1 validation failure, 2 bad argument or no CUDA device, 3 CUDA error\n");
@@ -522,6 +533,16 @@ static const kernel_t *find_kernel(const program_t *prog, int number) {
 }
 
 // Parses argv into o. Every argument error exits 2 here, before any GPU is looked for.
+// The common shape limit of a [rows, cols] problem (the programs index with 32-bit block counts and keep
+// host copies in double): NULL when fine.
+static const char *check_rows_cols(const options_t *o) {
+    if ((double)o->rows * (double)o->cols > 4e9)
+        return reasonf("shape %ldx%ld too large (rows*cols must stay below 4e9 elements)", o->rows, o->cols);
+    return NULL;
+}
+
+static void check_output_file(const program_t *prog, const char *option, const char *path, const char *header);
+
 static void parse_args(int argc, char **argv, const program_t *prog, options_t *o) {
     memset(o, 0, sizeof *o);
     o->kernel = KERNEL_DEFAULT;
@@ -615,7 +636,12 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
             }
         }
     }
-    if (o->help || o->list) return;
+    if (o->help || o->list) {
+        if (optind < argc)
+            die_usage(prog, "unexpected argument '%s' (%s takes no other argument)", argv[optind],
+                      o->help ? "--help" : "--list");
+        return;
+    }
     if (optind < argc) {
         const char *k = argv[optind++];
         if (strcmp(k, "all") == 0) {
@@ -645,17 +671,16 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         long B = o->B ? o->B : 8, T = o->T ? o->T : 1024;
         o->rows = B * T;
     }
-    if ((double)o->rows * (double)o->cols > 4e9)
-        die_usage(prog, "shape %ldx%ld too large (rows*cols must stay below 4e9 elements)", o->rows, o->cols);
     if (o->kernel >= 0) {
         const kernel_t *k = find_kernel(prog, o->kernel);
         if (!(k->dtypes & DT_BIT(o->dtype)))
             die_usage(prog, "kernel %d does not support --dtype %s (see --list)", o->kernel, dtype_name(o->dtype));
     }
-    if (prog->check_options) {
-        const char *err = prog->check_options(o);
-        if (err) die_usage(prog, "%s", err);
-    }
+    // A program with its own checks owns the shape check too (its tensor need not be rows x cols).
+    const char *err = prog->check_options ? prog->check_options(o) : check_rows_cols(o);
+    if (err) die_usage(prog, "%s", err);
+    if (o->csv_path) check_output_file(prog, "--csv", o->csv_path, CSV_HEADER);
+    if (o->json_path) check_output_file(prog, "--json", o->json_path, NULL);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1836,10 +1861,6 @@ static sol_t measure_sol(double bytes, int repeats) {
 // ------------------------------------------------------------------------------------------------
 // Reporting: human lines, CSV rows, JSON Lines.
 
-// time_ms_median/min are on the row's clock (cupti: the GPU's kernel timestamps; events: CUDA events, where
-// CUPTI could not record); time_ms_launch_median/min are the CUDA events around the launch. The last three
-// columns came later: readers treat rows without them as events rows.
-#define CSV_HEADER "op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev,time_ms_launch_median,time_ms_launch_min,clock"
 
 typedef struct {
     const char *op;
@@ -1855,18 +1876,24 @@ typedef struct {
     const char *detail;  // skip reason or dispatcher path (JSON only)
 } point_t;
 
-// --csv FILE appends: an existing file must carry this header (a file of an older schema would get rows whose
-// columns do not match its header). Checked before any work, exit 2 with the reason.
-static void check_csv_file(const program_t *prog, const char *path) {
+// --csv FILE and --json FILE append: checked before any work (exit 2 with the reason) that the file can be
+// opened for appending (a file this check creates is removed again: it is written when the first row is) and,
+// for the CSV, that an existing file carries this header (a file of an older schema would get rows whose
+// columns do not match its header).
+static void check_output_file(const program_t *prog, const char *option, const char *path, const char *header) {
     FILE *f = fopen(path, "r");
-    if (!f) return;  // a new file (whether it can be created is found out when the first row is written)
-    char line[sizeof CSV_HEADER + 2] = "";
-    int empty = !fgets(line, sizeof line, f);
+    int existed = f != NULL;
+    char line[1024] = "";
+    int empty = !f || !fgets(line, sizeof line, f);
+    if (f) fclose(f);
+    f = fopen(path, "a");
+    if (!f) die_usage(prog, "%s %s: cannot write it (%s)", option, path, strerror(errno));
     fclose(f);
+    if (!existed) remove(path);
     line[strcspn(line, "\r\n")] = 0;
-    if (!empty && strcmp(line, CSV_HEADER) != 0)
-        die_usage(prog, "--csv %s: the file's header is not this program's CSV schema (an older file?); name a new file",
-                  path);
+    if (header && !empty && strcmp(line, header) != 0)
+        die_usage(prog, "%s %s: the file's header is not this program's CSV schema (an older file?); name a new file",
+                  option, path);
 }
 
 static void write_csv_row(const char *path, const point_t *p) {
@@ -2053,7 +2080,6 @@ static int bench_main(int argc, char **argv, const program_t *prog) {
     g_check_only = o.check_only;
     if (o.help) { usage(prog, stdout); return EXIT_OK; }
     if (o.list) { print_list(prog); return EXIT_OK; }
-    if (o.csv_path) check_csv_file(prog, o.csv_path);
     open_device(prog, o.device);
 
     problem_t *p = prog->setup(&o);

@@ -47,6 +47,8 @@ typedef struct {
 static double g_eps = 1e-5;
 static int g_cluster = 0;    // --cluster K: kernel 10's register path forced to clusters of K blocks (0: its rule)
 static int g_prefetch = 0;   // --prefetch 1: kernel 10's one-block register plans run as path 6p (0: its rule, never)
+static int g_prefetch_set;   // --prefetch was given (it, like --cluster, applies to kernel 10 alone)
+#define LN_DISPATCHER 10      // kernel 10, the dispatcher (the default kernel): what --cluster and --prefetch steer
 
 // ------------------------------------------------------------------------------------------------
 // CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
@@ -1195,6 +1197,7 @@ static const char *parse_extra(int index, const char *arg) {
         long k;
         if (parse_long(arg, 0, 1, &k)) return reasonf("invalid prefetch '%s' (--prefetch: 0 or 1)", arg);
         g_prefetch = (int)k;
+        g_prefetch_set = 1;
         return NULL;
     }
     if (index == 1) {
@@ -1208,6 +1211,15 @@ static const char *parse_extra(int index, const char *arg) {
     if (parse_double(arg, &v) || v < 0) return reasonf("invalid eps '%s' (--eps: a finite number >= 0)", arg);
     g_eps = v;
     return NULL;
+}
+
+// --cluster and --prefetch steer kernel 10's paths: refused with any other kernel (or several), where they
+// would do nothing.
+static const char *check_options(const options_t *o) {
+    int dispatcher = o->kernel == LN_DISPATCHER || o->kernel == KERNEL_DEFAULT;
+    if ((g_cluster || g_prefetch_set) && !dispatcher)
+        return reasonf("%s applies to kernel 10 alone (give it as the kernel)", g_cluster ? "--cluster" : "--prefetch");
+    return check_rows_cols(o);
 }
 
 static problem_t *ln_setup(const options_t *o) {
@@ -1280,11 +1292,11 @@ static const program_t k_program = {
     768,
     k_kernels,
     (int)(sizeof k_kernels / sizeof k_kernels[0]),
-    10,
+    LN_DISPATCHER,
     k_extra,
     (int)(sizeof k_extra / sizeof k_extra[0]),
     parse_extra,
-    NULL,
+    check_options,
     ln_setup,
     ln_reference,
     ln_teardown,

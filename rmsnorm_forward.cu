@@ -1002,7 +1002,7 @@ static const char *rms_shape_from_options(const options_t *o, rms_shape_t *s) {
         s->C = s->S = o->cols;
         s->H = 1;
         if (s->N > 2147483647L) return reasonf("%ld rows exceed the grid (at most 2147483647)", s->N);
-        return NULL;
+        return check_rows_cols(o);
     }
     s->qk = 1;
     if (o->cols_set) return "-C/--cols does not apply in QK-norm mode: the normalized size is --head-dim";

@@ -57,6 +57,14 @@ for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
     bad "device -1" "device '-1'" --device -1
     bad "-N with -B" "either as -N or as -B/-T" -N 4 -B 2
     bad "a huge shape" "too large" -N 100000 -C 100000
+    bad "an argument after --list" "unexpected argument '99' \(--list takes no other argument\)" --list 99
+    bad "an argument after --help" "unexpected argument '3' \(--help takes no other argument\)" --help 3
+    bad "--csv in a missing folder" "--csv /nonexistent-dir/x.csv: cannot write it" --csv /nonexistent-dir/x.csv
+    bad "--json in a missing folder" "--json /nonexistent-dir/x.jsonl: cannot write it" --json /nonexistent-dir/x.jsonl
+    rm -f build/cli_new.csv
+    expect "$prog: a new --csv file passes the check (no GPU: exit 2 at the device)" 2 $NODEV ./$prog --csv build/cli_new.csv
+    contains "$prog: a new --csv file gets as far as the device" "no CUDA device"
+    if [ -e build/cli_new.csv ]; then fail "$prog: the --csv check left a file behind"; else pass "$prog: the --csv check leaves no file behind"; fi
 done
 
 # LayerNorm's own options and dtype limits
@@ -72,6 +80,12 @@ for k in 2 -1 x; do
     expect "layernorm: --prefetch $k exits 2" 2 $NODEV ./layernorm_forward 10 --prefetch $k
     contains "layernorm: names the bad prefetch $k" "prefetch '$k'"
 done
+for args in "7 --cluster 2" "all --cluster 2" "0,10 --prefetch 1" "9 --prefetch 0"; do
+    expect "layernorm: '$args' exits 2 (kernel 10's options with another kernel)" 2 $NODEV ./layernorm_forward $args
+    contains "layernorm: '$args' says the option is kernel 10's" "applies to kernel 10 alone"
+done
+expect "layernorm: --cluster with the default kernel (10) passes parsing" 2 $NODEV ./layernorm_forward --cluster 2
+contains "layernorm: --cluster with the default kernel gets as far as the device" "no CUDA device"
 expect "layernorm: --list shows kernels 0-10" 0 $NODEV ./layernorm_forward --list
 if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 " ]; then pass "layernorm: --list numbers are 0..10"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
 contains "layernorm: --list names kernel 0 as the cuDNN slot" "^ 0  cudnn"
@@ -84,6 +98,9 @@ if [ -x ./rmsnorm_forward ]; then
         expect "rmsnorm rejects '$args' with exit 2" 2 $NODEV ./rmsnorm_forward $args
         if [ "$(echo "$OUTPUT" | wc -l)" -eq 2 ]; then pass "rmsnorm: '$args' gives one line and a hint"; else fail "rmsnorm: '$args': $(echo "$OUTPUT" | tr '\n' '|')"; fi
     done
+    # the size check reads the QK view (tokens x stride), not -C's default
+    expect "rmsnorm: a QK view of 10^6 tokens x 1 head x 64 passes parsing" 2 $NODEV ./rmsnorm_forward --heads 1 --head-dim 64 -N 1000000
+    contains "rmsnorm: a QK view of 10^6 tokens gets as far as the device" "no CUDA device"
     expect "rmsnorm: --list shows kernels 0-8" 0 $NODEV ./rmsnorm_forward --list
     if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 " ]; then pass "rmsnorm: --list numbers are 0..8"; else fail "rmsnorm: --list numbers"; fi
 fi
@@ -100,6 +117,9 @@ if [ -x ./batchnorm_forward ]; then
     bn_bad "--layout nchw -N 128 -C 256 --height 3136 --width 3136" "too large"
     bn_bad "1 --dtype bf16" "kernel 1 does not support --dtype bf16"
     bn_bad "--inference=1" "option '--inference=1' takes no argument"
+    expect "batchnorm: --help exits 0" 0 $NODEV ./batchnorm_forward --help
+    contains "batchnorm: --help says -N is the batch" "-N, --rows N +the batch N"
+    if echo "$OUTPUT" | grep -q -- "-B N -T N"; then fail "batchnorm: --help offers -B/-T"; else pass "batchnorm: --help does not offer -B/-T"; fi
     expect "batchnorm: --list shows kernels 0-8" 0 $NODEV ./batchnorm_forward --list
     if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 " ]; then pass "batchnorm: --list numbers are 0..8"; else fail "batchnorm: --list numbers"; fi
 fi
