@@ -347,23 +347,18 @@ __device__ __forceinline__ void rowgroup_shift_sums(ShiftSums<V> &s, float *sm, 
     }
 }
 
-#ifndef PLANT_BUG
-#define PLANT_BUG 0  // test builds (kernel 5): 1 skip y of the last channel in the last row, 2 write one NaN,
-                     // 3 update running_var with the biased variance, 4 leave running_var unchanged
-#endif
-
 // From a channel's (mean, M2, count): writes save_mean, save_invstd, updates the running statistics, returns
-// invstd. count = 1 leaves running_var unchanged (see the header). `bug` is PLANT_BUG in kernel 5, else 0.
+// invstd. count = 1 leaves running_var unchanged (see the header).
 __device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m2, float count, float *save_mean,
                                                      float *save_invstd, float *rm, float *rv, float eps,
-                                                     float momentum, int bug) {
+                                                     float momentum) {
     float var = __fdividef(m2, count);  // no division subroutine (see welford_merge_nocall); 2 ulps
     float invstd = rsqrtf(var + eps);
     save_mean[c] = mean;
     save_invstd[c] = invstd;
     rm[c] = (1.f - momentum) * rm[c] + momentum * mean;
-    if (count > 1.f && bug != 4) {
-        float unbiased = bug == 3 ? var : __fdividef(m2, count - 1.f);
+    if (count > 1.f) {
+        float unbiased = __fdividef(m2, count - 1.f);
         rv[c] = (1.f - momentum) * rv[c] + momentum * unbiased;
     }
     return invstd;
@@ -407,7 +402,7 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel1(const float *__restric
         chan_stats_add<1, 4>(st, v, cnt);
     }
     float m = shift + st.mean[0];
-    float invstd = bn_finalize_channel(c, m, st.m2[0], (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+    float invstd = bn_finalize_channel(c, m, st.m2[0], (float)M, save_mean, save_invstd, rm, rv, eps, momentum);
     float a = invstd * gamma[c], b = beta[c];
     for (long r = 0; r < M; r++) y[r * C + c] = (x[r * C + c] - m) * a + b;
 }
@@ -447,7 +442,7 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel2(const float *__restric
     Welford w = block_welford(Welford{st.n, st.mean[0], st.m2[0]}, scratch);
     if (threadIdx.x == 0) {
         float m = shift + w.mean;
-        float invstd = bn_finalize_channel(c, m, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+        float invstd = bn_finalize_channel(c, m, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum);
         s_mean = m;
         s_a = invstd * gamma[c];
     }
@@ -500,7 +495,7 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel3_normalize(const float 
     float var = fmaxf(acc[C + c] / (float)M - __fmul_rn(mean, mean), 0.f);
     float invstd = rsqrtf(var + eps);
     if (blockIdx.y == 0 && warp == 0)  // one writer per channel
-        bn_finalize_channel(c, mean, var * (float)M, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+        bn_finalize_channel(c, mean, var * (float)M, (float)M, save_mean, save_invstd, rm, rv, eps, momentum);
     float a = invstd * gamma[c], b = beta[c];
     for (long r = blockIdx.y * (long)W + warp; r < M; r += (long)gridDim.y * W) y[r * C + c] = (x[r * C + c] - mean) * a + b;
 }
@@ -548,7 +543,7 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel4(const T *__restrict__ 
     Welford w = rowgroup_welford(Welford{st.n, st.mean[0], st.m2[0]}, sm, 32, W);
     if (warp == 0 && valid) {
         float m = shift + w.mean;
-        float invstd = bn_finalize_channel(c, m, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+        float invstd = bn_finalize_channel(c, m, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum);
         s_mean[lane] = m;
         s_a[lane] = invstd * gamma[c];
     }
@@ -671,7 +666,7 @@ __global__ void __launch_bounds__(1024) batchnorm_finalize_kernel(BN_STATS_PARAM
     long c = blockIdx.x * 32L + threadIdx.x;
     Welford w = combine_partials_block(ws_mean, ws_m2, C, blockIdx.x * 32L, P, rows_per_block, M, sm);
     if (threadIdx.x < 32 && c < C)
-        bn_finalize_channel(c, w.mean, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, PLANT_BUG);
+        bn_finalize_channel(c, w.mean, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum);
 }
 
 // The normalize pass over x[M, C] (kernel 5's second launch, the dispatcher's inference kernel for channels-last
@@ -709,8 +704,6 @@ __global__ void __launch_bounds__(1024) batchnorm_normalize_cl_kernel(const T *_
             Pack<T, VEC> out;
 #pragma unroll
             for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((to_float(p[u].v[j]) - m[j]) * a[j] + b[j]);
-            if (PLANT_BUG == 2 && r == 0 && pc == 0) out.v[0] = from_float<T>(nanf(""));
-            if (PLANT_BUG == 1 && r == M - 1 && pc == nvec - 1) continue;
             store_pack_cs<T, VEC>(y + r * C + pc * VEC, out);
         }
     }
@@ -801,7 +794,7 @@ __global__ void __launch_bounds__(512) batchnorm_persistent_kernel(const T *__re
         Welford w = combine_partials_block(ws_mean, ws_m2, C, c0, gridDim.x, rows_per_block, M,
                                            reinterpret_cast<Welford *>(sm));  // 512 states fit sm's 8 KB
         if (t < 32 && c0 + t < C)
-            bn_finalize_channel(c0 + t, w.mean, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+            bn_finalize_channel(c0 + t, w.mean, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum);
     }
     grid.sync();
     if (rows == 0) return;
@@ -919,7 +912,7 @@ __global__ void __launch_bounds__(1024) batchnorm_nchw_partial_kernel(const T *_
     }
     float m2 = warp_sum(q);
     if (lane == 0) {
-        bn_finalize_channel(c, mean, m2, M, save_mean, save_invstd, rm, rv, eps, momentum, 0);
+        bn_finalize_channel(c, mean, m2, M, save_mean, save_invstd, rm, rv, eps, momentum);
         counters[c] = 0;
     }
 }

@@ -246,10 +246,6 @@ __global__ void layernorm_kernel5(const float *__restrict__ x, const float *__re
 // block_size * PACKS registers (at most 16 per thread here; 16 fp32 scalars already spill a few registers
 // under the 64-register cap of 1024-thread blocks), and at small C most threads hold nothing.
 
-#ifndef PLANT_BUG
-#define PLANT_BUG 0  // test builds: 1 skip the last element of a row, 2 write one NaN, 3 wrong eps, 4 drop the last row
-#endif
-
 // The register kernels' loops over the packs a thread holds (pack p: i = threadIdx.x + p * blockDim.x < nvec),
 // shared by kernel 6 and the dispatcher's path 6p: the sum, the sum of squares around m, and y.
 template <typename T, int VEC, int PACKS>
@@ -283,17 +279,15 @@ __device__ __forceinline__ float rowreg_sq(const Pack<T, VEC> (&v)[PACKS], int n
 }
 template <bool CS, typename T, int VEC, int PACKS>
 __device__ __forceinline__ void rowreg_store(const Pack<T, VEC> (&v)[PACKS], int nvec, float m, float r,
-                                             const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ yr,
-                                             long row, long C) {
+                                             const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ yr) {
 #pragma unroll
     for (int p = 0; p < PACKS; p++) {
         int i = threadIdx.x + p * blockDim.x;
-        if (i < nvec && !(PLANT_BUG == 1 && (i + 1) * VEC == C)) {
+        if (i < nvec) {
             Pack<T, VEC> wv = load_pack<T, VEC>(w + i * VEC), bv = load_pack<T, VEC>(b + i * VEC), out;
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-            if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
             if (CS) store_pack_cs<T, VEC>(yr + i * VEC, out);
             else store_pack<T, VEC>(yr + i * VEC, out);
         }
@@ -307,8 +301,6 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
                                                                 long N, long C, float eps) {
     __shared__ float scratch[33];
     long row = blockIdx.x;
-    if (PLANT_BUG == 4 && row == N - 1) return;
-    if (PLANT_BUG == 3) eps = 1e-3f;
     const T *xr = x + row * C;
     int nvec = (int)(C / VEC);  // the launcher guarantees C % VEC == 0
     Pack<T, VEC> v[PACKS];
@@ -326,7 +318,7 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restr
     }
     float m = block_sum(rowreg_sum(v, nvec), scratch) / C;
     float r = rsqrtf(block_sum(rowreg_sq(v, nvec, m), scratch) / C + eps);
-    rowreg_store<cs>(v, nvec, m, r, w, b, y + row * C, row, C);
+    rowreg_store<cs>(v, nvec, m, r, w, b, y + row * C);
     if (threadIdx.x == 0) {
         mean[row] = m;
         rstd[row] = r;
@@ -696,7 +688,7 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_prefetch_kernel(
         }
         cp_async_commit();
         float r = rsqrtf(block_sum(rowreg_sq(v, nvec, m), scratch) / C + eps);
-        rowreg_store<false>(v, nvec, m, r, w, b, y + row * C, row, C);
+        rowreg_store<false>(v, nvec, m, r, w, b, y + row * C);
         if (threadIdx.x == 0) {
             mean[row] = m;
             rstd[row] = r;

@@ -48,7 +48,8 @@ Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipp
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
 validation and outside the timed region; its planning line and the `path` say which engine runs.
 
-Planted bugs (test builds -DPLANT_BUG=k, build/rmsnorm_forward_bug<k>), all in kernel 5, in both its register
+Planted bugs (tests/plant/rmsnorm_forward_bug<k>.patch, applied to a copy of this file for the test build
+build/rmsnorm_forward_bug<k>), all in kernel 5, in both its register
 and its shared-memory path: 1 skips the store of the last pack of each row of y (those elements stay poisoned),
 2 writes one NaN into y, 3 uses eps 1e-2 instead of --eps (rstd off by 0.5% for rows of mean square 1, 0.25% at
 mean square 2 as in --fused-add: more than ten times the fp32 tolerance), 4 does not write the residual back in
@@ -293,15 +294,10 @@ __global__ void __launch_bounds__(1024) rmsnorm_block2d_kernel(rms_args_t a) {
 // two blocks per SM, whose load -> reduce -> write phases do not overlap. fp32 rows beyond 56K elements fit
 // neither: skipped (kernel 7 splits them across a cluster).
 
-#ifndef PLANT_BUG
-#define PLANT_BUG 0  // test builds: 1 skip the last pack of a row, 2 one NaN in y, 3 eps 1e-2, 4 no residual write-back
-#endif
-
 template <typename T, int VEC, int PACKS>
 __global__ void __launch_bounds__(1024) rmsnorm_rowreg_kernel(rms_args_t a) {
     __shared__ float scratch[33];
     long row = blockIdx.x;
-    float eps = PLANT_BUG == 3 ? 1e-2f : a.eps;
     const T *xr = (const T *)a.x + x_row_offset(a, row);
     T *rr = a.res ? (T *)a.res + row * a.C : NULL;
     int nvec = (int)(a.C / VEC);
@@ -318,7 +314,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_rowreg_kernel(rms_args_t a) {
             int i = threadIdx.x + p * blockDim.x;
             if (i < nvec) {
                 add_round<T, VEC>(v[p], load_pack_cs<T, VEC>(rr + (long)i * VEC));
-                if (PLANT_BUG != 4) store_pack_cs<T, VEC>(rr + (long)i * VEC, v[p]);
+                store_pack_cs<T, VEC>(rr + (long)i * VEC, v[p]);
             }
         }
     }
@@ -327,15 +323,14 @@ __global__ void __launch_bounds__(1024) rmsnorm_rowreg_kernel(rms_args_t a) {
         int i = threadIdx.x + p * blockDim.x;
         if (i < nvec) ss += pack_sum_squares<T, VEC>(v[p]);
     }
-    float r = rsqrtf(block_sum(ss, scratch) / a.C + eps);
+    float r = rsqrtf(block_sum(ss, scratch) / a.C + a.eps);
     const T *w = (const T *)a.w;
     T *yr = (T *)a.y + row * a.C;
 #pragma unroll
     for (int p = 0; p < PACKS; p++) {
         int i = threadIdx.x + p * blockDim.x;
-        if (i < nvec && !(PLANT_BUG == 1 && (long)(i + 1) * VEC == a.C)) {
+        if (i < nvec) {
             Pack<T, VEC> out = pack_normalize<T, VEC>(v[p], load_pack<T, VEC>(w + (long)i * VEC), r, a.offset);
-            if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
             store_pack<T, VEC>(yr + (long)i * VEC, out);
         }
     }
@@ -348,7 +343,6 @@ __global__ void __launch_bounds__(1024) rmsnorm_smem_kernel(rms_args_t a) {
     T *row_s = reinterpret_cast<T *>(smem_raw);
     __shared__ float scratch[33];
     long row = blockIdx.x;
-    float eps = PLANT_BUG == 3 ? 1e-2f : a.eps;
     const T *xr = (const T *)a.x + x_row_offset(a, row);
     T *rr = a.res ? (T *)a.res + row * a.C : NULL;
     int nvec = (int)(a.C / VEC);
@@ -357,19 +351,17 @@ __global__ void __launch_bounds__(1024) rmsnorm_smem_kernel(rms_args_t a) {
         Pack<T, VEC> v = load_pack<T, VEC>(xr + (long)i * VEC);
         if (rr) {
             add_round<T, VEC>(v, load_pack_cs<T, VEC>(rr + (long)i * VEC));
-            if (PLANT_BUG != 4) store_pack_cs<T, VEC>(rr + (long)i * VEC, v);
+            store_pack_cs<T, VEC>(rr + (long)i * VEC, v);
         }
         store_pack<T, VEC>(row_s + (long)i * VEC, v);
         ss += pack_sum_squares<T, VEC>(v);
     }
-    float r = rsqrtf(block_sum(ss, scratch) / a.C + eps);
+    float r = rsqrtf(block_sum(ss, scratch) / a.C + a.eps);
     const T *w = (const T *)a.w;
     T *yr = (T *)a.y + row * a.C;
     for (int i = threadIdx.x; i < nvec; i += blockDim.x) {  // the thread's own packs: no barrier needed
-        if (PLANT_BUG == 1 && (long)(i + 1) * VEC == a.C) continue;
         Pack<T, VEC> v = load_pack<T, VEC>(row_s + (long)i * VEC);
         Pack<T, VEC> out = pack_normalize<T, VEC>(v, load_pack<T, VEC>(w + (long)i * VEC), r, a.offset);
-        if (PLANT_BUG == 2 && row == 0 && i == 0) out.v[0] = from_float<T>(nanf(""));
         store_pack<T, VEC>(yr + (long)i * VEC, out);
     }
     if (threadIdx.x == 0) a.rstd[row] = r;
