@@ -1,17 +1,30 @@
 #!/usr/bin/env bash
-# One call on a GPU machine (the `device` entry of the library): build, then
-#   suite [OP ...]   the planted-bug builds and the GPU suite (SUITE_OPS=OPs; all programs by default)
-#   bench [OP ...]   scripts/run_all.py for the OPs (peers too where PyTorch is), then the side-by-side tables
-#   all   [OP ...]   both
-# Pass GIT_REV=<hash> (.git does not travel) and KERNELS=0,8 to re-measure only some kernels (run_all --kernels).
-# Everything lands in $OUT as few files (the device returns a limited number): logs, and results.tgz with
-# the CSVs and logs of results/; a short table is printed last.
+# One call on a GPU machine (the `device` entry of the library); usage() says what it does.
 set -u
+usage() {
+    cat <<'EOF'
+usage: scripts/device_session.sh [suite|bench|all] [OP ...]      (default: all)
+
+Builds the programs, then
+  suite [OP ...]   the planted-bug builds and the GPU suite (SUITE_OPS=OPs; all programs by default)
+  bench [OP ...]   scripts/run_all.py for the OPs (peers too where PyTorch is), then the side-by-side tables
+  all   [OP ...]   both
+Pass GIT_REV=<hash> (.git does not travel) and KERNELS=0,8 to re-measure only some kernels (run_all --kernels).
+Everything lands in $OUT (default build/out) as few files (the device returns a limited number): logs, and
+results.tgz with the CSVs and logs of results/; a short table is printed last.
+EOF
+}
+# The phase is checked before anything runs: a typo must not start a build.
+phase=${1:-all}
+case "$phase" in
+-h | --help) usage; exit 0 ;;
+suite | bench | all) ;;
+*) echo "device_session: unknown phase '$phase': suite, bench or all (see --help)" >&2; exit 2 ;;
+esac
+shift || true
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-build/out}
 mkdir -p "$OUT"
-phase=${1:-all}
-shift || true
 OPS="$*"
 t0=$(date +%s)
 el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }

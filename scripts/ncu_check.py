@@ -34,6 +34,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cli  # noqa: E402
 import run_all  # noqa: E402  (slugify)
 import shapes  # noqa: E402
 import summary  # noqa: E402
@@ -226,7 +227,7 @@ def store(out_dir, new_rows):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = cli.Parser("ncu_check", __doc__)
     ap.add_argument("--standard", action="store_true", help="the standard points (STANDARD in this script)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results"), help="results folder (default results/)")
     ap.add_argument("--no-write", action="store_true", help="print only; write no ncu_check.csv")
@@ -266,4 +267,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    cli.run(main)

@@ -45,7 +45,6 @@ it) it says so and exits 0 with no rows.
   `ncu --profile-from-start off` sees the peer's kernels only), prints `ncu-range: N calls of PEER OP DTYPE
   LABEL` and exits 0 (1 when the peer fails validation or cannot run the point).
 """
-import argparse
 import collections
 import contextlib
 import csv
@@ -61,6 +60,7 @@ import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 from summary import CSV_FIELDS  # noqa: E402  (the programs' schema, its three newer columns last)
 
@@ -748,14 +748,8 @@ class _no_recompile:
         return False
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2 (argparse would print the whole usage first)
-        print(f"peers: {message} (see --help)", file=sys.stderr)
-        sys.exit(2)
-
-
 def main(argv):
-    ap = _Parser(prog="peers.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = cli.Parser("peers", __doc__)
     ap.add_argument("ops", nargs="*", help=f"ops (default: {' '.join(OPS)}; exactly one with --point)")
     which = ap.add_mutually_exclusive_group()
     which.add_argument("--quick", action="store_true", help="each op's default point only")
@@ -847,4 +841,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    cli.run(main)

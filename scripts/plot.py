@@ -11,19 +11,22 @@ For each <op>.csv of the folder, and each dtype in it:
                                       each step over the previous kernel that ran
 Titles name the GPU, dtype and shape.
 """
-import argparse
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
-from summary import best_points, load, op_results  # noqa: E402
+from summary import best_points, load, op_results, results_folder  # noqa: E402
 
-import matplotlib  # noqa: E402
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:  # main() says so after parsing the arguments, so that --help and their errors work without it
+    plt = None
 
 
 def save(fig, path):
@@ -31,12 +34,6 @@ def save(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def default_shape(op, rows):
-    if op in shapes_mod.POINTS:
-        return shapes_mod.default_label(op)
-    return rows[0]["shape"]
 
 
 def cols_of(shape):
@@ -137,18 +134,25 @@ def plot_ladder(rows, op, dtype, shape, gpu, path):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("folder")
-    ap.add_argument("--out")
+    ap = cli.Parser("plot", __doc__)
+    ap.add_argument("folder", type=results_folder, help="a results folder, results/<gpu>")
+    ap.add_argument("--out", help="where the PNGs go (default: FOLDER/plots)")
     a = ap.parse_args(argv[1:])
+    if plt is None:
+        print("plot: matplotlib is not installed here (`make venv`, then .venv/bin/python scripts/plot.py)",
+              file=sys.stderr)
+        return 1
     out = a.out or os.path.join(a.folder, "plots")
-    os.makedirs(out, exist_ok=True)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        ap.error(f"cannot make the folder {out}: {e.strerror}")
     peers_path = os.path.join(a.folder, "peers.csv")
     peers = load(peers_path) if os.path.exists(peers_path) else []
     written = []
     for op, rows in op_results(a.folder):
         gpu = rows[0]["gpu"]
-        shape = default_shape(op, rows)
+        shape = shapes_mod.default_shape(op, rows)
         for dtype in sorted({r["dtype"] for r in rows}):
             p = os.path.join(out, f"{op}_sweep_{dtype}_{shape}.png")
             plot_sweep(rows, op, dtype, shape, gpu, p)
@@ -165,4 +169,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    cli.run(main)

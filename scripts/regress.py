@@ -8,7 +8,6 @@ results/<gpu-slug>/ (the same GPU model: compared in GB/s) or, when there is non
 of the same architecture (sm_XX: compared in %SOL). Draws the plots of the new run where matplotlib is
 available (the Makefile's venv). Exit 0 when the verdict is PASS.
 """
-import argparse
 import csv
 import os
 import subprocess
@@ -16,6 +15,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cli  # noqa: E402
 import compare as compare_mod  # noqa: E402
 import run_all as run_all_mod  # noqa: E402
 
@@ -44,10 +44,10 @@ def find_baseline(results_dir, slug, sm):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--device", default="0")
-    ap.add_argument("--threshold", default="0.05")
-    ap.add_argument("--out", default=os.path.join(ROOT, "build", "regress"))
+    ap = cli.Parser("regress", __doc__)
+    ap.add_argument("--device", default="0", help="GPU index (default 0)")
+    ap.add_argument("--threshold", type=float, default=0.05, help="slowdown that counts (default 0.05 = 5%%)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "regress"), help="where the new run goes")
     a = ap.parse_args(argv[1:])
     found = [g for g in run_all_mod.gpus() if str(g[0]) == a.device]
     if not found:
@@ -62,7 +62,7 @@ def main(argv):
     print(f"\nregress: {why}")
     if not base:
         return 1
-    rc_cmp = compare_mod.main(["compare", base, new, "--threshold", a.threshold])
+    rc_cmp = compare_mod.main(["compare", base, new, "--threshold", str(a.threshold)])
     venv_python = os.path.join(ROOT, ".venv", "bin", "python")
     python = venv_python if os.path.exists(venv_python) else sys.executable
     if subprocess.run([python, "-c", "import matplotlib"], capture_output=True).returncode == 0:
@@ -73,4 +73,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    cli.run(main)

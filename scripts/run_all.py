@@ -5,8 +5,8 @@
                        [--resume] [OP ...]
 
 - full mode (default): every standard shape, fp32 and bf16; quick mode: each op's default shape only.
-- CSV rows (DESIGN.md schema) go to DIR/<gpu-slug>/<op>.csv, the programs' output to <op>.log, and a
-  summary.md (device header, best kernel per shape with GB/s and %SOL, failures) beside them.
+- CSV rows (the programs' schema: common.h CSV_HEADER) go to DIR/<gpu-slug>/<op>.csv, the programs' output to
+  <op>.log, and a summary.md (device header, best kernel per shape with GB/s and %SOL, failures) beside them.
   DIR defaults to results/.
 - the peers (scripts/peers.py: PyTorch eager, torch.compile and Liger-Kernel on the same points) into DIR/<gpu-slug>/peers.csv,
   when PyTorch is installed (else peers.py says so and writes nothing); --no-peers leaves them out.
@@ -30,6 +30,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 import summary as summary_mod  # noqa: E402
 
@@ -179,24 +180,30 @@ def sick_gpus(dirs, threshold=0.05):
     return report
 
 
+def kernel_list(text):
+    """argparse type: --kernels K,K -> [K, K]."""
+    try:
+        return [int(k) for k in text.split(",") if k.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"wants comma-separated kernel numbers, got '{text}'") from None
+
+
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("ops", nargs="*")
+    ap = cli.Parser("run_all", __doc__)
+    ap.add_argument("ops", nargs="*", help="ops (default: every program built)")
     ap.add_argument("--quick", action="store_true", help="each op's default shape only")
     ap.add_argument("--device", default="0", help="GPU index, or 'all' (quick suite on every GPU)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results"), help="results folder (default results/)")
     ap.add_argument("--no-peers", action="store_true", help="skip scripts/peers.py (PyTorch eager, torch.compile)")
-    ap.add_argument("--kernels", default="", help="comma-separated kernel numbers (default: all)")
+    ap.add_argument("--kernels", type=kernel_list, default=[], help="comma-separated kernel numbers (default: all)")
     ap.add_argument("--dtype", action="append", choices=shapes_mod.DTYPES,
                     help="only this dtype's points (repeatable; default: all)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the points already in the CSVs (with a row of every kernel asked for), run the rest")
     a = ap.parse_args(argv[1:])
-    try:
-        kernels = [int(k) for k in a.kernels.split(",") if k.strip()]
-    except ValueError:
-        print(f"run_all: --kernels wants numbers, got '{a.kernels}'", file=sys.stderr)
-        return 2
+    unknown = [op for op in a.ops if op not in shapes_mod.POINTS]
+    if unknown:
+        ap.error(f"no standard points for {' '.join(unknown)} (one of {', '.join(shapes_mod.POINTS)})")
     found = gpus()
     if not found:
         print("run_all: no GPU (nvidia-smi lists none)", file=sys.stderr)
@@ -223,10 +230,10 @@ def main(argv):
         done = []
         for op in ops:
             csv_path, log_path, f = run_op(op, out_dir, idx, quick, f"gpu{idx} " if a.device == "all" else "",
-                                           kernels, a.dtype, a.resume)
+                                           a.kernels, a.dtype, a.resume)
             failed |= f
             done.append((op, csv_path, log_path))
-        if a.device != "all" and not a.no_peers and not kernels and not a.dtype and not a.resume:
+        if a.device != "all" and not a.no_peers and not a.kernels and not a.dtype and not a.resume:
             peer_ops = [op for op in ops if op in shapes_mod.POINTS]
             cmd = [sys.executable, os.path.join(ROOT, "scripts", "peers.py"), "--device", str(idx), "--out", a.out,
                    *(["--quick"] if quick else []), *peer_ops]
@@ -247,4 +254,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    cli.run(main)

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The standard benchmark points (DESIGN.md), kept in this one place for every script.
+"""The standard benchmark points, kept in this one place for every script (run_all, peers, plot, summary,
+update_readme).
 
     python3 scripts/shapes.py OP [--quick]   ->  one "DTYPE ARGS..." line per point
 
 A point is (program arguments, label); the label is the program's own CSV shape string. Quick mode runs
 each op's default point (the program's default shape) alone.
 """
-import sys
+import cli
 
 # LayerNorm and RMSNorm: rows x C
 ROWS_X_C = [(8192, 768), (32768, 128), (32768, 256), (32768, 512), (16384, 1024), (16384, 2048), (16384, 4096),
@@ -57,6 +58,12 @@ def default_label(op):
     return POINTS[op]["default"][1]
 
 
+def default_shape(op, rows):
+    """The shape to show an op's CSV rows at: its default point where the rows have it, else their first shape."""
+    label = default_label(op) if op in POINTS else None
+    return label if any(r["shape"] == label for r in rows) else rows[0]["shape"]
+
+
 def points(op, quick=False):
     """[(dtype, program arguments, label)] for an op's standard sweep."""
     if op not in POINTS:
@@ -66,14 +73,14 @@ def points(op, quick=False):
 
 
 def main(argv):
-    args = [a for a in argv[1:] if a != "--quick"]
-    if len(args) != 1 or args[0] not in POINTS:
-        print(f"usage: shapes.py {{{'|'.join(POINTS)}}} [--quick]", file=sys.stderr)
-        return 2
-    for dtype, pargs, _label in points(args[0], "--quick" in argv):
+    ap = cli.Parser("shapes", __doc__)
+    ap.add_argument("op", choices=POINTS)
+    ap.add_argument("--quick", action="store_true", help="the default point only")
+    a = ap.parse_args(argv[1:])
+    for dtype, pargs, _label in points(a.op, a.quick):
         print(dtype, " ".join(pargs))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    cli.run(main)

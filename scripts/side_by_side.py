@@ -17,7 +17,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from summary import best_points, load, op_results, row_clock  # noqa: E402
+import cli  # noqa: E402
+from summary import best_points, load, op_results, results_folder, row_clock  # noqa: E402
 
 CLOCK_MARK = "†"  # a peer cell timed on another clock than the program's row
 PEER_COLUMNS = [("cuDNN", None), ("torch", "torch"), ("torch.compile", "torch.compile"), ("Liger", "liger")]
@@ -106,14 +107,14 @@ def folder_tables(folder, ops=None):
 
 
 def main(argv):
-    if len(argv) < 2 or argv[1].startswith("-"):
-        print(__doc__, file=sys.stderr)
-        return 2
-    folder, ops = argv[1], argv[2:]
-    tables = folder_tables(folder, ops)
-    if not tables:
-        print(f"side_by_side: no results in {folder}", file=sys.stderr)
-        return 1
+    ap = cli.Parser("side_by_side", __doc__)
+    ap.add_argument("folder", type=results_folder, help="a results folder, results/<gpu>")
+    ap.add_argument("ops", nargs="*", help="only these ops (default: every <op>.csv of the folder)")
+    a = ap.parse_args(argv[1:])
+    tables = folder_tables(a.folder, a.ops)
+    absent = [op for op in a.ops if op not in tables]
+    if absent or not tables:
+        ap.error(f"no rows of {' '.join(absent) or 'any op'} in {a.folder}")
     bad = False
     for op, (lines, problems) in tables.items():
         print(f"\n{op}:\n")
@@ -125,4 +126,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    cli.run(main)

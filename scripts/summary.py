@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""Markdown tables from a results CSV (DESIGN.md schema).
+"""Markdown tables from a results CSV, and the CSV schema every script reads (CSV_FIELDS below).
 
     scripts/summary.py results/h100-80gb-hbm3/layernorm.csv [--ladder-shape 8192x768]
 
-Prints (1) the ladder at one shape: each kernel's best block size, GB/s, %SOL and gain over the previous
-step, per dtype; (2) the best kernel at every shape and dtype. Only OK rows count; a kernel with no OK
-row at a shape shows why (FAIL, or the first skip reason is not in the CSV: "skipped").
+Prints (1) the ladder at one shape (default: the op's default point, scripts/shapes.py): each kernel's best block
+size, GB/s, %SOL and gain over the previous step, per dtype; (2) the best kernel at every shape and dtype. Only OK
+rows count; a kernel with no OK row at a shape shows why (FAIL, or the first skip reason is not in the CSV:
+"skipped").
 """
+import argparse
 import csv
 import os
 import sys
 from collections import OrderedDict
+
+import cli
+import shapes
 
 
 # The programs' CSV schema (common.h CSV_HEADER), in order. The last three columns came later: a row without
@@ -25,6 +30,19 @@ def load(path):
         return list(csv.DictReader(f))
 
 
+def results_csv(path):
+    """argparse type: a program's CSV, or one in its schema (peers.csv): its header has every column but the
+    three newer ones."""
+    cli.readable_file(path)
+    with open(path, newline="", errors="replace") as f:  # a binary file fails the header check, not the decoder
+        header = next(csv.reader(f), [])
+    missing = [c for c in CSV_FIELDS[:-3] if c not in header]
+    if missing:
+        raise argparse.ArgumentTypeError(f"{path} is not a results CSV (no column {', '.join(missing[:3])}"
+                                         + (", ...)" if len(missing) > 3 else ")"))
+    return path
+
+
 # The CSVs of a results folder that are not a program's rows: the peers (peers.py) and the timing cross-check
 # (ncu_check.py).
 OTHER_CSVS = ("peers.csv", "ncu_check.csv")
@@ -37,6 +55,17 @@ def is_program_csv(name):
 def row_clock(r):
     """The clock a row's time_ms_median was taken on: cupti (GPU kernel timestamps) or events."""
     return r.get("clock") or "events"
+
+
+def results_folder(path):
+    """argparse type: a results folder (results/<gpu>): at least one program CSV, each in the schema."""
+    cli.folder(path)
+    names = [n for n in sorted(os.listdir(path)) if is_program_csv(n)]
+    if not names:
+        raise argparse.ArgumentTypeError(f"no results CSV in {path}")
+    for n in names:
+        results_csv(os.path.join(path, n))
+    return path
 
 
 def op_results(folder):
@@ -104,23 +133,20 @@ def best_table(rows):
 
 
 def main(argv):
-    args = argv[1:]
-    shape = "8192x768"
-    if "--ladder-shape" in args:
-        i = args.index("--ladder-shape")
-        shape = args[i + 1]
-        del args[i:i + 2]
-    if len(args) != 1:
-        print(__doc__, file=sys.stderr)
-        return 2
-    rows = load(args[0])
+    ap = cli.Parser("summary", __doc__)
+    ap.add_argument("csv", type=results_csv, help="a program's results CSV")
+    ap.add_argument("--ladder-shape", help="the shape of the ladder table")
+    a = ap.parse_args(argv[1:])
+    rows = load(a.csv)
     if not rows:
-        print("summary: no rows", file=sys.stderr)
+        print(f"summary: no rows in {a.csv}", file=sys.stderr)
         return 1
-    print(ladder(rows, shape))
+    if a.ladder_shape and not any(r["shape"] == a.ladder_shape for r in rows):
+        ap.error(f"no rows at --ladder-shape {a.ladder_shape} in {a.csv}")
+    print(ladder(rows, a.ladder_shape or shapes.default_shape(rows[0]["op"], rows)))
     print(best_table(rows))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    cli.run(main)

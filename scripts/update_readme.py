@@ -10,17 +10,17 @@ the best kernel of the ladder (1 and up) at every standard shape. Between `<!-- 
 table of scripts/side_by_side.py (best kernel, cuDNN, torch, torch.compile, Liger). Text outside the markers is left alone. --check: exit 1 if the
 README would change (nothing is written).
 """
-import argparse
 import os
 import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 from registry import header_kernels  # noqa: E402
 from side_by_side import folder_tables  # noqa: E402
-from summary import best_points, best_table, op_results, row_clock  # noqa: E402
+from summary import best_points, best_table, op_results, results_folder, row_clock  # noqa: E402
 
 DTYPE_ORDER = ["fp32", "fp16", "bf16"]
 
@@ -77,10 +77,11 @@ def replace_block(text, tag, body):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("folder")
-    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
-    ap.add_argument("--check", action="store_true")
+    ap = cli.Parser("update_readme", __doc__)
+    ap.add_argument("folder", type=results_folder, help="a results folder, results/<gpu>")
+    ap.add_argument("--readme", type=cli.readable_file, default=os.path.join(ROOT, "README.md"),
+                    help="the README to rewrite (default: the project's)")
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the README is not up to date")
     a = ap.parse_args(argv[1:])
     with open(a.readme) as f:
         text = f.read()
@@ -111,4 +112,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    cli.run(main)

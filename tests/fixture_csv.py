@@ -1,4 +1,5 @@
-"""Shared by the script tests: small results CSVs (DESIGN.md schema) and expect(), which counts failures."""
+"""Shared by the script tests: small results CSVs (the programs' schema: scripts/summary.py CSV_FIELDS) and
+expect(), which counts failures."""
 import csv
 import os
 import sys

@@ -8,7 +8,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from fixture_csv import FIELDS  # noqa: E402
+from fixture_csv import FIELDS, expect, status  # noqa: E402
 
 
 def row(kernel, block, gbps, sol_gbps=3000.0, status="OK", gpu="GPU A", shape="8192x768", dtype="fp32"):
@@ -37,18 +37,6 @@ def run(base_rows, new_rows, *extra):
         r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "compare.py"), b, n, *extra],
                            capture_output=True, text=True)
         return r.returncode, r.stdout + r.stderr
-
-
-failures = 0
-
-
-def expect(name, cond, out):
-    global failures
-    if cond:
-        print(f"ok   {name}")
-    else:
-        failures += 1
-        print(f"FAIL {name}\n{out}")
 
 
 rc, out = run(BASE, BASE)
@@ -93,4 +81,53 @@ expect("... and a failure with --strict", rc == 1, out)
 rc, out = run(BASE, BASE, "--threshold", "0.5")
 expect("threshold option accepted", rc == 0 and "threshold 50%" in out, out)
 
-sys.exit(1 if failures else 0)
+# The summary comes first: the problems counted per op and kernel, the verdict, then the tables
+mixed = [r for r in BASE if (r["kernel"], r["block_size"]) != (9, 256)]  # kernel 9 block 256 missing
+mixed = [dict(r, gbps=1920.0) if (r["kernel"], r["block_size"]) == (7, 256) else r for r in mixed]  # 7 slower
+mixed = [dict(r, status="FAIL") if (r["kernel"], r["block_size"]) == (9, 512) else r for r in mixed]  # 9 fails
+rc, out = run(BASE, mixed)
+lines = out.splitlines()
+expect("summary: kernel 7 compared at 2 points, 1 slower",
+       rc == 1 and "| layernorm | 7 k7 | 2 | 1 | 0 | 0 |" in lines, out)
+expect("summary: kernel 9 (no OK row left) compared at none, 1 point missing, 1 validation FAIL",
+       "| layernorm | 9 k9 | 0 | 0 | 1 | 1 |" in lines, out)
+verdict = next((i for i, l in enumerate(lines) if l.startswith("verdict:")), None)
+expect("summary first: the counts, then the verdict, then the tables and problems",
+       lines[2].startswith("| op | kernel | points compared | slower | missing | validation FAIL |")
+       and verdict is not None and "FAIL (3 problem(s)" in lines[verdict]
+       and all(l.startswith("|") for l in lines[2:6])
+       and min(i for i, l in enumerate(lines) if l.startswith("==") or "PROBLEM" in l) > verdict, out)
+
+# --best-only: at each point the best of kernels 1 and up, whichever it is, and cuDNN (kernel 0) apart; another GPU
+# (%SOL). BASE: cuDNN 60%, kernel 1 70%, kernel 2 80% (the best).
+def gpu_b(kernel, sol_pct, **kw):
+    return row(kernel, 256, 40.0 * sol_pct, sol_gbps=4000.0, gpu="GPU B", **kw)
+
+
+ladder = [row(0, 0, 1800.0), row(1, 256, 2100.0), row(2, 256, 2400.0)]
+swapped = [gpu_b(0, 60), gpu_b(1, 82), gpu_b(2, 60)]  # kernel 2 fell behind, kernel 1 is the best now
+rc, out = run(ladder, swapped)
+expect("every kernel: kernel 2's drop fails", rc == 1 and "slower by 25.0% (%SOL): layernorm kernel 2" in out, out)
+rc, out = run(ladder, swapped, "--best-only")
+lines = out.splitlines()
+expect("--best-only: the best kernel changed and held its %SOL: passes, one row for the ladder, one for cuDNN",
+       rc == 0 and "| layernorm | best of 1 and up | 1 | 0 | 0 | 0 |" in lines
+       and "| layernorm | 0 k0 | 1 | 0 | 0 | 0 |" in lines and "| layernorm | 2 k2 |" not in out, out)
+expect("--best-only: the table names the best kernel of each run",
+       "| layernorm | best of 1 and up (2 k2 -> 1 k1) | fp32 | 8192x768 | 80.0 | 82.0 | +2.5% | ok |" in lines, out)
+rc, out = run(ladder, [gpu_b(0, 60), gpu_b(1, 70), gpu_b(2, 72)], "--best-only")
+expect("--best-only: the best dropping fails", rc == 1 and "| layernorm | best of 1 and up | 1 | 1 | 0 | 0 |" in out
+       and "slower by 10.0% (%SOL): layernorm best of 1 and up (2 k2) fp32 8192x768" in out, out)
+rc, out = run(ladder, [gpu_b(0, 50), gpu_b(2, 80)], "--best-only")
+expect("--best-only: cuDNN dropping fails on its own row; a kernel not best and gone is no problem",
+       rc == 1 and "| layernorm | 0 k0 | 1 | 1 | 0 | 0 |" in out and "missing" not in out.split("verdict")[1], out)
+rc, out = run(ladder, [gpu_b(0, 60), gpu_b(1, 0, status="SKIP"), gpu_b(2, 0, status="FAIL")], "--best-only")
+expect("--best-only: no kernel of the ladder OK: its FAIL counts on the ladder's row",
+       rc == 1 and "| layernorm | best of 1 and up | 0 | 0 | 0 | 1 |" in out
+       and "validation FAIL: layernorm kernel 2 k2" in out, out)
+rc, out = run(ladder, [gpu_b(0, 60), gpu_b(1, 0, status="SKIP")], "--best-only")
+expect("--best-only: no kernel of the ladder OK and none failed: missing",
+       rc == 1 and "| layernorm | best of 1 and up | 0 | 0 | 1 | 0 |" in out
+       and "no longer OK: layernorm best of 1 and up fp32 8192x768" in out, out)
+
+sys.exit(status())

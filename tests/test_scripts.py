@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""CI tests of the pure-Python parts of run_all.py, regress.py, shapes.py and update_readme.py."""
+"""CI tests of the pure-Python parts of run_all.py, regress.py, shapes.py, update_readme.py and ncu_check.py, and of
+every script's command line."""
 import os
 import shutil
 import subprocess
@@ -25,6 +26,9 @@ expect("shapes: quick mode runs the default shape only", [p[2] for p in shapes.p
 
 expect("shapes: RMSNorm's quick point is its default shape 8192x4096",
        [p[2] for p in shapes.points("rmsnorm", True)] == ["8192x4096"] * 2)
+expect("shapes: rows are shown at the op's default point, or at their first shape where they lack it",
+       shapes.default_shape("layernorm", [{"shape": "32768x128"}, {"shape": "8192x768"}]) == "8192x768"
+       and shapes.default_shape("layernorm", [{"shape": "32768x128"}]) == "32768x128")
 expect("shapes: every ladder shape is a standard point",
        all(l in [lab for _d, _a, lab in shapes.points(op)] for op, ls in shapes.LADDER_SHAPES.items() for l in ls))
 # every standard point's arguments are accepted by its program (it then stops at "no CUDA device" here)
@@ -157,10 +161,52 @@ with tempfile.TemporaryDirectory() as d:
     stored = summary.load(os.path.join(d, "h100-80gb-hbm3", "ncu_check.csv"))
     expect("ncu_check.csv: a point measured again replaces its row, others stay",
            sorted((r["shape"], r["ratio"]) for r in stored) == [("16x8", "1"), ("8x8", "1.01")], stored)
-for bad in ([], ["nosuchop", "1"], ["layernorm", "x"], ["--standard", "layernorm", "10"]):
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "ncu_check.py"), *bad], capture_output=True,
-                       text=True)
-    expect(f"ncu_check {' '.join(bad) or '(no arguments)'}: exit 2, no traceback",
-           r.returncode == 2 and "Traceback" not in r.stderr, r.stderr)
+
+# Every script of scripts/ (cli.py is a module they share): executable, run as `scripts/NAME` through its shebang, it
+# answers --help, and a bad input is one line on stderr and exit 2 (never a traceback). BAD: each one's bad inputs.
+fixture = os.path.join(ROOT, "tests", "fixtures", "layernorm_small.csv")
+fixtures = os.path.dirname(fixture)  # a results folder: one program CSV
+readme = os.path.join(ROOT, "README.md")  # a file that is not a results CSV
+with tempfile.TemporaryDirectory() as d:
+    empty = os.path.join(d, "empty")
+    os.makedirs(empty)
+    BAD = {
+        "compare.py": [["/nonexistent", fixture], [fixture, fixtures], [readme, fixture], [fixture, fixture, "--bogus"],
+                       [fixture, fixture, "--threshold", "x"], [empty, empty]],
+        "device_session.sh": [["bogus"]],
+        "ncu_check.py": [[], ["nosuchop", "1"], ["layernorm", "x"], ["--standard", "layernorm", "10"]],
+        "peers.py": [["nosuchop"], ["--bogus"]],
+        "plot.py": [["/nonexistent"], [empty], [readme]],
+        "registry.py": [[], ["/nonexistent.cu"], [readme]],
+        "regress.py": [["--threshold", "x"]],
+        "run_all.py": [["--kernels", "x"], ["nosuchop"]],
+        "shapes.py": [[], ["nosuchop"]],
+        "side_by_side.py": [[], ["/nonexistent"], [fixtures, "nosuchop"]],
+        "summary.py": [["/nonexistent.csv"], [fixtures], [readme], [fixture, "--ladder-shape", "1x1"]],
+        "update_readme.py": [["/nonexistent"], [fixtures, "--readme", "/nonexistent"]],
+    }
+    listed = {n for n in os.listdir(os.path.join(ROOT, "scripts")) if n.endswith((".py", ".sh"))} - {"cli.py"}
+    expect("every script of scripts/ is checked here", listed == set(BAD), listed ^ set(BAD))
+    env = dict(os.environ, OUT=os.path.join(d, "out"))  # device_session.sh writes there once it runs
+    for name, bads in sorted(BAD.items()):
+        path = os.path.join(ROOT, "scripts", name)
+        with open(path) as f:
+            shebang = f.readline().strip()
+        runs = os.access(path, os.X_OK)
+        expect(f"{name}: executable, with a shebang",
+               runs and shebang in ("#!/usr/bin/env python3", "#!/usr/bin/env bash"), shebang)
+        if not runs:
+            continue  # reported: its other checks would only fail the same way
+        r = subprocess.run([path, "--help"], capture_output=True, text=True, env=env)
+        expect(f"{name} --help: exit 0, a usage", r.returncode == 0 and r.stdout.startswith("usage:"),
+               f"rc {r.returncode}: {r.stderr}")
+        for args in bads:
+            r = subprocess.run([path, *args], capture_output=True, text=True, env=env)
+            lines = r.stderr.strip().splitlines()
+            shown = " ".join(args).replace(ROOT + os.sep, "") or "(no arguments)"
+            expect(f"{name} {shown}: exit 2, one line on stderr",
+                   r.returncode == 2 and len(lines) == 1 and lines[0].startswith(name.split(".")[0] + ":")
+                   and "Traceback" not in r.stderr, f"rc {r.returncode}: {r.stderr!r}")
+    expect("device_session.sh: --help and a bad phase start nothing", not os.path.exists(env["OUT"]))
 
 sys.exit(status())
