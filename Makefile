@@ -1,5 +1,5 @@
 # Builds layernorm_forward (and every other *_forward.cu) from one common.h.
-#   make            build for the GPU found by nvidia-smi, or for sm_80 + sm_90 + PTX when none (CI=true: never asks)
+#   make            build for the GPU found by nvidia-smi, or for sm_80/89/90/100/120 + PTX when none (CI=true: never asks)
 #   make test       build, CPU tests (at 1 and 16 OpenMP threads), CLI and script tests, two planted-bug builds a
 #                   program; where a GPU is present the quick GPU suite. Builds run in parallel (one job a core).
 #   make test-full  the same with all planted-bug builds and the whole GPU suite (every shape, every sanitizer tool)
@@ -27,8 +27,9 @@ ifneq ($(GPU_CC),)
   ARCH_FLAGS := -gencode arch=compute_$(GPU_CC),code=sm_$(GPU_CC)
   HAVE_GPU := 1
 else
-  ARCH_FLAGS := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
-                -gencode arch=compute_90,code=compute_90
+  # the GPUs users bring: A100, L40/RTX 40, H100/H200, B200, RTX 50; PTX of the newest for the ones after
+  ARCH_FLAGS := $(foreach a,80 89 90 100 120,-gencode arch=compute_$(a),code=sm_$(a)) \
+                -gencode arch=compute_120,code=compute_120
   HAVE_GPU := 0
 endif
 # Test builds (planted bugs, CPU test binary) need one architecture only.

@@ -716,10 +716,18 @@ static cudaLaunchConfig_t cluster_config(long blocks, int bs, int cl, cudaLaunch
 }
 // NULL when clusters of cl blocks of fn (bs threads) can be resident, and *resident (if given) how many
 // clusters the whole GPU holds at once; else why not. Cached: dispatchers ask on every launch.
+// Thread-block clusters and distributed shared memory exist from sm_90 on: the reason a cluster path is skipped
+// on a GPU of compute capability `major` (named `sm`), or NULL. (A function of the capability, so the CPU tests
+// can ask it about GPUs they do not have.)
+static const char *needs_sm90(int major, const char *sm) {
+    return major < 9 ? reasonf("needs sm_90 (thread-block clusters; this GPU is %s)", sm) : NULL;
+}
+
 static const char *cluster_fits_n(const void *fn, int bs, int cl, int *resident) {
     static struct { const void *fn; int bs, cl, n; char why[160]; } cache[32];
     static int ncache = 0;
-    if (g_dev.prop.major < 9) return reasonf("thread-block clusters need sm_90 or newer (this GPU is %s)", g_dev.sm);
+    const char *why_arch = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (why_arch) return why_arch;
     int i = 0;
     while (i < ncache && !(cache[i].fn == fn && cache[i].bs == bs && cache[i].cl == cl)) i++;
     if (i == ncache) {

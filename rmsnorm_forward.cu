@@ -718,7 +718,8 @@ static void cluster_kernel_for(int packs, const void **fn) {
 }
 static const char *supports_k7(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (g_dev.prop.major < 9) return reasonf("thread-block clusters need sm_90 or newer (this GPU is %s)", g_dev.sm);
+    const char *why = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (why) return why;
     int vec = vec_width(p), cl = 0, packs = 0;
     if (!cluster_plan(p->s.C / vec, bs, &cl, &packs))
         return reasonf("row of %ld needs more than %d blocks x %d threads x 8 packs of %d", p->s.C, K7_MAX_CLUSTER, bs,

@@ -286,6 +286,18 @@ static void test_cudnn_kernel0(void) {
 #endif
 }
 
+// ---- the cluster paths below sm_90 (the capability as a parameter: no GPU of each kind needed)
+
+static void test_needs_sm90(void) {
+    const char *a100 = needs_sm90(8, "sm_80");
+    check("clusters: an sm_80 GPU is told 'needs sm_90'", a100 && strstr(a100, "needs sm_90") && strstr(a100, "sm_80"),
+          "%s", a100 ? a100 : "(none)");
+    const char *l40 = needs_sm90(8, "sm_89");
+    check("clusters: an sm_89 GPU is told 'needs sm_90'", l40 && strstr(l40, "needs sm_90"), "%s", l40 ? l40 : "(none)");
+    check("clusters: sm_90, sm_100 and sm_120 have them",
+          !needs_sm90(9, "sm_90") && !needs_sm90(10, "sm_100") && !needs_sm90(12, "sm_120"), "");
+}
+
 int main(void) {
     test_reference_hand_cases();
     test_reference_oracle();
@@ -295,5 +307,6 @@ int main(void) {
     test_parsing();
     test_registry();
     test_cudnn_kernel0();
+    test_needs_sm90();
     return test_summary();
 }
