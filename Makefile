@@ -73,7 +73,8 @@ LDLIBS := -lcurand -lgomp -ldl $(CUDNN_LDFLAGS) $(CUPTI_LDFLAGS)
 .PHONY: all test test-full run profile sass plant clean info venv plots regress readme
 all: $(PROGRAMS)
 
-%_forward: %_forward.cu common.h Makefile
+HARNESS := common.h $(wildcard harness/*.h)
+%_forward: %_forward.cu $(HARNESS) Makefile
 	$(NVCC) $(NVCC_FLAGS) $(ARCH_FLAGS) -o $@ $< $(LDLIBS)
 
 # ---- tests
@@ -93,7 +94,7 @@ build:
 # no longer fits the source fails the build instead of landing somewhere else.
 PLANTED := $(foreach p,$(PROGRAMS),$(foreach b,$(PLANT_BUGS),build/$(p)_bug$(b)))
 define PLANT_RULE
-build/$(1)_bug$(2): $(1).cu tests/plant/$(1)_bug$(2).patch common.h Makefile | build
+build/$(1)_bug$(2): $(1).cu tests/plant/$(1)_bug$(2).patch $$(HARNESS) Makefile | build
 	patch --quiet --fuzz=0 -o build/$(1)_bug$(2).cu $(1).cu tests/plant/$(1)_bug$(2).patch
 	$$(NVCC) $$(NVCC_FLAGS) $$(TEST_ARCH) -I. -o $$@ build/$(1)_bug$(2).cu $$(LDLIBS)
 endef
@@ -102,10 +103,10 @@ plant: $(PLANTED)
 
 # CPU test binaries: tests/test_cpu*.cu (each includes its program with NORM_NO_MAIN).
 CPU_TESTS := $(patsubst tests/%.cu,build/%,$(wildcard tests/test_cpu*.cu))
-build/test_cpu%: tests/test_cpu%.cu tests/test_util.h common.h $(SRCS) Makefile | build
+build/test_cpu%: tests/test_cpu%.cu tests/test_util.h $(HARNESS) $(SRCS) Makefile | build
 	$(NVCC) $(NVCC_FLAGS) $(TEST_ARCH) -o $@ $< $(LDLIBS)
 
-build/test_gpu_inputs: tests/test_gpu_inputs.cu common.h Makefile | build
+build/test_gpu_inputs: tests/test_gpu_inputs.cu $(HARNESS) Makefile | build
 	$(NVCC) $(NVCC_FLAGS) $(TEST_ARCH) -o $@ $< $(LDLIBS)
 
 # make test builds and runs QUICK_BUGS of each program's planted bugs (1: an element never written, 3: a wrong eps

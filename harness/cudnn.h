@@ -1,0 +1,517 @@
+// harness/cudnn.h: the vendor baseline, cuDNN (kernel 0 of every program), where the build found it.
+// Included by common.h, in dependency order; not meant to be included on its own.
+#pragma once
+
+// ------------------------------------------------------------------------------------------------
+// cuDNN, the vendor baseline (kernel 0 of every program), when the build found it (-DHAVE_CUDNN).
+// Plans are built and engines chosen in kernel 0's supports(), outside the timed region; its launch()
+// only executes. A cuDNN failure while planning becomes kernel 0's skip reason; while executing, an error.
+// (This section follows the timing one: choosing among engine configs times each with time_cold.)
+//
+// The graph (backend) API in C, for one normalization forward: tensor descriptors, the norm-forward
+// operation, the operation graph, the engine heuristics (mode A; the fallback list when A gives nothing
+// that runs), and for every engine config they return: an execution plan, its workspace and a variant
+// pack, one trial execution, and (when several ran) a cold-L2 timing; the fastest plan is kept. A
+// program's kernel 0 fills a cudnn_norm_t from its problem and calls cudnn_norm_prepare() in supports()
+// and cudnn_plan_execute() in launch().
+#ifdef HAVE_CUDNN
+#include <cudnn.h>
+#if CUDNN_MAJOR < 9
+#error "kernel 0 needs cuDNN 9 or newer (the graph API's norm-forward node); build without cuDNN: make CUDNN_DIR="
+#endif
+
+// One handle per process, on the default stream (where every kernel and the timing events run).
+static cudnnHandle_t cudnn_handle(void) {
+    static cudnnHandle_t h = NULL;
+    if (!h) {
+        cudnnStatus_t s = cudnnCreate(&h);
+        if (s == CUDNN_STATUS_SUCCESS) s = cudnnSetStream(h, 0);
+        if (s != CUDNN_STATUS_SUCCESS) {
+            fprintf(stderr, "cuDNN error: cudnnCreate: %s\n", cudnnGetErrorString(s));
+            exit(EXIT_CUDA);
+        }
+    }
+    return h;
+}
+
+// A status for skip reasons and the planning log: the name without CUDNN_STATUS_, in lower case, and the
+// code ("not supported shape (3002)"). Lower case keeps the word FAIL (CUDNN_STATUS_EXECUTION_FAILED,
+// ..._COMPILATION_FAILED) out of lines that are not validation failures: the GPU suite greps for it.
+static const char *cudnn_status_text(cudnnStatus_t s) {
+    static char buf[4][96];  // a few may appear in one message
+    static int next = 0;
+    char *out = buf[next++ % 4];
+    const char *name = cudnnGetErrorString(s);
+    if (strncmp(name, "CUDNN_STATUS_", 13) == 0) name += 13;
+    size_t n = 0;
+    for (; name[n] && n < 64; n++) out[n] = name[n] == '_' ? ' ' : (char)tolower((unsigned char)name[n]);
+    snprintf(out + n, sizeof buf[0] - n, " (%d)", (int)s);
+    return out;
+}
+
+// cuDNN's own words for the last error of this thread, as ": <first line>" (at most 120 characters, FAIL in
+// lower case as above), or "" when it has none. Reading them clears them.
+static const char *cudnn_last_error(void) {
+    static char msg[512], out[128];
+    msg[0] = 0;
+    cudnnGetLastErrorString(msg, sizeof msg);
+    if (!msg[0]) return "";
+    snprintf(out, sizeof out, ": %s", msg);
+    for (char *c = out; *c; c++) {
+        if (*c == '\n' || *c == '\r') { *c = 0; break; }
+        if (strncmp(c, "FAIL", 4) == 0) memcpy(c, "fail", 4);
+    }
+    return out;
+}
+
+// "9.19.0", from the library that is loaded (not the header).
+static const char *cudnn_version_string(void) {
+    static char v[32];
+    size_t n = cudnnGetVersion();  // major * 10000 + minor * 100 + patch since cuDNN 9
+    snprintf(v, sizeof v, "%zu.%zu.%zu", n / 10000, n / 100 % 100, n % 100);
+    return v;
+}
+
+// Inside a function that returns a skip reason (const char *): return why the cuDNN call failed.
+#define CUDNN_TRY(call)                                                                               \
+    do {                                                                                              \
+        cudnnStatus_t st_ = (call);                                                                   \
+        if (st_ != CUDNN_STATUS_SUCCESS)                                                              \
+            return reasonf("cuDNN %s: %s%s", #call, cudnn_status_text(st_), cudnn_last_error());      \
+    } while (0)
+
+// Where a failure is an error (executing a plan that was built and tried): exit like CUDA_CHECK.
+#define CUDNN_CHECK(call)                                                                             \
+    do {                                                                                              \
+        cudnnStatus_t st_ = (call);                                                                   \
+        if (st_ != CUDNN_STATUS_SUCCESS) {                                                            \
+            fprintf(stderr, "cuDNN error at %s:%d: %s: %s\n", __FILE__, __LINE__, #call,             \
+                    cudnnGetErrorString(st_));                                                        \
+            exit(EXIT_CUDA);                                                                          \
+        }                                                                                             \
+    } while (0)
+
+// Pass a helper's skip reason up (NULL: fine).
+#define REASON_TRY(expr)                                                                              \
+    do {                                                                                              \
+        const char *why_ = (expr);                                                                    \
+        if (why_) return why_;                                                                        \
+    } while (0)
+
+// Kernel 0 of every program: cuDNN picks its own launch configuration, so a --block-size is refused (NULL for
+// bs = 0), before cuDNN is asked anything.
+static const char *cudnn_refuse_block_size(int bs) {
+    return bs ? "cuDNN picks its own launch configuration (no --block-size)" : NULL;
+}
+
+// Set one attribute; the reason names it ("cuDNN set CUDNN_ATTR_TENSOR_STRIDES: bad param (2000)").
+#define CUDNN_SET(desc, attr, type, count, values) REASON_TRY(cudnn_set(desc, #attr, attr, type, count, values))
+static const char *cudnn_set(cudnnBackendDescriptor_t d, const char *name, cudnnBackendAttributeName_t attr,
+                             cudnnBackendAttributeType_t type, int64_t count, const void *values) {
+    cudnnStatus_t s = cudnnBackendSetAttribute(d, attr, type, count, values);
+    if (s == CUDNN_STATUS_SUCCESS) return NULL;
+    return reasonf("cuDNN set %s: %s%s", name, cudnn_status_text(s), cudnn_last_error());
+}
+static const char *cudnn_finalize(cudnnBackendDescriptor_t d, const char *what) {
+    cudnnStatus_t s = cudnnBackendFinalize(d);
+    if (s == CUDNN_STATUS_SUCCESS) return NULL;
+    return reasonf("cuDNN finalize %s: %s%s", what, cudnn_status_text(s), cudnn_last_error());
+}
+
+static cudnnDataType_t cudnn_dtype(dtype_t d) {
+    return d == DT_FP16 ? CUDNN_DATA_HALF : d == DT_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
+// The descriptors of one graph (tensors, operations, the graph, heuristics, engine configs), kept together:
+// the execution plan refers to them, so they live as long as it does and are destroyed with it.
+#define CUDNN_MAX_DESCS 48
+typedef struct {
+    cudnnBackendDescriptor_t d[CUDNN_MAX_DESCS];
+    int n;
+} cudnn_descs_t;
+
+static const char *cudnn_create(cudnn_descs_t *keep, cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *out) {
+    *out = NULL;
+    if (keep->n == CUDNN_MAX_DESCS) return "cuDNN: more descriptors than CUDNN_MAX_DESCS";
+    CUDNN_TRY(cudnnBackendCreateDescriptor(type, out));
+    keep->d[keep->n++] = *out;
+    return NULL;
+}
+static void cudnn_destroy_all(cudnn_descs_t *keep) {
+    while (keep->n > 0) cudnnBackendDestroyDescriptor(keep->d[--keep->n]);
+}
+
+// A finalized tensor: nd dims and strides (in elements), data type, unique id. Device tensors say 16-byte
+// alignment (the norm engines' minimum): every base pointer given to them here comes from cudaMalloc, views
+// included (QK-norm's x starts at its buffer). by_value: a host scalar read at execution (epsilon).
+static const char *cudnn_tensor(cudnn_descs_t *keep, cudnnBackendDescriptor_t *t, const char *name, int64_t uid,
+                                cudnnDataType_t type, int nd, const int64_t *dim, const int64_t *stride,
+                                bool by_value) {
+    int64_t align = 16;
+    REASON_TRY(cudnn_create(keep, CUDNN_BACKEND_TENSOR_DESCRIPTOR, t));
+    CUDNN_SET(*t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
+    CUDNN_SET(*t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, nd, dim);
+    CUDNN_SET(*t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, nd, stride);
+    CUDNN_SET(*t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+    CUDNN_SET(*t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
+    if (by_value) CUDNN_SET(*t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value);
+    char what[64];
+    snprintf(what, sizeof what, "tensor %s", name);
+    return cudnn_finalize(*t, what);
+}
+
+// An execution plan chosen for a graph, with everything it needs: the graph's descriptors, the variant pack
+// (the data pointers), the workspace. cudnn_plan_release() frees it all.
+typedef struct {
+    cudnn_descs_t keep;  // the graph's descriptors
+    cudnnBackendDescriptor_t plan, pack;
+    void *workspace;
+    char path[128];      // which engine runs, for launch_t.path
+} cudnn_plan_t;
+
+static void cudnn_plan_release(cudnn_plan_t *st) {
+    if (st->pack) cudnnBackendDestroyDescriptor(st->pack);
+    if (st->plan) cudnnBackendDestroyDescriptor(st->plan);
+    if (st->workspace) CUDA_CHECK(cudaFree(st->workspace));
+    cudnn_destroy_all(&st->keep);
+    st->plan = st->pack = NULL;
+    st->workspace = NULL;
+    st->path[0] = 0;
+}
+
+// One engine config tried: its plan, workspace and variant pack, and what came of it.
+typedef struct {
+    cudnnBackendDescriptor_t plan, pack;
+    void *workspace;
+    int64_t engine;    // global index (-1: not known)
+    int rtc;           // the engine compiles its kernel at run time (NVRTC), in plan finalization
+    int ran;           // the trial execution succeeded
+    double ms;         // median of the timed executions (0: not timed)
+} cudnn_cand_t;
+
+static void cudnn_cand_free(cudnn_cand_t *c) {
+    if (c->pack) cudnnBackendDestroyDescriptor(c->pack);
+    if (c->plan) cudnnBackendDestroyDescriptor(c->plan);
+    if (c->workspace) CUDA_CHECK(cudaFree(c->workspace));
+    c->plan = c->pack = NULL;
+    c->workspace = NULL;
+}
+
+// The engine behind a config: its global index and whether it compiles at run time (for the log only;
+// a failure here just leaves them unknown).
+static void cudnn_engine_info(cudnnBackendDescriptor_t cfg, cudnn_cand_t *c) {
+    cudnnBackendDescriptor_t eng;
+    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng) != CUDNN_STATUS_SUCCESS) return;
+    int64_t got = 0, index = -1;
+    if (cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got, &eng) ==
+            CUDNN_STATUS_SUCCESS && got == 1) {
+        if (cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, &index) ==
+                CUDNN_STATUS_SUCCESS && got == 1)
+            c->engine = index;
+        cudnnBackendBehaviorNote_t notes[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+        if (cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                                     CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &got, notes) == CUDNN_STATUS_SUCCESS)
+            for (int64_t i = 0; i < got && i < CUDNN_BEHAVIOR_NOTE_TYPE_COUNT; i++)
+                if (notes[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) c->rtc = 1;
+    }
+    cudnnBackendDestroyDescriptor(eng);
+    cudnn_last_error();  // a failure here is no one's reason: clear cuDNN's message
+}
+
+// Plan, workspace, variant pack and one trial execution for one engine config (NULL: it ran; else why not).
+// The trial writes the problem's outputs; the harness poisons them again before validating.
+static const char *cudnn_try_config(cudnnBackendDescriptor_t cfg, const int64_t *uids, void *const *ptrs, int n,
+                                    cudnn_cand_t *c) {
+    cudnnHandle_t h = cudnn_handle();
+    CUDNN_TRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &c->plan));
+    CUDNN_SET(c->plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+    CUDNN_SET(c->plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg);
+    REASON_TRY(cudnn_finalize(c->plan, "plan"));
+    int64_t ws = 0, got = 0;
+    const cudnnBackendAttributeName_t WORKSPACE_SIZE = CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE;
+    CUDNN_TRY(cudnnBackendGetAttribute(c->plan, WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got, &ws));
+    if (ws > 0) {
+        cudaError_t e = cudaMalloc(&c->workspace, (size_t)ws);
+        if (e != cudaSuccess) {
+            c->workspace = NULL;
+            cudaGetLastError();  // an allocation failure is not sticky; clear it
+            return reasonf("workspace of %lld bytes: %s", (long long)ws, cudaGetErrorString(e));
+        }
+    }
+    CUDNN_TRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &c->pack));
+    CUDNN_SET(c->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
+    CUDNN_SET(c->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs);
+    CUDNN_SET(c->pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &c->workspace);
+    REASON_TRY(cudnn_finalize(c->pack, "variant pack"));
+    cudnnStatus_t s = cudnnBackendExecute(h, c->plan, c->pack);
+    if (s != CUDNN_STATUS_SUCCESS) return reasonf("cuDNN execute: %s%s", cudnn_status_text(s), cudnn_last_error());
+    CUDA_CHECK(cudaDeviceSynchronize());  // a fault in cuDNN's kernel is fatal to the context: exit
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return reasonf("execute: %s", cudaGetErrorString(e));
+    c->ran = 1;
+    return NULL;
+}
+
+// The engine configs the heuristics give in `mode` for `graph` (at most max, best predicted first).
+static const char *cudnn_heuristics(cudnn_descs_t *keep, cudnnBackendDescriptor_t graph, cudnnBackendHeurMode_t mode,
+                                    cudnnBackendDescriptor_t *cfgs, int max, int *n_out) {
+    *n_out = 0;
+    cudnnBackendDescriptor_t heur;
+    REASON_TRY(cudnn_create(keep, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur));
+    CUDNN_SET(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph);
+    CUDNN_SET(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    REASON_TRY(cudnn_finalize(heur, "heuristics"));
+    int64_t count = 0, got = 0;
+    const cudnnBackendAttributeName_t RESULTS = CUDNN_ATTR_ENGINEHEUR_RESULTS;
+    CUDNN_TRY(cudnnBackendGetAttribute(heur, RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, NULL));  // the count
+    if (count > max) count = max;
+    if (count <= 0) return NULL;
+    for (int64_t i = 0; i < count; i++) REASON_TRY(cudnn_create(keep, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]));
+    CUDNN_TRY(cudnnBackendGetAttribute(heur, RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, cfgs));
+    *n_out = (int)(got < count ? got : count);
+    return NULL;
+}
+
+typedef struct {
+    cudnnBackendDescriptor_t plan, pack;
+    cudnnStatus_t status;  // the first failure while timing
+} cudnn_exec_t;
+static void cudnn_exec_work(void *ctx) {
+    cudnn_exec_t *e = (cudnn_exec_t *)ctx;
+    cudnnStatus_t s = cudnnBackendExecute(cudnn_handle(), e->plan, e->pack);
+    if (s != CUDNN_STATUS_SUCCESS && e->status == CUDNN_STATUS_SUCCESS) e->status = s;
+}
+
+static void appendf(char *buf, size_t size, const char *fmt, ...) {
+    size_t used = strlen(buf);
+    if (used + 1 >= size) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, size - used, fmt, ap);
+    va_end(ap);
+}
+
+#define CUDNN_MAX_CONFIGS 16  // engine configs tried at most (heuristics mode A and fallback together)
+#define CUDNN_PLAN_REPEATS 10 // timed executions of each config, when there is a choice to make
+
+// From finalized operations to the fastest execution plan, kept in st (its graph's descriptors in st->keep).
+// uids/ptrs: every non-virtual tensor's unique id and data pointer (a host pointer for by-value scalars; it
+// must stay valid while the plan is used). Prints one line: the configs tried, each one's time or why not.
+// NULL when a plan is ready, else the reason ("cuDNN has no engine for <label> (...)").
+static const char *cudnn_pick_plan(cudnn_plan_t *st, cudnnBackendDescriptor_t *ops, int n_ops, const int64_t *uids,
+                                   void *const *ptrs, int n_ptrs, const char *label) {
+    cudnnHandle_t h = cudnn_handle();
+    cudnnBackendDescriptor_t graph;
+    REASON_TRY(cudnn_create(&st->keep, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph));
+    CUDNN_SET(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n_ops, ops);
+    CUDNN_SET(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+    REASON_TRY(cudnn_finalize(graph, "operation graph"));
+
+    static const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
+    static const char *mode_names[2] = {"A", "fallback"};
+    cudnn_cand_t cand[CUDNN_MAX_CONFIGS];
+    int cand_mode[CUDNN_MAX_CONFIGS];
+    memset(cand, 0, sizeof cand);
+    int tried = 0, ran = 0;
+    char log[2048] = "", first_why[160] = "";
+    snprintf(log, sizeof log, "cuDNN %s plans %s:", cudnn_version_string(), label);
+    for (int m = 0; m < 2 && !ran && tried < CUDNN_MAX_CONFIGS; m++) {
+        cudnnBackendDescriptor_t cfgs[CUDNN_MAX_CONFIGS];
+        int n = 0;
+        const char *why = cudnn_heuristics(&st->keep, graph, modes[m], cfgs, CUDNN_MAX_CONFIGS - tried, &n);
+        if (why) {
+            appendf(log, sizeof log, " heuristics %s: %s;", mode_names[m], why);
+            if (!first_why[0]) snprintf(first_why, sizeof first_why, "heuristics %s: %s", mode_names[m], why);
+            continue;
+        }
+        appendf(log, sizeof log, " heuristics %s: %d config%s;", mode_names[m], n, n == 1 ? "" : "s");
+        for (int i = 0; i < n; i++) {
+            cudnn_cand_t *c = &cand[tried];
+            c->engine = -1;
+            cand_mode[tried] = m;
+            tried++;
+            cudnn_engine_info(cfgs[i], c);
+            why = cudnn_try_config(cfgs[i], uids, ptrs, n_ptrs, c);
+            appendf(log, sizeof log, " [%d] engine %lld%s: %s;", tried, (long long)c->engine, c->rtc ? " (rtc)" : "",
+                    why ? why : "ran");
+            if (why) {
+                if (!first_why[0]) snprintf(first_why, sizeof first_why, "%s", why);
+                cudnn_cand_free(c);
+            } else {
+                ran++;
+                if (g_check_only) break;  // --check: the heuristics' first config that runs, untimed
+            }
+        }
+    }
+    int best = -1;
+    for (int i = 0; i < tried; i++) {
+        cudnn_cand_t *c = &cand[i];
+        if (!c->ran) continue;
+        if (ran > 1) {  // a choice to make: time each, cold L2, as the harness times kernels
+            cudnn_exec_t e = {c->plan, c->pack, CUDNN_STATUS_SUCCESS};
+            timing_t t = time_cold(cudnn_exec_work, &e, CUDNN_PLAN_REPEATS);
+            if (e.status != CUDNN_STATUS_SUCCESS) {
+                appendf(log, sizeof log, " [%d] timing: cuDNN execute: %s%s;", i + 1, cudnn_status_text(e.status),
+                        cudnn_last_error());
+                c->ran = 0;
+                cudnn_cand_free(c);
+                continue;
+            }
+            c->ms = t.median_ms;
+            appendf(log, sizeof log, " [%d] %.4f ms;", i + 1, c->ms);
+        }
+        if (best < 0 || c->ms < cand[best].ms) best = i;
+    }
+    if (best < 0) {
+        printf("%s none ran\n", log);
+        if (!tried && !first_why[0])
+            return reasonf("cuDNN has no engine for %s (the heuristics gave no config)", label);
+        return reasonf("cuDNN has no engine for %s (%d config%s tried; %s)", label, tried, tried == 1 ? "" : "s",
+                       first_why);
+    }
+    for (int i = 0; i < tried; i++)
+        if (i != best) cudnn_cand_free(&cand[i]);
+    st->plan = cand[best].plan;
+    st->pack = cand[best].pack;
+    st->workspace = cand[best].workspace;
+    snprintf(st->path, sizeof st->path, "cuDNN %s engine %lld (config %d of %d tried, heuristics %s)",
+             cudnn_version_string(), (long long)cand[best].engine, best + 1, tried, mode_names[cand_mode[best]]);
+    printf("%s chose [%d]%s\n", log, best + 1, ran > 1 ? " (fastest median)" : " (the only one that ran; not timed)");
+    return NULL;
+}
+
+// One normalization forward as the graph sees it: x normalized over its trailing dims, rows = the leading
+// ones. Training phase: the statistics are written, fp32 (cuDNN's compute type for norms is fp32).
+#define CUDNN_MAX_DIMS 5
+typedef struct {
+    cudnnBackendNormMode_t mode;  // CUDNN_LAYER_NORM or CUDNN_RMS_NORM
+    dtype_t dtype;                // x, y, scale, bias
+    int nd;                       // dims of every tensor (2..5)
+    int64_t x_dim[CUDNN_MAX_DIMS], x_stride[CUDNN_MAX_DIMS];
+    int64_t y_stride[CUDNN_MAX_DIMS];                          // y has x's dims
+    int64_t w_dim[CUDNN_MAX_DIMS], w_stride[CUDNN_MAX_DIMS];   // scale, bias: 1 over the row dims
+    int64_t s_dim[CUDNN_MAX_DIMS], s_stride[CUDNN_MAX_DIMS];   // mean, inverse std: 1 over the normalized dims
+    const void *x, *scale, *bias;  // bias NULL: none
+    void *y;
+    float *mean, *rstd;            // mean NULL: not computed (RMSNorm); rstd = 1 / sqrt(var + eps), per row
+    float eps;                     // by value: the variant pack points at cudnn_norm_state_t.built.eps
+    char label[96];                // "LayerNorm fp32 8192x768", for messages
+} cudnn_norm_t;
+
+// The 4-D dims and strides of x (y has x's dims), the scale/bias and the statistics.
+static void cudnn_norm_dims(cudnn_norm_t *d, const int64_t xd[4], const int64_t xs[4], const int64_t ys[4],
+                            const int64_t wd[4], const int64_t ws[4], const int64_t sd[4], const int64_t ss[4]) {
+    d->nd = 4;
+    memcpy(d->x_dim, xd, 4 * sizeof(int64_t));
+    memcpy(d->x_stride, xs, 4 * sizeof(int64_t));
+    memcpy(d->y_stride, ys, 4 * sizeof(int64_t));
+    memcpy(d->w_dim, wd, 4 * sizeof(int64_t));
+    memcpy(d->w_stride, ws, 4 * sizeof(int64_t));
+    memcpy(d->s_dim, sd, 4 * sizeof(int64_t));
+    memcpy(d->s_stride, ss, 4 * sizeof(int64_t));
+}
+// Rows of C contiguous elements, as cuDNN's own samples describe them: x and y [rows, C, 1, 1] with strides
+// (C, 1, C, C) (channels last, the size-1 dims given C), scale and bias [1, C, 1, 1] the same way, the
+// statistics [rows, 1, 1, 1] with unit strides.
+static void cudnn_norm_rows(cudnn_norm_t *d, long rows, long C) {
+    int64_t xd[4] = {rows, C, 1, 1}, xs[4] = {C, 1, C, C}, wd[4] = {1, C, 1, 1}, sd[4] = {rows, 1, 1, 1},
+            ss[4] = {1, 1, 1, 1};
+    cudnn_norm_dims(d, xd, xs, xs, wd, xs, sd, ss);
+}
+
+// What a program keeps for its kernel 0: the description planned for (the cache key), and the plan or why
+// there is none. The last plan of a process is kept until the process exits, deliberately (each program
+// plans one problem and runs it to the end); it is released when a different description replaces it.
+typedef struct {
+    int planned;          // `built` has an answer below
+    cudnn_norm_t built;   // compared byte for byte (callers memset a description before filling it); epsilon's
+                          // by-value pointer in the variant pack points at built.eps
+    char skip[256];       // why there is no plan ("" when there is one)
+    cudnn_plan_t plan;
+} cudnn_norm_state_t;
+
+enum { CUDNN_UID_X = 1, CUDNN_UID_SCALE, CUDNN_UID_BIAS, CUDNN_UID_EPS, CUDNN_UID_MEAN, CUDNN_UID_RSTD, CUDNN_UID_Y };
+
+static void cudnn_add_ptr(int64_t *uids, void **ptrs, int *n, int64_t uid, const void *p) {
+    uids[*n] = uid;
+    ptrs[*n] = (void *)p;
+    (*n)++;
+}
+
+// The finalized norm-forward operation of d (its descriptors kept in k), and the variant pack's unique ids and
+// data pointers (uids/ptrs hold 7; *n gets the count). Needs no GPU.
+static const char *cudnn_norm_op(const cudnn_norm_t *d, cudnn_descs_t *k, cudnnBackendDescriptor_t *op_out,
+                                 int64_t *uids, void **ptrs, int *n_out) {
+    cudnnDataType_t io = cudnn_dtype(d->dtype), f32 = CUDNN_DATA_FLOAT;
+    int64_t ones[CUDNN_MAX_DIMS] = {1, 1, 1, 1, 1};
+    cudnnBackendDescriptor_t x, y, scale, bias = NULL, eps, mean = NULL, rstd, op;
+    REASON_TRY(cudnn_tensor(k, &x, "x", CUDNN_UID_X, io, d->nd, d->x_dim, d->x_stride, false));
+    REASON_TRY(cudnn_tensor(k, &y, "y", CUDNN_UID_Y, io, d->nd, d->x_dim, d->y_stride, false));
+    REASON_TRY(cudnn_tensor(k, &scale, "scale", CUDNN_UID_SCALE, io, d->nd, d->w_dim, d->w_stride, false));
+    if (d->bias) REASON_TRY(cudnn_tensor(k, &bias, "bias", CUDNN_UID_BIAS, io, d->nd, d->w_dim, d->w_stride, false));
+    REASON_TRY(cudnn_tensor(k, &eps, "epsilon", CUDNN_UID_EPS, f32, d->nd, ones, ones, true));
+    if (d->mean) REASON_TRY(cudnn_tensor(k, &mean, "mean", CUDNN_UID_MEAN, f32, d->nd, d->s_dim, d->s_stride, false));
+    REASON_TRY(cudnn_tensor(k, &rstd, "inv variance", CUDNN_UID_RSTD, f32, d->nd, d->s_dim, d->s_stride, false));
+
+    cudnnBackendNormFwdPhase_t phase = CUDNN_NORM_FWD_TRAINING;  // training: the statistics are written
+    REASON_TRY(cudnn_create(k, CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, &op));
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &d->mode);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1, &phase);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+    if (mean) CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mean);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rstd);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &scale);
+    if (bias) CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &bias);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &eps);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+    REASON_TRY(cudnn_finalize(op, "norm-forward operation"));
+    *op_out = op;
+
+    int n = 0;
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_X, d->x);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_SCALE, d->scale);
+    if (d->bias) cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_BIAS, d->bias);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_EPS, &d->eps);  // by value: a host pointer
+    if (d->mean) cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_MEAN, d->mean);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_RSTD, d->rstd);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_Y, d->y);
+    *n_out = n;
+    return NULL;
+}
+
+// The norm-forward graph of st->built, then its plan.
+static const char *cudnn_norm_build(cudnn_norm_state_t *st) {
+    cudnnBackendDescriptor_t op;
+    int64_t uids[7];
+    void *ptrs[7];
+    int n = 0;
+    REASON_TRY(cudnn_norm_op(&st->built, &st->plan.keep, &op, uids, ptrs, &n));
+    return cudnn_pick_plan(&st->plan, &op, 1, uids, ptrs, n, st->built.label);
+}
+
+// Kernel 0's supports() for a norm: plan d, or return the answer cached for it (the same description again,
+// as for every supports() call on one problem, neither plans nor times anew). NULL when a plan is ready.
+static const char *cudnn_norm_prepare(cudnn_norm_state_t *st, const cudnn_norm_t *d) {
+    if (st->planned && memcmp(&st->built, d, sizeof *d) == 0) return st->skip[0] ? st->skip : NULL;
+    cudnn_plan_release(&st->plan);
+    memcpy(&st->built, d, sizeof *d);  // the plan's description: epsilon's by-value pointer points in here
+    st->planned = 1;
+    st->skip[0] = 0;
+    const char *why = cudnn_norm_build(st);
+    if (!why) return NULL;
+    snprintf(st->skip, sizeof st->skip, "%s", why);
+    cudnn_plan_release(&st->plan);
+    return st->skip;
+}
+
+// Kernel 0's launch(): execute the plan on the default stream; say which engine ran.
+static void cudnn_plan_execute(const cudnn_plan_t *p, launch_t *l) {
+    if (!p->plan || !p->pack) {
+        fprintf(stderr, "cuDNN error: kernel 0 launched without a plan (supports() did not plan this problem)\n");
+        exit(EXIT_CUDA);
+    }
+    CUDNN_CHECK(cudnnBackendExecute(cudnn_handle(), p->plan, p->pack));
+    l->block_used = 0;
+    snprintf(l->path, sizeof l->path, "%s", p->path);
+}
+#endif  // HAVE_CUDNN

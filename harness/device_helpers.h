@@ -1,0 +1,168 @@
+// harness/device_helpers.h: for kernel authors: dtype conversion, 16-byte packs and their loads and stores,
+// warp and block reductions, Welford merges.
+// Included by common.h, in dependency order; not meant to be included on its own.
+#pragma once
+
+// ------------------------------------------------------------------------------------------------
+// Device helpers shared by the kernels of every program.
+
+// (host too: the CPU tests run some device arithmetic on the host)
+template <typename T> __host__ __device__ __forceinline__ float to_float(T v);
+template <> __host__ __device__ __forceinline__ float to_float<float>(float v) { return v; }
+template <> __host__ __device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
+template <> __host__ __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __host__ __device__ __forceinline__ T from_float(float v);
+template <> __host__ __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __host__ __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __host__ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// A pack of N elements moved as one aligned access (16 bytes: LDG.128/STG.128).
+template <typename T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };
+// Element j of a pack as a float. bf16 packs of an even width are read as 32-bit words, the element taken
+// by a shift or a mask: the compiler then keeps such a pack in N/2 registers (through __bfloat162float it
+// moves 16-bit halves, and a row of 8 packs of 8 spilled in LayerNorm's register kernel; results/NOTES.md).
+template <typename T, int N> __device__ __forceinline__ float pack_elem(const Pack<T, N> &p, int j) {
+    if constexpr (std::is_same<T, __nv_bfloat16>::value && N % 2 == 0) {
+        unsigned w;
+        memcpy(&w, &p.v[j & ~1], sizeof w);
+        return __uint_as_float((j & 1) ? (w & 0xffff0000u) : (w << 16));
+    } else {
+        return to_float(p.v[j]);
+    }
+}
+template <int BYTES> struct RawBits;
+template <> struct RawBits<16> { typedef int4 type; };
+template <> struct RawBits<8> { typedef int2 type; };
+template <> struct RawBits<4> { typedef int type; };
+template <> struct RawBits<2> { typedef short type; };
+
+// Instantiate a templated host function FN<T, VEC>(...) for a run-time dtype and pack width: 4/2/1 for fp32,
+// 8/4/2/1 for 16-bit types (launchers pick the widest width that keeps accesses aligned).
+#define DISPATCH_VEC(dt, vec, FN, ...)                                                                        \
+    do {                                                                                                      \
+        switch (dt) {                                                                                         \
+        case DT_FP32:                                                                                         \
+            if ((vec) == 4) FN<float, 4>(__VA_ARGS__);                                                        \
+            else if ((vec) == 2) FN<float, 2>(__VA_ARGS__);                                                   \
+            else FN<float, 1>(__VA_ARGS__);                                                                   \
+            break;                                                                                            \
+        case DT_FP16:                                                                                         \
+            if ((vec) == 8) FN<__half, 8>(__VA_ARGS__);                                                       \
+            else if ((vec) == 4) FN<__half, 4>(__VA_ARGS__);                                                  \
+            else if ((vec) == 2) FN<__half, 2>(__VA_ARGS__);                                                  \
+            else FN<__half, 1>(__VA_ARGS__);                                                                  \
+            break;                                                                                            \
+        default:                                                                                              \
+            if ((vec) == 8) FN<__nv_bfloat16, 8>(__VA_ARGS__);                                                \
+            else if ((vec) == 4) FN<__nv_bfloat16, 4>(__VA_ARGS__);                                           \
+            else if ((vec) == 2) FN<__nv_bfloat16, 2>(__VA_ARGS__);                                           \
+            else FN<__nv_bfloat16, 1>(__VA_ARGS__);                                                           \
+            break;                                                                                            \
+        }                                                                                                     \
+    } while (0)
+
+// Plain (cached) and streaming (evict-first, __ldcs/__stcs) pack access. p must be aligned to the pack.
+// Most of LayerNorm's and RMSNorm's pack kernels use the plain forms: on an H100 under the cold-L2 timing the
+// streaming forms cost their dispatchers 1.5-5% at most standard shapes; the exceptions, and why, are in
+// the comments of kernel 3 of each program (results/NOTES.md, session 13).
+template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack(const T *p) {
+    return *reinterpret_cast<const Pack<T, N> *>(p);
+}
+template <typename T, int N> __device__ __forceinline__ void store_pack(T *p, const Pack<T, N> &v) {
+    *reinterpret_cast<Pack<T, N> *>(p) = v;
+}
+template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack_cs(const T *p) {
+    typedef typename RawBits<sizeof(T) * N>::type R;
+    R r = __ldcs(reinterpret_cast<const R *>(p));
+    Pack<T, N> out;
+    memcpy(&out, &r, sizeof(R));
+    return out;
+}
+template <typename T, int N> __device__ __forceinline__ void store_pack_cs(T *p, const Pack<T, N> &v) {
+    typedef typename RawBits<sizeof(T) * N>::type R;
+    R r;
+    memcpy(&r, &v, sizeof(R));
+    __stcs(reinterpret_cast<R *>(p), r);
+}
+
+// Asynchronous 16-byte copy global -> shared (cp.async, sm_80+; .cg: cached in L2 only), and its group
+// commit / wait. A thread waits only for its own copies: another thread's slots need a __syncthreads too.
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+// Sum over aligned groups of WIDTH lanes (WIDTH a power of two <= 32); every lane gets its group's sum.
+template <int WIDTH> __device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+    for (int o = WIDTH / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Welford state (count, mean, M2 = sum of squared deviations) and Chan's merge of two states.
+struct Welford { float n, mean, m2; };
+__device__ __forceinline__ Welford welford_merge(Welford a, Welford b) {
+    float n = a.n + b.n;
+    if (n == 0.f) return a;
+    float delta = b.mean - a.mean;
+    float wb = b.n / n;
+    Welford r;
+    r.n = n;
+    r.mean = a.mean + delta * wb;
+    r.m2 = a.m2 + b.m2 + delta * delta * a.n * wb;
+    return r;
+}
+// Merge across aligned groups of WIDTH lanes by butterfly shuffles; every lane gets the group's state.
+template <int WIDTH> __device__ __forceinline__ Welford welford_group_merge(Welford w) {
+#pragma unroll
+    for (int o = WIDTH / 2; o > 0; o >>= 1) {
+        Welford other;
+        other.n = __shfl_xor_sync(0xffffffffu, w.n, o);
+        other.mean = __shfl_xor_sync(0xffffffffu, w.mean, o);
+        other.m2 = __shfl_xor_sync(0xffffffffu, w.m2, o);
+        w = welford_merge(w, other);
+    }
+    return w;
+}
+
+// Block-wide sum for a 1-D block whose size is a multiple of 32: warp shuffles, then one warp over the
+// per-warp sums in shared memory. Every thread gets the result. `scratch` holds >= 33 floats.
+__device__ __forceinline__ float block_sum(float v, float *scratch) {
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarps = blockDim.x / 32;
+    v = warp_sum(v);
+    __syncthreads();  // scratch may still be read by a previous call
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        float t = lane < nwarps ? scratch[lane] : 0.f;
+        t = warp_sum(t);
+        if (lane == 0) scratch[32] = t;
+    }
+    __syncthreads();
+    return scratch[32];
+}
+
+// Block-wide Welford all-reduce for a 1-D block whose size is a multiple of 32: lanes merge by shuffles,
+// then one warp merges the per-warp states from shared memory. Every thread gets the block's state.
+// `scratch` holds >= 33 Welford states.
+__device__ __forceinline__ Welford block_welford(Welford w, Welford *scratch) {
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarps = blockDim.x / 32;
+    w = welford_group_merge<32>(w);
+    __syncthreads();
+    if (lane == 0) scratch[warp] = w;
+    __syncthreads();
+    if (warp == 0) {
+        Welford t = lane < nwarps ? scratch[lane] : Welford{0.f, 0.f, 0.f};
+        t = welford_group_merge<32>(t);
+        if (lane == 0) scratch[32] = t;
+    }
+    __syncthreads();
+    return scratch[32];
+}

@@ -1,0 +1,200 @@
+// harness/driver.h: the driver a program calls: parse, open the GPU, set up, measure the copy, run and rank
+// the kernels.
+// Included by common.h, in dependency order; not meant to be included on its own.
+#pragma once
+
+// ------------------------------------------------------------------------------------------------
+// The driver: parse, open the device, set up, measure the copy, run the kernel(s), report.
+
+typedef struct { const kernel_t *k; const problem_t *p; launch_t l; } kernel_work_t;
+static void kernel_work(void *ctx) {
+    kernel_work_t *w = (kernel_work_t *)ctx;
+    w->k->launch(w->p, &w->l);
+}
+
+typedef struct {
+    int number;
+    const char *name;
+    int ran;              // at least one OK point
+    int failed;
+    int block;            // best block
+    double ms, gbps, pct;
+    char note[128];       // skip reason or path
+} kernel_summary_t;
+
+static const int k_sweep[] = {32, 64, 128, 256, 512, 1024};
+
+static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, problem_t *p, const kernel_t *k,
+                                   const sol_t *sol) {
+    kernel_summary_t s;
+    memset(&s, 0, sizeof s);
+    s.number = k->number;
+    s.name = k->name;
+    printf("%s | kernel %d \"%s\" | %s | %s | %.1f MB counted\n", prog->binary, k->number, k->name, dtype_name(p->dtype),
+           p->shape_desc, p->bytes / 1e6);
+    point_t pt;
+    memset(&pt, 0, sizeof pt);
+    pt.op = prog->op;
+    pt.kernel = k->number;
+    pt.kernel_name = k->name;
+    pt.dtype = p->dtype;
+    pt.shape = p->shape;
+    pt.bytes = p->bytes;
+    pt.sol_gbps = sol ? sol->gbps : 0;
+
+    if (!(k->dtypes & DT_BIT(p->dtype))) {
+        const char *why = reasonf("kernel %d has no %s version", k->number, dtype_name(p->dtype));
+        printf("skipped: %s\n", why);
+        snprintf(s.note, sizeof s.note, "%s", why);
+        pt.status = "SKIP"; pt.detail = why;
+        emit_point(o, &pt);
+        return s;
+    }
+    char skip_note[128] = "";  // the first block size's skip reason (the note only if no block size ran)
+    int blocks[8], nb = 0;
+    if (o->block_size) blocks[nb++] = o->block_size;
+    else if (k->own_block) blocks[nb++] = 0;
+    else for (int i = 0; i < 6; i++) blocks[nb++] = k_sweep[i];
+
+    for (int bi = 0; bi < nb; bi++) {
+        int bs = blocks[bi];
+        const char *why = k->supports ? k->supports(p, bs) : NULL;
+        if (why) {
+            if (bs) printf("block_size %4d | skipped: %s\n", bs, why);
+            else printf("skipped: %s\n", why);
+            if (!skip_note[0]) snprintf(skip_note, sizeof skip_note, "%s", why);
+            pt.block_size = bs; pt.status = "SKIP"; pt.detail = why;
+            pt.ms_median = pt.ms_min = pt.gbps = pt.sol_pct = pt.max_abs = pt.max_rel = 0;
+            pt.launch_median = pt.launch_min = 0;
+            pt.clock = NULL;
+            emit_point(o, &pt);
+            continue;
+        }
+        kernel_work_t w;
+        w.k = k; w.p = p;
+        memset(&w.l, 0, sizeof w.l);
+        w.l.block_size = bs;
+        poison_outputs(p);
+        if (prog->reset) prog->reset(p);
+        k->launch(p, &w.l);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaDeviceSynchronize());
+        check_t c = validate_outputs(p, 1);
+        int used = w.l.block_used ? w.l.block_used : bs;
+        char bsbuf[32];
+        if (bs) snprintf(bsbuf, sizeof bsbuf, "block_size %4d", used);
+        else snprintf(bsbuf, sizeof bsbuf, "block_size %4d (own)", used);
+        int ok = c.n_bad == 0;
+        pt.block_size = used;
+        pt.max_abs = c.max_abs; pt.max_rel = c.max_rel;
+        pt.status = ok ? "OK" : "FAIL";
+        pt.detail = w.l.path;
+        if (w.l.path[0]) snprintf(s.note, sizeof s.note, "%s", w.l.path);
+        pt.ms_median = pt.ms_min = pt.gbps = pt.sol_pct = pt.launch_median = pt.launch_min = 0;
+        pt.clock = NULL;
+        if (!ok) s.failed = 1;
+        if (!o->check_only && ok) {
+            timing_t t = time_cold(kernel_work, &w, o->repeats);
+            pt.ms_median = t.median_ms;
+            pt.ms_min = t.min_ms;
+            pt.launch_median = t.launch_median_ms;
+            pt.launch_min = t.launch_min_ms;
+            pt.clock = t.clock;
+            pt.gbps = p->bytes / (t.median_ms * 1e-3) / 1e9;
+            pt.sol_pct = sol && sol->gbps > 0 ? 100.0 * pt.gbps / sol->gbps : 0;
+            char launch[48];
+            if (strcmp(t.clock, "cupti") == 0) snprintf(launch, sizeof launch, "with launch %.4f ms", t.launch_median_ms);
+            else snprintf(launch, sizeof launch, "clock: events");
+            printf("%s | %.4f ms (min %.4f) | %s | %7.1f GB/s | %5.1f%% SOL | max err abs %.1e rel %.1e | OK%s%s\n",
+                   bsbuf, t.median_ms, t.min_ms, launch, pt.gbps, pt.sol_pct, c.max_abs, c.max_rel,
+                   w.l.path[0] ? " | path " : "", w.l.path);
+            if (!s.ran || pt.gbps > s.gbps) {
+                s.ran = 1; s.block = used; s.ms = t.median_ms; s.gbps = pt.gbps; s.pct = pt.sol_pct;
+            }
+        } else {
+            printf("%s | max err abs %.1e rel %.1e | %s%s%s\n", bsbuf, c.max_abs, c.max_rel, ok ? "OK" : "FAIL",
+                   w.l.path[0] ? " | path " : "", w.l.path);
+            if (ok) s.ran = 1;
+        }
+        emit_point(o, &pt);
+    }
+    if (!s.ran && !s.note[0]) snprintf(s.note, sizeof s.note, "%s", skip_note);  // the ranking's "skipped: why"
+    if (!o->check_only && s.ran)
+        printf("best: block_size %d | %.1f GB/s | %.1f%% SOL\n", s.block, s.gbps, s.pct);
+    return s;
+}
+
+static int cmp_summary(const void *a, const void *b) {
+    const kernel_summary_t *x = (const kernel_summary_t *)a, *y = (const kernel_summary_t *)b;
+    int rx = x->ran && !x->failed, ry = y->ran && !y->failed;
+    if (rx != ry) return ry - rx;
+    if (x->gbps != y->gbps) return x->gbps < y->gbps ? 1 : -1;
+    return x->number - y->number;
+}
+
+static int bench_main(int argc, char **argv, const program_t *prog) {
+    options_t o;
+    parse_args(argc, argv, prog, &o);
+    g_check_only = o.check_only;
+    if (o.help) { usage(prog, stdout); return EXIT_OK; }
+    if (o.list) { print_list(prog); return EXIT_OK; }
+    open_device(prog, o.device);
+
+    problem_t *p = prog->setup(&o);
+    prog->reference(p);
+    sol_t sol;
+    int have_sol = !o.check_only;
+    if (have_sol) {
+        sol = measure_sol(p->bytes, o.repeats);
+        printf("speed of light: device copy %.1f GB/s (measured now, %.1f MB moved, cold L2, %s)\n", sol.gbps,
+               sol.bytes / 1e6, sol.method);
+        if (g_clock_note)
+            printf("clock: CUDA events around each launch (%s)\n", g_clock_note);
+        else
+            printf("clock: the GPU's kernel timestamps (CUPTI), first kernel start to last kernel end; \"with launch\": "
+                   "CUDA events around the launch\n");
+    }
+
+    // the kernels to run, in registry order: every one (all), those named (K1,K2,...) or one
+    const kernel_t **run = (const kernel_t **)malloc(prog->n_kernels * sizeof(const kernel_t *));
+    int n_run = 0;
+    for (int i = 0; i < prog->n_kernels; i++) {
+        int num = prog->kernels[i].number, pick = o.kernel == KERNEL_ALL;
+        if (o.kernel == KERNEL_LIST)
+            for (int j = 0; j < o.n_picked; j++) pick |= o.picked[j] == num;
+        else if (o.kernel != KERNEL_ALL)
+            pick = num == (o.kernel == KERNEL_DEFAULT ? prog->default_kernel : o.kernel);
+        if (pick) run[n_run++] = &prog->kernels[i];
+    }
+    kernel_summary_t *sum = (kernel_summary_t *)calloc(prog->n_kernels, sizeof(kernel_summary_t));
+    int n_sum = 0, any_fail = 0;
+    for (int i = 0; i < n_run; i++) {
+        sum[n_sum] = run_kernel(prog, &o, p, run[i], have_sol ? &sol : NULL);
+        any_fail |= sum[n_sum].failed;
+        n_sum++;
+    }
+    if (o.kernel == KERNEL_ALL || o.kernel == KERNEL_LIST) {
+        qsort(sum, n_sum, sizeof sum[0], cmp_summary);
+        printf("\nranking (%s, %s, %s):\n", prog->op, dtype_name(p->dtype), p->shape_desc);
+        printf("rank | kernel | %-18s | block | time ms | GB/s    | %%SOL  | note\n", "name");
+        int rank = 0;
+        for (int i = 0; i < n_sum; i++) {
+            kernel_summary_t *s = &sum[i];
+            if (s->failed)
+                printf("   - | %6d | %-18s |     - |       - |       - |     - | FAIL\n", s->number, s->name);
+            else if (!s->ran)
+                printf("   - | %6d | %-18s |     - |       - |       - |     - | skipped: %s\n", s->number, s->name, s->note);
+            else if (o.check_only)
+                printf("   - | %6d | %-18s |     - |       - |       - |     - | OK%s%s\n", s->number, s->name,
+                       s->note[0] ? " " : "", s->note);
+            else
+                printf("%4d | %6d | %-18s | %5d | %7.4f | %7.1f | %5.1f | %s\n", ++rank, s->number, s->name, s->block,
+                       s->ms, s->gbps, s->pct, s->note);
+        }
+    }
+    free(sum);
+    free(run);
+    prog->teardown(p);
+    if (g_flush) CUDA_CHECK(cudaFree(g_flush));
+    return any_fail ? EXIT_VALIDATION : EXIT_OK;
+}

@@ -1,0 +1,150 @@
+// harness/gpu.h: the GPU the program runs on (its header line, a clean exit 2 without one) and the launch
+// helpers for thread-block clusters.
+// Included by common.h, in dependency order; not meant to be included on its own.
+#pragma once
+
+// ------------------------------------------------------------------------------------------------
+// Device: header line, and a clean exit 2 when there is none.
+
+typedef struct {
+    int index;
+    cudaDeviceProp prop;
+    char name[256];
+    char sm[16];
+    char cuda[16];
+    char driver[64];
+} device_info_t;
+static device_info_t g_dev;
+
+// The NVIDIA driver version (580.x): /proc first, then NVML if it can be loaded; else the driver's CUDA version.
+static void driver_version_string(char *out, size_t n) {
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (f) {
+        char line[512];
+        if (fgets(line, sizeof line, f)) {
+            // "NVRM version: NVIDIA UNIX ... Kernel Module [for x86_64]  580.159.04  Release Build ...":
+            // the first token that starts with a digit and holds a dot
+            for (char *tok = strtok(line, " \t\n"); tok; tok = strtok(NULL, " \t\n")) {
+                if (isdigit((unsigned char)tok[0]) && strchr(tok, '.')) {
+                    snprintf(out, n, "%s", tok);
+                    fclose(f);
+                    return;
+                }
+            }
+        }
+        fclose(f);
+    }
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_LAZY);
+    if (h) {
+        typedef int (*init_t)(void);
+        typedef int (*ver_t)(char *, unsigned);
+        init_t init = (init_t)dlsym(h, "nvmlInit_v2");
+        ver_t ver = (ver_t)dlsym(h, "nvmlSystemGetDriverVersion");
+        if (init && ver && init() == 0 && ver(out, (unsigned)n) == 0) { dlclose(h); return; }
+        dlclose(h);
+    }
+    int dv = 0;
+    cudaDriverGetVersion(&dv);
+    snprintf(out, n, "CUDA %d.%d", dv / 1000, (dv % 1000) / 10);
+}
+
+static void open_device(const program_t *prog, int index) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {  // no driver: the count is garbage, the error says why
+        fprintf(stderr, "%s: no CUDA device (%s)\n", prog->binary, cudaGetErrorString(e));
+        exit(EXIT_USAGE);
+    }
+    if (count <= 0) {
+        fprintf(stderr, "%s: no CUDA device\n", prog->binary);
+        exit(EXIT_USAGE);
+    }
+    if (index >= count) {
+        fprintf(stderr, "%s: no CUDA device %d (found %d)\n", prog->binary, index, count);
+        exit(EXIT_USAGE);
+    }
+    e = cudaSetDevice(index);
+    if (e == cudaSuccess) e = cudaFree(0);  // create the context now, so a broken device fails here
+    if (e != cudaSuccess) {
+        fprintf(stderr, "%s: CUDA device %d is not usable (%s)\n", prog->binary, index, cudaGetErrorString(e));
+        exit(EXIT_USAGE);
+    }
+    g_dev.index = index;
+    CUDA_CHECK(cudaGetDeviceProperties(&g_dev.prop, index));
+    snprintf(g_dev.name, sizeof g_dev.name, "%s", g_dev.prop.name);
+    for (char *c = g_dev.name; *c; c++) if (*c == ',') *c = ' ';  // keep CSV fields clean
+    snprintf(g_dev.sm, sizeof g_dev.sm, "sm_%d%d", g_dev.prop.major, g_dev.prop.minor);
+    int rv = 0;
+    cudaRuntimeGetVersion(&rv);
+    snprintf(g_dev.cuda, sizeof g_dev.cuda, "%d.%d", rv / 1000, (rv % 1000) / 10);
+    driver_version_string(g_dev.driver, sizeof g_dev.driver);
+    printf("device %d: %s | %s | %d SMs | L2 %d MB | CUDA %s | driver %s\n", index, g_dev.name, g_dev.sm,
+           g_dev.prop.multiProcessorCount, g_dev.prop.l2CacheSize >> 20, g_dev.cuda, g_dev.driver);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Thread-block clusters (sm_90+): a 1-D launch of `blocks` blocks in clusters of cl, and whether such
+// clusters can be resident.
+
+static cudaLaunchConfig_t cluster_config(long blocks, int bs, int cl, cudaLaunchAttribute *attr) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)blocks, 1, 1);
+    cfg.blockDim = dim3(bs, 1, 1);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = 0;
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = cl;
+    attr->val.clusterDim.y = 1;
+    attr->val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cfg;
+}
+// Thread-block clusters and distributed shared memory exist from sm_90 on: the reason a cluster path is skipped
+// on a GPU of compute capability `major` (named `sm`), or NULL. (A function of the capability, so the CPU tests
+// can ask it about GPUs they do not have.)
+static const char *needs_sm90(int major, const char *sm) {
+    return major < 9 ? reasonf("needs sm_90 (thread-block clusters; this GPU is %s)", sm) : NULL;
+}
+
+// NULL when clusters of cl blocks of fn (bs threads) can be resident, and *resident (if given) how many
+// clusters the whole GPU holds at once; else why not. Cached: dispatchers ask on every launch.
+static const char *cluster_fits_n(const void *fn, int bs, int cl, int *resident) {
+    static struct { const void *fn; int bs, cl, n; char why[160]; } cache[32];
+    static int ncache = 0;
+    const char *why_arch = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (why_arch) return why_arch;
+    int i = 0;
+    while (i < ncache && !(cache[i].fn == fn && cache[i].bs == bs && cache[i].cl == cl)) i++;
+    if (i == ncache) {
+        if (ncache == 32) i = 31;  // full: reuse the last slot
+        else ncache++;
+        cache[i].fn = fn;
+        cache[i].bs = bs;
+        cache[i].cl = cl;
+        cache[i].n = 0;
+        cache[i].why[0] = 0;
+        const char *why = block_fits(fn, bs);
+        if (why) {
+            snprintf(cache[i].why, sizeof cache[i].why, "%s", why);
+        } else {
+            cudaLaunchAttribute attr;
+            cudaLaunchConfig_t cfg = cluster_config(cl, bs, cl, &attr);  // grid of one cluster
+            int n = 0;
+            cudaError_t e = cudaOccupancyMaxActiveClusters(&n, fn, &cfg);
+            if (e != cudaSuccess) {
+                cudaGetLastError();  // not sticky: clear it
+                snprintf(cache[i].why, sizeof cache[i].why, "a cluster of %d blocks x %d threads cannot launch (%s)",
+                         cl, bs, cudaGetErrorString(e));
+            } else if (n < 1) {
+                snprintf(cache[i].why, sizeof cache[i].why, "a cluster of %d blocks x %d threads does not fit the GPU",
+                         cl, bs);
+            } else {
+                cache[i].n = n;
+            }
+        }
+    }
+    if (resident) *resident = cache[i].n;
+    return cache[i].why[0] ? cache[i].why : NULL;
+}
+static const char *cluster_fits(const void *fn, int bs, int cl) { return cluster_fits_n(fn, bs, cl, NULL); }

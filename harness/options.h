@@ -1,0 +1,375 @@
+// harness/options.h: the kernel registry a program fills in, its options, --help, --list and the parser.
+// Included by common.h, in dependency order; not meant to be included on its own.
+#pragma once
+
+// ------------------------------------------------------------------------------------------------
+// The kernel registry.
+
+typedef struct {
+    int block_size;   // requested threads per block; 0 = the kernel chooses
+    int block_used;   // the block size that ran (set by the launcher)
+    char path[128];   // which path ran, for dispatchers (set by the launcher; "" otherwise)
+} launch_t;
+
+typedef struct {
+    int number;
+    const char *name;     // short name
+    unsigned dtypes;      // DT_BIT mask
+    const char *limits;   // shapes it handles, in words
+    const char *idea;     // the one idea it adds
+    int own_block;        // 1: the kernel picks its block size (one point instead of the sweep)
+    // NULL when the kernel can run this problem at this block size (0 = its own choice), else the reason.
+    const char *(*supports)(const void *problem, int block_size);
+    void (*launch)(const void *problem, launch_t *l);  // enqueues the kernel(s) on the default stream
+} kernel_t;
+
+// supports() of kernel 0 (the cuDNN baseline) in a build without cuDNN.
+static const char *supports_no_cudnn(const void *problem, int block_size) {
+    (void)problem;
+    (void)block_size;
+    return "built without cuDNN";
+}
+// Kernel 0's supports and launch in the registry: the program's cuDNN wrappers when the build has cuDNN, else
+// supports_no_cudnn (skipped: built without cuDNN). The wrappers need not exist in a build without it.
+#ifdef HAVE_CUDNN
+#define CUDNN_FNS(supports_fn, launch_fn) supports_fn, launch_fn
+#else
+#define CUDNN_FNS(supports_fn, launch_fn) supports_no_cudnn, NULL
+#endif
+
+// A reason with numbers in it (the host side is single-threaded).
+static const char *reasonf(const char *fmt, ...);
+// NULL when `fn` (a __global__ function) can launch with bs threads; else why not (registers).
+static const char *block_fits(const void *fn, int bs) {
+    cudaFuncAttributes a;
+    CUDA_CHECK(cudaFuncGetAttributes(&a, fn));
+    if (bs > a.maxThreadsPerBlock)
+        return reasonf("%d registers a thread allow at most %d threads a block", a.numRegs, a.maxThreadsPerBlock);
+    return NULL;
+}
+
+static char g_reason[256];
+// --check (validation only): kernels that choose among variants by timing them (kernel 0, cuDNN) take their
+// first variant that runs instead, untimed.
+static int g_check_only;
+static const char *reasonf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_reason, sizeof g_reason, fmt, ap);
+    va_end(ap);
+    return g_reason;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Options.
+
+// The CSV schema (--csv; scripts/summary.py CSV_FIELDS reads it). time_ms_median/min are on the row's clock
+// (cupti: the GPU's kernel timestamps; events: CUDA events, where CUPTI could not record);
+// time_ms_launch_median/min are the CUDA events around the launch. The last three columns came later: readers
+// treat rows without them as events rows.
+#define CSV_HEADER "op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev,time_ms_launch_median,time_ms_launch_min,clock"
+
+#define KERNEL_DEFAULT (-1)
+#define KERNEL_ALL (-2)
+#define KERNEL_LIST (-3)  // several kernels named as K1,K2,...: run and ranked like `all`
+#define MAX_PICKED 32
+
+typedef struct {
+    int kernel;  // number, KERNEL_DEFAULT, KERNEL_ALL or KERNEL_LIST
+    int picked[MAX_PICKED], n_picked;  // KERNEL_LIST: the kernel numbers, in the order given
+    long rows, cols, B, T;
+    int rows_set, cols_set, bt_set;
+    dtype_t dtype;
+    int block_size;  // 0 = sweep
+    int repeats;     // 0 = automatic
+    unsigned long long seed;
+    double input_mean, input_std;
+    int check_only, list, help;
+    const char *csv_path, *json_path;
+    int device;
+} options_t;
+
+// Options that one program adds to the common ones (eps, layout, ...).
+typedef struct {
+    const char *name;  // long option name
+    int has_arg;       // no_argument / required_argument
+    const char *help;  // one line for --help ("--eps E   epsilon (default 1e-5)")
+} extra_option_t;
+
+// The program's description, filled in by each .cu file.
+typedef struct problem_s problem_t;
+typedef struct {
+    const char *op;      // "layernorm"
+    const char *binary;  // "layernorm_forward"
+    const char *what;    // one line: what it computes
+    long default_rows, default_cols;
+    const kernel_t *kernels;
+    int n_kernels;
+    int default_kernel;
+    const extra_option_t *extra;
+    int n_extra;
+    // Parse one extra option (index into extra[]); NULL when fine, else a message naming the problem.
+    const char *(*parse_extra)(int index, const char *arg);
+    // Extra shape checks after parsing (NULL = fine).
+    const char *(*check_options)(const options_t *o);
+    // Allocate device buffers and fill the inputs (cuRAND); fill problem_t's common part.
+    problem_t *(*setup)(const options_t *o);
+    // Compute the double-precision reference into the host buffers of outputs[].
+    void (*reference)(problem_t *p);
+    void (*teardown)(problem_t *p);
+    // Optional (NULL = none): restore buffers a kernel updates in place (a fused-add residual, running
+    // statistics) to their initial values; called after the outputs are poisoned, before each validation
+    // launch. Timed launches keep updating them in place, as the op would in a real step.
+    void (*reset)(problem_t *p);
+    // Optional (NULL = the defaults): what -N and -C mean in --help, for a program whose rows are not the rows
+    // of a [rows, C] matrix (BatchNorm: the batch and the channels; it takes no -B/-T).
+    const char *rows_help, *cols_help;
+} program_t;
+
+// One output tensor, compared element by element.
+typedef struct {
+    const char *name;  // "y", "mean", "rstd"
+    void *dev;         // device buffer
+    dtype_t dtype;
+    long rows, cols;   // elements = rows * cols; mismatches are reported as (row, col)
+    double *ref;       // host reference (double), filled by program_t.reference
+    tolerance_t tol;
+    // Optional, per row: absolute error the op's fp32 arithmetic cannot avoid on this row's data, added to
+    // atol (LayerNorm: x - mean with the mean rounded to fp32; see its reference). NULL = none.
+    double *row_atol;
+} output_t;
+
+#define MAX_OUTPUTS 8
+// Every program's problem struct starts with this header.
+struct problem_s {
+    dtype_t dtype;
+    char shape[64];      // compact shape string for CSV ("8192x768")
+    char shape_desc[96]; // human form ("rows 8192 cols 768")
+    double bytes;        // algorithmic minimum bytes moved
+    int n_out;
+    output_t out[MAX_OUTPUTS];
+};
+
+static void usage(const program_t *prog, FILE *f) {
+    fprintf(f,
+            "usage: ./%s [KERNEL|K1,K2,...|all] [options]\n"
+            "  %s\n"
+            "  KERNEL            kernel number (default: %d, the best kernel); `all` runs every kernel and ranks them,\n"
+            "                    K1,K2,... runs and ranks those\n"
+            "  -N, --rows N      %s (default %ld)\n"
+            "  -C, --cols C      %s (default %ld)\n"
+            "  --dtype T         fp32 | fp16 | bf16 (default fp32)\n"
+            "  --block-size N    one block size instead of the sweep (a multiple of 32 in [32, 1024])\n"
+            "  --repeats N       timed launches per point (default: enough for a stable median)\n"
+            "  --seed S          input seed (cuRAND Philox; default 1234)\n"
+            "  --input-mean M    mean of the inputs x (default 0)\n"
+            "  --input-std S     standard deviation of the inputs x (default 1)\n"
+            "  --check           validate only, no timing\n"
+            "  --list            print the kernel registry and exit (needs no GPU)\n"
+            "  --csv FILE        append one row per measured point (CSV)\n"
+            "  --json FILE       append one JSON object per measured point (JSON Lines)\n"
+            "  --device D        GPU index (default 0)\n",
+            prog->binary, prog->what, prog->default_kernel,
+            prog->rows_help ? prog->rows_help : "rows; -B N -T N set rows = B*T as in llm.c", prog->default_rows,
+            prog->cols_help ? prog->cols_help : "normalized size", prog->default_cols);
+    for (int i = 0; i < prog->n_extra; i++) fprintf(f, "  %s\n", prog->extra[i].help);
+    fprintf(f, "  -h, --help        this text\n"
+               "exit status: 0 OK, 1 validation failure, 2 bad argument or no CUDA device, 3 CUDA error\n");
+}
+
+static void print_list(const program_t *prog) {
+    for (int i = 0; i < prog->n_kernels; i++) {
+        const kernel_t *k = &prog->kernels[i];
+        char dt[32];
+        printf("%2d  %-18s %-15s %-30s %s\n", k->number, k->name, dtype_mask_str(k->dtypes, dt, sizeof dt),
+               k->limits, k->idea);
+    }
+}
+
+// A bad argument: one line that names it, a usage hint, exit 2.
+static void die_usage(const program_t *prog, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", prog->binary);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry './%s --help'.\n", prog->binary);
+    exit(EXIT_USAGE);
+}
+
+// Strict integer parsing: the whole string, in range.
+static int parse_long(const char *s, long lo, long hi, long *out) {
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+static int parse_double(const char *s, double *out) {
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+static const kernel_t *find_kernel(const program_t *prog, int number) {
+    for (int i = 0; i < prog->n_kernels; i++)
+        if (prog->kernels[i].number == number) return &prog->kernels[i];
+    return NULL;
+}
+
+// Parses argv into o. Every argument error exits 2 here, before any GPU is looked for.
+// The common shape limit of a [rows, cols] problem (the programs index with 32-bit block counts and keep
+// host copies in double): NULL when fine.
+static const char *check_rows_cols(const options_t *o) {
+    if ((double)o->rows * (double)o->cols > 4e9)
+        return reasonf("shape %ldx%ld too large (rows*cols must stay below 4e9 elements)", o->rows, o->cols);
+    return NULL;
+}
+
+static void check_output_file(const program_t *prog, const char *option, const char *path, const char *header);
+
+static void parse_args(int argc, char **argv, const program_t *prog, options_t *o) {
+    memset(o, 0, sizeof *o);
+    o->kernel = KERNEL_DEFAULT;
+    o->rows = prog->default_rows;
+    o->cols = prog->default_cols;
+    o->dtype = DT_FP32;
+    o->seed = 1234;
+    o->input_std = 1.0;
+
+    enum { O_DTYPE = 1000, O_BLOCK, O_REPEATS, O_SEED, O_IMEAN, O_ISTD, O_CHECK, O_LIST, O_CSV, O_JSON,
+           O_DEVICE, O_EXTRA };
+    struct option longopts[64];
+    int n = 0;
+    struct option base[] = {
+        {"rows", required_argument, 0, 'N'},        {"cols", required_argument, 0, 'C'},
+        {"dtype", required_argument, 0, O_DTYPE},   {"block-size", required_argument, 0, O_BLOCK},
+        {"repeats", required_argument, 0, O_REPEATS}, {"seed", required_argument, 0, O_SEED},
+        {"input-mean", required_argument, 0, O_IMEAN}, {"input-std", required_argument, 0, O_ISTD},
+        {"check", no_argument, 0, O_CHECK},         {"list", no_argument, 0, O_LIST},
+        {"csv", required_argument, 0, O_CSV},       {"json", required_argument, 0, O_JSON},
+        {"device", required_argument, 0, O_DEVICE}, {"help", no_argument, 0, 'h'},
+    };
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) longopts[n++] = base[i];
+    for (int i = 0; i < prog->n_extra && n < 62; i++)
+        longopts[n++] = (struct option){prog->extra[i].name, prog->extra[i].has_arg, 0, O_EXTRA + i};
+    longopts[n] = (struct option){0, 0, 0, 0};
+
+    opterr = 0;  // we print our own one-line messages
+    optind = 1;
+    int c, longindex = 0;
+    long v;
+    while ((c = getopt_long(argc, argv, ":N:C:B:T:h", longopts, &longindex)) != -1) {
+        switch (c) {
+        case 'N':
+            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid rows '%s' (-N/--rows: a positive integer)", optarg);
+            o->rows = v; o->rows_set = 1; break;
+        case 'C':
+            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid cols '%s' (-C/--cols: a positive integer)", optarg);
+            o->cols = v; o->cols_set = 1; break;
+        case 'B':
+            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid B '%s' (-B: a positive integer)", optarg);
+            o->B = v; o->bt_set = 1; break;
+        case 'T':
+            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid T '%s' (-T: a positive integer)", optarg);
+            o->T = v; o->bt_set = 1; break;
+        case O_DTYPE:
+            if (parse_dtype(optarg, &o->dtype)) die_usage(prog, "invalid dtype '%s' (--dtype: fp32, fp16 or bf16)", optarg);
+            break;
+        case O_BLOCK:
+            if (parse_long(optarg, 32, 1024, &v) || v % 32)
+                die_usage(prog, "invalid block size '%s' (--block-size: a multiple of 32 in [32, 1024])", optarg);
+            o->block_size = (int)v; break;
+        case O_REPEATS:
+            if (parse_long(optarg, 1, 100000, &v)) die_usage(prog, "invalid repeats '%s' (--repeats: an integer in [1, 100000])", optarg);
+            o->repeats = (int)v; break;
+        case O_SEED: {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(optarg, &end, 10);
+            if (errno || *end || !*optarg || optarg[0] == '-') die_usage(prog, "invalid seed '%s' (--seed: a non-negative integer)", optarg);
+            o->seed = s; break;
+        }
+        case O_IMEAN:
+            if (parse_double(optarg, &o->input_mean)) die_usage(prog, "invalid input mean '%s' (--input-mean: a finite number)", optarg);
+            break;
+        case O_ISTD:
+            if (parse_double(optarg, &o->input_std) || o->input_std < 0)
+                die_usage(prog, "invalid input std '%s' (--input-std: a finite number >= 0)", optarg);
+            break;
+        case O_CHECK: o->check_only = 1; break;
+        case O_LIST: o->list = 1; break;
+        case O_CSV: o->csv_path = optarg; break;
+        case O_JSON: o->json_path = optarg; break;
+        case O_DEVICE:
+            if (parse_long(optarg, 0, 1023, &v)) die_usage(prog, "invalid device '%s' (--device: a GPU index >= 0)", optarg);
+            o->device = (int)v; break;
+        case 'h': o->help = 1; break;
+        case ':':
+            die_usage(prog, "option '%s' needs an argument", argv[optind - 1]);
+        case '?':  // optopt: a short option's character, a long option's value (given an argument it takes
+                   // none), or 0 for an unknown long option
+            if (optopt > 0 && optopt < 128 && isalnum(optopt)) die_usage(prog, "unknown option '-%c'", optopt);
+            if (optopt >= 128) die_usage(prog, "option '%s' takes no argument", argv[optind - 1]);
+            die_usage(prog, "unknown option '%s'", argv[optind - 1]);
+        default:
+            if (c >= O_EXTRA && c < O_EXTRA + prog->n_extra) {
+                const char *err = prog->parse_extra(c - O_EXTRA, optarg);
+                if (err) die_usage(prog, "%s", err);
+            } else {
+                die_usage(prog, "unknown option '%s'", argv[optind - 1]);
+            }
+        }
+    }
+    if (o->help || o->list) {
+        if (optind < argc)
+            die_usage(prog, "unexpected argument '%s' (%s takes no other argument)", argv[optind],
+                      o->help ? "--help" : "--list");
+        return;
+    }
+    if (optind < argc) {
+        const char *k = argv[optind++];
+        if (strcmp(k, "all") == 0) {
+            o->kernel = KERNEL_ALL;
+        } else if (strchr(k, ',')) {  // K1,K2,...
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", k);
+            o->kernel = KERNEL_LIST;
+            for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                if (parse_long(t, 0, 1000000, &v) != 0 || !find_kernel(prog, (int)v))
+                    die_usage(prog, "unknown kernel '%s' in '%s' (numbers from --list, separated by commas)", t, k);
+                for (int i = 0; i < o->n_picked; i++)
+                    if (o->picked[i] == (int)v) die_usage(prog, "kernel %ld named twice in '%s'", v, k);
+                if (o->n_picked == MAX_PICKED) die_usage(prog, "too many kernels in '%s'", k);
+                o->picked[o->n_picked++] = (int)v;
+            }
+            if (o->n_picked < 2) die_usage(prog, "unknown kernel '%s' (a number from --list, K1,K2,..., or 'all')", k);
+        } else if (parse_long(k, 0, 1000000, &v) == 0 && find_kernel(prog, (int)v)) {
+            o->kernel = (int)v;
+        } else {
+            die_usage(prog, "unknown kernel '%s' (a number from --list, K1,K2,..., or 'all')", k);
+        }
+    }
+    if (optind < argc) die_usage(prog, "unexpected argument '%s'", argv[optind]);
+    if (o->bt_set) {
+        if (o->rows_set) die_usage(prog, "give rows either as -N or as -B/-T, not both");
+        long B = o->B ? o->B : 8, T = o->T ? o->T : 1024;
+        o->rows = B * T;
+    }
+    if (o->kernel >= 0) {
+        const kernel_t *k = find_kernel(prog, o->kernel);
+        if (!(k->dtypes & DT_BIT(o->dtype)))
+            die_usage(prog, "kernel %d does not support --dtype %s (see --list)", o->kernel, dtype_name(o->dtype));
+    }
+    // A program with its own checks owns the shape check too (its tensor need not be rows x cols).
+    const char *err = prog->check_options ? prog->check_options(o) : check_rows_cols(o);
+    if (err) die_usage(prog, "%s", err);
+    if (o->csv_path) check_output_file(prog, "--csv", o->csv_path, CSV_HEADER);
+    if (o->json_path) check_output_file(prog, "--json", o->json_path, NULL);
+}
