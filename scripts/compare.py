@@ -3,7 +3,7 @@
 
     scripts/compare.py BASE NEW [--threshold 0.05] [--strict] [--best-only]
 
-BASE and NEW are results CSVs (the programs' schema: common.h CSV_HEADER, scripts/summary.py CSV_FIELDS) or
+BASE and NEW are results CSVs (the programs' schema: harness/options.h CSV_HEADER, scripts/summary.py CSV_FIELDS) or
 folders of them (every <op>.csv of NEW is compared with the same file in BASE). Points are matched by (op, kernel,
 dtype, shape, block size). Reported:
 - validation failures in NEW (any FAIL row);

@@ -5,7 +5,7 @@
                        [--resume] [OP ...]
 
 - full mode (default): every standard shape, fp32 and bf16; quick mode: each op's default shape only.
-- CSV rows (the programs' schema: common.h CSV_HEADER) go to DIR/<gpu-slug>/<op>.csv, the programs' output to
+- CSV rows (the programs' schema: harness/options.h CSV_HEADER) go to DIR/<gpu-slug>/<op>.csv, the programs' output to
   <op>.log, and a summary.md (device header, best kernel per shape with GB/s and %SOL, failures) beside them.
   DIR defaults to results/.
 - the peers (scripts/peers.py: PyTorch eager, torch.compile and Liger-Kernel on the same points) into DIR/<gpu-slug>/peers.csv,

@@ -18,7 +18,7 @@ import cli
 import shapes
 
 
-# The programs' CSV schema (common.h CSV_HEADER), in order. The last three columns came later: a row without
+# The programs' CSV schema (harness/options.h CSV_HEADER), in order. The last three columns came later: a row without
 # them was timed with CUDA events (row_clock).
 CSV_FIELDS = ["op", "kernel", "kernel_name", "dtype", "shape", "block_size", "time_ms_median", "time_ms_min", "bytes",
               "gbps", "sol_gbps", "sol_pct", "max_abs_err", "max_rel_err", "status", "gpu", "sm", "cuda", "git_rev",

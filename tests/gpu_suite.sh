@@ -93,7 +93,7 @@ for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
 done
 
 if in_ops layernorm; then
-# timing mode: CSV with the programs' schema (common.h CSV_HEADER), JSON Lines that parse
+# timing mode: CSV with the programs' schema (harness/options.h CSV_HEADER), JSON Lines that parse
 tmp=build/suite_timing
 rm -f $tmp.csv $tmp.jsonl
 out=$(./layernorm_forward 10 -N 2048 -C 1024 --repeats 20 --csv $tmp.csv --json $tmp.jsonl 2>&1); rc=$?
