@@ -46,9 +46,7 @@ typedef struct {
 
 static double g_eps = 1e-5;
 static int g_cluster = 0;    // --cluster K: kernel 10's register path forced to clusters of K blocks (0: its rule)
-static int g_prefetch = 0;   // --prefetch 1: kernel 10's one-block register plans run as path 6p (0: its rule, never)
-static int g_prefetch_set;   // --prefetch was given (it, like --cluster, applies to kernel 10 alone)
-#define LN_DISPATCHER 10      // kernel 10, the dispatcher (the default kernel): what --cluster and --prefetch steer
+#define LN_DISPATCHER 10      // kernel 10, the dispatcher (the default kernel): what --cluster steers
 
 // ------------------------------------------------------------------------------------------------
 // CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
@@ -247,7 +245,7 @@ __global__ void layernorm_kernel5(const float *__restrict__ x, const float *__re
 // under the 64-register cap of 1024-thread blocks), and at small C most threads hold nothing.
 
 // The register kernels' loops over the packs a thread holds (pack p: i = threadIdx.x + p * blockDim.x < nvec),
-// shared by kernel 6 and the dispatcher's path 6p: the sum, the sum of squares around m, and y.
+// kernel 6's: the sum, the sum of squares around m, and y.
 template <typename T, int VEC, int PACKS>
 __device__ __forceinline__ float rowreg_sum(const Pack<T, VEC> (&v)[PACKS], int nvec) {
     float s = 0.f;
@@ -638,65 +636,6 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__rest
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 10's prefetching path 6p (not a ladder step of its own, like 7p; its gain is in results/NOTES.md):
-// kernel 6's block kernel with 16-byte packs, made persistent (one resident grid, each block takes rows
-// blockIdx.x, + gridDim.x, ...), and the block's next row copied into shared memory (cp.async) while it reduces
-// and writes the current one. Each thread copies its own packs into its own slots and reads only those, so
-// the stage needs no barrier of its own: the next row's copy into the same slots starts after the first
-// block_sum, whose barriers follow the thread's sum of every pack it read from them.
-// Improves: where kernel 6 runs one block an SM (a row of 1024 threads x 8 packs: fp32 C = 32768, 16-bit
-// C = 65536), nothing else on the SM loads while that block reduces; here the next row's DRAM reads overlap the
-// second block reduction and the stores. Shared memory holds the row a second time (128 KB at 1024 x 8).
-// Measured: it does not pay, so the dispatcher runs it only under --prefetch 1. Against kernel 6 it lost 5-14%
-// at every C = 2048-32768 on an H100 and an H200, also at fp32 2048x32768 where it was meant to win (H200:
-// 0.170 ms against 0.151; ncu: DRAM throughput 62% against 72%, more scoreboard stalls); against kernel 9 at
-// bf16 1024x65536 it won on the H100 (0.108 against 0.113) and lost on the H200 (0.094 against 0.087). Why
-// the overlap did not pay was not found (results/NOTES.md).
-// Wrong: the first row of every block is not overlapped, and with few rows a block (N / SMs) the last round
-// leaves SMs idle (fp32 2048x32768 on 132 SMs: 15.5 rows a block, the last round half full).
-
-template <typename T, int VEC, int PACKS>
-__global__ void __launch_bounds__(1024) layernorm_rowreg_prefetch_kernel(
-    const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
-    float *__restrict__ mean, float *__restrict__ rstd, long N, long C, float eps) {
-    extern __shared__ __align__(16) unsigned char ln_stage_raw[];
-    Pack<T, VEC> *stage = reinterpret_cast<Pack<T, VEC> *>(ln_stage_raw);  // slot of pack p: p * blockDim.x + tid
-    __shared__ float scratch[33];
-    int nvec = (int)(C / VEC);
-    long row = blockIdx.x;
-#pragma unroll
-    for (int p = 0; p < PACKS; p++) {
-        int i = threadIdx.x + p * blockDim.x;
-        if (row < N && i < nvec) cp_async16(&stage[i], x + row * C + (long)i * VEC);
-    }
-    cp_async_commit();
-    for (; row < N; row += gridDim.x) {
-        cp_async_wait_all();
-        Pack<T, VEC> v[PACKS];
-#pragma unroll
-        for (int p = 0; p < PACKS; p++) {
-            int i = threadIdx.x + p * blockDim.x;
-            if (i < nvec) v[p] = stage[i];
-        }
-        float m = block_sum(rowreg_sum(v, nvec), scratch) / C;
-        // the sum (stored for block_sum before its barriers) consumed every pack read from the stage: slots free
-        long next = row + gridDim.x;
-#pragma unroll
-        for (int p = 0; p < PACKS; p++) {
-            int i = threadIdx.x + p * blockDim.x;
-            if (next < N && i < nvec) cp_async16(&stage[i], x + next * C + (long)i * VEC);
-        }
-        cp_async_commit();
-        float r = rsqrtf(block_sum(rowreg_sq(v, nvec, m), scratch) / C + eps);
-        rowreg_store<false>(v, nvec, m, r, w, b, y + row * C);
-        if (threadIdx.x == 0) {
-            mean[row] = m;
-            rstd[row] = r;
-        }
-    }
-}
-
-// ------------------------------------------------------------------------------------------------
 // Launchers: pick the template instance, check the launch.
 
 #define LN_ARGS(T, P) (const T *)(P)->x, (const T *)(P)->w, (const T *)(P)->b, (T *)(P)->y, (P)->mean, (P)->rstd
@@ -909,9 +848,7 @@ static void launch_k9(const void *pp, launch_t *l) {
 //                                             early); else 7; 256 threads
 //   16-byte packs, the row fits 8 blocks x -> the row in registers: kernel 6's block kernel (CL = 1) or the
 //   1024 threads x 8 packs                    cluster path (CL = 2..8 blocks a row), planned by regs_plan();
-//                                             (16-bit rows of 1024 threads x 8 packs, C = 65536: 9); with
-//                                             --prefetch 1 a one-block plan runs as 6p (kernel 6 persistent,
-//                                             the next row prefetched into shared memory), which measured slower
+//                                             (16-bit rows of 1024 threads x 8 packs, C = 65536: 9)
 //   anything else                          -> 9, about 32 elements a thread, 128..1024 threads
 // A --block-size given on the command line is passed to the path.
 typedef struct { int cl, bs, packs, blocks_sm, threads_sm; } regplan_t;
@@ -942,34 +879,6 @@ static const void *regplan_fn(dtype_t d, int cl, int packs) {  // 16-byte packs
     default: regplan_fn_t<__nv_bfloat16, 8>(cl, packs, &fn); break;
     }
     return fn;
-}
-// Path 6p's kernel instance, its dynamic shared-memory limit raised once to the largest stage it can take
-// (1024 threads x PACKS packs; launch() runs in the timed region).
-template <typename T, int VEC, int PACKS>
-static const void *prefetch_kernel() {
-    static bool limit_set = false;
-    const void *fn = (const void *)layernorm_rowreg_prefetch_kernel<T, VEC, PACKS>;
-    if (!limit_set) {
-        CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024 * PACKS * 16));
-        limit_set = true;
-    }
-    return fn;
-}
-template <typename T, int VEC>
-static const void *prefetch_fn_t(int packs) {
-    switch (packs) {
-    case 1: return prefetch_kernel<T, VEC, 1>();
-    case 2: return prefetch_kernel<T, VEC, 2>();
-    case 4: return prefetch_kernel<T, VEC, 4>();
-    default: return prefetch_kernel<T, VEC, 8>();
-    }
-}
-// Path 6p for a register plan of one block a row: the kernel and its stage (bs threads x packs 16-byte packs).
-static const void *prefetch_fn(dtype_t d, int bs, int packs, size_t *smem) {
-    *smem = (size_t)bs * packs * 16;
-    return d == DT_FP32 ? prefetch_fn_t<float, 4>(packs)
-           : d == DT_FP16 ? prefetch_fn_t<__half, 8>(packs)
-                          : prefetch_fn_t<__nv_bfloat16, 8>(packs);
 }
 // Residency of one candidate: blocks and threads an SM holds; 0 when it cannot launch.
 static int regplan_rate(dtype_t d, long N, regplan_t *c) {
@@ -1038,12 +947,6 @@ static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_ou
     }
     if (vec == 16 / (int)dtype_size(p->h.dtype)) {
         *plan = regs_plan(p->h.dtype, p->N, nvec, req_bs);
-        // 6p only when asked (--prefetch 1): it lost to kernel 6 by 5-14% at every C = 2048-32768 and to kernel
-        // 9 at bf16 C = 65536 on the H200 (0.094 ms against 0.087; on the H100 it won there, 0.108 against 0.113)
-        if (plan->packs && plan->cl == 1 && !g_cluster && g_prefetch == 1) {
-            *bs_out = plan->bs;
-            return "6p";
-        }
         // 16-bit rows of 1024 threads x 8 packs (C = 65536): kernel 6 at one block an SM reached 69% of the
         // copy where kernel 9's re-read (from L2) reached 73% (H200): 9 runs
         bool big16 = plan->cl == 1 && p->h.dtype != DT_FP32 && plan->bs == 1024 && plan->packs == 8;
@@ -1082,13 +985,6 @@ static void launch_k10(const void *pp, launch_t *l) {
         int tpr = subwarp_tpr(p->C / vec);
         DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, bs, tpr);
         snprintf(l->path, sizeof l->path, "7 (subwarp, %d lanes/row, %d-wide packs)", tpr, vec);
-    } else if (path[0] == '6' && path[1] == 'p') {
-        size_t smem = 0;
-        const void *fn = prefetch_fn(p->h.dtype, bs, pl.packs, &smem);
-        long grid = persist_grid(fn, bs, N, smem);
-        CUDA_CHECK(cudaLaunchKernel(fn, dim3((unsigned)grid), dim3(bs), args, smem, 0));
-        snprintf(l->path, sizeof l->path, "6p (persistent, next row prefetched, %d packs/thread, %ld blocks)", pl.packs,
-                 grid);
     } else if (path[0] == '6') {
         const void *fn = regplan_fn(p->h.dtype, pl.cl, pl.packs);
         if (pl.cl == 1) {
@@ -1180,18 +1076,8 @@ static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E          epsilon (default 1e-5)"},
     {"cluster", required_argument,
      "--cluster K      kernel 10: run its register path with clusters of K blocks a row (1, 2, 4 or 8; 1 = one\n"
-     "                   block a row), the block size from --block-size or its rule (tests and sweeps)"},
-    {"prefetch", required_argument,
-     "--prefetch 0|1   kernel 10: 1 runs every one-block register plan as the prefetching persistent path 6p\n"
-     "                   (tests and sweeps); 0, the default, keeps its rule, which never picks 6p"}};
+     "                   block a row), the block size from --block-size or its rule (tests and sweeps)"}};
 static const char *parse_extra(int index, const char *arg) {
-    if (index == 2) {
-        long k;
-        if (parse_long(arg, 0, 1, &k)) return reasonf("invalid prefetch '%s' (--prefetch: 0 or 1)", arg);
-        g_prefetch = (int)k;
-        g_prefetch_set = 1;
-        return NULL;
-    }
     if (index == 1) {
         long k;
         if (parse_long(arg, 1, 8, &k) || (k & (k - 1)))
@@ -1205,12 +1091,11 @@ static const char *parse_extra(int index, const char *arg) {
     return NULL;
 }
 
-// --cluster and --prefetch steer kernel 10's paths: refused with any other kernel (or several), where they
-// would do nothing.
+// --cluster steers kernel 10's register path: refused with any other kernel (or several), where it would do
+// nothing.
 static const char *check_options(const options_t *o) {
     int dispatcher = o->kernel == LN_DISPATCHER || o->kernel == KERNEL_DEFAULT;
-    if ((g_cluster || g_prefetch_set) && !dispatcher)
-        return reasonf("%s applies to kernel 10 alone (give it as the kernel)", g_cluster ? "--cluster" : "--prefetch");
+    if (g_cluster && !dispatcher) return "--cluster applies to kernel 10 alone (give it as the kernel)";
     return check_rows_cols(o);
 }
 

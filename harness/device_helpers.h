@@ -85,15 +85,6 @@ template <typename T, int N> __device__ __forceinline__ void store_pack_cs(T *p,
     __stcs(reinterpret_cast<R *>(p), r);
 }
 
-// Asynchronous 16-byte copy global -> shared (cp.async, sm_80+; .cg: cached in L2 only), and its group
-// commit / wait. A thread waits only for its own copies: another thread's slots need a __syncthreads too.
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
