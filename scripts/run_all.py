@@ -32,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
+import side_by_side  # noqa: E402
 import summary as summary_mod  # noqa: E402
 
 
@@ -128,7 +129,11 @@ def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resu
 
 
 def write_summary(out_dir, ops_done):
+    """DIR/summary.md, the full tables of a results folder (the README shows one ladder table per op): per op,
+    the device line, the ladder at each of its LADDER_SHAPES, the best kernel of the ladder (1 and up) at every
+    point, the side-by-side table with cuDNN and the peers, and the validation failures."""
     lines = []
+    side = side_by_side.folder_tables(out_dir)
     for op, csv_path, log_path in ops_done:
         header = ""
         with open(log_path) as f:
@@ -143,7 +148,14 @@ def write_summary(out_dir, ops_done):
         if not rows:
             lines.append("no rows\n")
             continue
-        lines.append(summary_mod.best_table(rows).strip() + "\n")
+        for shape in shapes_mod.LADDER_SHAPES.get(op, []):
+            if any(r["shape"] == shape for r in rows):
+                lines.append(summary_mod.ladder(rows, shape).strip() + "\n\n")
+        lines.append("Best kernel of the ladder (1 and up) at every point:\n")
+        lines.append(summary_mod.best_table([r for r in rows if r["kernel"] != "0"]).strip() + "\n")
+        if op in side:
+            lines.append("\nSide by side with cuDNN (kernel 0) and the peers (scripts/side_by_side.py):\n\n")
+            lines.append("\n".join(side[op][0]) + "\n")
         fails = [r for r in rows if r["status"] == "FAIL"]
         lines.append(f"\nvalidation failures: {len(fails)}\n")
         for r in fails[:20]:

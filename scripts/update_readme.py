@@ -3,12 +3,11 @@
 
     scripts/update_readme.py results/<gpu> [--readme README.md] [--check]
 
-Between `<!-- ladder:OP -->` and `<!-- /ladder:OP -->`: the ladder of OP (kernel, its idea from the
-header comment of OP_forward.cu, best GB/s, %SOL and gain over the previous kernel, at the shapes of
-scripts/shapes.py LADDER_SHAPES), one table per dtype. Between `<!-- best:OP -->` and `<!-- /best:OP -->`:
-the best kernel of the ladder (1 and up) at every standard shape. Between `<!-- peers:OP -->` and `<!-- /peers:OP -->`: the side-by-side
-table of scripts/side_by_side.py (best kernel, cuDNN, torch, torch.compile, Liger). Text outside the markers is left alone. --check: exit 1 if the
-README would change (nothing is written).
+Between `<!-- ladder:OP -->` and `<!-- /ladder:OP -->`: the ladder of OP, one table: each kernel, its idea from
+the header comment of OP_forward.cu, and its best GB/s, %SOL and gain over the previous kernel at the first of
+scripts/shapes.py's LADDER_SHAPES, a column group per dtype. The full tables (both ladder shapes, the best
+kernel at every point, the side-by-side with the peers) are in results/<gpu>/summary.md (scripts/run_all.py).
+Text outside the markers is left alone. --check: exit 1 if the README would change (nothing is written).
 """
 import os
 import re
@@ -19,8 +18,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 from registry import header_kernels  # noqa: E402
-from side_by_side import folder_tables  # noqa: E402
-from summary import best_points, best_table, op_results, results_folder, row_clock  # noqa: E402
+from summary import best_points, op_results, results_folder, row_clock  # noqa: E402
 
 DTYPE_ORDER = ["fp32", "fp16", "bf16"]
 
@@ -40,33 +38,26 @@ def ladder_block(op, rows, folder):
         names.setdefault(k, name)
     best = best_points(rows)
     gpu = rows[0]["gpu"]
-    revs = ", ".join(sorted({r["git_rev"] for r in rows}))
-    shapes = list(shapes_mod.LADDER_SHAPES.get(op, []))
-    shapes = [s for s in shapes if any(r["shape"] == s for r in rows)] or [rows[0]["shape"]]
-    out = [f"Measured on an **{gpu}** ({os.path.relpath(folder, ROOT)}/, commit {revs}; {clock_words(rows)}), best "
-           "block size of each kernel; gain = over the previous kernel that ran at that shape.", ""]
-    for dtype in sorted({r["dtype"] for r in rows}, key=DTYPE_ORDER.index):
-        head = "| # | kernel | the one idea it adds |"
-        rule = "|---:|---|---|"
-        for s in shapes:
-            head += f" {s} {dtype} GB/s | %SOL | gain |"
-            rule += "---:|---:|---:|"
-        out += [head, rule]
-        prev = {s: None for s in shapes}
-        for k in sorted(names):
-            line = f"| {k} | {names[k]} | {ideas.get(k, ('', ''))[1]} |"
-            for s in shapes:
-                p = best.get((dtype, s, k))
-                if isinstance(p, dict):
-                    g = float(p["gbps"])
-                    gain = f"{g / prev[s]:.2f}x" if prev[s] else "-"
-                    line += f" {g:.0f} | {float(p['sol_pct']):.1f}% | {gain} |"
-                    prev[s] = g
-                else:
-                    line += f" {'FAIL' if p == 'FAIL' else 'skipped'} | | |"
-            out.append(line)
-        out.append("")
-    return "\n".join(out).rstrip()
+    shape = next((s for s in shapes_mod.LADDER_SHAPES.get(op, []) if any(r["shape"] == s for r in rows)),
+                 rows[0]["shape"])
+    dtypes = sorted({r["dtype"] for r in rows if r["shape"] == shape}, key=DTYPE_ORDER.index)
+    out = [f"{shape} on an **{gpu}** ({os.path.relpath(folder, ROOT)}/{op}.csv, {clock_words(rows)}), best block size "
+           "of each kernel; gain = over the previous kernel that ran.", ""]
+    head = "| # | kernel | the one idea it adds |" + "".join(f" {d} GB/s | %SOL | gain |" for d in dtypes)
+    out += [head, "|---:|---|---|" + "---:|---:|---:|" * len(dtypes)]
+    prev = {d: None for d in dtypes}
+    for k in sorted(names):
+        line = f"| {k} | {names[k]} | {ideas.get(k, ('', ''))[1]} |"
+        for d in dtypes:
+            p = best.get((d, shape, k))
+            if isinstance(p, dict):
+                g = float(p["gbps"])
+                line += f" {g:.0f} | {float(p['sol_pct']):.1f}% | {f'{g / prev[d]:.2f}x' if prev[d] else '-'} |"
+                prev[d] = g
+            else:
+                line += f" {'FAIL' if p == 'FAIL' else 'skipped'} | | |"
+        out.append(line)
+    return "\n".join(out)
 
 
 def replace_block(text, tag, body):
@@ -87,13 +78,9 @@ def main(argv):
         text = f.read()
     new = text
     found_any = False
-    side = folder_tables(a.folder)
     for op, rows in op_results(a.folder):
-        new, f1 = replace_block(new, f"ladder:{op}", ladder_block(op, rows, a.folder))
-        # the ladder's own kernels (1 and up): cuDNN, kernel 0, is a peer, in the side-by-side table
-        new, f2 = replace_block(new, f"best:{op}", best_table([r for r in rows if r["kernel"] != "0"]).strip())
-        new, f3 = replace_block(new, f"peers:{op}", "\n".join(side[op][0]))
-        found_any |= f1 or f2 or f3
+        new, found = replace_block(new, f"ladder:{op}", ladder_block(op, rows, a.folder))
+        found_any |= found
     if not found_any:
         print(f"update_readme: no markers for the ops in {a.folder}", file=sys.stderr)
         return 1
