@@ -414,33 +414,6 @@ __global__ void layernorm_subwarp_kernel(const T *__restrict__ x, const T *__res
     subwarp_finish_row<T, VEC, TPR, MAXP>(v, valid, lane, nvec, row, C, w, b, y, mean, rstd, eps);
 }
 
-// Kernel 10's persistent path (7p): kernel 7's layout, but the grid holds only the blocks that are resident
-// at once, and each group of TPR lanes walks rows row, row + stride, ...; the next row's x is loaded before
-// the current row is reduced and written, so loads stay in flight while a row's shuffles, w/b loads and
-// stores run, and no block is launched or drained per row. Two rows of MAXP packs live in registers.
-// Measured (H100, results/NOTES.md): fp32 C = 128-512 (4 packs a lane, 64 registers) 3-6 points of the copy
-// above kernel 7; fp32 C = 768-1024 (6-8 packs, 117-127 registers) and bf16 1-5 points below it, so the
-// dispatcher takes this path for fp32 rows of at most 4 packs a lane only.
-// Wrong: twice kernel 7's registers for x; the last pass over the rows leaves part of the grid idle.
-template <typename T, int VEC, int TPR, int MAXP>
-__global__ void layernorm_subwarp_persist_kernel(const T *__restrict__ x, const T *__restrict__ w,
-                                                 const T *__restrict__ b, T *__restrict__ y,
-                                                 float *__restrict__ mean, float *__restrict__ rstd, long N, long C,
-                                                 float eps) {
-    long stride = (long)gridDim.x * (blockDim.x / TPR);
-    long row = blockIdx.x * (long)(blockDim.x / TPR) + threadIdx.x / TPR;
-    long first = row - threadIdx.x / TPR;  // the block's first row this pass: the loop test is block-uniform
-    int lane = threadIdx.x % TPR, nvec = (int)(C / VEC);
-    Pack<T, VEC> v[MAXP], next[MAXP];
-    subwarp_load_row<T, VEC, TPR, MAXP, true>(v, x + row * C, row < N, lane, nvec);
-    for (; first < N; first += stride, row += stride) {
-        subwarp_load_row<T, VEC, TPR, MAXP, true>(next, x + (row + stride) * C, row + stride < N, lane, nvec);
-        subwarp_finish_row<T, VEC, TPR, MAXP, true>(v, row < N, lane, nvec, row, C, w, b, y, mean, rstd, eps);
-#pragma unroll
-        for (int p = 0; p < MAXP; p++) v[p] = next[p];
-    }
-}
-
 // ------------------------------------------------------------------------------------------------
 // Kernel 8: one block per row with the row cached in shared memory (dynamic, C elements of T): one read of
 // x from DRAM into shared memory with 16-byte packs, per-thread (count, mean, M2) from its part, a Welford
@@ -543,96 +516,6 @@ __global__ void layernorm_reread_kernel(const T *__restrict__ x, const T *__rest
         mean[row] = m;
         rstd[row] = r;
     }
-}
-
-// ------------------------------------------------------------------------------------------------
-// Kernel 10's cluster path (sm_90+; not a ladder step of its own: the dispatcher runs it, and its gain is in
-// results/NOTES.md). Kernel 6's row in registers, split across a thread-block cluster of CL blocks (CL <= 8,
-// the portable size): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row. Each block
-// sums its part (block_sum) and publishes the sum in its shared memory; after cluster.sync() thread 0 of
-// every block adds the CL sums through distributed shared memory (map_shared_rank), in rank order, so all
-// blocks get the same mean; the squares around that mean go the same way into a second slot. A last
-// cluster.sync(), after the stores, keeps every block's shared memory alive until the others have read it.
-// Improves: x read once for rows beyond what one block holds at good occupancy (fp32 C = 65536 is 256 KB:
-// more than an SM's registers or shared memory, so kernel 9 re-reads it from DRAM), and a large row in
-// registers at 2+ blocks an SM instead of one 1024-thread block, so one block's reductions overlap another's
-// loads.
-// Wrong: needs clusters (sm_90+); two cluster barriers a row before y can be written; a block holds
-// 1/CL of a row, so small rows gain nothing from it.
-
-template <typename T, int VEC, int PACKS>
-__global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__restrict__ x, const T *__restrict__ w,
-                                                                 const T *__restrict__ b, T *__restrict__ y,
-                                                                 float *__restrict__ mean, float *__restrict__ rstd,
-                                                                 long N, long C, float eps) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    cg::cluster_group cluster = cg::this_cluster();
-    __shared__ float scratch[33];
-    __shared__ float part_sum, part_sq, s_stat;
-    const unsigned rank = cluster.block_rank(), nblocks = cluster.num_blocks();
-    long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
-    const T *xr = x + row * C;
-    int nvec = (int)(C / VEC);
-    int first = (int)rank * blockDim.x * PACKS + threadIdx.x;  // pack p of this thread: first + p * blockDim.x
-    int np = nvec > first ? (nvec - first + blockDim.x - 1) / blockDim.x : 0;  // its packs inside the row
-    Pack<T, VEC> v[PACKS];
-#pragma unroll
-    for (int p = 0; p < PACKS; p++)
-        if (p < np) v[p] = load_pack_cs<T, VEC>(xr + (long)(first + p * blockDim.x) * VEC);  // streaming: see kernel 3
-    float s = 0.f;
-#pragma unroll
-    for (int p = 0; p < PACKS; p++)
-        if (p < np) {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) s += pack_elem(v[p], j);
-        }
-    s = block_sum(s, scratch);
-    if (threadIdx.x == 0) part_sum = s;
-    cluster.sync();  // every block's sum is written and visible to the cluster
-    if (threadIdx.x == 0) {
-        float t = 0.f;
-        for (unsigned k = 0; k < nblocks; k++) t += *cluster.map_shared_rank(&part_sum, k);
-        s_stat = t / C;
-    }
-    __syncthreads();
-    float m = s_stat;
-    float sq = 0.f;
-#pragma unroll
-    for (int p = 0; p < PACKS; p++)
-        if (p < np) {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                float d = pack_elem(v[p], j) - m;
-                sq += d * d;
-            }
-        }
-    sq = block_sum(sq, scratch);  // its first barrier also ends every read of s_stat above
-    if (threadIdx.x == 0) part_sq = sq;
-    cluster.sync();
-    if (threadIdx.x == 0) {
-        float t = 0.f;
-        for (unsigned k = 0; k < nblocks; k++) t += *cluster.map_shared_rank(&part_sq, k);
-        s_stat = rsqrtf(t / C + eps);
-    }
-    __syncthreads();
-    float r = s_stat;
-    T *yr = y + row * C;
-#pragma unroll
-    for (int p = 0; p < PACKS; p++)
-        if (p < np) {
-            int i = first + p * blockDim.x;
-            Pack<T, VEC> wv = load_pack<T, VEC>(w + (long)i * VEC), bv = load_pack<T, VEC>(b + (long)i * VEC), out;
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-            store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
-        }
-    if (rank == 0 && threadIdx.x == 0) {
-        mean[row] = m;
-        rstd[row] = r;
-    }
-    cluster.sync();  // no block leaves while another may still read its part_sq
-#endif
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -760,37 +643,6 @@ static void launch_k7(const void *pp, launch_t *l) {
     DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, l->block_size, tpr);
 }
 
-// Kernel 10's persistent path: fp32 rows of at most 4 packs a lane (C <= 512; the measured rule above the
-// kernel), else NULL.
-static const void *persist_fn(const ln_problem_t *p) {
-    long nvec = p->C / vec_width(p);
-    int tpr = subwarp_tpr(nvec);
-    if (p->h.dtype != DT_FP32 || vec_width(p) != 4 || !tpr || nvec > 4L * tpr) return NULL;
-    switch (tpr) {
-    case 1: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 1, 4>;
-    case 2: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 2, 4>;
-    case 4: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 4, 4>;
-    case 8: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 8, 4>;
-    case 16: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 16, 4>;
-    default: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 32, 4>;
-    }
-}
-// Resident blocks of the grid: blocks an SM (occupancy calculator, kept: launch() runs inside the timed
-// region) x SMs, at most the blocks that have a row to do.
-static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem) {
-    static const void *c_fn;
-    static int c_bs, c_nb;
-    static size_t c_smem;
-    if (fn != c_fn || bs != c_bs || smem != c_smem) {
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, smem));
-        c_fn = fn;
-        c_bs = bs;
-        c_smem = smem;
-    }
-    long g = (long)c_nb * g_dev.prop.multiProcessorCount;
-    return g < blocks_needed ? g : blocks_needed;
-}
-
 // Kernel 8: shared-memory row cache; block size from the occupancy calculator.
 template <typename T, int VEC>
 static void smem_kernel_config(const ln_problem_t *p, int requested, int *bs_out, cudaError_t *err) {
@@ -841,7 +693,158 @@ static void launch_k9(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 10: the dispatcher. Paths by C and dtype, chosen from block-size sweeps on an H100 and an H200
+// Kernel 10, the dispatcher: its own machinery. Two paths that are not ladder steps of their own (the
+// persistent subwarp path 7p and the cluster path), their launch helpers, the register plan, the rule and
+// the launcher. The ladder above stays readable without it.
+
+// Kernel 10's persistent path (7p): kernel 7's layout, but the grid holds only the blocks that are resident
+// at once, and each group of TPR lanes walks rows row, row + stride, ...; the next row's x is loaded before
+// the current row is reduced and written, so loads stay in flight while a row's shuffles, w/b loads and
+// stores run, and no block is launched or drained per row. Two rows of MAXP packs live in registers.
+// Measured (H100, results/NOTES.md): fp32 C = 128-512 (4 packs a lane, 64 registers) 3-6 points of the copy
+// above kernel 7; fp32 C = 768-1024 (6-8 packs, 117-127 registers) and bf16 1-5 points below it, so the
+// dispatcher takes this path for fp32 rows of at most 4 packs a lane only.
+// Wrong: twice kernel 7's registers for x; the last pass over the rows leaves part of the grid idle.
+template <typename T, int VEC, int TPR, int MAXP>
+__global__ void layernorm_subwarp_persist_kernel(const T *__restrict__ x, const T *__restrict__ w,
+                                                 const T *__restrict__ b, T *__restrict__ y,
+                                                 float *__restrict__ mean, float *__restrict__ rstd, long N, long C,
+                                                 float eps) {
+    long stride = (long)gridDim.x * (blockDim.x / TPR);
+    long row = blockIdx.x * (long)(blockDim.x / TPR) + threadIdx.x / TPR;
+    long first = row - threadIdx.x / TPR;  // the block's first row this pass: the loop test is block-uniform
+    int lane = threadIdx.x % TPR, nvec = (int)(C / VEC);
+    Pack<T, VEC> v[MAXP], next[MAXP];
+    subwarp_load_row<T, VEC, TPR, MAXP, true>(v, x + row * C, row < N, lane, nvec);
+    for (; first < N; first += stride, row += stride) {
+        subwarp_load_row<T, VEC, TPR, MAXP, true>(next, x + (row + stride) * C, row + stride < N, lane, nvec);
+        subwarp_finish_row<T, VEC, TPR, MAXP, true>(v, row < N, lane, nvec, row, C, w, b, y, mean, rstd, eps);
+#pragma unroll
+        for (int p = 0; p < MAXP; p++) v[p] = next[p];
+    }
+}
+
+// Kernel 10's cluster path (sm_90+; not a ladder step of its own: the dispatcher runs it, and its gain is in
+// results/NOTES.md). Kernel 6's row in registers, split across a thread-block cluster of CL blocks (CL <= 8,
+// the portable size): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row. Each block
+// sums its part (block_sum) and publishes the sum in its shared memory; after cluster.sync() thread 0 of
+// every block adds the CL sums through distributed shared memory (map_shared_rank), in rank order, so all
+// blocks get the same mean; the squares around that mean go the same way into a second slot. A last
+// cluster.sync(), after the stores, keeps every block's shared memory alive until the others have read it.
+// Improves: x read once for rows beyond what one block holds at good occupancy (fp32 C = 65536 is 256 KB:
+// more than an SM's registers or shared memory, so kernel 9 re-reads it from DRAM), and a large row in
+// registers at 2+ blocks an SM instead of one 1024-thread block, so one block's reductions overlap another's
+// loads.
+// Wrong: needs clusters (sm_90+); two cluster barriers a row before y can be written; a block holds
+// 1/CL of a row, so small rows gain nothing from it.
+
+template <typename T, int VEC, int PACKS>
+__global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__restrict__ x, const T *__restrict__ w,
+                                                                 const T *__restrict__ b, T *__restrict__ y,
+                                                                 float *__restrict__ mean, float *__restrict__ rstd,
+                                                                 long N, long C, float eps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cg::cluster_group cluster = cg::this_cluster();
+    __shared__ float scratch[33];
+    __shared__ float part_sum, part_sq, s_stat;
+    const unsigned rank = cluster.block_rank(), nblocks = cluster.num_blocks();
+    long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
+    const T *xr = x + row * C;
+    int nvec = (int)(C / VEC);
+    int first = (int)rank * blockDim.x * PACKS + threadIdx.x;  // pack p of this thread: first + p * blockDim.x
+    int np = nvec > first ? (nvec - first + blockDim.x - 1) / blockDim.x : 0;  // its packs inside the row
+    Pack<T, VEC> v[PACKS];
+#pragma unroll
+    for (int p = 0; p < PACKS; p++)
+        if (p < np) v[p] = load_pack_cs<T, VEC>(xr + (long)(first + p * blockDim.x) * VEC);  // streaming: see kernel 3
+    float s = 0.f;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++)
+        if (p < np) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) s += pack_elem(v[p], j);
+        }
+    s = block_sum(s, scratch);
+    if (threadIdx.x == 0) part_sum = s;
+    cluster.sync();  // every block's sum is written and visible to the cluster
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (unsigned k = 0; k < nblocks; k++) t += *cluster.map_shared_rank(&part_sum, k);
+        s_stat = t / C;
+    }
+    __syncthreads();
+    float m = s_stat;
+    float sq = 0.f;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++)
+        if (p < np) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                float d = pack_elem(v[p], j) - m;
+                sq += d * d;
+            }
+        }
+    sq = block_sum(sq, scratch);  // its first barrier also ends every read of s_stat above
+    if (threadIdx.x == 0) part_sq = sq;
+    cluster.sync();
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (unsigned k = 0; k < nblocks; k++) t += *cluster.map_shared_rank(&part_sq, k);
+        s_stat = rsqrtf(t / C + eps);
+    }
+    __syncthreads();
+    float r = s_stat;
+    T *yr = y + row * C;
+#pragma unroll
+    for (int p = 0; p < PACKS; p++)
+        if (p < np) {
+            int i = first + p * blockDim.x;
+            Pack<T, VEC> wv = load_pack<T, VEC>(w + (long)i * VEC), bv = load_pack<T, VEC>(b + (long)i * VEC), out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
+            store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
+        }
+    if (rank == 0 && threadIdx.x == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+    cluster.sync();  // no block leaves while another may still read its part_sq
+#endif
+}
+
+// Kernel 10's persistent path: fp32 rows of at most 4 packs a lane (C <= 512; the measured rule above the
+// kernel), else NULL.
+static const void *persist_fn(const ln_problem_t *p) {
+    long nvec = p->C / vec_width(p);
+    int tpr = subwarp_tpr(nvec);
+    if (p->h.dtype != DT_FP32 || vec_width(p) != 4 || !tpr || nvec > 4L * tpr) return NULL;
+    switch (tpr) {
+    case 1: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 1, 4>;
+    case 2: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 2, 4>;
+    case 4: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 4, 4>;
+    case 8: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 8, 4>;
+    case 16: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 16, 4>;
+    default: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 32, 4>;
+    }
+}
+// Resident blocks of the grid: blocks an SM (occupancy calculator, kept: launch() runs inside the timed
+// region) x SMs, at most the blocks that have a row to do.
+static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem) {
+    static const void *c_fn;
+    static int c_bs, c_nb;
+    static size_t c_smem;
+    if (fn != c_fn || bs != c_bs || smem != c_smem) {
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, smem));
+        c_fn = fn;
+        c_bs = bs;
+        c_smem = smem;
+    }
+    long g = (long)c_nb * g_dev.prop.multiProcessorCount;
+    return g < blocks_needed ? g : blocks_needed;
+}
+
+// The rule: paths by C and dtype, chosen from block-size sweeps on an H100 and an H200
 // (results/<gpu>/layernorm.csv, notes in results/NOTES.md):
 //   C <= 1024 and the row fits kernel 7    -> fp32 rows of <= 4 packs a lane (C <= 512): the persistent path
 //                                             (7p: kernel 7's layout, a resident grid, the next row loaded
