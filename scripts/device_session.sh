@@ -3,13 +3,15 @@
 set -u
 usage() {
     cat <<'EOF'
-usage: scripts/device_session.sh [suite|bench|all] [OP ...]      (default: all)
+usage: scripts/device_session.sh [suite|bench|ncu|all] [OP ...]      (default: all)
 
 Builds the programs, then
   suite [OP ...]   the planted-bug builds and the GPU suite (SUITE_OPS=OPs; all programs by default)
   bench [OP ...]   scripts/run_all.py for the OPs (peers too where PyTorch is), then the side-by-side tables
-  all   [OP ...]   both
-Pass GIT_REV=<hash> (.git does not travel) and KERNELS=0,8 to re-measure only some kernels (run_all --kernels).
+  ncu              scripts/ncu_check.py --standard (the harness against Nsight Compute) into results/<gpu>/
+  all   [OP ...]   suite and bench
+Pass GIT_REV=<hash> (.git does not travel), KERNELS=0,8 to re-measure only some kernels (run_all --kernels),
+RESUME=1 to continue a bench cut short by a call's time limit (run_all --resume).
 Everything lands in $OUT (default build/out) as few files (the device returns a limited number): logs, and
 results.tgz with the CSVs and logs of results/; a short table is printed last.
 EOF
@@ -18,8 +20,8 @@ EOF
 phase=${1:-all}
 case "$phase" in
 -h | --help) usage; exit 0 ;;
-suite | bench | all) ;;
-*) echo "device_session: unknown phase '$phase': suite, bench or all (see --help)" >&2; exit 2 ;;
+suite | bench | ncu | all) ;;
+*) echo "device_session: unknown phase '$phase': suite, bench, ncu or all (see --help)" >&2; exit 2 ;;
 esac
 shift || true
 cd "$(dirname "$0")/.." || exit 2
@@ -39,9 +41,14 @@ if [ "$phase" = suite ] || [ "$phase" = all ]; then
     el "suite: $(tail -n 1 "$OUT/gpu_suite.out")"
 fi
 if [ "$phase" = bench ] || [ "$phase" = all ]; then
-    python3 scripts/run_all.py ${KERNELS:+--kernels "$KERNELS"} $OPS 2> "$OUT/run_all.progress" || rc=1
+    python3 scripts/run_all.py ${KERNELS:+--kernels "$KERNELS"} ${RESUME:+--resume} $OPS 2> "$OUT/run_all.progress" || rc=1
     el "bench done"
     tar czf "$OUT/results.tgz" --exclude='*.png' results
     for d in results/*/; do python3 scripts/side_by_side.py "$d" $OPS; done
+fi
+if [ "$phase" = ncu ]; then
+    python3 scripts/ncu_check.py --standard 2> "$OUT/ncu_check.err" | tee "$OUT/ncu_check.txt" || rc=1
+    tar czf "$OUT/results.tgz" results/*/ncu_check.csv
+    el "ncu done"
 fi
 exit $rc
