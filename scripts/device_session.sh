@@ -11,7 +11,8 @@ Builds the programs, then
   ncu              scripts/ncu_check.py --standard (the harness against Nsight Compute) into results/<gpu>/
   all   [OP ...]   suite and bench
 Pass GIT_REV=<hash> (.git does not travel), KERNELS=0,8 to re-measure only some kernels (run_all --kernels),
-RESUME=1 to continue a bench cut short by a call's time limit (run_all --resume).
+RESUME=1 to continue a bench cut short by a call's time limit (run_all --resume, which runs no peers:
+scripts/peers.py after it).
 Everything lands in $OUT (default build/out) as few files (the device returns a limited number): logs, and
 results.tgz with the CSVs and logs of results/; a short table is printed last.
 EOF
