@@ -90,13 +90,14 @@ build:
 	mkdir -p build
 
 # Planted-bug builds of every program: tests/plant/<prog>_bug<k>.patch applied to a copy of the program under
-# build/ (the product files carry no test hooks; each patch says which kernel it breaks). --fuzz=0: a patch that
+# build/plant/ (the product files carry no test hooks; each patch says which kernel it breaks). --fuzz=0: a patch that
 # no longer fits the source fails the build instead of landing somewhere else.
 PLANTED := $(foreach p,$(PROGRAMS),$(foreach b,$(PLANT_BUGS),build/$(p)_bug$(b)))
 define PLANT_RULE
 build/$(1)_bug$(2): $(1).cu tests/plant/$(1)_bug$(2).patch $$(HARNESS) Makefile | build
-	patch --quiet --fuzz=0 -o build/$(1)_bug$(2).cu $(1).cu tests/plant/$(1)_bug$(2).patch
-	$$(NVCC) $$(NVCC_FLAGS) $$(TEST_ARCH) -I. -o $$@ build/$(1)_bug$(2).cu $$(LDLIBS)
+	mkdir -p build/plant
+	patch --quiet --fuzz=0 -o build/plant/$(1)_bug$(2).cu $(1).cu tests/plant/$(1)_bug$(2).patch
+	$$(NVCC) $$(NVCC_FLAGS) $$(TEST_ARCH) -I. -o $$@ build/plant/$(1)_bug$(2).cu $$(LDLIBS)
 endef
 $(foreach p,$(PROGRAMS),$(foreach b,$(PLANT_BUGS),$(eval $(call PLANT_RULE,$(p),$(b)))))
 plant: $(PLANTED)

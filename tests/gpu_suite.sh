@@ -10,7 +10,7 @@
 # and, once: timing mode writes CSV/JSON; the device inputs against cuRAND's host generator.
 # Usage: tests/gpu_suite.sh [quick|full]   (default full; quick: fewer shapes, one sanitizer pass).
 # SUITE_BUGS="1 3": the planted bugs to run (their builds must exist; the Makefile passes the ones it built);
-# unset: every build/<op>_forward_bug* there is. Logs go to $SUITE_LOG (default build/gpu_suite.log).
+# unset: every build/<op>_forward_bug<k> there is. Logs go to $SUITE_LOG (default build/gpu_suite.log).
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 . tests/lib.sh
 LOG=${SUITE_LOG:-build/gpu_suite.log}
@@ -61,7 +61,7 @@ sanitize_kernel() {
 sanitize() { sanitize_kernel "$1" "$2" all "${@:3}"; }
 
 # planted PROG KERNEL ARGS...: every planted-bug build of PROG (build/PROG_bug<k> for k in $SUITE_BUGS, else
-# every build/PROG_bug* there is) must report FAIL and exit 1 for `KERNEL --check ARGS`.
+# every build/PROG_bug<k> there is) must report FAIL and exit 1 for `KERNEL --check ARGS`.
 planted() {
     local prog=$1 kernel=$2
     shift 2
@@ -69,7 +69,7 @@ planted() {
     if [ -n "${SUITE_BUGS:-}" ]; then
         for k in $SUITE_BUGS; do bugs+=("build/${prog}_bug$k"); done
     else
-        bugs=(build/${prog}_bug*)
+        bugs=(build/${prog}_bug[0-9])
     fi
     for bug in "${bugs[@]}"; do
         [ -x "$bug" ] || { fail "planted-bug build missing: $bug (make plant)"; continue; }
