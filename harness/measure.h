@@ -241,7 +241,12 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static double median_sorted(const double *t, int n) { return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]); }
+// Sorts t[0..n) and gives its median and minimum.
+static void median_min(double *t, int n, double *median, double *min) {
+    qsort(t, n, sizeof(double), cmp_double);
+    *min = t[0];
+    *median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
 
 // Times fn: warm-up, then `repeats` launches (0 = automatic: about 100 ms of kernel time, 10..200), each after
 // a flush of L2, each inside its own GPU-clock scope and between two events.
@@ -294,21 +299,16 @@ static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
     free(ev);
     timing_t r;
     r.repeats = repeats;
-    r.clock = "events";
-    if (gpu_clock) {
-        if (gpu_clock_windows(first, repeats, gpu)) r.clock = "cupti";
-        else printf("clock: CUPTI missed GPU activity of a timed launch: this measurement uses CUDA events\n");
-    }
-    qsort(launch, repeats, sizeof(double), cmp_double);
-    r.launch_min_ms = launch[0];
-    r.launch_median_ms = median_sorted(launch, repeats);
-    if (strcmp(r.clock, "cupti") == 0) {
-        qsort(gpu, repeats, sizeof(double), cmp_double);
-        r.min_ms = gpu[0];
-        r.median_ms = median_sorted(gpu, repeats);
+    int on_gpu_clock = gpu_clock && gpu_clock_windows(first, repeats, gpu);
+    if (gpu_clock && !on_gpu_clock)
+        printf("clock: CUPTI missed GPU activity of a timed launch: this measurement uses CUDA events\n");
+    r.clock = on_gpu_clock ? "cupti" : "events";
+    median_min(launch, repeats, &r.launch_median_ms, &r.launch_min_ms);
+    if (on_gpu_clock) {
+        median_min(gpu, repeats, &r.median_ms, &r.min_ms);
     } else {
-        r.min_ms = r.launch_min_ms;
         r.median_ms = r.launch_median_ms;
+        r.min_ms = r.launch_min_ms;
     }
     free(launch);
     free(gpu);
