@@ -48,6 +48,18 @@ static double g_eps = 1e-5;
 static int g_cluster = 0;    // --cluster K: kernel 10's register path forced to clusters of K blocks (0: its rule)
 #define LN_DISPATCHER 10      // kernel 10, the dispatcher (the default kernel): what --cluster steers
 
+// Kernel arguments, one convention in all three programs: the plain fp32 ladder (kernels 1-5 here) takes
+// llm.c's positional arguments; every templated kernel (6 on) takes this struct by value, first, and binds
+// the fields it uses to typed __restrict__ locals (x, w and b then keep their load forms; see results/NOTES.md). Values
+// that belong to one launch only would follow it.
+typedef struct {
+    const void *x, *w, *b;  // x [N, C]; weight and bias [C]: the run's dtype
+    void *y;                // [N, C]
+    float *mean, *rstd;     // [N]
+    long N, C;
+    float eps;
+} ln_args_t;
+
 // ------------------------------------------------------------------------------------------------
 // CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
 
@@ -292,31 +304,30 @@ __device__ __forceinline__ void rowreg_store(const Pack<T, VEC> (&v)[PACKS], int
     }
 }
 
-template <typename T, int VEC, int PACKS>
-__global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(const T *__restrict__ x, const T *__restrict__ w,
-                                                                const T *__restrict__ b, T *__restrict__ y,
-                                                                float *__restrict__ mean, float *__restrict__ rstd,
-                                                                long N, long C, float eps) {
+template <typename T, int VEC, int PACKS, bool CS = false>  // CS: streaming access (a choice of the dispatcher)
+__global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(ln_args_t a) {
+    const T *__restrict__ x = (const T *)a.x;
+    const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
+    T *__restrict__ y = (T *)a.y;
+    float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
+    const long C = a.C;
+    const float eps = a.eps;
     __shared__ float scratch[33];
     long row = blockIdx.x;
     const T *xr = x + row * C;
     int nvec = (int)(C / VEC);  // the launcher guarantees C % VEC == 0
     Pack<T, VEC> v[PACKS];
-    // fp32 rows of 8 16-byte packs a thread (the dispatcher's one-block-an-SM plan, fp32 C > 16384) keep the
-    // streaming (evict-first) forms: with plain ones the median at fp32 2048x32768 rose 7% above the minimum
-    // on an H100 (86.8% of the copy against 92.5%; results/NOTES.md). Every other instantiation: plain access.
-    constexpr bool cs = sizeof(T) == 4 && VEC == 4 && PACKS == 8;
     // Every load first, in a loop of its own: each `if` then holds only a load, which the compiler
     // predicates, so the thread has all PACKS loads in flight before the first add. (Summing inside the
     // loading loop put each load in its own branch with its adds: one load in flight at a time; results/NOTES.md.)
 #pragma unroll
     for (int p = 0; p < PACKS; p++) {
         int i = threadIdx.x + p * blockDim.x;
-        if (i < nvec) v[p] = cs ? load_pack_cs<T, VEC>(xr + i * VEC) : load_pack<T, VEC>(xr + i * VEC);
+        if (i < nvec) v[p] = CS ? load_pack_cs<T, VEC>(xr + i * VEC) : load_pack<T, VEC>(xr + i * VEC);
     }
     float m = block_sum(rowreg_sum(v, nvec), scratch) / C;
     float r = rsqrtf(block_sum(rowreg_sq(v, nvec, m), scratch) / C + eps);
-    rowreg_store<cs>(v, nvec, m, r, w, b, y + row * C);
+    rowreg_store<CS>(v, nvec, m, r, w, b, y + row * C);
     if (threadIdx.x == 0) {
         mean[row] = m;
         rstd[row] = r;
@@ -403,9 +414,13 @@ __device__ __forceinline__ void subwarp_finish_row(const Pack<T, VEC> (&v)[MAXP]
 }
 
 template <typename T, int VEC, int TPR, int MAXP>
-__global__ void layernorm_subwarp_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
-                                         T *__restrict__ y, float *__restrict__ mean, float *__restrict__ rstd,
-                                         long N, long C, float eps) {
+__global__ void layernorm_subwarp_kernel(ln_args_t a) {
+    const T *__restrict__ x = (const T *)a.x;
+    const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
+    T *__restrict__ y = (T *)a.y;
+    float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
+    const long N = a.N, C = a.C;
+    const float eps = a.eps;
     long row = blockIdx.x * (long)(blockDim.x / TPR) + threadIdx.x / TPR;
     int lane = threadIdx.x % TPR, nvec = (int)(C / VEC);
     bool valid = row < N;  // no early return: every lane of the warp must reach the shuffles
@@ -424,9 +439,13 @@ __global__ void layernorm_subwarp_kernel(const T *__restrict__ x, const T *__res
 // one or two blocks fit an SM, and the load -> reduce -> write phases of a block do not overlap.
 
 template <typename T, int VEC>
-__global__ void layernorm_smem_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
-                                      T *__restrict__ y, float *__restrict__ mean, float *__restrict__ rstd, long C,
-                                      float eps) {
+__global__ void layernorm_smem_kernel(ln_args_t a) {
+    const T *__restrict__ x = (const T *)a.x;
+    const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
+    T *__restrict__ y = (T *)a.y;
+    float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
+    const long C = a.C;
+    const float eps = a.eps;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *row_s = reinterpret_cast<T *>(smem_raw);
     __shared__ Welford scratch[33];
@@ -479,9 +498,13 @@ __global__ void layernorm_smem_kernel(const T *__restrict__ x, const T *__restri
 // the minimum bytes.
 
 template <typename T, int VEC>
-__global__ void layernorm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
-                                        T *__restrict__ y, float *__restrict__ mean, float *__restrict__ rstd, long C,
-                                        float eps) {
+__global__ void layernorm_reread_kernel(ln_args_t a) {
+    const T *__restrict__ x = (const T *)a.x;
+    const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
+    T *__restrict__ y = (T *)a.y;
+    float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
+    const long C = a.C;
+    const float eps = a.eps;
     __shared__ Welford scratch[33];
     long row = blockIdx.x;
     const T *xr = x + row * C;
@@ -521,14 +544,18 @@ __global__ void layernorm_reread_kernel(const T *__restrict__ x, const T *__rest
 // ------------------------------------------------------------------------------------------------
 // Launchers: pick the template instance, check the launch.
 
-#define LN_ARGS(T, P) (const T *)(P)->x, (const T *)(P)->w, (const T *)(P)->b, (T *)(P)->y, (P)->mean, (P)->rstd
+// The arguments of the templated kernels (6 on), from the problem.
+static ln_args_t ln_args(const ln_problem_t *p) {
+    ln_args_t a = {p->x, p->w, p->b, p->y, p->mean, p->rstd, p->N, p->C, p->eps};
+    return a;
+}
 
 // The widest pack (elements) that divides C: 16 bytes when it can.
 static int vec_width(const ln_problem_t *p) { return (int)gcd_long(16 / (long)dtype_size(p->h.dtype), p->C); }
 
 static void launch_k1(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    layernorm_kernel1<<<(unsigned)ceil_div(p->N, l->block_size), l->block_size>>>(LN_ARGS(float, p), p->N, p->C, p->eps);
+    layernorm_kernel1<<<(unsigned)ceil_div(p->N, l->block_size), l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->N, p->C, p->eps);
 }
 
 static const char *supports_k2(const void *pp, int bs) {
@@ -547,17 +574,17 @@ static void launch_k2(const void *pp, launch_t *l) {
 
 static void launch_k3(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    layernorm_kernel3<<<(unsigned)ceil_div(p->N, l->block_size / 32), l->block_size>>>(LN_ARGS(float, p), p->N, p->C,
+    layernorm_kernel3<<<(unsigned)ceil_div(p->N, l->block_size / 32), l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->N, p->C,
                                                                                        p->eps);
 }
 static void launch_k4(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    layernorm_kernel4<<<(unsigned)ceil_div(p->N, l->block_size / 32), l->block_size>>>(LN_ARGS(float, p), p->N, p->C,
+    layernorm_kernel4<<<(unsigned)ceil_div(p->N, l->block_size / 32), l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->N, p->C,
                                                                                        p->eps);
 }
 static void launch_k5(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    layernorm_kernel5<<<(unsigned)p->N, l->block_size>>>(LN_ARGS(float, p), p->C, p->eps);
+    layernorm_kernel5<<<(unsigned)p->N, l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->C, p->eps);
 }
 
 // Packs per thread, the smallest power of two <= max_packs with which bs threads hold the row (0: none). Kernel 6
@@ -573,11 +600,11 @@ template <typename T>
 static void launch_rowreg_t(const ln_problem_t *p, int bs, int packs) {  // kernel 6: scalar (VEC = 1)
     dim3 g((unsigned)p->N);
     switch (packs) {
-    case 1: layernorm_rowreg_kernel<T, 1, 1><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
-    case 2: layernorm_rowreg_kernel<T, 1, 2><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
-    case 4: layernorm_rowreg_kernel<T, 1, 4><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
-    case 8: layernorm_rowreg_kernel<T, 1, 8><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
-    case 16: layernorm_rowreg_kernel<T, 1, 16><<<g, bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps); break;
+    case 1: layernorm_rowreg_kernel<T, 1, 1><<<g, bs>>>(ln_args(p)); break;
+    case 2: layernorm_rowreg_kernel<T, 1, 2><<<g, bs>>>(ln_args(p)); break;
+    case 4: layernorm_rowreg_kernel<T, 1, 4><<<g, bs>>>(ln_args(p)); break;
+    case 8: layernorm_rowreg_kernel<T, 1, 8><<<g, bs>>>(ln_args(p)); break;
+    case 16: layernorm_rowreg_kernel<T, 1, 16><<<g, bs>>>(ln_args(p)); break;
     }
 }
 // Kernel 6 proper: scalar (VEC = 1).
@@ -604,11 +631,10 @@ static int subwarp_tpr(long nvec) {
     while (tpr < 32 && (long)tpr * 4 < nvec) tpr *= 2;
     return (long)tpr * (tpr == 32 ? K7_MAX_PACKS : 4) >= nvec ? tpr : 0;
 }
-template <typename T>
-using ln_kernel_t = void (*)(const T *, const T *, const T *, T *, float *, float *, long, long, float);
+typedef void (*ln_kernel_t)(ln_args_t);
 template <typename T, int VEC>
 static void subwarp_kernel_for(int tpr, long nvec, const void **fn) {
-    ln_kernel_t<T> k;
+    ln_kernel_t k;
     switch (tpr) {
     case 1: k = layernorm_subwarp_kernel<T, VEC, 1, 4>; break;
     case 2: k = layernorm_subwarp_kernel<T, VEC, 2, 4>; break;
@@ -626,7 +652,7 @@ template <typename T, int VEC>
 static void launch_subwarp_t(const ln_problem_t *p, int bs, int tpr) {
     const void *fn;
     subwarp_kernel_for<T, VEC>(tpr, p->C / VEC, &fn);
-    ((ln_kernel_t<T>)fn)<<<(unsigned)ceil_div(p->N, bs / tpr), bs>>>(LN_ARGS(T, p), p->N, p->C, p->eps);
+    ((ln_kernel_t)fn)<<<(unsigned)ceil_div(p->N, bs / tpr), bs>>>(ln_args(p));
 }
 static const char *supports_k7(const void *pp, int bs) {
     (void)bs;
@@ -667,7 +693,7 @@ static void launch_smem_t(const ln_problem_t *p, launch_t *l) {
         if (!l->block_size) { cached_C = p->C; cached_bs = bs; }
     }
     l->block_used = bs;
-    layernorm_smem_kernel<T, VEC><<<(unsigned)p->N, bs, (size_t)p->C * sizeof(T)>>>(LN_ARGS(T, p), p->C, p->eps);
+    layernorm_smem_kernel<T, VEC><<<(unsigned)p->N, bs, (size_t)p->C * sizeof(T)>>>(ln_args(p));
 }
 static const char *supports_k8(const void *pp, int bs) {
     (void)bs;
@@ -685,7 +711,7 @@ static void launch_k8(const void *pp, launch_t *l) {
 // Kernel 9: no cache.
 template <typename T, int VEC>
 static void launch_reread_t(const ln_problem_t *p, int bs) {
-    layernorm_reread_kernel<T, VEC><<<(unsigned)p->N, bs>>>(LN_ARGS(T, p), p->C, p->eps);
+    layernorm_reread_kernel<T, VEC><<<(unsigned)p->N, bs>>>(ln_args(p));
 }
 static void launch_k9(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
@@ -706,10 +732,13 @@ static void launch_k9(const void *pp, launch_t *l) {
 // dispatcher takes this path for fp32 rows of at most 4 packs a lane only.
 // Wrong: twice kernel 7's registers for x; the last pass over the rows leaves part of the grid idle.
 template <typename T, int VEC, int TPR, int MAXP>
-__global__ void layernorm_subwarp_persist_kernel(const T *__restrict__ x, const T *__restrict__ w,
-                                                 const T *__restrict__ b, T *__restrict__ y,
-                                                 float *__restrict__ mean, float *__restrict__ rstd, long N, long C,
-                                                 float eps) {
+__global__ void layernorm_subwarp_persist_kernel(ln_args_t a) {
+    const T *__restrict__ x = (const T *)a.x;
+    const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
+    T *__restrict__ y = (T *)a.y;
+    float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
+    const long N = a.N, C = a.C;
+    const float eps = a.eps;
     long stride = (long)gridDim.x * (blockDim.x / TPR);
     long row = blockIdx.x * (long)(blockDim.x / TPR) + threadIdx.x / TPR;
     long first = row - threadIdx.x / TPR;  // the block's first row this pass: the loop test is block-uniform
@@ -739,11 +768,14 @@ __global__ void layernorm_subwarp_persist_kernel(const T *__restrict__ x, const 
 // 1/CL of a row, so small rows gain nothing from it.
 
 template <typename T, int VEC, int PACKS>
-__global__ void __launch_bounds__(1024) layernorm_cluster_kernel(const T *__restrict__ x, const T *__restrict__ w,
-                                                                 const T *__restrict__ b, T *__restrict__ y,
-                                                                 float *__restrict__ mean, float *__restrict__ rstd,
-                                                                 long N, long C, float eps) {
+__global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const T *__restrict__ x = (const T *)a.x;
+    const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
+    T *__restrict__ y = (T *)a.y;
+    float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
+    const long C = a.C;
+    const float eps = a.eps;
     cg::cluster_group cluster = cg::this_cluster();
     __shared__ float scratch[33];
     __shared__ float part_sum, part_sq, s_stat;
@@ -863,7 +895,10 @@ static void regplan_fn_t(int cl, int packs, const void **fn) {
         case 1: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 1>; break;
         case 2: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 2>; break;
         case 4: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 4>; break;
-        default: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 8>; break;
+        // fp32 rows of 8 16-byte packs a thread (fp32 C > 16384 at one block an SM) take the streaming
+        // (evict-first) forms: with plain ones the median at fp32 2048x32768 rose 7% above the minimum on an
+        // H100 (86.8% of the copy against 92.5%; results/NOTES.md). Every other plan: plain access.
+        default: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 8, sizeof(T) == 4>; break;
         }
     } else {
         switch (packs) {
@@ -970,13 +1005,10 @@ static void launch_k10(const void *pp, launch_t *l) {
     memset(&pl, 0, sizeof pl);
     const char *path = dispatch_path(p, &vec, &bs, &pl, l->block_size);
     l->block_used = bs;
-    // kernel arguments for the paths launched through a function pointer (7p, 6 and the cluster path)
-    const void *x = p->x, *w = p->w, *b = p->b;
-    void *y = p->y;
-    float *mean = p->mean, *rstd = p->rstd;
-    long N = p->N, C = p->C;
-    float eps = p->eps;
-    void *args[] = {&x, &w, &b, &y, &mean, &rstd, &N, &C, &eps};
+    // the kernel's arguments for the paths launched through a function pointer (7p, 6 and the cluster path)
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    long N = p->N;
     if (path[0] == '7' && path[1] == 'p') {
         const void *fn = persist_fn(p);
         int tpr = subwarp_tpr(p->C / vec);
