@@ -13,12 +13,17 @@ liger). For each point:
   follow each L2 flush (flush_read_kernel), the last 30 of them (the timed loop of `--repeats 30`); for a peer,
   the calls peers.py makes between cudaProfilerStart and Stop (`--ncu-range 30`, ncu flushes the caches
   itself before each kernel). An op's time is the sum of its kernels' gpu__time_duration, median over launches.
-- the ratio harness / ncu, and DRAM bytes (ncu) against the bytes the harness counts.
+- the ratio harness / ncu, and DRAM bytes (ncu) against the bytes the harness counts;
+- a lower bound from the same profile: the op's SM-active time, each kernel's sm__cycles_active.max (the busiest
+  SM's cycles with work resident) over its SM clock (sm__cycles_elapsed.avg.per_second). A true kernel window
+  lies between the two: at least the busiest SM's work, at most ncu's duration, which includes the launch and
+  completion work around the grid. `bracketed` says whether the harness time does (1 +- T at each end).
 Rows go to DIR/<gpu-slug>/ncu_check.csv (DIR defaults to results/; a point measured again replaces its row):
 op,kernel,dtype,shape,harness_ms,ncu_ms,ratio,dram_ratio, then ncu_minus_harness_us (Nsight Compute
 writes its timestamps from the command stream around the grid, so it counts the grid's launch and completion
 work as well: a constant of about a microsecond a kernel that the ratio shows at short kernels only),
-kernels (per launch of the op), block_size, harness_clock, dram_mb, counted_mb, gpu, git_rev. --standard runs the points of STANDARD below (the three programs, fp32 and bf16, short and long
+kernels (per launch of the op), block_size, harness_clock, dram_mb, counted_mb, gpu, git_rev, ncu_sm_active_ms,
+bracketed. --standard runs the points of STANDARD below (the three programs, fp32 and bf16, short and long
 kernels, cuDNN and torch.compile). Exit 1 when a ratio is outside 1 +- T (default 0.03) or a point could not be
 measured, 2 on bad arguments.
 """
@@ -42,7 +47,8 @@ import summary  # noqa: E402
 PEERS = ["torch", "torch.compile", "liger"]
 HARNESS_REPEATS, NCU_REPEATS = 100, 30
 CSV_FIELDS = ["op", "kernel", "dtype", "shape", "harness_ms", "ncu_ms", "ratio", "dram_ratio", "ncu_minus_harness_us",
-              "kernels", "block_size", "harness_clock", "dram_mb", "counted_mb", "gpu", "git_rev"]
+              "kernels", "block_size", "harness_clock", "dram_mb", "counted_mb", "gpu", "git_rev", "ncu_sm_active_ms",
+              "bracketed"]
 # (op, kernel, program arguments): kernels under 20 us and over 100 us, fp32 and bf16, one-kernel and
 # three-kernel ops, cuDNN (kernel 0) and torch.compile
 STANDARD = [
@@ -65,7 +71,8 @@ UNITS = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3,
          "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3,
          "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9,
          "KiB": 1024.0, "MiB": 1024.0 ** 2, "GiB": 1024.0 ** 3}
-NCU_METRICS = ["--cache-control", "all", "--clock-control", "none", "--metrics", "gpu__time_duration.sum,dram__bytes.sum"]
+NCU_METRICS = ["--cache-control", "all", "--clock-control", "none", "--metrics",
+               "gpu__time_duration.sum,dram__bytes.sum,sm__cycles_active.max,sm__cycles_elapsed.avg.per_second"]
 
 
 class CheckError(Exception):
@@ -73,7 +80,8 @@ class CheckError(Exception):
 
 
 def parse_ncu_csv(text):
-    """[(kernel name, ms, bytes)] per kernel launch, in launch order, from `ncu --csv` with the two metrics."""
+    """[(kernel name, ms, bytes, SM-active ms)] per kernel launch, in launch order, from `ncu --csv` with the
+    metrics of NCU_METRICS (NaN for a metric the profile lacks)."""
     rows = [r for r in csv.reader(io.StringIO(text)) if r]
     head = next((i for i, r in enumerate(rows) if "Metric Name" in r and "ID" in r), None)
     if head is None:
@@ -85,15 +93,20 @@ def parse_ncu_csv(text):
         if len(r) < len(h):
             continue
         try:
-            v = float(r[col["Metric Value"]].replace(",", "")) * UNITS.get(r[col["Metric Unit"]], float("nan"))
+            raw = float(r[col["Metric Value"]].replace(",", ""))
         except ValueError:
             continue
-        e = by_id.setdefault(int(r[col["ID"]]), [r[col["Kernel Name"]], float("nan"), float("nan")])
-        if r[col["Metric Name"]] == "gpu__time_duration.sum":
-            e[1] = v
-        elif r[col["Metric Name"]] == "dram__bytes.sum":
-            e[2] = v
-    return [tuple(by_id[i]) for i in sorted(by_id)]
+        v = raw * UNITS.get(r[col["Metric Unit"]], float("nan"))
+        e = by_id.setdefault(int(r[col["ID"]]), {"name": r[col["Kernel Name"]]})
+        e[r[col["Metric Name"]]] = raw if r[col["Metric Name"]].startswith("sm__cycles") else v
+    nan = float("nan")
+    out = []
+    for i in sorted(by_id):
+        e = by_id[i]
+        hz = e.get("sm__cycles_elapsed.avg.per_second", nan)
+        active = e.get("sm__cycles_active.max", nan) / hz * 1e3 if hz == hz and hz > 0 else nan
+        out.append((e["name"], e.get("gpu__time_duration.sum", nan), e.get("dram__bytes.sum", nan), active))
+    return out
 
 
 def is_flush(name, which):
@@ -101,32 +114,33 @@ def is_flush(name, which):
 
 
 def after_flushes(launches, last):
-    """[(ms, bytes, kernels)] of the op launches of a program run: each launch is the kernels that follow an L2 flush
+    """[(ms, bytes, kernels, SM-active ms)] of the op launches of a program run: each launch is the kernels that follow an L2 flush
     (flush_read_kernel) up to the next flush (flush_write_kernel); the last `last` of them are the timed loop.
     Warm-up launches (no flush before them) fall into the group before, which is not among the last ones."""
     groups, cur = [], None
-    for name, ms, nbytes in launches:
+    for name, ms, nbytes, active in launches:
         if is_flush(name, "write"):
             cur = None
         elif is_flush(name, "read"):
             cur = []
             groups.append(cur)
         elif cur is not None:
-            cur.append((ms, nbytes))
+            cur.append((ms, nbytes, active))
     groups = groups[-last:]
     if len(groups) < last or any(not g for g in groups):
         raise CheckError(f"ncu: expected {last} flushed launches with kernels, found "
                          f"{sum(1 for g in groups if g)}")
-    return [(sum(t for t, _b in g), sum(b for _t, b in g), len(g)) for g in groups]
+    return [(sum(t for t, _b, _a in g), sum(b for _t, b, _a in g), len(g), sum(a for _t, _b, a in g)) for g in groups]
 
 
 def per_call(launches, calls):
-    """[(ms, bytes, kernels)] per call of a peer's range: `calls` calls launch the same kernels in the same order."""
+    """[(ms, bytes, kernels, SM-active ms)] per call of a peer's range: `calls` calls launch the same kernels in the
+    same order."""
     if not launches or len(launches) % calls:
         raise CheckError(f"ncu: {len(launches)} kernels in the range do not split into {calls} calls")
     k = len(launches) // calls
-    return [(sum(t for _n, t, _b in launches[i:i + k]), sum(b for _n, _t, b in launches[i:i + k]), k)
-            for i in range(0, len(launches), k)]
+    return [(sum(e[1] for e in launches[i:i + k]), sum(e[2] for e in launches[i:i + k]), k,
+             sum(e[3] for e in launches[i:i + k])) for i in range(0, len(launches), k)]
 
 
 def run(cmd, what, timeout=600):
@@ -191,19 +205,29 @@ def check_peer(op, peer, args):
     return best, launches
 
 
-def check(op, kernel, args):
+def check(op, kernel, args, tolerance):
     """One CSV row (dict) for a point."""
     best, launches = check_peer(op, kernel, args) if kernel in PEERS else check_program(op, kernel, args)
-    ncu_ms = statistics.median(t for t, _b, _k in launches)
-    dram = statistics.median(b for _t, b, _k in launches)
+    ncu_ms = statistics.median(e[0] for e in launches)
+    dram = statistics.median(e[1] for e in launches)
+    active = statistics.median(e[3] for e in launches)
     harness = float(best["time_ms_median"])
     counted = float(best["bytes"])
     return {"op": op, "kernel": kernel, "dtype": best["dtype"], "shape": best["shape"],
             "harness_ms": f"{harness:.6f}", "ncu_ms": f"{ncu_ms:.6f}", "ratio": f"{harness / ncu_ms:.4f}",
             "dram_ratio": f"{dram / counted:.4f}", "ncu_minus_harness_us": f"{(ncu_ms - harness) * 1e3:.2f}",
-            "kernels": max(k for _t, _b, k in launches), "block_size": best.get("block_size", ""),
+            "kernels": max(e[2] for e in launches), "block_size": best.get("block_size", ""),
             "harness_clock": summary.row_clock(best), "dram_mb": f"{dram / 1e6:.2f}", "counted_mb": f"{counted / 1e6:.2f}",
-            "gpu": best["gpu"], "git_rev": best["git_rev"]}
+            "gpu": best["gpu"], "git_rev": best["git_rev"], "ncu_sm_active_ms": f"{active:.6f}",
+            "bracketed": bracketed(harness, active, ncu_ms, tolerance)}
+
+
+def bracketed(harness, active, ncu_ms, tolerance):
+    """"yes" when the harness time lies between the SM-active time and ncu's duration (1 +- tolerance at each end),
+    "no" when not, "" when the profile has no SM-active time."""
+    if active != active:
+        return ""
+    return "yes" if active * (1 - tolerance) <= harness <= ncu_ms * (1 + tolerance) else "no"
 
 
 def store(out_dir, new_rows):
@@ -243,11 +267,12 @@ def main(argv):
         if not (kernel.isdigit() or kernel in PEERS):
             ap.error(f"KERNEL must be a kernel number or one of {', '.join(PEERS)}, not '{kernel}'")
     rows, bad = [], 0
-    print("| op | kernel | dtype | shape | harness ms | ncu ms | ratio | ncu - harness us | DRAM / counted |")
-    print("|---|---|---|---|---:|---:|---:|---:|---:|")
+    print("| op | kernel | dtype | shape | harness ms | ncu ms | ratio | ncu - harness us | SM-active ms | bracketed |"
+          " DRAM / counted |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---|---:|")
     for op, kernel, args in points:
         try:
-            r = check(op, kernel, args)
+            r = check(op, kernel, args, a.tolerance)
         except (CheckError, OSError) as e:
             print(f"ncu_check: {op} {kernel} {' '.join(args)}: {e}", file=sys.stderr)
             bad += 1
@@ -259,7 +284,8 @@ def main(argv):
         bad += off
         print(f"| {op} | {kernel} | {r['dtype']} | {r['shape']} | {float(r['harness_ms']):.4f} | "
               f"{float(r['ncu_ms']):.4f} | {float(r['ratio']):.3f}{' OUTSIDE' if off else ''} | "
-              f"{float(r['ncu_minus_harness_us']):.2f} | {float(r['dram_ratio']):.3f} |", flush=True)
+              f"{float(r['ncu_minus_harness_us']):.2f} | {float(r['ncu_sm_active_ms']):.4f} | {r['bracketed']} | "
+              f"{float(r['dram_ratio']):.3f} |", flush=True)
     if rows and not a.no_write:
         print(f"ncu_check: wrote {paths[0]}", file=sys.stderr)
     print(f"ncu_check: {len(rows)} point(s) measured, {bad} outside 1 +- {a.tolerance} or not measured")

@@ -136,19 +136,26 @@ for i, name in enumerate(seq):
     us = {"bn_partials<float>": 10, "bn_finalize": 20, "bn_normalize": 30}.get(name, 99)
     lines.append(f'"{i}","1","{name}","gpu__time_duration.sum","usecond","{us}"\n')
     lines.append(f'"{i}","1","{name}","dram__bytes.sum","Mbyte","1"\n')
+    lines.append(f'"{i}","1","{name}","sm__cycles_active.max","cycle","{us * 1000:,}"\n')  # at 1 GHz: 0.9 x duration
+    lines.append(f'"{i}","1","{name}","sm__cycles_elapsed.avg.per_second","hz","{1e9 / 0.9:,.2f}"\n')
 launches = ncu_check.parse_ncu_csv("==PROF== noise\n" + "".join(lines))
 expect("ncu_check parses one record a launch", len(launches) == len(seq) and launches[2][0] == "bn_finalize", launches)
 groups = ncu_check.after_flushes(launches, 2)
 expect("ncu_check sums the kernels after each flush, the warm-ups and the copy left out",
-       len(groups) == 2 and all(abs(t - 0.060) < 1e-9 and abs(b - 3e6) < 1e-3 and k == 3 for t, b, k in groups),
+       len(groups) == 2 and all(abs(t - 0.060) < 1e-9 and abs(b - 3e6) < 1e-3 and k == 3 for t, b, k, _a in groups),
        groups)
+expect("ncu_check: SM-active time from cycles over the SM clock, summed like the durations",
+       all(abs(a - 0.054) < 1e-6 for _t, _b, _k, a in groups), groups)
+expect("ncu_check brackets the harness between SM-active time and ncu's duration",
+       ncu_check.bracketed(0.058, 0.054, 0.060, 0.03) == "yes" and ncu_check.bracketed(0.050, 0.054, 0.060, 0.03) == "no"
+       and ncu_check.bracketed(0.065, 0.054, 0.060, 0.03) == "no" and ncu_check.bracketed(0.058, float("nan"), 0.06, 0.03) == "")
 try:
     ncu_check.after_flushes(launches, 4)
     expect("ncu_check refuses fewer flushed launches than the timed loop", False)
 except ncu_check.CheckError:
     expect("ncu_check refuses fewer flushed launches than the timed loop", True)
-calls = ncu_check.per_call([("a", 0.1, 5.0), ("b", 0.2, 6.0), ("a", 0.1, 5.0), ("b", 0.3, 6.0)], 2)
-expect("ncu_check splits a peer's range into its calls", [(round(t, 9), k) for t, _b, k in calls] == [(0.3, 2), (0.4, 2)],
+calls = ncu_check.per_call([("a", 0.1, 5.0, 0.09), ("b", 0.2, 6.0, 0.1), ("a", 0.1, 5.0, 0.09), ("b", 0.3, 6.0, 0.2)], 2)
+expect("ncu_check splits a peer's range into its calls", [(round(t, 9), k) for t, _b, k, _a in calls] == [(0.3, 2), (0.4, 2)],
        calls)
 expect("ncu_check: the programs' default dtype is fp32",
        ncu_check.split_dtype(["-N", "4"]) == ("fp32", ["-N", "4"]) and
