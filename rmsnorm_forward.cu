@@ -194,7 +194,8 @@ __global__ void rmsnorm_kernel3(const float *__restrict__ x, const float *__rest
 }
 
 // ------------------------------------------------------------------------------------------------
-// Arguments of kernels 4-8 (every variant): one struct, passed by value.
+// Arguments of kernels 4-8 (every variant): one struct, passed by value, first (the convention of all three
+// programs: the plain fp32 steps 1-3 above keep llm.c's positional arguments).
 
 typedef struct {
     const void *x;  // the x view: row r at (r / H) * S + (r % H) * C
