@@ -211,12 +211,11 @@ static void batchnorm_forward_cpu(double *y, double *save_mean, double *save_inv
 // common.h).
 
 // load_pack through the read-only path (ld.global.nc, as __ldg), written out. Kernels 4 on take x, gamma and beta
-// from bn_args_t, whose pointers carry no __restrict__; a __restrict__ local bound to them keeps nvcc's
-// read-only loads in simple kernels (4), but not behind the inline asm of a streaming store, a grid sync or in a
-// remainder loop: there the kernels that had ld.global.nc from __restrict__ parameters ask for it explicitly
-// (load_pack_nc, __ldg).
-// The pack as __ldg loads it: the vector types of nvcc's own read-only loads of a pack (f32 or u16 lanes; 16 bytes
-// of 16-bit values as u32 lanes).
+// from bn_args_t, whose pointers carry no __restrict__. A __restrict__ local bound to them kept nvcc's read-only
+// loads in kernel 4 only: with a streaming store's inline asm, a grid sync, atomics and fences, or a remainder loop
+// in the kernel they became plain loads. The kernels whose __restrict__ parameters gave ld.global.nc (5, 6, 7) ask
+// for it explicitly: load_pack_nc for x, __ldg for gamma and beta. The vector types are those of nvcc's own
+// read-only loads of a pack (f32 or u16 lanes; 16 bytes of 16-bit values as u32 lanes).
 template <int TBYTES, int N> struct NcBits;
 template <> struct NcBits<4, 1> { typedef float type; };
 template <> struct NcBits<4, 2> { typedef float2 type; };
