@@ -1359,28 +1359,13 @@ static void launch_k8(const void *pp, launch_t *l) {
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 0: cuDNN, the vendor baseline: its BatchNorm functions cudnnBatchNormalizationForwardTraining, the Ex
-// form cudnnBatchNormalizationForwardTrainingEx (the one with the fast NHWC kernels of
-// CUDNN_BATCHNORM_SPATIAL_PERSISTENT; it takes a workspace and a reserve space of the sizes cuDNN asks for) and
-// cudnnBatchNormalizationForwardInference. cuDNN 9 marks these legacy functions deprecated (the graph API's
-// norm-forward node is the successor) but still ships them, and they are what PyTorch calls for BatchNorm on
-// cuDNN. The headers mark them deprecated only where CUDNN_WARN_DEPRECATED is defined; the pragmas below keep
-// even that build free of warnings.
-//
-// Descriptors: x and y are [N, C, H, W] in the format of the layout (CUDNN_TENSOR_NCHW or _NHWC), dtype fp32,
-// fp16 or bf16; [N, C] is N x C x 1 x 1. Where H*W = 1 (every [N, C] problem) NCHW and NHWC describe the same
-// memory, and both formats are tried. gamma, beta and the statistics use the descriptor
-// cudnnDeriveBNTensorDescriptor gives (1 x C x 1 x 1, fp32 for all three dtypes; checked, since the buffers are
-// fp32 vectors of C).
-// Candidates (call x mode x format): training tries ForwardTraining and ForwardTrainingEx (bnOps
-// CUDNN_BATCHNORM_OPS_BN, no z, no activation) with CUDNN_BATCHNORM_SPATIAL and _SPATIAL_PERSISTENT, plus
-// ForwardTraining with CUDNN_BATCHNORM_PER_ACTIVATION where H*W = 1 (the same computation then, and PyTorch's
-// choice for 2-D input); inference tries ForwardInference with the same modes. supports() (outside the timed
-// region) runs each candidate once (cuDNN's status, then the CUDA error state), times every one that ran with
-// time_cold (10 cold-L2 launches) and keeps the fastest median; it prints one line per candidate (its time, or
-// why it did not run). launch() runs the chosen one. SPATIAL_PERSISTENT may round differently; it is held to
-// the same tolerance. NORM_CUDNN_BN="ForwardTrainingEx SPATIAL_PERSISTENT" (any of the call, mode and format
-// words) limits the candidates to those whose words match, so that each can be validated on its own (the GPU
-// suite does).
+// form cudnnBatchNormalizationForwardTrainingEx and cudnnBatchNormalizationForwardInference. cuDNN 9 marks these
+// legacy functions deprecated (the graph API's norm-forward node is the successor) but still ships them, and they
+// are what PyTorch calls for BatchNorm on cuDNN. The calls themselves are common.h's (harness/cudnn.h, "cuDNN's
+// legacy BatchNorm API": the descriptors, the candidates call x mode x format and NORM_CUDNN_BN, one trial
+// execution of each, the timing, the choice of the fastest, the deprecation pragmas). This program describes its
+// problem to it (bn_cudnn_describe: [N, C] is N x C x 1 x 1, given as NHWC; NCHW and NHWC images in their own
+// format) and keeps the rules of BatchNorm below.
 // cuDNN writes straight into this program's buffers: y, save_mean and save_invstd (resultSaveMean and
 // resultSaveInvVariance: the mean and 1/sqrt(var + eps)), and running_mean and running_var in place with
 // exponentialAverageFactor = momentum (cuDNN: running = factor * batch + (1 - factor) * running, the variance
@@ -1399,13 +1384,6 @@ static void launch_k8(const void *pp, launch_t *l) {
 //     what cuDNN writes there: the GPU suite expects running_var alone to be wrong, with NaN, and fails with
 //     "drop the rule" if cuDNN matches this program's definition instead.)
 #ifdef HAVE_CUDNN
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-#pragma nv_diagnostic push
-#pragma nv_diag_suppress 1444, 1215  // "declared deprecated" in nvcc's front end
-
 // The rules of kernel 0 that need no GPU and no cuDNN call (the CPU tests call this): NULL or the skip reason.
 static const char *bn_cudnn_precheck(const bn_problem_t *p) {
     if ((double)p->M * (double)p->C >= 2147483648.0)
@@ -1420,173 +1398,29 @@ static const char *bn_cudnn_precheck(const bn_problem_t *p) {
     return NULL;
 }
 
-typedef enum { BN_CALL_TRAIN = 0, BN_CALL_TRAIN_EX = 1, BN_CALL_INFER = 2 } bn_call_t;
-static const char *const k_bn_call_names[3] = {"ForwardTraining", "ForwardTrainingEx", "ForwardInference"};
-static const char *const k_bn_call_fns[3] = {"cudnnBatchNormalizationForwardTraining",
-                                             "cudnnBatchNormalizationForwardTrainingEx",
-                                             "cudnnBatchNormalizationForwardInference"};
-static const char *bn_mode_name(cudnnBatchNormMode_t m) {
-    return m == CUDNN_BATCHNORM_SPATIAL_PERSISTENT ? "SPATIAL_PERSISTENT"
-           : m == CUDNN_BATCHNORM_SPATIAL          ? "SPATIAL"
-                                                   : "PER_ACTIVATION";
+// The problem as cuDNN's BatchNorm functions see it, with this program's buffers.
+static void bn_cudnn_describe(const bn_problem_t *p, cudnn_bn_t *d) {
+    memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
+    d->N = p->N;
+    d->C = p->C;
+    d->H = p->H;
+    d->W = p->W;
+    d->format = p->layout == LAYOUT_NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    d->dtype = p->h.dtype;
+    d->training = p->training;
+    d->eps = p->eps;
+    d->momentum = p->momentum;
+    d->x = p->x;
+    d->y = p->y;
+    d->gamma = p->gamma;
+    d->beta = p->beta;
+    d->save_mean = p->save_mean;
+    d->save_invstd = p->save_invstd;
+    d->run_mean = p->run_mean;
+    d->run_var = p->run_var;
 }
 
-// One candidate: what it calls, its descriptors (x and y share xd: same shape, dtype and format), the Ex
-// call's workspace and reserve space.
-typedef struct {
-    bn_call_t call;
-    cudnnBatchNormMode_t mode;
-    cudnnTensorFormat_t format;
-    char name[64];  // "ForwardTrainingEx SPATIAL_PERSISTENT NHWC"
-    cudnnTensorDescriptor_t xd, bnd;
-    void *ws, *reserve;
-    size_t ws_bytes, reserve_bytes;
-} bn_cand_t;
-
-static void bn_cand_free(bn_cand_t *c) {
-    if (c->xd) cudnnDestroyTensorDescriptor(c->xd);
-    if (c->bnd) cudnnDestroyTensorDescriptor(c->bnd);
-    if (c->ws) CUDA_CHECK(cudaFree(c->ws));
-    if (c->reserve) CUDA_CHECK(cudaFree(c->reserve));
-    c->xd = c->bnd = NULL;
-    c->ws = c->reserve = NULL;
-    c->ws_bytes = c->reserve_bytes = 0;
-}
-
-// One execution of candidate c on the problem's buffers, on the default stream (cudnn_handle's stream).
-static cudnnStatus_t bn_cudnn_run(const bn_cand_t *c, const bn_problem_t *p) {
-    const float one = 1.f, zero = 0.f;  // y = 1 * result + 0 * y: y is not read
-    cudnnHandle_t h = cudnn_handle();
-    double eps = (double)p->eps, factor = (double)p->momentum;  // the fp32 values the other kernels use
-    switch (c->call) {
-    case BN_CALL_TRAIN:
-        return cudnnBatchNormalizationForwardTraining(h, c->mode, &one, &zero, c->xd, p->x, c->xd, p->y, c->bnd,
-                                                      p->gamma, p->beta, factor, p->run_mean, p->run_var, eps,
-                                                      p->save_mean, p->save_invstd);
-    case BN_CALL_TRAIN_EX:
-        return cudnnBatchNormalizationForwardTrainingEx(h, c->mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, c->xd, p->x,
-                                                        NULL, NULL, c->xd, p->y, c->bnd, p->gamma, p->beta, factor,
-                                                        p->run_mean, p->run_var, eps, p->save_mean, p->save_invstd,
-                                                        NULL, c->ws, c->ws_bytes, c->reserve, c->reserve_bytes);
-    default:
-        return cudnnBatchNormalizationForwardInference(h, c->mode, &one, &zero, c->xd, p->x, c->xd, p->y, c->bnd,
-                                                       p->gamma, p->beta, p->run_mean, p->run_var, eps);
-    }
-}
-
-// A cuDNN status as a reason that names the function ("cudnnBatchNormalizationForwardTrainingEx: not supported
-// (3000): <cuDNN's message>"); NULL on success.
-static const char *bn_cudnn_status(const char *what, cudnnStatus_t s) {
-    if (s == CUDNN_STATUS_SUCCESS) return NULL;
-    return reasonf("%s: %s%s", what, cudnn_status_text(s), cudnn_last_error());
-}
-static const char *bn_device_buffer(void **buf, size_t bytes, const char *what) {
-    if (!bytes) return NULL;
-    cudaError_t e = cudaMalloc(buf, bytes);
-    if (e != cudaSuccess) {
-        cudaGetLastError();  // not sticky: clear it
-        *buf = NULL;
-        return reasonf("%s of %zu bytes: %s", what, bytes, cudaGetErrorString(e));
-    }
-    CUDA_CHECK(cudaMemset(*buf, 0, bytes));  // defined contents (initcheck), whatever cuDNN reads
-    return NULL;
-}
-
-// Descriptors, buffers and one trial execution of c (NULL: it ran; else why not). The trial writes the
-// problem's outputs and updates the running statistics; the harness poisons and resets them before validating.
-static const char *bn_cand_prepare(bn_cand_t *c, const bn_problem_t *p) {
-    cudnnHandle_t h = cudnn_handle();
-    CUDNN_TRY(cudnnCreateTensorDescriptor(&c->xd));
-    CUDNN_TRY(cudnnSetTensor4dDescriptor(c->xd, c->format, cudnn_dtype(p->h.dtype), (int)p->N, (int)p->C, (int)p->H,
-                                         (int)p->W));
-    CUDNN_TRY(cudnnCreateTensorDescriptor(&c->bnd));
-    REASON_TRY(bn_cudnn_status("cudnnDeriveBNTensorDescriptor", cudnnDeriveBNTensorDescriptor(c->bnd, c->xd, c->mode)));
-    cudnnDataType_t t;
-    int n, ch, hh, ww, sn, sc, sh, sw;
-    CUDNN_TRY(cudnnGetTensor4dDescriptor(c->bnd, &t, &n, &ch, &hh, &ww, &sn, &sc, &sh, &sw));
-    if (t != CUDNN_DATA_FLOAT || n != 1 || ch != (int)p->C || hh != 1 || ww != 1 || sc != 1)
-        return reasonf("cuDNN's statistics descriptor is not an fp32 vector of C (type %d, %dx%dx%dx%d, C stride %d)",
-                       (int)t, n, ch, hh, ww, sc);
-    if (c->call == BN_CALL_TRAIN_EX) {
-        REASON_TRY(bn_cudnn_status("cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize",
-                                   cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
-                                       h, c->mode, CUDNN_BATCHNORM_OPS_BN, c->xd, NULL, c->xd, c->bnd, NULL,
-                                       &c->ws_bytes)));
-        REASON_TRY(bn_cudnn_status("cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
-                                   cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
-                                       h, c->mode, CUDNN_BATCHNORM_OPS_BN, NULL, c->xd, &c->reserve_bytes)));
-        REASON_TRY(bn_device_buffer(&c->ws, c->ws_bytes, "workspace"));
-        REASON_TRY(bn_device_buffer(&c->reserve, c->reserve_bytes, "reserve space"));
-    }
-    REASON_TRY(bn_cudnn_status(k_bn_call_fns[c->call], bn_cudnn_run(c, p)));
-    cudaError_t e = cudaDeviceSynchronize();
-    if (e == cudaSuccess) e = cudaGetLastError();
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return reasonf("%s: %s", k_bn_call_fns[c->call], cudaGetErrorString(e));
-    }
-    return NULL;
-}
-
-// time_cold's work: one execution; the first failing status is kept (checked after timing).
-typedef struct {
-    const bn_cand_t *c;
-    const bn_problem_t *p;
-    cudnnStatus_t status;
-} bn_cudnn_work_t;
-static void bn_cudnn_work(void *ctx) {
-    bn_cudnn_work_t *w = (bn_cudnn_work_t *)ctx;
-    cudnnStatus_t s = bn_cudnn_run(w->c, w->p);
-    if (s != CUDNN_STATUS_SUCCESS && w->status == CUDNN_STATUS_SUCCESS) w->status = s;
-}
-
-// What the plan was made for (compared byte for byte: memset before filling).
-typedef struct {
-    const bn_problem_t *p;
-    const void *x, *y;
-    bn_layout_t layout;
-    long N, C, H, W;
-    int training;
-    dtype_t dtype;
-    float eps, momentum;
-} bn_cudnn_key_t;
-
-static struct {
-    int planned;
-    bn_cudnn_key_t key;
-    char skip[256];  // "" when a candidate was chosen
-    bn_cand_t best;
-} g_bn_cudnn;
-
-static void bn_cudnn_key(const bn_problem_t *p, bn_cudnn_key_t *k) {
-    memset(k, 0, sizeof *k);
-    k->p = p;
-    k->x = p->x;
-    k->y = p->y;
-    k->layout = p->layout;
-    k->N = p->N;
-    k->C = p->C;
-    k->H = p->H;
-    k->W = p->W;
-    k->training = p->training;
-    k->dtype = p->h.dtype;
-    k->eps = p->eps;
-    k->momentum = p->momentum;
-}
-
-// NORM_CUDNN_BN: every word in it must be one of the candidate's call, mode and format words.
-static int bn_cand_selected(const bn_cand_t *c, const char *only) {
-    if (!only || !*only) return 1;
-    char words[256];
-    snprintf(words, sizeof words, "%s", only);
-    const char *fmt = c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW";
-    for (char *w = strtok(words, " ,"); w; w = strtok(NULL, " ,"))
-        if (strcmp(w, k_bn_call_names[c->call]) && strcmp(w, bn_mode_name(c->mode)) && strcmp(w, fmt)) return 0;
-    return 1;
-}
-
-#define BN_CUDNN_MAX_CANDS 12
-#define BN_CUDNN_REPEATS 10
+static cudnn_bn_state_t g_bn_cudnn;
 
 // Kernel 0's supports(): the shape rules, then every candidate tried and timed; the fastest is kept. Asked
 // again for the same problem, the answer is returned without trying anything anew.
@@ -1594,122 +1428,16 @@ static const char *supports_k0(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     REASON_TRY(cudnn_refuse_block_size(bs));
     REASON_TRY(bn_cudnn_precheck(p));
-    bn_cudnn_key_t key;
-    bn_cudnn_key(p, &key);
-    if (g_bn_cudnn.planned && memcmp(&g_bn_cudnn.key, &key, sizeof key) == 0)
-        return g_bn_cudnn.skip[0] ? g_bn_cudnn.skip : NULL;
-    bn_cand_free(&g_bn_cudnn.best);
-    g_bn_cudnn.planned = 1;
-    g_bn_cudnn.key = key;
-    g_bn_cudnn.skip[0] = 0;
-
-    // the candidates, in this order: the layout's own format first
-    bn_cand_t cand[BN_CUDNN_MAX_CANDS];
-    int n = 0;
-    memset(cand, 0, sizeof cand);
-    cudnnTensorFormat_t formats[2] = {p->layout == LAYOUT_NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC,
-                                      p->layout == LAYOUT_NCHW ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW};
-    int n_formats = p->HW == 1 ? 2 : 1;  // H*W = 1: both formats describe the same memory
-    bn_call_t calls[2] = {BN_CALL_TRAIN, BN_CALL_TRAIN_EX};
-    int n_calls = 2;
-    if (!p->training) {
-        calls[0] = BN_CALL_INFER;
-        n_calls = 1;
-    }
-    cudnnBatchNormMode_t modes[3] = {CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_SPATIAL_PERSISTENT,
-                                     CUDNN_BATCHNORM_PER_ACTIVATION};
-    const char *only = getenv("NORM_CUDNN_BN");
-    for (int f = 0; f < n_formats; f++)
-        for (int ci = 0; ci < n_calls; ci++)
-            for (int m = 0; m < 3; m++) {
-                // PER_ACTIVATION: H*W = 1 only (there it is the spatial computation), plain calls, NCHW as PyTorch
-                if (m == 2 && (p->HW != 1 || calls[ci] == BN_CALL_TRAIN_EX || formats[f] != CUDNN_TENSOR_NCHW))
-                    continue;
-                if (n == BN_CUDNN_MAX_CANDS) continue;  // 9 at most: never
-                bn_cand_t *c = &cand[n];
-                c->call = calls[ci];
-                c->mode = modes[m];
-                c->format = formats[f];
-                snprintf(c->name, sizeof c->name, "%s %s %s", k_bn_call_names[c->call], bn_mode_name(c->mode),
-                         c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW");
-                if (bn_cand_selected(c, only)) n++;
-            }
-    if (!n) {
-        snprintf(g_bn_cudnn.skip, sizeof g_bn_cudnn.skip, "NORM_CUDNN_BN='%s' matches no cuDNN candidate here",
-                 only ? only : "");
-        return g_bn_cudnn.skip;
-    }
-
-    // try and time each, keep the fastest
-    const char *ver = cudnn_version_string();
-    int ran = 0, best = -1;
-    double best_ms = 0;
-    char first_why[160] = "";
-    for (int i = 0; i < n; i++) {
-        bn_cand_t *c = &cand[i];
-        const char *why = bn_cand_prepare(c, p);
-        double ms = 0;
-        if (!why) {
-            bn_cudnn_work_t w = {c, p, CUDNN_STATUS_SUCCESS};
-            if (g_check_only) {  // --check: the first candidate that runs, untimed
-                bn_cudnn_work(&w);
-                CUDA_CHECK(cudaDeviceSynchronize());
-            } else {
-                ms = time_cold(bn_cudnn_work, &w, BN_CUDNN_REPEATS).median_ms;
-            }
-            if (w.status != CUDNN_STATUS_SUCCESS) why = bn_cudnn_status(k_bn_call_fns[c->call], w.status);
-        }
-        if (why) {
-            printf("cuDNN %s batchnorm candidate [%d/%d] %s: did not run: %s\n", ver, i + 1, n, c->name, why);
-            if (!first_why[0]) snprintf(first_why, sizeof first_why, "[%d] %s: %s", i + 1, c->name, why);
-            bn_cand_free(c);
-        } else {
-            if (g_check_only)
-                printf("cuDNN %s batchnorm candidate [%d/%d] %s: ran (--check: the first that runs, untimed)\n", ver,
-                       i + 1, n, c->name);
-            else
-                printf("cuDNN %s batchnorm candidate [%d/%d] %s: %.4f ms (median of %d, cold L2)\n", ver, i + 1, n,
-                       c->name, ms, BN_CUDNN_REPEATS);
-            ran++;
-            if (best < 0 || ms < best_ms) {
-                if (best >= 0) bn_cand_free(&cand[best]);
-                best = i;
-                best_ms = ms;
-            } else {
-                bn_cand_free(c);
-            }
-        }
-        fflush(stdout);
-        if (g_check_only && best >= 0) break;
-    }
-    if (best < 0) {
-        snprintf(g_bn_cudnn.skip, sizeof g_bn_cudnn.skip, "cuDNN %s ran none of its %d BatchNorm candidate%s (first %s)",
-                 ver, n, n == 1 ? "" : "s", first_why);
-        return g_bn_cudnn.skip;
-    }
-    g_bn_cudnn.best = cand[best];
-    printf("cuDNN %s batchnorm chose [%d/%d] %s (%s)\n", ver, best + 1, n, cand[best].name,
-           ran > 1 ? "the fastest median" : "the only candidate that ran");
-    return NULL;
+    cudnn_bn_t d;
+    bn_cudnn_describe(p, &d);
+    return cudnn_bn_prepare(&g_bn_cudnn, &d);
 }
 
 static void launch_k0(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    bn_cudnn_key_t key;
-    bn_cudnn_key(p, &key);
-    if (!g_bn_cudnn.planned || g_bn_cudnn.skip[0] || memcmp(&g_bn_cudnn.key, &key, sizeof key) != 0) {
-        fprintf(stderr, "cuDNN error: kernel 0 launched without a plan (supports() did not plan this problem)\n");
-        exit(EXIT_CUDA);
-    }
-    CUDNN_CHECK(bn_cudnn_run(&g_bn_cudnn.best, p));
-    l->block_used = 0;
-    snprintf(l->path, sizeof l->path, "cuDNN %s %s", cudnn_version_string(), g_bn_cudnn.best.name);
+    cudnn_bn_t d;
+    bn_cudnn_describe((const bn_problem_t *)pp, &d);
+    cudnn_bn_execute(&g_bn_cudnn, &d, l);
 }
-
-#pragma nv_diagnostic pop
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 #endif  // HAVE_CUDNN
 
 // ------------------------------------------------------------------------------------------------
