@@ -210,6 +210,28 @@ static void batchnorm_forward_cpu(double *y, double *save_mean, double *save_inv
 // Device helpers of this program (the shared ones, Welford/welford_merge/block_welford/warp_sum/packs, are in
 // common.h).
 
+// load_pack through the read-only path (ld.global.nc, as __ldg), written out. Kernels 4 on take x, gamma and beta
+// from bn_args_t, whose pointers carry no __restrict__. A __restrict__ local bound to them kept nvcc's read-only
+// loads in kernel 4 only: with a streaming store's inline asm, a grid sync, atomics and fences, or a remainder loop
+// in the kernel they became plain loads. The kernels whose __restrict__ parameters gave ld.global.nc (5, 6, 7) ask
+// for it explicitly: load_pack_nc for x, __ldg for gamma and beta. The vector types are those of nvcc's own
+// read-only loads of a pack (f32 or u16 lanes; 16 bytes of 16-bit values as u32 lanes).
+template <int TBYTES, int N> struct NcBits;
+template <> struct NcBits<4, 1> { typedef float type; };
+template <> struct NcBits<4, 2> { typedef float2 type; };
+template <> struct NcBits<4, 4> { typedef float4 type; };
+template <> struct NcBits<2, 1> { typedef unsigned short type; };
+template <> struct NcBits<2, 2> { typedef ushort2 type; };
+template <> struct NcBits<2, 4> { typedef ushort4 type; };
+template <> struct NcBits<2, 8> { typedef uint4 type; };
+template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack_nc(const T *p) {
+    typedef typename NcBits<sizeof(T), N>::type R;
+    R r = __ldg(reinterpret_cast<const R *>(p));
+    Pack<T, N> out;
+    memcpy(&out, &r, sizeof(R));
+    return out;
+}
+
 // A thread's running statistics for V channels that see the same rows, so that one count serves all V:
 // (count, mean[V], M2[V]).
 template <int V> struct ChanStats {
@@ -364,10 +386,33 @@ __device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m
     return invstd;
 }
 
-// Kernel arguments shared by the training kernels.
-#define BN_STATS_PARAMS                                                                                         \
-    const float *__restrict__ gamma, const float *__restrict__ beta, float *__restrict__ save_mean,             \
-        float *__restrict__ save_invstd, float *__restrict__ rm, float *__restrict__ rv
+// Kernel arguments. The plain fp32 ladder (kernels 1-3) takes positional arguments written out in full, as in
+// llm.c; kernels 4 on take this struct by value as their first parameter (bn_args() builds it once per launch),
+// then, positionally, what belongs to that one launch (workspace, G, rows per block, shared memory).
+typedef struct {
+    const void *x;                   // dtype; [M, C] with channels contiguous ([N, C], NHWC), or NCHW
+    void *y;                         // dtype, x's layout
+    const float *gamma, *beta;       // [C]
+    float *save_mean, *save_invstd;  // [C], written in training
+    float *run_mean, *run_var;       // [C], read; updated in place in training
+    long M, C, N, HW;                // M = N * HW: the elements of one channel
+    float eps, momentum;
+    int training;                    // 0: inference (y from the running statistics)
+} bn_args_t;
+
+// bn_finalize_channel with the statistics pointers, eps and momentum of the argument struct (kernels 4 on).
+__device__ __forceinline__ float bn_finalize_channel(const bn_args_t &a, long c, float mean, float m2, float count) {
+    return bn_finalize_channel(c, mean, m2, count, a.save_mean, a.save_invstd, a.run_mean, a.run_var, a.eps,
+                               a.momentum);
+}
+// The statistics a normalize pass applies (kernels 5, 7 and 8): in training the batch's, save_mean and save_invstd
+// (returns from_var = 0: var_src holds invstd); in inference the running ones (from_var = 1: var_src is
+// running_var, invstd = rsqrt(running_var + eps)).
+__device__ __forceinline__ int bn_norm_src(const bn_args_t &a, const float **mean_src, const float **var_src) {
+    *mean_src = a.training ? a.save_mean : a.run_mean;
+    *var_src = a.training ? a.save_invstd : a.run_var;
+    return !a.training;
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 1: one thread per channel walks down all M rows of x[M, C] (channels contiguous: [N, C], or NHWC as
@@ -381,7 +426,11 @@ __device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m
 // idle), and each walks M rows with four 4-byte loads in flight: latency-bound, far from the bandwidth.
 
 __global__ void __launch_bounds__(1024) batchnorm_kernel1(const float *__restrict__ x, float *__restrict__ y,
-                                                          BN_STATS_PARAMS, long M, long C, float eps,
+                                                          const float *__restrict__ gamma,
+                                                          const float *__restrict__ beta,
+                                                          float *__restrict__ save_mean,
+                                                          float *__restrict__ save_invstd, float *__restrict__ rm,
+                                                          float *__restrict__ rv, long M, long C, float eps,
                                                           float momentum) {
     long c = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (c >= C) return;
@@ -417,7 +466,11 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel1(const float *__restric
 // neighbouring channels read it at about the same time; the writes of y are scattered the same way.
 
 __global__ void __launch_bounds__(1024) batchnorm_kernel2(const float *__restrict__ x, float *__restrict__ y,
-                                                          BN_STATS_PARAMS, long M, long C, float eps,
+                                                          const float *__restrict__ gamma,
+                                                          const float *__restrict__ beta,
+                                                          float *__restrict__ save_mean,
+                                                          float *__restrict__ save_invstd, float *__restrict__ rm,
+                                                          float *__restrict__ rv, long M, long C, float eps,
                                                           float momentum) {
     __shared__ Welford scratch[33];
     __shared__ float s_mean, s_a;
@@ -485,8 +538,12 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel3_accumulate(const float
 
 __global__ void __launch_bounds__(1024) batchnorm_kernel3_normalize(const float *__restrict__ x,
                                                                     float *__restrict__ y, const float *acc,
-                                                                    BN_STATS_PARAMS, long M, long C, float eps,
-                                                                    float momentum) {
+                                                                    const float *__restrict__ gamma,
+                                                                    const float *__restrict__ beta,
+                                                                    float *__restrict__ save_mean,
+                                                                    float *__restrict__ save_invstd,
+                                                                    float *__restrict__ rm, float *__restrict__ rv,
+                                                                    long M, long C, float eps, float momentum) {
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32, W = blockDim.x / 32;
     long c = blockIdx.x * 32L + lane;
     if (c >= C) return;
@@ -513,9 +570,11 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel3_normalize(const float 
 // scalar 2- or 4-byte loads need many instructions per byte.
 
 template <typename T>
-__global__ void __launch_bounds__(1024) batchnorm_kernel4(const T *__restrict__ x, T *__restrict__ y,
-                                                          BN_STATS_PARAMS, long M, long C, float eps,
-                                                          float momentum) {
+__global__ void __launch_bounds__(1024) batchnorm_kernel4(bn_args_t a) {
+    const T *__restrict__ x = (const T *)a.x;
+    T *__restrict__ y = (T *)a.y;
+    const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
+    const long M = a.M, C = a.C;
     __shared__ Welford sm[1024];
     __shared__ float s_mean[32], s_a[32];
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32, W = blockDim.x / 32;
@@ -543,14 +602,14 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel4(const T *__restrict__ 
     Welford w = rowgroup_welford(Welford{st.n, st.mean[0], st.m2[0]}, sm, 32, W);
     if (warp == 0 && valid) {
         float m = shift + w.mean;
-        float invstd = bn_finalize_channel(c, m, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum);
+        float invstd = bn_finalize_channel(a, c, m, w.m2, (float)M);
         s_mean[lane] = m;
         s_a[lane] = invstd * gamma[c];
     }
     __syncthreads();
     if (!valid) return;
-    float m = s_mean[lane], a = s_a[lane], b = beta[c];
-    for (long r = warp; r < M; r += W) y[r * C + c] = from_float<T>((to_float(x[r * C + c]) - m) * a + b);
+    float m = s_mean[lane], scale = s_a[lane], b = beta[c];
+    for (long r = warp; r < M; r += W) y[r * C + c] = from_float<T>((to_float(x[r * C + c]) - m) * scale + b);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -581,9 +640,10 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel4(const T *__restrict__ 
 static int k5_smem_floats(int bs, int vec) { return 2 * bs * (vec < 4096 / bs ? vec : 4096 / bs); }
 
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_partial_kernel(const T *__restrict__ x, float *ws_mean,
-                                                                 float *ws_m2, long M, long C, int G,
+__global__ void __launch_bounds__(1024) batchnorm_partial_kernel(bn_args_t a, float *ws_mean, float *ws_m2, int G,
                                                                  long rows_per_block, int sm_floats) {
+    const T *__restrict__ x = (const T *)a.x;
+    const long M = a.M, C = a.C;
     constexpr int U = K5_LOADS(T, VEC);
     extern __shared__ float sm[];  // sm_floats
     int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;  // G divides the block size
@@ -593,7 +653,7 @@ __global__ void __launch_bounds__(1024) batchnorm_partial_kernel(const T *__rest
     const T *xp = x + pc * VEC;
     ShiftSums<VEC> s;
     // the shift: the block's first row, the same for all its threads (an idle thread reads x[0..VEC), unused)
-    shift_sums_init(s, load_pack<T, VEC>(active ? xp + row0 * C : x));
+    shift_sums_init(s, load_pack_nc<T, VEC>(active ? xp + row0 * C : x));
     if (active) {
         // the thread's rows are row0 + rg + i * RG, i < n; full groups of U loads, then one at a time
         long n = (row1 - row0 - rg + RG - 1) / RG, i = 0, step = (long)RG * C;
@@ -601,11 +661,11 @@ __global__ void __launch_bounds__(1024) batchnorm_partial_kernel(const T *__rest
         for (; i + U <= n; i += U, q += U * step) {
             Pack<T, VEC> p[U];
 #pragma unroll
-            for (int u = 0; u < U; u++) p[u] = load_pack<T, VEC>(q + u * step);  // cached: the normalize pass wants x in L2
+            for (int u = 0; u < U; u++) p[u] = load_pack_nc<T, VEC>(q + u * step);  // cached: the normalize pass wants x in L2
 #pragma unroll
             for (int u = 0; u < U; u++) shift_sums_add(s, p[u]);
         }
-        for (; i < n; i++, q += step) shift_sums_add(s, load_pack<T, VEC>(q));
+        for (; i < n; i++, q += step) shift_sums_add(s, load_pack_nc<T, VEC>(q));
     }
     rowgroup_shift_sums(s, sm, sm_floats, G, RG);
     if (rg == 0 && active) {
@@ -659,37 +719,39 @@ __device__ __forceinline__ Welford combine_partials_block(const float *ws_mean, 
 }
 
 // Kernel 5's finalize: a block per 32 channels over the P partials of the first pass.
-__global__ void __launch_bounds__(1024) batchnorm_finalize_kernel(BN_STATS_PARAMS, const float *ws_mean,
-                                                                  const float *ws_m2, long M, long C, long P,
-                                                                  long rows_per_block, float eps, float momentum) {
+__global__ void __launch_bounds__(1024) batchnorm_finalize_kernel(bn_args_t a, const float *ws_mean,
+                                                                  const float *ws_m2, long P, long rows_per_block) {
+    const long M = a.M, C = a.C;
     __shared__ Welford sm[1024];
     long c = blockIdx.x * 32L + threadIdx.x;
     Welford w = combine_partials_block(ws_mean, ws_m2, C, blockIdx.x * 32L, P, rows_per_block, M, sm);
     if (threadIdx.x < 32 && c < C)
-        bn_finalize_channel(c, w.mean, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum);
+        bn_finalize_channel(a, c, w.mean, w.m2, (float)M);
 }
 
 // The normalize pass over x[M, C] (kernel 5's second launch, the dispatcher's inference kernel for channels-last
 // layouts). Per channel: mean from mean_src; invstd from var_src (from_var = 0: var_src holds invstd, training)
-// or rsqrt(var_src + eps) (from_var = 1: var_src is running_var, inference).
+// or rsqrt(var_src + eps) (from_var = 1: var_src is running_var, inference); bn_norm_src picks them.
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_normalize_cl_kernel(const T *__restrict__ x, T *__restrict__ y,
-                                                                      const float *mean_src, const float *var_src,
-                                                                      const float *__restrict__ gamma,
-                                                                      const float *__restrict__ beta, long M, long C,
-                                                                      int G, float eps, int from_var) {
+__global__ void __launch_bounds__(1024) batchnorm_normalize_cl_kernel(bn_args_t a, int G) {
+    const T *__restrict__ x = (const T *)a.x;
+    T *__restrict__ y = (T *)a.y;
+    const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
+    const long M = a.M, C = a.C;
+    const float eps = a.eps, *mean_src, *var_src;
+    const int from_var = bn_norm_src(a, &mean_src, &var_src);
     constexpr int U = K5_ROWS(VEC);
     int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;
     long nvec = C / VEC, pc = blockIdx.x * (long)G + g;
     if (pc >= nvec || rg >= RG) return;
-    float m[VEC], a[VEC], b[VEC];
+    float m[VEC], scale[VEC], b[VEC];
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
         long c = pc * VEC + j;
         float v = var_src[c];
         m[j] = mean_src[c];
-        a[j] = (from_var ? rsqrtf(v + eps) : v) * gamma[c];
-        b[j] = beta[c];
+        scale[j] = (from_var ? rsqrtf(v + eps) : v) * __ldg(gamma + c);
+        b[j] = __ldg(beta + c);
     }
     long stride = (long)gridDim.y * RG;
     for (long k = blockIdx.y * (long)RG + rg; k < M; k += U * stride) {  // k counts rows from the last one
@@ -703,7 +765,7 @@ __global__ void __launch_bounds__(1024) batchnorm_normalize_cl_kernel(const T *_
             if (r < 0) continue;
             Pack<T, VEC> out;
 #pragma unroll
-            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((to_float(p[u].v[j]) - m[j]) * a[j] + b[j]);
+            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((to_float(p[u].v[j]) - m[j]) * scale[j] + b[j]);
             store_pack_cs<T, VEC>(y + r * C + pc * VEC, out);
         }
     }
@@ -737,10 +799,12 @@ template <typename T, int VEC> __device__ __forceinline__ void keep_packed(Pack<
 }
 
 template <typename T, int VEC, int RPR>
-__global__ void __launch_bounds__(512) batchnorm_persistent_kernel(const T *__restrict__ x, T *__restrict__ y,
-                                                                    BN_STATS_PARAMS, float *ws_mean, float *ws_m2,
-                                                                    long M, long C, long rows_per_block,
-                                                                    float eps, float momentum) {
+__global__ void __launch_bounds__(512) batchnorm_persistent_kernel(bn_args_t a, float *ws_mean, float *ws_m2,
+                                                                    long rows_per_block) {
+    const T *__restrict__ x = (const T *)a.x;
+    T *__restrict__ y = (T *)a.y;
+    const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
+    const long M = a.M, C = a.C;
     cg::grid_group grid = cg::this_grid();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     Pack<T, VEC> *slice = reinterpret_cast<Pack<T, VEC> *>(smem_raw);
@@ -794,18 +858,19 @@ __global__ void __launch_bounds__(512) batchnorm_persistent_kernel(const T *__re
         Welford w = combine_partials_block(ws_mean, ws_m2, C, c0, gridDim.x, rows_per_block, M,
                                            reinterpret_cast<Welford *>(sm));  // 512 states fit sm's 8 KB
         if (t < 32 && c0 + t < C)
-            bn_finalize_channel(c0 + t, w.mean, w.m2, (float)M, save_mean, save_invstd, rm, rv, eps, momentum);
+            bn_finalize_channel(a, c0 + t, w.mean, w.m2, (float)M);
     }
     grid.sync();
     if (rows == 0) return;
-    // y = x * a + b with a = invstd * gamma, b = beta - mean * a: two registers a channel (the third would spill
-    // the 16-bit instances); the extra rounding is an ulp of |mean| * a, inside y's tolerance (see the header)
-    float a[VEC], b[VEC];
+    // y = x * scale + b with scale = invstd * gamma, b = beta - mean * scale: two registers a channel (the third
+    // would spill the 16-bit instances); the extra rounding is an ulp of |mean| * scale, inside y's tolerance (see
+    // the header)
+    float scale[VEC], b[VEC];
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
         int c = g * VEC + j;
-        a[j] = __ldcg(save_invstd + c) * gamma[c];
-        b[j] = fmaf(-__ldcg(save_mean + c), a[j], beta[c]);
+        scale[j] = __ldcg(a.save_invstd + c) * __ldg(gamma + c);
+        b[j] = fmaf(-__ldcg(a.save_mean + c), scale[j], __ldg(beta + c));
     }
     T *yb = y + row0 * C + g * VEC;
 #pragma unroll
@@ -813,13 +878,13 @@ __global__ void __launch_bounds__(512) batchnorm_persistent_kernel(const T *__re
         if (rg + s * RG < rows) {
             Pack<T, VEC> out;
 #pragma unroll
-            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(reg[s].v[j]), a[j], b[j]));
+            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(reg[s].v[j]), scale[j], b[j]));
             store_pack_cs<T, VEC>(yb + (long)(rg + s * RG) * C, out);
         }
     for (int lr = first + rg; lr < rows; lr += RG) {
         Pack<T, VEC> p = slice[(lr - first) * nvec + g], out;
 #pragma unroll
-        for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(p.v[j]), a[j], b[j]));
+        for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(p.v[j]), scale[j], b[j]));
         store_pack_cs<T, VEC>(yb + (long)lr * C, out);
     }
 }
@@ -854,11 +919,10 @@ __device__ __forceinline__ void nchw_advance(long &n, long &i, long step, long n
 }
 
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_nchw_partial_kernel(const T *__restrict__ x, BN_STATS_PARAMS,
-                                                                      float *ws_mean, float *ws_m2,
-                                                                      unsigned *counters, long N, long C, long HW,
-                                                                      long packs_per_block, float eps,
-                                                                      float momentum) {
+__global__ void __launch_bounds__(1024) batchnorm_nchw_partial_kernel(bn_args_t a, float *ws_mean, float *ws_m2,
+                                                                      unsigned *counters, long packs_per_block) {
+    const T *__restrict__ x = (const T *)a.x;
+    const long N = a.N, C = a.C, HW = a.HW;
     __shared__ Welford scratch[33];
     __shared__ int s_last;
     long c = blockIdx.x, nvh = HW / VEC, K = N * nvh;
@@ -875,7 +939,7 @@ __global__ void __launch_bounds__(1024) batchnorm_nchw_partial_kernel(const T *_
         Pack<T, VEC> p[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            if (k + (long)u * blockDim.x < k1) p[u] = load_pack<T, VEC>(xc + pn * C * HW + pi * VEC);
+            if (k + (long)u * blockDim.x < k1) p[u] = load_pack_nc<T, VEC>(xc + pn * C * HW + pi * VEC);
             nchw_advance(pn, pi, blockDim.x, nvh);
         }
 #pragma unroll
@@ -912,7 +976,7 @@ __global__ void __launch_bounds__(1024) batchnorm_nchw_partial_kernel(const T *_
     }
     float m2 = warp_sum(q);
     if (lane == 0) {
-        bn_finalize_channel(c, mean, m2, M, save_mean, save_invstd, rm, rv, eps, momentum);
+        bn_finalize_channel(a, c, mean, m2, M);
         counters[c] = 0;
     }
 }
@@ -920,12 +984,13 @@ __global__ void __launch_bounds__(1024) batchnorm_nchw_partial_kernel(const T *_
 // The NCHW normalize pass (kernel 7's second launch; the dispatcher's NCHW inference kernel): x as one flat array
 // of Q = N*C*H*W/VEC packs, walked from the end; mean_src/var_src/from_var as in batchnorm_normalize_cl_kernel.
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(const T *__restrict__ x,
-                                                                        T *__restrict__ y, const float *mean_src,
-                                                                        const float *var_src,
-                                                                        const float *__restrict__ gamma,
-                                                                        const float *__restrict__ beta, long C,
-                                                                        long nvh, long Q, float eps, int from_var) {
+__global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(bn_args_t a, long nvh, long Q) {
+    const T *__restrict__ x = (const T *)a.x;
+    T *__restrict__ y = (T *)a.y;
+    const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
+    const long C = a.C;
+    const float eps = a.eps, *mean_src, *var_src;
+    const int from_var = bn_norm_src(a, &mean_src, &var_src);
     constexpr int U = K7_PACKS(VEC);
     long stride = (long)gridDim.x * blockDim.x;
     for (long k = blockIdx.x * (long)blockDim.x + threadIdx.x; k < Q; k += U * stride) {
@@ -939,10 +1004,10 @@ __global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(const T 
             unsigned q = (unsigned)(Q - 1 - (k + u * stride));
             unsigned c = (q / (unsigned)nvh) % (unsigned)C;
             float v = var_src[c], m = mean_src[c];
-            float a = (from_var ? rsqrtf(v + eps) : v) * gamma[c], b = beta[c];
+            float scale = (from_var ? rsqrtf(v + eps) : v) * __ldg(gamma + c), b = __ldg(beta + c);
             Pack<T, VEC> out;
 #pragma unroll
-            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((to_float(p[u].v[j]) - m) * a + b);
+            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((to_float(p[u].v[j]) - m) * scale + b);
             store_pack_cs<T, VEC>(y + (long)q * VEC, out);
         }
     }
@@ -951,7 +1016,25 @@ __global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(const T 
 // ------------------------------------------------------------------------------------------------
 // Launchers: pick the template instance and the grid, launch on the default stream.
 
-#define BN_STATS_ARGS(P) (P)->gamma, (P)->beta, (P)->save_mean, (P)->save_invstd, (P)->run_mean, (P)->run_var
+static bn_args_t bn_args(const bn_problem_t *p) {
+    bn_args_t a;
+    a.x = p->x;
+    a.y = p->y;
+    a.gamma = p->gamma;
+    a.beta = p->beta;
+    a.save_mean = p->save_mean;
+    a.save_invstd = p->save_invstd;
+    a.run_mean = p->run_mean;
+    a.run_var = p->run_var;
+    a.M = p->M;
+    a.C = p->C;
+    a.N = p->N;
+    a.HW = p->HW;
+    a.eps = p->eps;
+    a.momentum = p->momentum;
+    a.training = p->training;
+    return a;
+}
 
 // The widest pack (elements) that divides n: 16 bytes when it can.
 static int bn_vec_width(dtype_t d, long n) { return (int)gcd_long(16 / (long)dtype_size(d), n); }
@@ -986,12 +1069,14 @@ static const char *supports_cl(const void *pp, int bs) {
 static void launch_k1(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     int bs = l->block_size;
-    batchnorm_kernel1<<<(unsigned)ceil_div(p->C, bs), bs>>>((const float *)p->x, (float *)p->y, BN_STATS_ARGS(p), p->M,
-                                                          p->C, p->eps, p->momentum);
+    batchnorm_kernel1<<<(unsigned)ceil_div(p->C, bs), bs>>>((const float *)p->x, (float *)p->y, p->gamma, p->beta,
+                                                          p->save_mean, p->save_invstd, p->run_mean, p->run_var,
+                                                          p->M, p->C, p->eps, p->momentum);
 }
 static void launch_k2(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    batchnorm_kernel2<<<(unsigned)p->C, l->block_size>>>((const float *)p->x, (float *)p->y, BN_STATS_ARGS(p), p->M,
+    batchnorm_kernel2<<<(unsigned)p->C, l->block_size>>>((const float *)p->x, (float *)p->y, p->gamma, p->beta,
+                                                         p->save_mean, p->save_invstd, p->run_mean, p->run_var, p->M,
                                                          p->C, p->eps, p->momentum);
 }
 
@@ -1014,7 +1099,8 @@ static void launch_k3(const void *pp, launch_t *l) {
     float *acc = p->ws_mean;  // sum[C], then sumsq[C]
     CUDA_CHECK(cudaMemsetAsync(acc, 0, 2 * (size_t)p->C * sizeof(float)));
     batchnorm_kernel3_accumulate<<<grid, bs>>>((const float *)p->x, acc, p->M, p->C);
-    batchnorm_kernel3_normalize<<<grid, bs>>>((const float *)p->x, (float *)p->y, acc, BN_STATS_ARGS(p), p->M, p->C,
+    batchnorm_kernel3_normalize<<<grid, bs>>>((const float *)p->x, (float *)p->y, acc, p->gamma, p->beta,
+                                              p->save_mean, p->save_invstd, p->run_mean, p->run_var, p->M, p->C,
                                               p->eps, p->momentum);
 }
 
@@ -1023,9 +1109,9 @@ static void launch_k4(const void *pp, launch_t *l) {
     unsigned gx = (unsigned)ceil_div(p->C, 32);
     int bs = l->block_size;
     switch (p->h.dtype) {
-    case DT_FP32: batchnorm_kernel4<float><<<gx, bs>>>((const float *)p->x, (float *)p->y, BN_STATS_ARGS(p), p->M, p->C, p->eps, p->momentum); break;
-    case DT_FP16: batchnorm_kernel4<__half><<<gx, bs>>>((const __half *)p->x, (__half *)p->y, BN_STATS_ARGS(p), p->M, p->C, p->eps, p->momentum); break;
-    default: batchnorm_kernel4<__nv_bfloat16><<<gx, bs>>>((const __nv_bfloat16 *)p->x, (__nv_bfloat16 *)p->y, BN_STATS_ARGS(p), p->M, p->C, p->eps, p->momentum); break;
+    case DT_FP32: batchnorm_kernel4<float><<<gx, bs>>>(bn_args(p)); break;
+    case DT_FP16: batchnorm_kernel4<__half><<<gx, bs>>>(bn_args(p)); break;
+    default: batchnorm_kernel4<__nv_bfloat16><<<gx, bs>>>(bn_args(p)); break;
     }
 }
 
@@ -1048,14 +1134,13 @@ static void launch_split_t(const bn_problem_t *p, int bs) {
     if (gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // the workspace holds gy x C partials
     long rows_per_block = ceil_div(p->M, gy);
     gy = ceil_div(p->M, rows_per_block);  // no block without rows
-    batchnorm_partial_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs, smem>>>(
-        (const T *)p->x, p->ws_mean, p->ws_m2, p->M, p->C, G, rows_per_block, sm_floats);
-    batchnorm_finalize_kernel<<<(unsigned)ceil_div(p->C, 32), 1024>>>(BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->M,
-                                                                    p->C, gy, rows_per_block, p->eps, p->momentum);
+    batchnorm_partial_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs, smem>>>(bn_args(p), p->ws_mean, p->ws_m2,
+                                                                                     G, rows_per_block, sm_floats);
+    batchnorm_finalize_kernel<<<(unsigned)ceil_div(p->C, 32), 1024>>>(bn_args(p), p->ws_mean, p->ws_m2, gy,
+                                                                    rows_per_block);
     long wave2 = bn_wave((const void *)batchnorm_normalize_cl_kernel<T, VEC>, bs);
     long gy2 = clamp_long(ceil_div(wave2, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
-    batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy2), bs>>>(
-        (const T *)p->x, (T *)p->y, p->save_mean, p->save_invstd, p->gamma, p->beta, p->M, p->C, G, p->eps, 0);
+    batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy2), bs>>>(bn_args(p), G);  // training
 }
 // The elementwise inference pass for channels-last layouts (the normalize pass above, fed by running stats).
 template <typename T, int VEC>
@@ -1064,8 +1149,7 @@ static void launch_infer_cl_t(const bn_problem_t *p, int bs) {
     int G = cl_lanes(nvec), RG = bs / G;
     long gx = ceil_div(nvec, G), wave = bn_wave((const void *)batchnorm_normalize_cl_kernel<T, VEC>, bs);
     long gy = clamp_long(ceil_div(2 * wave, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
-    batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs>>>(
-        (const T *)p->x, (T *)p->y, p->run_mean, p->run_var, p->gamma, p->beta, p->M, p->C, G, p->eps, 1);
+    batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs>>>(bn_args(p), G);  // inference
 }
 static void launch_k5(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
@@ -1153,15 +1237,10 @@ static const char *supports_k6(const void *pp, int bs) {
 }
 template <typename T>
 static void launch_persistent_t(const bn_problem_t *p, int bs, const k6_plan_t *plan) {
-    const T *x = (const T *)p->x;
-    T *y = (T *)p->y;
-    const float *gamma = p->gamma, *beta = p->beta;
-    float *sm = p->save_mean, *si = p->save_invstd, *rm = p->run_mean, *rv = p->run_var, *wm = p->ws_mean, *wv = p->ws_m2;
-    long M = p->M, C = p->C, rpb = plan->rows_per_block;
-    float eps = p->eps, mom = p->momentum;
-    void *args[] = {(void *)&x, (void *)&y, (void *)&gamma, (void *)&beta, (void *)&sm, (void *)&si, (void *)&rm,
-                    (void *)&rv, (void *)&wm, (void *)&wv, (void *)&M, (void *)&C, (void *)&rpb, (void *)&eps,
-                    (void *)&mom};
+    bn_args_t a = bn_args(p);
+    float *wm = p->ws_mean, *wv = p->ws_m2;
+    long rpb = plan->rows_per_block;
+    void *args[] = {(void *)&a, (void *)&wm, (void *)&wv, (void *)&rpb};
     CUDA_CHECK(cudaLaunchCooperativeKernel(k6_fn_t<T>(), dim3((unsigned)plan->P), dim3(bs), args, plan->smem, 0));
 }
 static void launch_persistent(const bn_problem_t *p, int bs, const k6_plan_t *plan) {
@@ -1195,24 +1274,19 @@ static void launch_nchw_t(const bn_problem_t *p, int bs) {
     if (S * p->C > p->ws_states) S = p->ws_states / p->C;
     long packs_per_block = ceil_div(K, S);
     S = ceil_div(K, packs_per_block);
-    batchnorm_nchw_partial_kernel<T, VEC><<<dim3((unsigned)p->C, (unsigned)S), bs>>>(
-        (const T *)p->x, BN_STATS_ARGS(p), p->ws_mean, p->ws_m2, p->counters, p->N, p->C, p->HW, packs_per_block,
-        p->eps, p->momentum);
+    batchnorm_nchw_partial_kernel<T, VEC><<<dim3((unsigned)p->C, (unsigned)S), bs>>>(bn_args(p), p->ws_mean, p->ws_m2,
+                                                                                     p->counters, packs_per_block);
     long Q = p->N * p->C * nvh;
     long wave2 = bn_wave((const void *)batchnorm_normalize_nchw_kernel<T, VEC>, bs);
     long blocks = clamp_long(ceil_div(Q, (long)bs * K7_PACKS(VEC)), 1, 2 * wave2);
-    batchnorm_normalize_nchw_kernel<T, VEC><<<(unsigned)blocks, bs>>>((const T *)p->x, (T *)p->y, p->save_mean,
-                                                                      p->save_invstd, p->gamma, p->beta, p->C, nvh, Q,
-                                                                      p->eps, 0);
+    batchnorm_normalize_nchw_kernel<T, VEC><<<(unsigned)blocks, bs>>>(bn_args(p), nvh, Q);  // training
 }
 template <typename T, int VEC>
 static void launch_infer_nchw_t(const bn_problem_t *p, int bs) {
     long nvh = p->HW / VEC, Q = p->N * p->C * nvh;
     long wave = bn_wave((const void *)batchnorm_normalize_nchw_kernel<T, VEC>, bs);
     long blocks = clamp_long(ceil_div(Q, (long)bs * K7_PACKS(VEC)), 1, 2 * wave);
-    batchnorm_normalize_nchw_kernel<T, VEC><<<(unsigned)blocks, bs>>>((const T *)p->x, (T *)p->y, p->run_mean,
-                                                                      p->run_var, p->gamma, p->beta, p->C, nvh, Q,
-                                                                      p->eps, 1);
+    batchnorm_normalize_nchw_kernel<T, VEC><<<(unsigned)blocks, bs>>>(bn_args(p), nvh, Q);  // inference
 }
 static void launch_k7(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
@@ -1285,28 +1359,13 @@ static void launch_k8(const void *pp, launch_t *l) {
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 0: cuDNN, the vendor baseline: its BatchNorm functions cudnnBatchNormalizationForwardTraining, the Ex
-// form cudnnBatchNormalizationForwardTrainingEx (the one with the fast NHWC kernels of
-// CUDNN_BATCHNORM_SPATIAL_PERSISTENT; it takes a workspace and a reserve space of the sizes cuDNN asks for) and
-// cudnnBatchNormalizationForwardInference. cuDNN 9 marks these legacy functions deprecated (the graph API's
-// norm-forward node is the successor) but still ships them, and they are what PyTorch calls for BatchNorm on
-// cuDNN. The headers mark them deprecated only where CUDNN_WARN_DEPRECATED is defined; the pragmas below keep
-// even that build free of warnings.
-//
-// Descriptors: x and y are [N, C, H, W] in the format of the layout (CUDNN_TENSOR_NCHW or _NHWC), dtype fp32,
-// fp16 or bf16; [N, C] is N x C x 1 x 1. Where H*W = 1 (every [N, C] problem) NCHW and NHWC describe the same
-// memory, and both formats are tried. gamma, beta and the statistics use the descriptor
-// cudnnDeriveBNTensorDescriptor gives (1 x C x 1 x 1, fp32 for all three dtypes; checked, since the buffers are
-// fp32 vectors of C).
-// Candidates (call x mode x format): training tries ForwardTraining and ForwardTrainingEx (bnOps
-// CUDNN_BATCHNORM_OPS_BN, no z, no activation) with CUDNN_BATCHNORM_SPATIAL and _SPATIAL_PERSISTENT, plus
-// ForwardTraining with CUDNN_BATCHNORM_PER_ACTIVATION where H*W = 1 (the same computation then, and PyTorch's
-// choice for 2-D input); inference tries ForwardInference with the same modes. supports() (outside the timed
-// region) runs each candidate once (cuDNN's status, then the CUDA error state), times every one that ran with
-// time_cold (10 cold-L2 launches) and keeps the fastest median; it prints one line per candidate (its time, or
-// why it did not run). launch() runs the chosen one. SPATIAL_PERSISTENT may round differently; it is held to
-// the same tolerance. NORM_CUDNN_BN="ForwardTrainingEx SPATIAL_PERSISTENT" (any of the call, mode and format
-// words) limits the candidates to those whose words match, so that each can be validated on its own (the GPU
-// suite does).
+// form cudnnBatchNormalizationForwardTrainingEx and cudnnBatchNormalizationForwardInference. cuDNN 9 marks these
+// legacy functions deprecated (the graph API's norm-forward node is the successor) but still ships them, and they
+// are what PyTorch calls for BatchNorm on cuDNN. The calls themselves are common.h's (harness/cudnn.h, "cuDNN's
+// legacy BatchNorm API": the descriptors, the candidates call x mode x format and NORM_CUDNN_BN, one trial
+// execution of each, the timing, the choice of the fastest, the deprecation pragmas). This program describes its
+// problem to it (bn_cudnn_describe: [N, C] is N x C x 1 x 1, given as NHWC; NCHW and NHWC images in their own
+// format) and keeps the rules of BatchNorm below.
 // cuDNN writes straight into this program's buffers: y, save_mean and save_invstd (resultSaveMean and
 // resultSaveInvVariance: the mean and 1/sqrt(var + eps)), and running_mean and running_var in place with
 // exponentialAverageFactor = momentum (cuDNN: running = factor * batch + (1 - factor) * running, the variance
@@ -1325,13 +1384,6 @@ static void launch_k8(const void *pp, launch_t *l) {
 //     what cuDNN writes there: the GPU suite expects running_var alone to be wrong, with NaN, and fails with
 //     "drop the rule" if cuDNN matches this program's definition instead.)
 #ifdef HAVE_CUDNN
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-#pragma nv_diagnostic push
-#pragma nv_diag_suppress 1444, 1215  // "declared deprecated" in nvcc's front end
-
 // The rules of kernel 0 that need no GPU and no cuDNN call (the CPU tests call this): NULL or the skip reason.
 static const char *bn_cudnn_precheck(const bn_problem_t *p) {
     if ((double)p->M * (double)p->C >= 2147483648.0)
@@ -1346,173 +1398,29 @@ static const char *bn_cudnn_precheck(const bn_problem_t *p) {
     return NULL;
 }
 
-typedef enum { BN_CALL_TRAIN = 0, BN_CALL_TRAIN_EX = 1, BN_CALL_INFER = 2 } bn_call_t;
-static const char *const k_bn_call_names[3] = {"ForwardTraining", "ForwardTrainingEx", "ForwardInference"};
-static const char *const k_bn_call_fns[3] = {"cudnnBatchNormalizationForwardTraining",
-                                             "cudnnBatchNormalizationForwardTrainingEx",
-                                             "cudnnBatchNormalizationForwardInference"};
-static const char *bn_mode_name(cudnnBatchNormMode_t m) {
-    return m == CUDNN_BATCHNORM_SPATIAL_PERSISTENT ? "SPATIAL_PERSISTENT"
-           : m == CUDNN_BATCHNORM_SPATIAL          ? "SPATIAL"
-                                                   : "PER_ACTIVATION";
+// The problem as cuDNN's BatchNorm functions see it, with this program's buffers.
+static void bn_cudnn_describe(const bn_problem_t *p, cudnn_bn_t *d) {
+    memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
+    d->N = p->N;
+    d->C = p->C;
+    d->H = p->H;
+    d->W = p->W;
+    d->format = p->layout == LAYOUT_NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    d->dtype = p->h.dtype;
+    d->training = p->training;
+    d->eps = p->eps;
+    d->momentum = p->momentum;
+    d->x = p->x;
+    d->y = p->y;
+    d->gamma = p->gamma;
+    d->beta = p->beta;
+    d->save_mean = p->save_mean;
+    d->save_invstd = p->save_invstd;
+    d->run_mean = p->run_mean;
+    d->run_var = p->run_var;
 }
 
-// One candidate: what it calls, its descriptors (x and y share xd: same shape, dtype and format), the Ex
-// call's workspace and reserve space.
-typedef struct {
-    bn_call_t call;
-    cudnnBatchNormMode_t mode;
-    cudnnTensorFormat_t format;
-    char name[64];  // "ForwardTrainingEx SPATIAL_PERSISTENT NHWC"
-    cudnnTensorDescriptor_t xd, bnd;
-    void *ws, *reserve;
-    size_t ws_bytes, reserve_bytes;
-} bn_cand_t;
-
-static void bn_cand_free(bn_cand_t *c) {
-    if (c->xd) cudnnDestroyTensorDescriptor(c->xd);
-    if (c->bnd) cudnnDestroyTensorDescriptor(c->bnd);
-    if (c->ws) CUDA_CHECK(cudaFree(c->ws));
-    if (c->reserve) CUDA_CHECK(cudaFree(c->reserve));
-    c->xd = c->bnd = NULL;
-    c->ws = c->reserve = NULL;
-    c->ws_bytes = c->reserve_bytes = 0;
-}
-
-// One execution of candidate c on the problem's buffers, on the default stream (cudnn_handle's stream).
-static cudnnStatus_t bn_cudnn_run(const bn_cand_t *c, const bn_problem_t *p) {
-    const float one = 1.f, zero = 0.f;  // y = 1 * result + 0 * y: y is not read
-    cudnnHandle_t h = cudnn_handle();
-    double eps = (double)p->eps, factor = (double)p->momentum;  // the fp32 values the other kernels use
-    switch (c->call) {
-    case BN_CALL_TRAIN:
-        return cudnnBatchNormalizationForwardTraining(h, c->mode, &one, &zero, c->xd, p->x, c->xd, p->y, c->bnd,
-                                                      p->gamma, p->beta, factor, p->run_mean, p->run_var, eps,
-                                                      p->save_mean, p->save_invstd);
-    case BN_CALL_TRAIN_EX:
-        return cudnnBatchNormalizationForwardTrainingEx(h, c->mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, c->xd, p->x,
-                                                        NULL, NULL, c->xd, p->y, c->bnd, p->gamma, p->beta, factor,
-                                                        p->run_mean, p->run_var, eps, p->save_mean, p->save_invstd,
-                                                        NULL, c->ws, c->ws_bytes, c->reserve, c->reserve_bytes);
-    default:
-        return cudnnBatchNormalizationForwardInference(h, c->mode, &one, &zero, c->xd, p->x, c->xd, p->y, c->bnd,
-                                                       p->gamma, p->beta, p->run_mean, p->run_var, eps);
-    }
-}
-
-// A cuDNN status as a reason that names the function ("cudnnBatchNormalizationForwardTrainingEx: not supported
-// (3000): <cuDNN's message>"); NULL on success.
-static const char *bn_cudnn_status(const char *what, cudnnStatus_t s) {
-    if (s == CUDNN_STATUS_SUCCESS) return NULL;
-    return reasonf("%s: %s%s", what, cudnn_status_text(s), cudnn_last_error());
-}
-static const char *bn_device_buffer(void **buf, size_t bytes, const char *what) {
-    if (!bytes) return NULL;
-    cudaError_t e = cudaMalloc(buf, bytes);
-    if (e != cudaSuccess) {
-        cudaGetLastError();  // not sticky: clear it
-        *buf = NULL;
-        return reasonf("%s of %zu bytes: %s", what, bytes, cudaGetErrorString(e));
-    }
-    CUDA_CHECK(cudaMemset(*buf, 0, bytes));  // defined contents (initcheck), whatever cuDNN reads
-    return NULL;
-}
-
-// Descriptors, buffers and one trial execution of c (NULL: it ran; else why not). The trial writes the
-// problem's outputs and updates the running statistics; the harness poisons and resets them before validating.
-static const char *bn_cand_prepare(bn_cand_t *c, const bn_problem_t *p) {
-    cudnnHandle_t h = cudnn_handle();
-    CUDNN_TRY(cudnnCreateTensorDescriptor(&c->xd));
-    CUDNN_TRY(cudnnSetTensor4dDescriptor(c->xd, c->format, cudnn_dtype(p->h.dtype), (int)p->N, (int)p->C, (int)p->H,
-                                         (int)p->W));
-    CUDNN_TRY(cudnnCreateTensorDescriptor(&c->bnd));
-    REASON_TRY(bn_cudnn_status("cudnnDeriveBNTensorDescriptor", cudnnDeriveBNTensorDescriptor(c->bnd, c->xd, c->mode)));
-    cudnnDataType_t t;
-    int n, ch, hh, ww, sn, sc, sh, sw;
-    CUDNN_TRY(cudnnGetTensor4dDescriptor(c->bnd, &t, &n, &ch, &hh, &ww, &sn, &sc, &sh, &sw));
-    if (t != CUDNN_DATA_FLOAT || n != 1 || ch != (int)p->C || hh != 1 || ww != 1 || sc != 1)
-        return reasonf("cuDNN's statistics descriptor is not an fp32 vector of C (type %d, %dx%dx%dx%d, C stride %d)",
-                       (int)t, n, ch, hh, ww, sc);
-    if (c->call == BN_CALL_TRAIN_EX) {
-        REASON_TRY(bn_cudnn_status("cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize",
-                                   cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
-                                       h, c->mode, CUDNN_BATCHNORM_OPS_BN, c->xd, NULL, c->xd, c->bnd, NULL,
-                                       &c->ws_bytes)));
-        REASON_TRY(bn_cudnn_status("cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
-                                   cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
-                                       h, c->mode, CUDNN_BATCHNORM_OPS_BN, NULL, c->xd, &c->reserve_bytes)));
-        REASON_TRY(bn_device_buffer(&c->ws, c->ws_bytes, "workspace"));
-        REASON_TRY(bn_device_buffer(&c->reserve, c->reserve_bytes, "reserve space"));
-    }
-    REASON_TRY(bn_cudnn_status(k_bn_call_fns[c->call], bn_cudnn_run(c, p)));
-    cudaError_t e = cudaDeviceSynchronize();
-    if (e == cudaSuccess) e = cudaGetLastError();
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return reasonf("%s: %s", k_bn_call_fns[c->call], cudaGetErrorString(e));
-    }
-    return NULL;
-}
-
-// time_cold's work: one execution; the first failing status is kept (checked after timing).
-typedef struct {
-    const bn_cand_t *c;
-    const bn_problem_t *p;
-    cudnnStatus_t status;
-} bn_cudnn_work_t;
-static void bn_cudnn_work(void *ctx) {
-    bn_cudnn_work_t *w = (bn_cudnn_work_t *)ctx;
-    cudnnStatus_t s = bn_cudnn_run(w->c, w->p);
-    if (s != CUDNN_STATUS_SUCCESS && w->status == CUDNN_STATUS_SUCCESS) w->status = s;
-}
-
-// What the plan was made for (compared byte for byte: memset before filling).
-typedef struct {
-    const bn_problem_t *p;
-    const void *x, *y;
-    bn_layout_t layout;
-    long N, C, H, W;
-    int training;
-    dtype_t dtype;
-    float eps, momentum;
-} bn_cudnn_key_t;
-
-static struct {
-    int planned;
-    bn_cudnn_key_t key;
-    char skip[256];  // "" when a candidate was chosen
-    bn_cand_t best;
-} g_bn_cudnn;
-
-static void bn_cudnn_key(const bn_problem_t *p, bn_cudnn_key_t *k) {
-    memset(k, 0, sizeof *k);
-    k->p = p;
-    k->x = p->x;
-    k->y = p->y;
-    k->layout = p->layout;
-    k->N = p->N;
-    k->C = p->C;
-    k->H = p->H;
-    k->W = p->W;
-    k->training = p->training;
-    k->dtype = p->h.dtype;
-    k->eps = p->eps;
-    k->momentum = p->momentum;
-}
-
-// NORM_CUDNN_BN: every word in it must be one of the candidate's call, mode and format words.
-static int bn_cand_selected(const bn_cand_t *c, const char *only) {
-    if (!only || !*only) return 1;
-    char words[256];
-    snprintf(words, sizeof words, "%s", only);
-    const char *fmt = c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW";
-    for (char *w = strtok(words, " ,"); w; w = strtok(NULL, " ,"))
-        if (strcmp(w, k_bn_call_names[c->call]) && strcmp(w, bn_mode_name(c->mode)) && strcmp(w, fmt)) return 0;
-    return 1;
-}
-
-#define BN_CUDNN_MAX_CANDS 12
-#define BN_CUDNN_REPEATS 10
+static cudnn_bn_state_t g_bn_cudnn;
 
 // Kernel 0's supports(): the shape rules, then every candidate tried and timed; the fastest is kept. Asked
 // again for the same problem, the answer is returned without trying anything anew.
@@ -1520,122 +1428,16 @@ static const char *supports_k0(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     REASON_TRY(cudnn_refuse_block_size(bs));
     REASON_TRY(bn_cudnn_precheck(p));
-    bn_cudnn_key_t key;
-    bn_cudnn_key(p, &key);
-    if (g_bn_cudnn.planned && memcmp(&g_bn_cudnn.key, &key, sizeof key) == 0)
-        return g_bn_cudnn.skip[0] ? g_bn_cudnn.skip : NULL;
-    bn_cand_free(&g_bn_cudnn.best);
-    g_bn_cudnn.planned = 1;
-    g_bn_cudnn.key = key;
-    g_bn_cudnn.skip[0] = 0;
-
-    // the candidates, in this order: the layout's own format first
-    bn_cand_t cand[BN_CUDNN_MAX_CANDS];
-    int n = 0;
-    memset(cand, 0, sizeof cand);
-    cudnnTensorFormat_t formats[2] = {p->layout == LAYOUT_NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC,
-                                      p->layout == LAYOUT_NCHW ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW};
-    int n_formats = p->HW == 1 ? 2 : 1;  // H*W = 1: both formats describe the same memory
-    bn_call_t calls[2] = {BN_CALL_TRAIN, BN_CALL_TRAIN_EX};
-    int n_calls = 2;
-    if (!p->training) {
-        calls[0] = BN_CALL_INFER;
-        n_calls = 1;
-    }
-    cudnnBatchNormMode_t modes[3] = {CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_SPATIAL_PERSISTENT,
-                                     CUDNN_BATCHNORM_PER_ACTIVATION};
-    const char *only = getenv("NORM_CUDNN_BN");
-    for (int f = 0; f < n_formats; f++)
-        for (int ci = 0; ci < n_calls; ci++)
-            for (int m = 0; m < 3; m++) {
-                // PER_ACTIVATION: H*W = 1 only (there it is the spatial computation), plain calls, NCHW as PyTorch
-                if (m == 2 && (p->HW != 1 || calls[ci] == BN_CALL_TRAIN_EX || formats[f] != CUDNN_TENSOR_NCHW))
-                    continue;
-                if (n == BN_CUDNN_MAX_CANDS) continue;  // 9 at most: never
-                bn_cand_t *c = &cand[n];
-                c->call = calls[ci];
-                c->mode = modes[m];
-                c->format = formats[f];
-                snprintf(c->name, sizeof c->name, "%s %s %s", k_bn_call_names[c->call], bn_mode_name(c->mode),
-                         c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW");
-                if (bn_cand_selected(c, only)) n++;
-            }
-    if (!n) {
-        snprintf(g_bn_cudnn.skip, sizeof g_bn_cudnn.skip, "NORM_CUDNN_BN='%s' matches no cuDNN candidate here",
-                 only ? only : "");
-        return g_bn_cudnn.skip;
-    }
-
-    // try and time each, keep the fastest
-    const char *ver = cudnn_version_string();
-    int ran = 0, best = -1;
-    double best_ms = 0;
-    char first_why[160] = "";
-    for (int i = 0; i < n; i++) {
-        bn_cand_t *c = &cand[i];
-        const char *why = bn_cand_prepare(c, p);
-        double ms = 0;
-        if (!why) {
-            bn_cudnn_work_t w = {c, p, CUDNN_STATUS_SUCCESS};
-            if (g_check_only) {  // --check: the first candidate that runs, untimed
-                bn_cudnn_work(&w);
-                CUDA_CHECK(cudaDeviceSynchronize());
-            } else {
-                ms = time_cold(bn_cudnn_work, &w, BN_CUDNN_REPEATS).median_ms;
-            }
-            if (w.status != CUDNN_STATUS_SUCCESS) why = bn_cudnn_status(k_bn_call_fns[c->call], w.status);
-        }
-        if (why) {
-            printf("cuDNN %s batchnorm candidate [%d/%d] %s: did not run: %s\n", ver, i + 1, n, c->name, why);
-            if (!first_why[0]) snprintf(first_why, sizeof first_why, "[%d] %s: %s", i + 1, c->name, why);
-            bn_cand_free(c);
-        } else {
-            if (g_check_only)
-                printf("cuDNN %s batchnorm candidate [%d/%d] %s: ran (--check: the first that runs, untimed)\n", ver,
-                       i + 1, n, c->name);
-            else
-                printf("cuDNN %s batchnorm candidate [%d/%d] %s: %.4f ms (median of %d, cold L2)\n", ver, i + 1, n,
-                       c->name, ms, BN_CUDNN_REPEATS);
-            ran++;
-            if (best < 0 || ms < best_ms) {
-                if (best >= 0) bn_cand_free(&cand[best]);
-                best = i;
-                best_ms = ms;
-            } else {
-                bn_cand_free(c);
-            }
-        }
-        fflush(stdout);
-        if (g_check_only && best >= 0) break;
-    }
-    if (best < 0) {
-        snprintf(g_bn_cudnn.skip, sizeof g_bn_cudnn.skip, "cuDNN %s ran none of its %d BatchNorm candidate%s (first %s)",
-                 ver, n, n == 1 ? "" : "s", first_why);
-        return g_bn_cudnn.skip;
-    }
-    g_bn_cudnn.best = cand[best];
-    printf("cuDNN %s batchnorm chose [%d/%d] %s (%s)\n", ver, best + 1, n, cand[best].name,
-           ran > 1 ? "the fastest median" : "the only candidate that ran");
-    return NULL;
+    cudnn_bn_t d;
+    bn_cudnn_describe(p, &d);
+    return cudnn_bn_prepare(&g_bn_cudnn, &d);
 }
 
 static void launch_k0(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    bn_cudnn_key_t key;
-    bn_cudnn_key(p, &key);
-    if (!g_bn_cudnn.planned || g_bn_cudnn.skip[0] || memcmp(&g_bn_cudnn.key, &key, sizeof key) != 0) {
-        fprintf(stderr, "cuDNN error: kernel 0 launched without a plan (supports() did not plan this problem)\n");
-        exit(EXIT_CUDA);
-    }
-    CUDNN_CHECK(bn_cudnn_run(&g_bn_cudnn.best, p));
-    l->block_used = 0;
-    snprintf(l->path, sizeof l->path, "cuDNN %s %s", cudnn_version_string(), g_bn_cudnn.best.name);
+    cudnn_bn_t d;
+    bn_cudnn_describe((const bn_problem_t *)pp, &d);
+    cudnn_bn_execute(&g_bn_cudnn, &d, l);
 }
-
-#pragma nv_diagnostic pop
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 #endif  // HAVE_CUDNN
 
 // ------------------------------------------------------------------------------------------------

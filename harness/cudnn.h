@@ -8,6 +8,9 @@
 // only executes. A cuDNN failure while planning becomes kernel 0's skip reason; while executing, an error.
 // (This section follows the timing one: choosing among engine configs times each with time_cold.)
 //
+// Two ways in: the graph API for LayerNorm and RMSNorm (below), and the legacy BatchNorm API for BatchNorm (the
+// last section, "cuDNN's legacy BatchNorm API").
+//
 // The graph (backend) API in C, for one normalization forward: tensor descriptors, the norm-forward
 // operation, the operation graph, the engine heuristics (mode A; the fallback list when A gives nothing
 // that runs), and for every engine config they return: an execution plan, its workspace and a variant
@@ -514,4 +517,318 @@ static void cudnn_plan_execute(const cudnn_plan_t *p, launch_t *l) {
     l->block_used = 0;
     snprintf(l->path, sizeof l->path, "%s", p->path);
 }
+
+// ------------------------------------------------------------------------------------------------
+// cuDNN's legacy BatchNorm API (batchnorm_forward's kernel 0): cudnnBatchNormalizationForwardTraining, the Ex
+// form cudnnBatchNormalizationForwardTrainingEx (the one with the fast NHWC kernels of
+// CUDNN_BATCHNORM_SPATIAL_PERSISTENT; it takes a workspace and a reserve space of the sizes cuDNN asks for) and
+// cudnnBatchNormalizationForwardInference. cuDNN 9 marks these legacy functions deprecated (the graph API's
+// norm-forward node is the successor) but still ships them. The headers mark them deprecated only where
+// CUDNN_WARN_DEPRECATED is defined; the pragmas around this section keep even that build free of warnings.
+// A program fills a cudnn_bn_t from its problem and calls cudnn_bn_prepare() in kernel 0's supports() and
+// cudnn_bn_execute() in its launch(); the rules of its op (shapes it skips) stay with the program.
+//
+// Descriptors: x and y are [N, C, H, W] in the given format (CUDNN_TENSOR_NCHW or _NHWC), dtype fp32, fp16 or
+// bf16. Where H*W = 1 NCHW and NHWC describe the same memory, and both formats are tried, the given one first.
+// gamma, beta and the statistics use the descriptor cudnnDeriveBNTensorDescriptor gives (1 x C x 1 x 1, fp32 for
+// all three dtypes; checked, since the buffers are fp32 vectors of C).
+// Candidates (call x mode x format): training tries ForwardTraining and ForwardTrainingEx (bnOps
+// CUDNN_BATCHNORM_OPS_BN, no z, no activation) with CUDNN_BATCHNORM_SPATIAL and _SPATIAL_PERSISTENT, plus
+// ForwardTraining with CUDNN_BATCHNORM_PER_ACTIVATION where H*W = 1 (the same computation then, and PyTorch's
+// choice for 2-D input); inference tries ForwardInference with the same modes. cudnn_bn_prepare (outside the timed
+// region) runs each candidate once (cuDNN's status, then the CUDA error state), times every one that ran with
+// time_cold (10 cold-L2 launches) and keeps the fastest median; it prints one line per candidate (its time, or
+// why it did not run). cudnn_bn_execute runs the chosen one. SPATIAL_PERSISTENT may round differently; it is held
+// to the same tolerance. NORM_CUDNN_BN="ForwardTrainingEx SPATIAL_PERSISTENT" (any of the call, mode and format
+// words) limits the candidates to those whose words match, so that each can be validated on its own (the GPU
+// suite does).
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+#pragma nv_diagnostic push
+#pragma nv_diag_suppress 1444, 1215  // "declared deprecated" in nvcc's front end
+
+// One BatchNorm forward as these functions see it, the problem's own buffers included. Callers memset it before
+// filling it: the plan cache compares it byte for byte.
+typedef struct {
+    long N, C, H, W;                 // x and y: [N, C, H, W] (int dimensions and strides in the descriptors)
+    cudnnTensorFormat_t format;      // of x and y: CUDNN_TENSOR_NCHW or CUDNN_TENSOR_NHWC
+    dtype_t dtype;                   // x and y; gamma, beta and the statistics are fp32 vectors of C
+    int training;                    // 1: ForwardTraining(Ex); 0: ForwardInference, which writes y alone
+    float eps, momentum;             // momentum: exponentialAverageFactor
+    const void *x;
+    void *y;
+    const float *gamma, *beta;
+    float *save_mean, *save_invstd;  // training: resultSaveMean, resultSaveInvVariance (1/sqrt(var + eps))
+    float *run_mean, *run_var;       // read; in training updated in place (the variance unbiased)
+} cudnn_bn_t;
+
+typedef enum { CUDNN_BN_CALL_TRAIN = 0, CUDNN_BN_CALL_TRAIN_EX = 1, CUDNN_BN_CALL_INFER = 2 } cudnn_bn_call_t;
+static const char *const k_cudnn_bn_call_names[3] = {"ForwardTraining", "ForwardTrainingEx", "ForwardInference"};
+static const char *const k_cudnn_bn_call_fns[3] = {"cudnnBatchNormalizationForwardTraining",
+                                                   "cudnnBatchNormalizationForwardTrainingEx",
+                                                   "cudnnBatchNormalizationForwardInference"};
+static const char *cudnn_bn_mode_name(cudnnBatchNormMode_t m) {
+    return m == CUDNN_BATCHNORM_SPATIAL_PERSISTENT ? "SPATIAL_PERSISTENT"
+           : m == CUDNN_BATCHNORM_SPATIAL          ? "SPATIAL"
+                                                   : "PER_ACTIVATION";
+}
+
+// One candidate: what it calls, its descriptors (x and y share xd: same shape, dtype and format), the Ex
+// call's workspace and reserve space.
+typedef struct {
+    cudnn_bn_call_t call;
+    cudnnBatchNormMode_t mode;
+    cudnnTensorFormat_t format;
+    char name[64];  // "ForwardTrainingEx SPATIAL_PERSISTENT NHWC"
+    cudnnTensorDescriptor_t xd, bnd;
+    void *ws, *reserve;
+    size_t ws_bytes, reserve_bytes;
+} cudnn_bn_cand_t;
+
+static void cudnn_bn_cand_free(cudnn_bn_cand_t *c) {
+    if (c->xd) cudnnDestroyTensorDescriptor(c->xd);
+    if (c->bnd) cudnnDestroyTensorDescriptor(c->bnd);
+    if (c->ws) CUDA_CHECK(cudaFree(c->ws));
+    if (c->reserve) CUDA_CHECK(cudaFree(c->reserve));
+    c->xd = c->bnd = NULL;
+    c->ws = c->reserve = NULL;
+    c->ws_bytes = c->reserve_bytes = 0;
+}
+
+// One execution of candidate c on the problem's buffers, on the default stream (cudnn_handle's stream).
+static cudnnStatus_t cudnn_bn_run(const cudnn_bn_cand_t *c, const cudnn_bn_t *d) {
+    const float one = 1.f, zero = 0.f;  // y = 1 * result + 0 * y: y is not read
+    cudnnHandle_t h = cudnn_handle();
+    double eps = (double)d->eps, factor = (double)d->momentum;  // the fp32 values the other kernels use
+    switch (c->call) {
+    case CUDNN_BN_CALL_TRAIN:
+        return cudnnBatchNormalizationForwardTraining(h, c->mode, &one, &zero, c->xd, d->x, c->xd, d->y, c->bnd,
+                                                      d->gamma, d->beta, factor, d->run_mean, d->run_var, eps,
+                                                      d->save_mean, d->save_invstd);
+    case CUDNN_BN_CALL_TRAIN_EX:
+        return cudnnBatchNormalizationForwardTrainingEx(h, c->mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, c->xd, d->x,
+                                                        NULL, NULL, c->xd, d->y, c->bnd, d->gamma, d->beta, factor,
+                                                        d->run_mean, d->run_var, eps, d->save_mean, d->save_invstd,
+                                                        NULL, c->ws, c->ws_bytes, c->reserve, c->reserve_bytes);
+    default:
+        return cudnnBatchNormalizationForwardInference(h, c->mode, &one, &zero, c->xd, d->x, c->xd, d->y, c->bnd,
+                                                       d->gamma, d->beta, d->run_mean, d->run_var, eps);
+    }
+}
+
+// A cuDNN status as a reason that names the function ("cudnnBatchNormalizationForwardTrainingEx: not supported
+// (3000): <cuDNN's message>"); NULL on success.
+static const char *cudnn_bn_status(const char *what, cudnnStatus_t s) {
+    if (s == CUDNN_STATUS_SUCCESS) return NULL;
+    return reasonf("%s: %s%s", what, cudnn_status_text(s), cudnn_last_error());
+}
+static const char *cudnn_bn_device_buffer(void **buf, size_t bytes, const char *what) {
+    if (!bytes) return NULL;
+    cudaError_t e = cudaMalloc(buf, bytes);
+    if (e != cudaSuccess) {
+        cudaGetLastError();  // not sticky: clear it
+        *buf = NULL;
+        return reasonf("%s of %zu bytes: %s", what, bytes, cudaGetErrorString(e));
+    }
+    CUDA_CHECK(cudaMemset(*buf, 0, bytes));  // defined contents (initcheck), whatever cuDNN reads
+    return NULL;
+}
+
+// Descriptors, buffers and one trial execution of c (NULL: it ran; else why not). The trial writes the
+// problem's outputs and updates the running statistics; the harness poisons and resets them before validating.
+static const char *cudnn_bn_cand_prepare(cudnn_bn_cand_t *c, const cudnn_bn_t *d) {
+    cudnnHandle_t h = cudnn_handle();
+    CUDNN_TRY(cudnnCreateTensorDescriptor(&c->xd));
+    CUDNN_TRY(cudnnSetTensor4dDescriptor(c->xd, c->format, cudnn_dtype(d->dtype), (int)d->N, (int)d->C, (int)d->H,
+                                         (int)d->W));
+    CUDNN_TRY(cudnnCreateTensorDescriptor(&c->bnd));
+    REASON_TRY(
+        cudnn_bn_status("cudnnDeriveBNTensorDescriptor", cudnnDeriveBNTensorDescriptor(c->bnd, c->xd, c->mode)));
+    cudnnDataType_t t;
+    int n, ch, hh, ww, sn, sc, sh, sw;
+    CUDNN_TRY(cudnnGetTensor4dDescriptor(c->bnd, &t, &n, &ch, &hh, &ww, &sn, &sc, &sh, &sw));
+    if (t != CUDNN_DATA_FLOAT || n != 1 || ch != (int)d->C || hh != 1 || ww != 1 || sc != 1)
+        return reasonf("cuDNN's statistics descriptor is not an fp32 vector of C (type %d, %dx%dx%dx%d, C stride %d)",
+                       (int)t, n, ch, hh, ww, sc);
+    if (c->call == CUDNN_BN_CALL_TRAIN_EX) {
+        REASON_TRY(cudnn_bn_status("cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize",
+                                   cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+                                       h, c->mode, CUDNN_BATCHNORM_OPS_BN, c->xd, NULL, c->xd, c->bnd, NULL,
+                                       &c->ws_bytes)));
+        REASON_TRY(cudnn_bn_status("cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
+                                   cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
+                                       h, c->mode, CUDNN_BATCHNORM_OPS_BN, NULL, c->xd, &c->reserve_bytes)));
+        REASON_TRY(cudnn_bn_device_buffer(&c->ws, c->ws_bytes, "workspace"));
+        REASON_TRY(cudnn_bn_device_buffer(&c->reserve, c->reserve_bytes, "reserve space"));
+    }
+    REASON_TRY(cudnn_bn_status(k_cudnn_bn_call_fns[c->call], cudnn_bn_run(c, d)));
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return reasonf("%s: %s", k_cudnn_bn_call_fns[c->call], cudaGetErrorString(e));
+    }
+    return NULL;
+}
+
+// time_cold's work: one execution; the first failing status is kept (checked after timing).
+typedef struct {
+    const cudnn_bn_cand_t *c;
+    const cudnn_bn_t *d;
+    cudnnStatus_t status;
+} cudnn_bn_work_t;
+static void cudnn_bn_work(void *ctx) {
+    cudnn_bn_work_t *w = (cudnn_bn_work_t *)ctx;
+    cudnnStatus_t s = cudnn_bn_run(w->c, w->d);
+    if (s != CUDNN_STATUS_SUCCESS && w->status == CUDNN_STATUS_SUCCESS) w->status = s;
+}
+
+// NORM_CUDNN_BN: every word in it must be one of the candidate's call, mode and format words.
+static int cudnn_bn_cand_selected(const cudnn_bn_cand_t *c, const char *only) {
+    if (!only || !*only) return 1;
+    char words[256];
+    snprintf(words, sizeof words, "%s", only);
+    const char *fmt = c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW";
+    for (char *w = strtok(words, " ,"); w; w = strtok(NULL, " ,"))
+        if (strcmp(w, k_cudnn_bn_call_names[c->call]) && strcmp(w, cudnn_bn_mode_name(c->mode)) && strcmp(w, fmt))
+            return 0;
+    return 1;
+}
+
+// What a program keeps for its kernel 0: the description planned for (the cache key), and the candidate chosen or
+// why there is none. The last one of a process is kept until the process exits, deliberately (each program plans
+// one problem and runs it to the end); it is released when a different description replaces it.
+typedef struct {
+    int planned;         // `built` has an answer below
+    cudnn_bn_t built;    // compared byte for byte (callers memset a description before filling it)
+    char skip[256];      // "" when a candidate was chosen
+    cudnn_bn_cand_t best;
+} cudnn_bn_state_t;
+
+static void cudnn_bn_release(cudnn_bn_state_t *st) {
+    cudnn_bn_cand_free(&st->best);
+    st->planned = 0;
+    st->skip[0] = 0;
+}
+
+#define CUDNN_BN_MAX_CANDS 12
+#define CUDNN_BN_REPEATS 10
+
+// Kernel 0's supports() for BatchNorm, after the program's own shape rules: every candidate for d tried and
+// timed, the fastest kept in st (NULL), or why none ran. Asked again for the same description, the answer is
+// returned without trying anything anew.
+static const char *cudnn_bn_prepare(cudnn_bn_state_t *st, const cudnn_bn_t *d) {
+    if (st->planned && memcmp(&st->built, d, sizeof *d) == 0) return st->skip[0] ? st->skip : NULL;
+    cudnn_bn_release(st);
+    st->planned = 1;
+    memcpy(&st->built, d, sizeof *d);  // padding included: the cache compares bytes
+    d = &st->built;
+
+    // the candidates, in this order: the layout's own format first
+    cudnn_bn_cand_t cand[CUDNN_BN_MAX_CANDS];
+    int n = 0;
+    memset(cand, 0, sizeof cand);
+    cudnnTensorFormat_t formats[2] = {d->format,
+                                      d->format == CUDNN_TENSOR_NCHW ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW};
+    int n_formats = d->H * d->W == 1 ? 2 : 1;  // H*W = 1: both formats describe the same memory
+    cudnn_bn_call_t calls[2] = {CUDNN_BN_CALL_TRAIN, CUDNN_BN_CALL_TRAIN_EX};
+    int n_calls = 2;
+    if (!d->training) {
+        calls[0] = CUDNN_BN_CALL_INFER;
+        n_calls = 1;
+    }
+    cudnnBatchNormMode_t modes[3] = {CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_SPATIAL_PERSISTENT,
+                                     CUDNN_BATCHNORM_PER_ACTIVATION};
+    const char *only = getenv("NORM_CUDNN_BN");
+    for (int f = 0; f < n_formats; f++)
+        for (int ci = 0; ci < n_calls; ci++)
+            for (int m = 0; m < 3; m++) {
+                // PER_ACTIVATION: H*W = 1 only (there it is the spatial computation), plain calls, NCHW as PyTorch
+                if (m == 2 &&
+                    (d->H * d->W != 1 || calls[ci] == CUDNN_BN_CALL_TRAIN_EX || formats[f] != CUDNN_TENSOR_NCHW))
+                    continue;
+                if (n == CUDNN_BN_MAX_CANDS) continue;  // 9 at most: never
+                cudnn_bn_cand_t *c = &cand[n];
+                c->call = calls[ci];
+                c->mode = modes[m];
+                c->format = formats[f];
+                snprintf(c->name, sizeof c->name, "%s %s %s", k_cudnn_bn_call_names[c->call],
+                         cudnn_bn_mode_name(c->mode), c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW");
+                if (cudnn_bn_cand_selected(c, only)) n++;
+            }
+    if (!n) {
+        snprintf(st->skip, sizeof st->skip, "NORM_CUDNN_BN='%s' matches no cuDNN candidate here", only ? only : "");
+        return st->skip;
+    }
+
+    // try and time each, keep the fastest
+    const char *ver = cudnn_version_string();
+    int ran = 0, best = -1;
+    double best_ms = 0;
+    char first_why[160] = "";
+    for (int i = 0; i < n; i++) {
+        cudnn_bn_cand_t *c = &cand[i];
+        const char *why = cudnn_bn_cand_prepare(c, d);
+        double ms = 0;
+        if (!why) {
+            cudnn_bn_work_t w = {c, d, CUDNN_STATUS_SUCCESS};
+            if (g_check_only) {  // --check: the first candidate that runs, untimed
+                cudnn_bn_work(&w);
+                CUDA_CHECK(cudaDeviceSynchronize());
+            } else {
+                ms = time_cold(cudnn_bn_work, &w, CUDNN_BN_REPEATS).median_ms;
+            }
+            if (w.status != CUDNN_STATUS_SUCCESS) why = cudnn_bn_status(k_cudnn_bn_call_fns[c->call], w.status);
+        }
+        if (why) {
+            printf("cuDNN %s batchnorm candidate [%d/%d] %s: did not run: %s\n", ver, i + 1, n, c->name, why);
+            if (!first_why[0]) snprintf(first_why, sizeof first_why, "[%d] %s: %s", i + 1, c->name, why);
+            cudnn_bn_cand_free(c);
+        } else {
+            if (g_check_only)
+                printf("cuDNN %s batchnorm candidate [%d/%d] %s: ran (--check: the first that runs, untimed)\n", ver,
+                       i + 1, n, c->name);
+            else
+                printf("cuDNN %s batchnorm candidate [%d/%d] %s: %.4f ms (median of %d, cold L2)\n", ver, i + 1, n,
+                       c->name, ms, CUDNN_BN_REPEATS);
+            ran++;
+            if (best < 0 || ms < best_ms) {
+                if (best >= 0) cudnn_bn_cand_free(&cand[best]);
+                best = i;
+                best_ms = ms;
+            } else {
+                cudnn_bn_cand_free(c);
+            }
+        }
+        fflush(stdout);
+        if (g_check_only && best >= 0) break;
+    }
+    if (best < 0) {
+        snprintf(st->skip, sizeof st->skip, "cuDNN %s ran none of its %d BatchNorm candidate%s (first %s)", ver, n,
+                 n == 1 ? "" : "s", first_why);
+        return st->skip;
+    }
+    st->best = cand[best];
+    printf("cuDNN %s batchnorm chose [%d/%d] %s (%s)\n", ver, best + 1, n, cand[best].name,
+           ran > 1 ? "the fastest median" : "the only candidate that ran");
+    return NULL;
+}
+
+// Kernel 0's launch(): run the candidate chosen for d on the default stream; say which one ran.
+static void cudnn_bn_execute(const cudnn_bn_state_t *st, const cudnn_bn_t *d, launch_t *l) {
+    if (!st->planned || st->skip[0] || memcmp(&st->built, d, sizeof *d) != 0) {
+        fprintf(stderr, "cuDNN error: kernel 0 launched without a plan (supports() did not plan this problem)\n");
+        exit(EXIT_CUDA);
+    }
+    CUDNN_CHECK(cudnn_bn_run(&st->best, &st->built));
+    l->block_used = 0;
+    snprintf(l->path, sizeof l->path, "cuDNN %s %s", cudnn_version_string(), st->best.name);
+}
+
+#pragma nv_diagnostic pop
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 #endif  // HAVE_CUDNN

@@ -395,17 +395,18 @@ static void test_cudnn_slot(void) {
     check("cudnn slot: 2^31 elements skip (32-bit descriptors)", why && strstr(why, "2^31"), "%s", why ? why : "NULL");
     p.C = 2047;
     check("cudnn slot: just below 2^31 elements passes", bn_cudnn_precheck(&p) == NULL);
-    bn_cand_t c;
+    cudnn_bn_cand_t c;
     memset(&c, 0, sizeof c);
-    c.call = BN_CALL_TRAIN_EX; c.mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT; c.format = CUDNN_TENSOR_NHWC;
-    bn_cand_t d = c;
-    d.call = BN_CALL_TRAIN; d.mode = CUDNN_BATCHNORM_SPATIAL;
+    c.call = CUDNN_BN_CALL_TRAIN_EX; c.mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT; c.format = CUDNN_TENSOR_NHWC;
+    cudnn_bn_cand_t d = c;
+    d.call = CUDNN_BN_CALL_TRAIN; d.mode = CUDNN_BATCHNORM_SPATIAL;
     check("cudnn slot: NORM_CUDNN_BN picks candidates by whole words (call, mode, format)",
-          bn_cand_selected(&c, NULL) && bn_cand_selected(&c, "") &&
-              bn_cand_selected(&c, "ForwardTrainingEx SPATIAL_PERSISTENT") && bn_cand_selected(&c, "NHWC") &&
-              !bn_cand_selected(&c, "ForwardTraining") && !bn_cand_selected(&c, "SPATIAL") &&
-              !bn_cand_selected(&c, "SPATIAL_PERSISTENT NCHW") && bn_cand_selected(&d, "ForwardTraining SPATIAL") &&
-              !bn_cand_selected(&d, "ForwardTraining SPATIAL_PERSISTENT"));
+          cudnn_bn_cand_selected(&c, NULL) && cudnn_bn_cand_selected(&c, "") &&
+              cudnn_bn_cand_selected(&c, "ForwardTrainingEx SPATIAL_PERSISTENT") &&
+              cudnn_bn_cand_selected(&c, "NHWC") && !cudnn_bn_cand_selected(&c, "ForwardTraining") &&
+              !cudnn_bn_cand_selected(&c, "SPATIAL") && !cudnn_bn_cand_selected(&c, "SPATIAL_PERSISTENT NCHW") &&
+              cudnn_bn_cand_selected(&d, "ForwardTraining SPATIAL") &&
+              !cudnn_bn_cand_selected(&d, "ForwardTraining SPATIAL_PERSISTENT"));
 #endif
 }
 
