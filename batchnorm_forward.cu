@@ -210,28 +210,6 @@ static void batchnorm_forward_cpu(double *y, double *save_mean, double *save_inv
 // Device helpers of this program (the shared ones, Welford/welford_merge/block_welford/warp_sum/packs, are in
 // common.h).
 
-// load_pack through the read-only path (ld.global.nc, as __ldg), written out. Kernels 4 on take x, gamma and beta
-// from bn_args_t, whose pointers carry no __restrict__. A __restrict__ local bound to them kept nvcc's read-only
-// loads in kernel 4 only: with a streaming store's inline asm, a grid sync, atomics and fences, or a remainder loop
-// in the kernel they became plain loads. The kernels whose __restrict__ parameters gave ld.global.nc (5, 6, 7) ask
-// for it explicitly: load_pack_nc for x, __ldg for gamma and beta. The vector types are those of nvcc's own
-// read-only loads of a pack (f32 or u16 lanes; 16 bytes of 16-bit values as u32 lanes).
-template <int TBYTES, int N> struct NcBits;
-template <> struct NcBits<4, 1> { typedef float type; };
-template <> struct NcBits<4, 2> { typedef float2 type; };
-template <> struct NcBits<4, 4> { typedef float4 type; };
-template <> struct NcBits<2, 1> { typedef unsigned short type; };
-template <> struct NcBits<2, 2> { typedef ushort2 type; };
-template <> struct NcBits<2, 4> { typedef ushort4 type; };
-template <> struct NcBits<2, 8> { typedef uint4 type; };
-template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack_nc(const T *p) {
-    typedef typename NcBits<sizeof(T), N>::type R;
-    R r = __ldg(reinterpret_cast<const R *>(p));
-    Pack<T, N> out;
-    memcpy(&out, &r, sizeof(R));
-    return out;
-}
-
 // A thread's running statistics for V channels that see the same rows, so that one count serves all V:
 // (count, mean[V], M2[V]).
 template <int V> struct ChanStats {
@@ -389,6 +367,10 @@ __device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m
 // Kernel arguments. The plain fp32 ladder (kernels 1-3) takes positional arguments written out in full, as in
 // llm.c; kernels 4 on take this struct by value as their first parameter (bn_args() builds it once per launch),
 // then, positionally, what belongs to that one launch (workspace, G, rows per block, shared memory).
+// Its pointers carry no __restrict__. A __restrict__ local bound to them kept nvcc's read-only loads in kernel 4
+// only: with a streaming store's inline asm, a grid sync, atomics and fences, or a remainder loop in the kernel
+// they became plain loads. The kernels whose __restrict__ parameters gave ld.global.nc (5, 6, 7) ask for it
+// explicitly: load_pack_nc (harness/device_helpers.h) for x, __ldg for gamma and beta.
 typedef struct {
     const void *x;                   // dtype; [M, C] with channels contiguous ([N, C], NHWC), or NCHW
     void *y;                         // dtype, x's layout

@@ -50,8 +50,9 @@ static int g_cluster = 0;    // --cluster K: kernel 10's register path forced to
 
 // Kernel arguments, one convention in all three programs: the plain fp32 ladder (kernels 1-5 here) takes
 // llm.c's positional arguments; every templated kernel (6 on) takes this struct by value, first, and binds
-// the fields it uses to typed __restrict__ locals (x, w and b then keep their load forms; see results/NOTES.md). Values
-// that belong to one launch only would follow it.
+// the fields it uses to typed __restrict__ locals. Values that belong to one launch only would follow it.
+// (The locals keep x's loads as they were with __restrict__ parameters; in the kernels that store y with
+// __stcs, w and b come through plain loads instead of read-only ones: C elements, L1-resident; NOTES.)
 typedef struct {
     const void *x, *w, *b;  // x [N, C]; weight and bias [C]: the run's dtype
     void *y;                // [N, C]

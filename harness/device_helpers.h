@@ -78,6 +78,27 @@ template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack_cs(
     memcpy(&out, &r, sizeof(R));
     return out;
 }
+// Through the read-only data path (ld.global.nc, as __ldg), for data no thread writes during the kernel. The
+// compiler takes that path itself for loads from const __restrict__ kernel parameters, not always for pointers
+// bound from an argument struct: such a kernel asks for it with this form. The vector types are those of nvcc's
+// own read-only loads of a pack (f32 or u16 lanes; 16 bytes of 16-bit values as u32 lanes): with RawBits' integer
+// lanes the generated code of some of BatchNorm's kernels differs.
+template <int TBYTES, int N> struct NcBits;
+template <> struct NcBits<4, 1> { typedef float type; };
+template <> struct NcBits<4, 2> { typedef float2 type; };
+template <> struct NcBits<4, 4> { typedef float4 type; };
+template <> struct NcBits<2, 1> { typedef unsigned short type; };
+template <> struct NcBits<2, 2> { typedef ushort2 type; };
+template <> struct NcBits<2, 4> { typedef ushort4 type; };
+template <> struct NcBits<2, 8> { typedef uint4 type; };
+template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack_nc(const T *p) {
+    typedef typename NcBits<sizeof(T), N>::type R;
+    R r = __ldg(reinterpret_cast<const R *>(p));
+    Pack<T, N> out;
+    memcpy(&out, &r, sizeof(R));
+    return out;
+}
+
 template <typename T, int N> __device__ __forceinline__ void store_pack_cs(T *p, const Pack<T, N> &v) {
     typedef typename RawBits<sizeof(T) * N>::type R;
     R r;
