@@ -14,7 +14,7 @@ Kernels (`./layernorm_forward --list` prints the same registry; the CPU tests ch
    7  subwarp-regs-vec   a warp or part of one per row, row in registers, two group sums, 16-byte packs
    8  block-smem-welford one block per row, row cached in shared memory, Welford all-reduce, occupancy block size
    9  block-reread       one block per row, no cache: Welford pass then a normalize pass that re-reads x
-  10  dispatch           picks the path by C and dtype and says which ran
+  10  dispatch           picks the path by rows, C and dtype and says which ran
 
 Run:
   make && ./layernorm_forward 7                 validate kernel 7, sweep block sizes, time each
@@ -313,6 +313,8 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(ln_args_t a) {
     float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
     const long C = a.C;
     const float eps = a.eps;
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
     __shared__ float scratch[33];
     long row = blockIdx.x;
     const T *xr = x + row * C;
@@ -422,6 +424,8 @@ __global__ void layernorm_subwarp_kernel(ln_args_t a) {
     float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
     const long N = a.N, C = a.C;
     const float eps = a.eps;
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
     long row = blockIdx.x * (long)(blockDim.x / TPR) + threadIdx.x / TPR;
     int lane = threadIdx.x % TPR, nvec = (int)(C / VEC);
     bool valid = row < N;  // no early return: every lane of the warp must reach the shuffles
@@ -447,6 +451,8 @@ __global__ void layernorm_smem_kernel(ln_args_t a) {
     float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
     const long C = a.C;
     const float eps = a.eps;
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *row_s = reinterpret_cast<T *>(smem_raw);
     __shared__ Welford scratch[33];
@@ -506,6 +512,8 @@ __global__ void layernorm_reread_kernel(ln_args_t a) {
     float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
     const long C = a.C;
     const float eps = a.eps;
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
     __shared__ Welford scratch[33];
     long row = blockIdx.x;
     const T *xr = x + row * C;
@@ -599,14 +607,17 @@ static int rowreg_packs(long nvec, int bs, int max_packs) {
 }
 template <typename T>
 static void launch_rowreg_t(const ln_problem_t *p, int bs, int packs) {  // kernel 6: scalar (VEC = 1)
-    dim3 g((unsigned)p->N);
+    const void *fn;
     switch (packs) {
-    case 1: layernorm_rowreg_kernel<T, 1, 1><<<g, bs>>>(ln_args(p)); break;
-    case 2: layernorm_rowreg_kernel<T, 1, 2><<<g, bs>>>(ln_args(p)); break;
-    case 4: layernorm_rowreg_kernel<T, 1, 4><<<g, bs>>>(ln_args(p)); break;
-    case 8: layernorm_rowreg_kernel<T, 1, 8><<<g, bs>>>(ln_args(p)); break;
-    case 16: layernorm_rowreg_kernel<T, 1, 16><<<g, bs>>>(ln_args(p)); break;
+    case 1: fn = (const void *)layernorm_rowreg_kernel<T, 1, 1>; break;
+    case 2: fn = (const void *)layernorm_rowreg_kernel<T, 1, 2>; break;
+    case 4: fn = (const void *)layernorm_rowreg_kernel<T, 1, 4>; break;
+    case 8: fn = (const void *)layernorm_rowreg_kernel<T, 1, 8>; break;
+    default: fn = (const void *)layernorm_rowreg_kernel<T, 1, 16>; break;
     }
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel(fn, p->N, bs, 0, args, 1);
 }
 // Kernel 6 proper: scalar (VEC = 1).
 static const char *supports_k6(const void *pp, int bs) {
@@ -653,7 +664,9 @@ template <typename T, int VEC>
 static void launch_subwarp_t(const ln_problem_t *p, int bs, int tpr) {
     const void *fn;
     subwarp_kernel_for<T, VEC>(tpr, p->C / VEC, &fn);
-    ((ln_kernel_t)fn)<<<(unsigned)ceil_div(p->N, bs / tpr), bs>>>(ln_args(p));
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel(fn, ceil_div(p->N, bs / tpr), bs, 0, args, 1);
 }
 static const char *supports_k7(const void *pp, int bs) {
     (void)bs;
@@ -694,7 +707,9 @@ static void launch_smem_t(const ln_problem_t *p, launch_t *l) {
         if (!l->block_size) { cached_C = p->C; cached_bs = bs; }
     }
     l->block_used = bs;
-    layernorm_smem_kernel<T, VEC><<<(unsigned)p->N, bs, (size_t)p->C * sizeof(T)>>>(ln_args(p));
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel((const void *)layernorm_smem_kernel<T, VEC>, p->N, bs, (size_t)p->C * sizeof(T), args, 1);
 }
 static const char *supports_k8(const void *pp, int bs) {
     (void)bs;
@@ -712,7 +727,9 @@ static void launch_k8(const void *pp, launch_t *l) {
 // Kernel 9: no cache.
 template <typename T, int VEC>
 static void launch_reread_t(const ln_problem_t *p, int bs) {
-    layernorm_reread_kernel<T, VEC><<<(unsigned)p->N, bs>>>(ln_args(p));
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel((const void *)layernorm_reread_kernel<T, VEC>, p->N, bs, 0, args, 1);
 }
 static void launch_k9(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
@@ -740,6 +757,8 @@ __global__ void layernorm_subwarp_persist_kernel(ln_args_t a) {
     float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
     const long N = a.N, C = a.C;
     const float eps = a.eps;
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
     long stride = (long)gridDim.x * (blockDim.x / TPR);
     long row = blockIdx.x * (long)(blockDim.x / TPR) + threadIdx.x / TPR;
     long first = row - threadIdx.x / TPR;  // the block's first row this pass: the loop test is block-uniform
@@ -777,6 +796,8 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
     float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
     const long C = a.C;
     const float eps = a.eps;
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
     cg::cluster_group cluster = cg::this_cluster();
     __shared__ float scratch[33];
     __shared__ float part_sum, part_sq, s_stat;
@@ -846,6 +867,86 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
 #endif
 }
 
+// Kernel 10's latency path (the rows of one decode step, single long rows). Few rows cannot fill the GPU at a
+// block a row, and a row's time is then its critical path: memory latency, barriers, a second trip for w and b.
+// One kernel, three ideas:
+// - the row split across a cluster of CL blocks (CL = 1..16; 1: a plain block), so few rows still use many SMs
+//   and a long row's bytes in flight are spread over CL SMs;
+// - w and b loaded at the start with x, before the wait for the grid before (--pdl): one memory trip for all
+//   the row needs, and in a chain of launches the weights' loads overlap the kernel before;
+// - the statistics in one reduction round: each thread sums d = x - k and d * d around k, the row's first
+//   element (shifted sums: var = E[d^2] - E[d]^2, which loses little while k lies within a few standard
+//   deviations of the mean), so one block barrier and one cluster barrier, where the register kernels take
+//   two block reductions of three barriers each (and the cluster path two cluster barriers).
+// Wrong: a row whose first element lies far from its mean (in standard deviations) loses precision in the
+// variance; at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); with many
+// rows the cluster buys nothing and w and b in registers cost occupancy.
+#define SPLIT_PACKS 4
+template <typename T, int VEC, int CL>
+__global__ void __launch_bounds__(512) layernorm_split_kernel(ln_args_t a) {
+    const T *__restrict__ x = (const T *)a.x;
+    const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
+    T *__restrict__ y = (T *)a.y;
+    float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
+    const long C = a.C;
+    const float eps = a.eps;
+    __shared__ float2 warp_part[32];
+    __shared__ float2 block_part;
+    const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
+    const long row = blockIdx.x / CL;
+    const int nvec = (int)(C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
+    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS], bv[SPLIT_PACKS];
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++) {  // the weights: not written by the grid before
+        int i = first + p * blockDim.x;
+        if (i < nvec) {
+            wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
+            bv[p] = load_pack<T, VEC>(b + (long)i * VEC);
+        }
+    }
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
+    const T *xr = x + row * C;
+    const float k = to_float(xr[0]);
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++) {
+        int i = first + p * blockDim.x;
+        if (i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+    }
+    float2 s = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++)
+        if (first + p * (int)blockDim.x < nvec) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                float d = pack_elem(v[p], j) - k;
+                s.x += d;
+                s.y = fmaf(d, d, s.y);
+            }
+        }
+    s = block_sum2_once(s, warp_part);
+    if constexpr (CL > 1) s = cluster_sum2<CL>(s, &block_part);
+    const float dm = s.x / C, m = k + dm;
+    const float r = rsqrtf(fmaxf(s.y / C - dm * dm, 0.f) + eps);
+    T *yr = y + row * C;
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++) {
+        int i = first + p * blockDim.x;
+        if (i < nvec) {
+            Pack<T, VEC> out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv[p].v[j]) + to_float(bv[p].v[j]));
+            store_pack<T, VEC>(yr + (long)i * VEC, out);
+        }
+    }
+    if (rank == 0 && threadIdx.x == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+    if constexpr (CL > 1) cluster_release_wait();
+}
+
 // Kernel 10's persistent path: fp32 rows of at most 4 packs a lane (C <= 512; the measured rule above the
 // kernel), else NULL.
 static const void *persist_fn(const ln_problem_t *p) {
@@ -877,8 +978,13 @@ static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem
     return g < blocks_needed ? g : blocks_needed;
 }
 
-// The rule: paths by C and dtype, chosen from block-size sweeps on an H100 and an H200
+// The rule: paths by rows, C and dtype, chosen from block-size sweeps on an H100 and an H200
 // (results/<gpu>/layernorm.csv, notes in results/NOTES.md):
+//   16-byte packs, rows x CL <= SMs        -> the latency path (rows of a decode step, single long rows):
+//                                             CL = the fewest blocks of <= 512 threads x 4 packs that hold the
+//                                             row, doubled up to 16 while rows x 2 CL fit the SMs when the row
+//                                             needs a cluster anyway; threads: the fewest that hold the
+//                                             block's share in 4 packs (H100, split_plan)
 //   C <= 1024 and the row fits kernel 7    -> fp32 rows of <= 4 packs a lane (C <= 512): the persistent path
 //                                             (7p: kernel 7's layout, a resident grid, the next row loaded
 //                                             early); else 7; 256 threads
@@ -974,10 +1080,67 @@ static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
     return best;
 }
 
+// The latency path: its kernel for a dtype and cluster size (16-byte packs), and its plan (split_plan): CL = the
+// fewest blocks of <= 512 threads x SPLIT_PACKS packs that hold the row (a cluster launch cost about 0.9 us at
+// 1x4096 fp32 on an H100: 3.3 us at CL = 2..8 against 2.4 at CL = 1), then, for a row that needs a cluster
+// anyway, twice the blocks while rows x 2 CL fit the SMs (fp32 1x65536: 16 blocks of 256 threads 4.6 us, 8 of
+// 512 4.8); threads: the fewest that hold the block's share in SPLIT_PACKS packs (fp32 1x4096: 256 x 4 2.43 us,
+// 512 x 2 2.56). --cluster K forces CL = K, --block-size the threads. cl = 0: the row does not fit.
+template <typename T, int VEC>
+static void split_fn_t(int cl, const void **fn) {
+    switch (cl) {
+    case 1: *fn = (const void *)layernorm_split_kernel<T, VEC, 1>; break;
+    case 2: *fn = (const void *)layernorm_split_kernel<T, VEC, 2>; break;
+    case 4: *fn = (const void *)layernorm_split_kernel<T, VEC, 4>; break;
+    case 8: *fn = (const void *)layernorm_split_kernel<T, VEC, 8>; break;
+    default: *fn = (const void *)layernorm_split_kernel<T, VEC, 16>; break;
+    }
+}
+static const void *split_fn(dtype_t d, int cl) {
+    const void *fn = NULL;
+    switch (d) {
+    case DT_FP32: split_fn_t<float, 4>(cl, &fn); break;
+    case DT_FP16: split_fn_t<__half, 8>(cl, &fn); break;
+    default: split_fn_t<__nv_bfloat16, 8>(cl, &fn); break;
+    }
+    return fn;
+}
+static regplan_t split_plan(dtype_t d, long N, long nvec, int req_bs) {
+    regplan_t pl;
+    memset(&pl, 0, sizeof pl);
+    int cl = g_cluster, sms = g_dev.prop.multiProcessorCount;
+    if (!cl) {
+        cl = 1;
+        while (cl < 16 && (long)cl * 512 * SPLIT_PACKS < nvec) cl *= 2;
+        while (cl > 1 && cl < 16 && N * cl * 2 <= sms) cl *= 2;
+    }
+    int bs = req_bs ? req_bs : (int)(32 * ceil_div(ceil_div(nvec, (long)cl * SPLIT_PACKS), 32));
+    if (bs > 512 || (long)bs * cl * SPLIT_PACKS < nvec || (double)N * cl > 2147483647.0) return pl;
+    if (cl > 1) {
+        const void *fn = split_fn(d, cl);
+        if (cl > 8 && cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+            cudaGetLastError();  // not sticky: clear it
+            return pl;
+        }
+        if (cluster_fits(fn, bs, cl)) return pl;
+    }
+    pl.cl = cl;
+    pl.bs = bs;
+    pl.packs = (int)ceil_div(nvec, (long)cl * bs);
+    return pl;
+}
+
 static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_out, regplan_t *plan, int req_bs) {
     int vec = vec_width(p);
     long nvec = p->C / vec;
     *vec_out = vec;
+    if (vec == 16 / (int)dtype_size(p->h.dtype)) {  // few rows: the latency path, where its blocks fit one wave
+        *plan = split_plan(p->h.dtype, p->N, nvec, req_bs);
+        if (plan->cl && p->N * plan->cl <= g_dev.prop.multiProcessorCount) {
+            *bs_out = plan->bs;
+            return "s";
+        }
+    }
     if (subwarp_tpr(nvec) && p->C <= 1024) {
         *bs_out = req_bs ? req_bs : 256;
         const void *fn = persist_fn(p);
@@ -1010,11 +1173,15 @@ static void launch_k10(const void *pp, launch_t *l) {
     ln_args_t a = ln_args(p);
     void *args[] = {&a};
     long N = p->N;
-    if (path[0] == '7' && path[1] == 'p') {
+    if (path[0] == 's') {
+        launch_kernel(split_fn(p->h.dtype, pl.cl), N * pl.cl, bs, 0, args, pl.cl);
+        snprintf(l->path, sizeof l->path, "latency (a row over %d block%s of %d threads; w, b with x; one reduction)",
+                 pl.cl, pl.cl > 1 ? "s" : "", bs);
+    } else if (path[0] == '7' && path[1] == 'p') {
         const void *fn = persist_fn(p);
         int tpr = subwarp_tpr(p->C / vec);
         long grid = persist_grid(fn, bs, ceil_div(N, bs / tpr), 0);
-        CUDA_CHECK(cudaLaunchKernel(fn, dim3((unsigned)grid), dim3(bs), args, 0, 0));
+        launch_kernel(fn, grid, bs, 0, args, 1);
         snprintf(l->path, sizeof l->path, "7p (persistent subwarp, %d lanes/row, %d-wide packs, %ld blocks)", tpr,
                  vec, grid);
     } else if (path[0] == '7') {
@@ -1024,13 +1191,11 @@ static void launch_k10(const void *pp, launch_t *l) {
     } else if (path[0] == '6') {
         const void *fn = regplan_fn(p->h.dtype, pl.cl, pl.packs);
         if (pl.cl == 1) {
-            CUDA_CHECK(cudaLaunchKernel(fn, dim3((unsigned)N), dim3(bs), args, 0, 0));
+            launch_kernel(fn, N, bs, 0, args, 1);
             snprintf(l->path, sizeof l->path, "6 with 16-byte packs (%d packs/thread, %d blocks/SM)", pl.packs,
                      pl.blocks_sm);
         } else {
-            cudaLaunchAttribute attr;
-            cudaLaunchConfig_t cfg = cluster_config(N * pl.cl, bs, pl.cl, &attr);
-            CUDA_CHECK(cudaLaunchKernelExC(&cfg, fn, args));
+            launch_kernel(fn, N * pl.cl, bs, 0, args, pl.cl);
             snprintf(l->path, sizeof l->path, "cluster of %d blocks a row (%d packs/thread, %d blocks/SM)", pl.cl,
                      pl.packs, pl.blocks_sm);
         }
@@ -1078,6 +1243,7 @@ static void launch_k0(const void *pp, launch_t *l) {
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 6-10.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "where cuDNN has an engine",
@@ -1094,15 +1260,15 @@ static const kernel_t k_kernels[] = {
     {5, "block-per-row", FP32_ONLY, "any C", "one block per row: warp shuffles, then across warps through shared memory",
      0, NULL, launch_k5},
     {6, "block-row-regs", DT_ALL, "C <= 16 x block size",
-     "one block per row with the row held in registers: x read once, two-pass on registers", 0, supports_k6, launch_k6},
+     "one block per row with the row held in registers: x read once, two-pass on registers", 0, supports_k6, launch_k6, 1},
     {7, "subwarp-regs-vec", DT_ALL, "C <= 256 packs (1024 fp32)",
-     "a warp or part of one per row, row in registers, two group sums, 16-byte packs", 0, supports_k7, launch_k7},
+     "a warp or part of one per row, row in registers, two group sums, 16-byte packs", 0, supports_k7, launch_k7, 1},
     {8, "block-smem-welford", DT_ALL, "row fits shared memory",
      "one block per row, row cached in shared memory, Welford all-reduce, occupancy block size", 1, supports_k8,
-     launch_k8},
+     launch_k8, 1},
     {9, "block-reread", DT_ALL, "any C",
-     "one block per row, no cache: Welford pass then a normalize pass that re-reads x", 0, NULL, launch_k9},
-    {10, "dispatch", DT_ALL, "any C", "picks the path by C and dtype and says which ran", 1, NULL, launch_k10},
+     "one block per row, no cache: Welford pass then a normalize pass that re-reads x", 0, NULL, launch_k9, 1},
+    {10, "dispatch", DT_ALL, "any C", "picks the path by rows, C and dtype and says which ran", 1, NULL, launch_k10, 1},
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -1111,13 +1277,13 @@ static const kernel_t k_kernels[] = {
 static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E          epsilon (default 1e-5)"},
     {"cluster", required_argument,
-     "--cluster K      kernel 10: run its register path with clusters of K blocks a row (1, 2, 4 or 8; 1 = one\n"
-     "                   block a row), the block size from --block-size or its rule (tests and sweeps)"}};
+     "--cluster K      kernel 10: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row) in the path\n"
+     "                   it takes (latency or register path), the block size from --block-size or its rule"}};
 static const char *parse_extra(int index, const char *arg) {
     if (index == 1) {
         long k;
-        if (parse_long(arg, 1, 8, &k) || (k & (k - 1)))
-            return reasonf("invalid cluster size '%s' (--cluster: 1, 2, 4 or 8)", arg);
+        if (parse_long(arg, 1, 16, &k) || (k & (k - 1)))
+            return reasonf("invalid cluster size '%s' (--cluster: 1, 2, 4, 8 or 16)", arg);
         g_cluster = (int)k;
         return NULL;
     }

@@ -13,7 +13,7 @@ Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests chec
    5  block-row-cache    x read once: the row kept in registers, or in shared memory when large
    6  subwarp-rows       several rows per warp or block, lanes per row chosen by C, row in registers
    7  cluster-dsmem      one row split across a thread-block cluster, partial sums through distributed shared memory
-   8  dispatch           picks the path by C, dtype and mode and says which ran
+   8  dispatch           picks the path by rows, C, dtype and mode and says which ran
 
 Variants (options of the program; kernels 4-8 run every one of them, kernels 1-3 are the plain fp32 teaching
 ladder and say `skipped: <reason>` for --fused-add and QK-norm; they do apply --weight-offset; kernel 0, cuDNN,
@@ -247,6 +247,8 @@ __device__ __forceinline__ Pack<T, VEC> pack_normalize(const Pack<T, VEC> &v, co
 
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_block2d_kernel(rms_args_t a) {
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
     __shared__ float warp_ss[32];
     __shared__ float s_rstd;
     const int lane = threadIdx.x, warp = threadIdx.y, nwarps = blockDim.y;
@@ -297,6 +299,8 @@ __global__ void __launch_bounds__(1024) rmsnorm_block2d_kernel(rms_args_t a) {
 
 template <typename T, int VEC, int PACKS>
 __global__ void __launch_bounds__(1024) rmsnorm_rowreg_kernel(rms_args_t a) {
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
     __shared__ float scratch[33];
     long row = blockIdx.x;
     const T *xr = (const T *)a.x + x_row_offset(a, row);
@@ -340,6 +344,8 @@ __global__ void __launch_bounds__(1024) rmsnorm_rowreg_kernel(rms_args_t a) {
 
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_smem_kernel(rms_args_t a) {
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *row_s = reinterpret_cast<T *>(smem_raw);
     __shared__ float scratch[33];
@@ -383,6 +389,8 @@ __global__ void __launch_bounds__(1024) rmsnorm_smem_kernel(rms_args_t a) {
 
 template <typename T, int VEC, int TPR, int MAXP>
 __global__ void __launch_bounds__(1024) rmsnorm_subwarp_kernel(rms_args_t a) {
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
     int rows_per_block = blockDim.x / TPR;
     long row = blockIdx.x * (long)rows_per_block + threadIdx.x / TPR;
     int lane = threadIdx.x % TPR;
@@ -444,6 +452,8 @@ __global__ void __launch_bounds__(1024) rmsnorm_subwarp_kernel(rms_args_t a) {
 template <typename T, int VEC, int PACKS>
 __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_kernel(rms_args_t a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
     cg::cluster_group cluster = cg::this_cluster();
     __shared__ float scratch[33];
     __shared__ float partial, s_rstd;
@@ -572,7 +582,9 @@ static void launch_k3(const void *pp, launch_t *l) {
 // Kernel 4: 2-D block (32 lanes x block_size / 32 warps).
 template <typename T, int VEC>
 static void launch_block2d_t(const rms_problem_t *p, int bs) {
-    rmsnorm_block2d_kernel<T, VEC><<<(unsigned)p->s.N, dim3(32, bs / 32)>>>(rms_args(p));
+    rms_args_t a = rms_args(p);
+    void *args[] = {&a};
+    launch_kernel((const void *)rmsnorm_block2d_kernel<T, VEC>, p->s.N, dim3(32, bs / 32), 0, args, 1);
 }
 static void launch_k4(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
@@ -650,7 +662,8 @@ static void launch_k5(const void *pp, launch_t *l) {
         ensure_dynamic_smem(fn, smem);
         snprintf(l->path, sizeof l->path, "shared memory, %.1f KB a row, packs of %d", smem / 1024.0, vec);
     }
-    ((rms_kernel_t)fn)<<<(unsigned)p->s.N, bs, smem>>>(a);
+    void *args[] = {&a};
+    launch_kernel(fn, p->s.N, bs, smem, args, 1);
 }
 
 // Kernel 6: lanes per row chosen by C: the fewest that hold the row in 4 packs each, else a whole warp
@@ -679,7 +692,9 @@ static void subwarp_kernel_for(int tpr, long nvec, const void **fn) {
 static void launch_subwarp(const rms_problem_t *p, int bs, int vec, int tpr) {
     const void *fn;
     DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->s.C / vec, &fn);
-    ((rms_kernel_t)fn)<<<(unsigned)ceil_div(p->s.N, bs / tpr), bs>>>(rms_args(p));
+    rms_args_t a = rms_args(p);
+    void *args[] = {&a};
+    launch_kernel(fn, ceil_div(p->s.N, bs / tpr), bs, 0, args, 1);
 }
 static const char *supports_k6(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
@@ -735,11 +750,9 @@ static void launch_cluster(const rms_problem_t *p, int bs, int vec, launch_t *l)
     cluster_plan(p->s.C / vec, bs, &cl, &packs);
     const void *fn;
     DISPATCH_VEC(p->h.dtype, vec, cluster_kernel_for, packs, &fn);
-    cudaLaunchAttribute attr;
-    cudaLaunchConfig_t cfg = cluster_config(p->s.N * cl, bs, cl, &attr);
     rms_args_t a = rms_args(p);
     void *args[] = {&a};
-    CUDA_CHECK(cudaLaunchKernelExC(&cfg, fn, args));
+    launch_kernel(fn, p->s.N * cl, bs, 0, args, cl);
     snprintf(l->path, sizeof l->path, "cluster of %d blocks, %d packs of %d a thread", cl, packs, vec);
 }
 static void launch_k7(const void *pp, launch_t *l) {
@@ -750,6 +763,8 @@ static void launch_k7(const void *pp, launch_t *l) {
 // ------------------------------------------------------------------------------------------------
 // Kernel 8: the dispatcher. Its rules come from the RMSNorm sweep on an H100 (results/h100-80gb-hbm3/rmsnorm.csv,
 // results/NOTES.md), where they replaced first guesses carried over from LayerNorm:
+//   plain rows, 16-byte packs, rows x CL <= SMs                   -> the latency path (rows of a decode step,
+//                                                                    single long rows; CL and threads: split_plan)
 //   C <= 512 and the row fits kernel 6 (QK-norm heads too)        -> 6, 256 threads (within 2% of 6's best block)
 //   16-byte packs and the row fits 1024 threads x 8 packs         -> 5's register path: the fewest threads (>= 64)
 //     (fp32 up to 32768, 16-bit up to 65536)                         that hold the row in <= 2 packs each, then
@@ -761,7 +776,93 @@ static void launch_k7(const void *pp, launch_t *l) {
 //   anything else                                                 -> 4 (re-read, widest packs), ~32 elements
 //                                                                    a thread, 128..1024 threads
 // A --block-size given on the command line is passed to the path.
-enum { PATH_SUBWARP = 6, PATH_ROWREG = 5, PATH_CLUSTER = 7, PATH_BLOCK2D = 4 };
+
+// Kernel 8's latency path (the rows of one decode step, single long rows; plain rows: no fused add, no strided
+// view). Few rows cannot fill the GPU at a block a row, and a row's time is then its critical path: memory
+// latency, barriers, a second trip for w. One kernel, three ideas:
+// - the row split across a cluster of CL blocks (CL = 1..16; 1: a plain block), so few rows still use many SMs
+//   and a long row's bytes in flight are spread over CL SMs;
+// - w loaded at the start with x, before the wait for the grid before (--pdl): one memory trip for all the row
+//   needs, and in a chain of launches the weight's loads overlap the kernel before;
+// - one reduction round with one block barrier (block_sum2_once) and one cluster barrier, whose second half
+//   (keeping shared memory alive for the other blocks) overlaps the stores.
+// Wrong: at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); with many rows
+// the cluster buys nothing and w in registers costs occupancy.
+#define SPLIT_PACKS 4
+template <typename T, int VEC, int CL>
+__global__ void __launch_bounds__(512) rmsnorm_split_kernel(rms_args_t a) {
+    __shared__ float2 warp_part[32];
+    __shared__ float2 block_part;
+    const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
+    const long row = blockIdx.x / CL;
+    const int nvec = (int)(a.C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
+    const T *__restrict__ w = (const T *)a.w;
+    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS];
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++) {  // the weight: not written by the grid before
+        int i = first + p * blockDim.x;
+        if (i < nvec) wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
+    }
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
+    const T *__restrict__ xr = (const T *)a.x + row * a.C;
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++) {
+        int i = first + p * blockDim.x;
+        if (i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+    }
+    float2 s = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++)
+        if (first + p * (int)blockDim.x < nvec) s.x += pack_sum_squares<T, VEC>(v[p]);
+    s = block_sum2_once(s, warp_part);
+    if constexpr (CL > 1) s = cluster_sum2<CL>(s, &block_part);
+    const float r = rsqrtf(s.x / a.C + a.eps);
+    T *__restrict__ yr = (T *)a.y + row * a.C;
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++) {
+        int i = first + p * blockDim.x;
+        if (i < nvec) store_pack<T, VEC>(yr + (long)i * VEC, pack_normalize<T, VEC>(v[p], wv[p], r, a.offset));
+    }
+    if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
+    if constexpr (CL > 1) cluster_release_wait();
+}
+template <typename T, int VEC>
+static void split_kernel_for(int cl, const void **fn) {
+    switch (cl) {
+    case 1: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 1>; break;
+    case 2: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 2>; break;
+    case 4: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 4>; break;
+    case 8: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 8>; break;
+    default: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 16>; break;
+    }
+}
+// The latency path's plan, as LayerNorm's (its measurements are in layernorm_forward.cu's split_plan): CL = the
+// fewest blocks of <= 512 threads x SPLIT_PACKS packs that hold the row, doubled up to 16 while rows x 2 CL fit
+// the SMs when the row needs a cluster anyway; threads: the fewest that hold the block's share in SPLIT_PACKS
+// packs. Returns the block size (0: the row does not fit), the cluster size in *cl_out.
+static int split_plan(dtype_t d, int vec, long N, long nvec, int req_bs, int *cl_out) {
+    int sms = g_dev.prop.multiProcessorCount;
+    int cl = 1;
+    while (cl < 16 && (long)cl * 512 * SPLIT_PACKS < nvec) cl *= 2;
+    while (cl > 1 && cl < 16 && N * cl * 2 <= sms) cl *= 2;
+    int bs = req_bs ? req_bs : (int)(32 * ceil_div(ceil_div(nvec, (long)cl * SPLIT_PACKS), 32));
+    if (bs > 512 || (long)bs * cl * SPLIT_PACKS < nvec || (double)N * cl > 2147483647.0) return 0;
+    if (cl > 1) {
+        const void *fn;
+        DISPATCH_VEC(d, vec, split_kernel_for, cl, &fn);
+        if (g_dev.prop.major < 9) return 0;
+        if (cl > 8 && cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+            cudaGetLastError();  // not sticky: clear it
+            return 0;
+        }
+        if (cluster_fits(fn, bs, cl)) return 0;
+    }
+    *cl_out = cl;
+    return bs;
+}
+
+enum { PATH_SUBWARP = 6, PATH_ROWREG = 5, PATH_CLUSTER = 7, PATH_BLOCK2D = 4, PATH_LATENCY = 100 };
 typedef struct { int kernel, vec, bs, packs, tpr, cl; } rms_plan_t;
 static const long DISPATCH_CLUSTER_BYTES = 128 * 1024;
 
@@ -812,6 +913,18 @@ static rms_plan_t dispatch_plan(dtype_t d, long C, long S, int has_cluster, int 
 // The plan for this problem on this GPU: the cluster path only where it can launch (cached check).
 static rms_plan_t dispatch_for(const rms_problem_t *p, int req_bs) {
     int has_cluster = g_dev.prop.major >= 9;
+    int vec = vec_width(p);
+    if (!p->s.fused && p->s.H == 1 && p->s.S == p->s.C && vec == 16 / (int)dtype_size(p->h.dtype)) {
+        rms_plan_t sp;
+        memset(&sp, 0, sizeof sp);
+        sp.bs = split_plan(p->h.dtype, vec, p->s.N, p->s.C / vec, req_bs, &sp.cl);
+        if (sp.bs && p->s.N * sp.cl <= g_dev.prop.multiProcessorCount) {
+            sp.kernel = PATH_LATENCY;
+            sp.vec = vec;
+            sp.packs = SPLIT_PACKS;
+            return sp;
+        }
+    }
     rms_plan_t pl = dispatch_plan(p->h.dtype, p->s.C, p->s.S, has_cluster, req_bs);
     if (pl.kernel == PATH_CLUSTER) {
         const void *fn;
@@ -844,8 +957,20 @@ static void launch_k8(const void *pp, launch_t *l) {
     case PATH_ROWREG: {
         const void *fn;
         DISPATCH_VEC(p->h.dtype, pl.vec, rowreg_kernel_for, pl.packs, &fn);
-        ((rms_kernel_t)fn)<<<(unsigned)p->s.N, pl.bs>>>(rms_args(p));
+        rms_args_t a = rms_args(p);
+        void *args[] = {&a};
+        launch_kernel(fn, p->s.N, pl.bs, 0, args, 1);
         snprintf(l->path, sizeof l->path, "5 (registers, %d packs of %d a thread)", pl.packs, pl.vec);
+        break;
+    }
+    case PATH_LATENCY: {
+        const void *fn;
+        DISPATCH_VEC(p->h.dtype, pl.vec, split_kernel_for, pl.cl, &fn);
+        rms_args_t a = rms_args(p);
+        void *args[] = {&a};
+        launch_kernel(fn, p->s.N * pl.cl, pl.bs, 0, args, pl.cl);
+        snprintf(l->path, sizeof l->path, "latency (a row over %d block%s of %d threads; w with x; one reduction)",
+                 pl.cl, pl.cl > 1 ? "s" : "", pl.bs);
         break;
     }
     case PATH_CLUSTER:
@@ -916,6 +1041,7 @@ static void launch_k0(const void *pp, launch_t *l) {
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-8.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "plain; QK-norm with S = H*D",
@@ -929,16 +1055,16 @@ static const kernel_t k_kernels[] = {
      0, supports_k3, launch_k3},
     {4, "block2d-vec", DT_ALL, "any C; every variant",
      "2-D block per row (lanes x warps): shuffles in each warp, then one warp across warps; 16-byte packs", 0, NULL,
-     launch_k4},
+     launch_k4, 1},
     {5, "block-row-cache", DT_ALL, "row in 8 packs x block or smem",
-     "x read once: the row kept in registers, or in shared memory when large", 0, supports_k5, launch_k5},
+     "x read once: the row kept in registers, or in shared memory when large", 0, supports_k5, launch_k5, 1},
     {6, "subwarp-rows", DT_ALL, "C <= 256 packs (1024 fp32)",
-     "several rows per warp or block, lanes per row chosen by C, row in registers", 0, supports_k6, launch_k6},
+     "several rows per warp or block, lanes per row chosen by C, row in registers", 0, supports_k6, launch_k6, 1},
     {7, "cluster-dsmem", DT_ALL, "sm_90+; C <= 64 packs x block",
      "one row split across a thread-block cluster, partial sums through distributed shared memory", 0, supports_k7,
-     launch_k7},
-    {8, "dispatch", DT_ALL, "any C; every variant", "picks the path by C, dtype and mode and says which ran", 1,
-     supports_k8, launch_k8},
+     launch_k7, 1},
+    {8, "dispatch", DT_ALL, "any C; every variant", "picks the path by rows, C, dtype and mode and says which ran", 1,
+     supports_k8, launch_k8, 1},
 };
 
 // ------------------------------------------------------------------------------------------------

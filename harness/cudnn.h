@@ -23,12 +23,13 @@
 #error "kernel 0 needs cuDNN 9 or newer (the graph API's norm-forward node); build without cuDNN: make CUDNN_DIR="
 #endif
 
-// One handle per process, on the default stream (where every kernel and the timing events run).
+// One handle per process, on the default stream (where every kernel and the timing events run: the programs are
+// built with the per-thread default stream, which a CUDA graph can capture; cuDNN is told it by name).
 static cudnnHandle_t cudnn_handle(void) {
     static cudnnHandle_t h = NULL;
     if (!h) {
         cudnnStatus_t s = cudnnCreate(&h);
-        if (s == CUDNN_STATUS_SUCCESS) s = cudnnSetStream(h, 0);
+        if (s == CUDNN_STATUS_SUCCESS) s = cudnnSetStream(h, cudaStreamPerThread);
         if (s != CUDNN_STATUS_SUCCESS) {
             fprintf(stderr, "cuDNN error: cudnnCreate: %s\n", cudnnGetErrorString(s));
             exit(EXIT_CUDA);

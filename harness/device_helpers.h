@@ -16,6 +16,21 @@ template <> __host__ __device__ __forceinline__ float from_float<float>(float v)
 template <> __host__ __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
 template <> __host__ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
+// Programmatic dependent launch (sm_90+; no-ops where the grid was launched without it, and before sm_90).
+// pdl_wait(): nothing below it runs before the grid this one depends on has finished and its writes are
+// visible; then pdl_trigger() lets the next grid launch, so its blocks are resident and waiting when this one
+// ends (triggered after the wait, a chain of launches keeps at most two grids on the GPU).
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
 // A pack of N elements moved as one aligned access (16 bytes: LDG.128/STG.128).
 template <typename T, int N> struct alignas(sizeof(T) * N) Pack { T v[N]; };
 // Element j of a pack as a float. bf16 packs of an even width are read as 32-bit words, the element taken
@@ -177,4 +192,51 @@ __device__ __forceinline__ Welford block_welford(Welford w, Welford *scratch) {
     }
     __syncthreads();
     return scratch[32];
+}
+
+// The latency paths' reductions (LayerNorm's and RMSNorm's dispatchers): a pair of sums over a 1-D block with
+// one barrier: warp shuffles, then every thread adds the per-warp pairs from shared memory itself (instead of
+// one warp adding them and a second barrier to hand out the result). `scratch` holds >= 32 pairs and is not
+// reused afterwards: the function is called once a kernel.
+__device__ __forceinline__ float2 block_sum2_once(float2 v, float2 *scratch) {
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarps = blockDim.x / 32;
+    v.x = warp_sum(v.x);
+    v.y = warp_sum(v.y);
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    float2 t = make_float2(0.f, 0.f);
+    for (int i = 0; i < nwarps; i++) {
+        float2 u = scratch[i];
+        t.x += u.x;
+        t.y += u.y;
+    }
+    return t;
+}
+// The sum of every block's pair over a thread-block cluster of CL <= 32 blocks (sm_90+), every block given the
+// same: block ranks publish their pair in shared memory (`mine`), a cluster barrier, then lane r of every warp
+// reads rank r's pair through distributed shared memory and the warp adds them (the same shuffles in every warp
+// of every block: the same bits everywhere). It ends with the
+// block's arrival at a second cluster barrier: the caller must call cluster_release_wait() before it exits,
+// so no block's shared memory goes while another may read it (the wait comes after the stores: it overlaps them).
+template <int CL> __device__ __forceinline__ float2 cluster_sum2(float2 v, float2 *mine) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cgx = cooperative_groups;
+    cgx::cluster_group cluster = cgx::this_cluster();
+    if (threadIdx.x == 0) *mine = v;
+    cluster.sync();
+    int lane = threadIdx.x % 32;
+    float2 t = lane < CL ? *cluster.map_shared_rank(mine, lane) : make_float2(0.f, 0.f);
+    t.x = warp_sum(t.x);
+    t.y = warp_sum(t.y);
+    cluster.barrier_arrive();
+    return t;
+#else
+    __trap();  // launched in clusters only on sm_90+
+    return v;
+#endif
+}
+__device__ __forceinline__ void cluster_release_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cooperative_groups::this_cluster().barrier_wait();
+#endif
 }

@@ -1,5 +1,5 @@
 // harness/gpu.h: the GPU the program runs on (its header line, a clean exit 2 without one) and the launch
-// helpers for thread-block clusters.
+// helpers: thread-block clusters, programmatic dependent launch.
 // Included by common.h, in dependency order; not meant to be included on its own.
 #pragma once
 
@@ -100,6 +100,28 @@ static cudaLaunchConfig_t cluster_config(long blocks, int bs, int cl, cudaLaunch
     cfg.numAttrs = 1;
     return cfg;
 }
+// --pdl (with --hot): the launches of launch_kernel() carry programmatic stream serialization.
+static int g_pdl;
+
+// Launches fn (a __global__ function; args as for cudaLaunchKernel) as `blocks` blocks of `block` threads with
+// smem bytes of dynamic shared memory on the default stream: in clusters of cl blocks when cl > 1 (sm_90+), and under
+// --pdl as a programmatic dependent launch: it may begin while the grid before it ends, and fn's pdl_wait()
+// holds its reads and writes until that grid has finished.
+static void launch_kernel(const void *fn, long blocks, dim3 block, size_t smem, void **args, int cl) {
+    cudaLaunchAttribute attr[2];
+    cudaLaunchConfig_t cfg = cluster_config(blocks, 1, cl > 1 ? cl : 1, &attr[0]);
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.numAttrs = cl > 1 ? 1 : 0;
+    if (g_pdl) {
+        attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+        cfg.numAttrs++;
+    }
+    cfg.attrs = attr;
+    CUDA_CHECK(cudaLaunchKernelExC(&cfg, fn, args));
+}
+
 // Thread-block clusters and distributed shared memory exist from sm_90 on: the reason a cluster path is skipped
 // on a GPU of compute capability `major` (named `sm`), or NULL. (A function of the capability, so the CPU tests
 // can ask it about GPUs they do not have.)

@@ -1,5 +1,5 @@
-// harness/measure.h: the measurement: the GPU clock (CUPTI), the L2 flush, cold timing, and the copy that
-// defines the speed of light.
+// harness/measure.h: the measurement: the GPU clock (CUPTI), the L2 flush, cold and hot timing, and the copy
+// that defines the speed of light.
 // Included by common.h, in dependency order; not meant to be included on its own.
 #pragma once
 
@@ -248,23 +248,20 @@ static void median_min(double *t, int n, double *median, double *min) {
     *median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-// Times fn: warm-up, then `repeats` launches (0 = automatic: about 100 ms of kernel time, 10..200), each after
-// a flush of L2, each inside its own GPU-clock scope and between two events.
-static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
-    fn(ctx);  // warm-up: module load, first-touch
-    fn(ctx);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
+// The timed loop of both modes: `repeats` repetitions of run(ctx) (0 = automatic: about 100 ms of GPU work,
+// 10..200), each after an L2 flush when cold, each inside its own GPU-clock scope and between two events; a
+// repetition's times are divided by `per` (the launches it holds).
+static timing_t time_loop(work_fn run, void *ctx, int repeats, int cold, int per) {
     int gpu_clock = gpu_clock_open();
-    if (repeats <= 0) {  // estimate from three cold launches
+    if (repeats <= 0) {  // estimate from three repetitions
         cudaEvent_t e0, e1;
         CUDA_CHECK(cudaEventCreate(&e0));
         CUDA_CHECK(cudaEventCreate(&e1));
         float est = 1e30f;
         for (int i = 0; i < 3; i++) {
-            flush_l2();
+            if (cold) flush_l2();
             CUDA_CHECK(cudaEventRecord(e0));
-            fn(ctx);
+            run(ctx);
             CUDA_CHECK(cudaEventRecord(e1));
             CUDA_CHECK(cudaEventSynchronize(e1));
             float ms;
@@ -280,10 +277,10 @@ static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
     for (int i = 0; i < 2 * repeats; i++) CUDA_CHECK(cudaEventCreate(&ev[i]));
     uint64_t first = gpu_clock ? gpu_clock_begin(repeats) : 0;
     for (int i = 0; i < repeats; i++) {
-        flush_l2();
+        if (cold) flush_l2();
         CUDA_CHECK(cudaEventRecord(ev[2 * i]));
         if (gpu_clock) gpu_clock_push(first + i);
-        fn(ctx);
+        run(ctx);
         if (gpu_clock) gpu_clock_pop();
         CUDA_CHECK(cudaEventRecord(ev[2 * i + 1]));
     }
@@ -293,7 +290,7 @@ static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
     for (int i = 0; i < repeats; i++) {
         float ms;
         CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-        launch[i] = ms;
+        launch[i] = ms / per;
     }
     for (int i = 0; i < 2 * repeats; i++) CUDA_CHECK(cudaEventDestroy(ev[i]));
     free(ev);
@@ -305,6 +302,7 @@ static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
     r.clock = on_gpu_clock ? "cupti" : "events";
     median_min(launch, repeats, &r.launch_median_ms, &r.launch_min_ms);
     if (on_gpu_clock) {
+        for (int i = 0; i < repeats; i++) gpu[i] /= per;
         median_min(gpu, repeats, &r.median_ms, &r.min_ms);
     } else {
         r.median_ms = r.launch_median_ms;
@@ -313,6 +311,52 @@ static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
     free(launch);
     free(gpu);
     return r;
+}
+
+// Cold timing (the default): warm-up, then each launch after an L2 flush.
+static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
+    fn(ctx);  // warm-up: module load, first-touch
+    fn(ctx);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return time_loop(fn, ctx, repeats, 1, 1);
+}
+
+// Hot timing (--hot), a decode step's case: the inputs were just written by the kernel before (they sit in L2)
+// and the launches come from a CUDA graph. HOT_LAUNCHES launches of fn are captured in one graph, the graph is
+// replayed back to back with no flush, and a replay's time (first kernel start to last kernel end; events
+// around it for "with launch") / HOT_LAUNCHES is the time a launch: the gaps between launches inside the graph
+// are part of it, as they are of a decode step. NULL, or why fn cannot be captured (then *r is not set).
+static void graph_replay(void *ctx) { CUDA_CHECK(cudaGraphLaunch(*(cudaGraphExec_t *)ctx, cudaStreamPerThread)); }
+static const char *time_hot(work_fn fn, void *ctx, int repeats, timing_t *r) {
+    fn(ctx);  // warm-up: module load, first-touch, and plans or caches kept by the launcher
+    fn(ctx);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    CUDA_CHECK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < HOT_LAUNCHES; i++) fn(ctx);
+    cudaError_t e = cudaStreamEndCapture(cudaStreamPerThread, &g);
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&ge, g, 0);
+    if (g) CUDA_CHECK(cudaGraphDestroy(g));
+    if (e != cudaSuccess) {
+        cudaGetLastError();  // capture errors are not sticky: clear it
+        return reasonf("its launch cannot be captured in a CUDA graph (%s)", cudaGetErrorString(e));
+    }
+    graph_replay(&ge);  // warm-up replays: the graph's first upload, and the inputs into L2
+    graph_replay(&ge);
+    *r = time_loop(graph_replay, &ge, repeats, 0, HOT_LAUNCHES);
+    CUDA_CHECK(cudaGraphExecDestroy(ge));
+    return NULL;
+}
+
+// The program's timing mode: hot (--hot) or cold. NULL, or why fn cannot be timed so.
+static int g_hot;
+static const char *time_mode(work_fn fn, void *ctx, int repeats, timing_t *r) {
+    if (g_hot) return time_hot(fn, ctx, repeats, r);
+    *r = time_cold(fn, ctx, repeats);
+    return NULL;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -326,6 +370,8 @@ static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
 typedef struct { void *src, *dst; size_t bytes; } copy_ctx_t;
 
 template <bool CS> __global__ void copy16_kernel(const int4 *__restrict__ src, int4 *__restrict__ dst, size_t n) {
+    pdl_wait();  // --pdl: the copy overlaps its launches as the kernels do
+    pdl_trigger();
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n) {
         if (CS) __stcs(dst + i, __ldcs(src + i));  // streaming (evict-first)
@@ -339,7 +385,10 @@ static void copy_memcpy(void *ctx) {
 template <bool CS> static void copy_kernel(void *ctx) {
     copy_ctx_t *c = (copy_ctx_t *)ctx;
     size_t n = c->bytes / 16;
-    copy16_kernel<CS><<<(unsigned)ceil_div((long)n, 256), 256>>>((const int4 *)c->src, (int4 *)c->dst, n);
+    const int4 *src = (const int4 *)c->src;
+    int4 *dst = (int4 *)c->dst;
+    void *args[] = {&src, &dst, &n};
+    launch_kernel((const void *)copy16_kernel<CS>, ceil_div((long)n, 256), 256, 0, args, 1);
 }
 
 typedef struct { double gbps, ms; double bytes; const char *method; } sol_t;
@@ -356,7 +405,13 @@ static sol_t measure_sol(double bytes, int repeats) {
     s.bytes = 2.0 * c.bytes;
     s.ms = 1e30;
     for (int k = 0; k < 3; k++) {
-        timing_t t = time_cold(fns[k], &c, repeats);
+        timing_t t;
+        memset(&t, 0, sizeof t);
+        const char *why = time_mode(fns[k], &c, repeats, &t);
+        if (why) {
+            fprintf(stderr, "speed of light: the %s %s\n", names[k], why);
+            exit(EXIT_CUDA);
+        }
         if (t.median_ms < s.ms) {
             s.ms = t.median_ms;
             s.method = names[k];

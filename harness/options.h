@@ -21,6 +21,9 @@ typedef struct {
     // NULL when the kernel can run this problem at this block size (0 = its own choice), else the reason.
     const char *(*supports)(const void *problem, int block_size);
     void (*launch)(const void *problem, launch_t *l);  // enqueues the kernel(s) on the default stream
+    // 1: every kernel it launches waits for the grid before it (pdl_wait) and goes through the launch helpers
+    // of gpu.h, so --pdl may start it while its predecessor finishes; 0: --pdl skips it.
+    int pdl;
 } kernel_t;
 
 // supports() of kernel 0 (the cuDNN baseline) in a build without cuDNN.
@@ -69,6 +72,9 @@ static const char *reasonf(const char *fmt, ...) {
 // treat rows without them as events rows.
 #define CSV_HEADER "op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev,time_ms_launch_median,time_ms_launch_min,clock"
 
+// --hot: launches captured in one CUDA graph; a replay's time / HOT_LAUNCHES is the time a launch.
+#define HOT_LAUNCHES 32
+
 #define KERNEL_DEFAULT (-1)
 #define KERNEL_ALL (-2)
 #define KERNEL_LIST (-3)  // several kernels named as K1,K2,...: run and ranked like `all`
@@ -85,6 +91,7 @@ typedef struct {
     unsigned long long seed;
     double input_mean, input_std;
     int check_only, list, help;
+    int hot, pdl;    // --hot: inputs in L2, launches replayed from a CUDA graph; --pdl: programmatic dependent launch
     const char *csv_path, *json_path;
     int device;
 } options_t;
@@ -164,6 +171,10 @@ static void usage(const program_t *prog, FILE *f) {
             "  --seed S          input seed (cuRAND Philox; default 1234)\n"
             "  --input-mean M    mean of the inputs x (default 0)\n"
             "  --input-std S     standard deviation of the inputs x (default 1)\n"
+            "  --hot             time hot: inputs resident in L2, %d launches replayed from a CUDA graph, the time a\n"
+            "                    launch (default: cold L2 before every launch)\n"
+            "  --pdl             with --hot: programmatic dependent launch, each launch overlapping the end of the one\n"
+            "                    before it (kernels that support it; the copy too)\n"
             "  --check           validate only, no timing\n"
             "  --list            print the kernel registry and exit (needs no GPU)\n"
             "  --csv FILE        append one row per measured point (CSV)\n"
@@ -171,7 +182,7 @@ static void usage(const program_t *prog, FILE *f) {
             "  --device D        GPU index (default 0)\n",
             prog->binary, prog->what, prog->default_kernel,
             prog->rows_help ? prog->rows_help : "rows; -B N -T N set rows = B*T as in llm.c", prog->default_rows,
-            prog->cols_help ? prog->cols_help : "normalized size", prog->default_cols);
+            prog->cols_help ? prog->cols_help : "normalized size", prog->default_cols, HOT_LAUNCHES);
     for (int i = 0; i < prog->n_extra; i++) fprintf(f, "  %s\n", prog->extra[i].help);
     fprintf(f, "  -h, --help        this text\n"
                "exit status: 0 OK, 1 validation failure, 2 bad argument or no CUDA device, 3 CUDA error\n");
@@ -244,7 +255,7 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
     o->input_std = 1.0;
 
     enum { O_DTYPE = 1000, O_BLOCK, O_REPEATS, O_SEED, O_IMEAN, O_ISTD, O_CHECK, O_LIST, O_CSV, O_JSON,
-           O_DEVICE, O_EXTRA };
+           O_DEVICE, O_HOT, O_PDL, O_EXTRA };
     struct option longopts[64];
     int n = 0;
     struct option base[] = {
@@ -255,6 +266,7 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         {"check", no_argument, 0, O_CHECK},         {"list", no_argument, 0, O_LIST},
         {"csv", required_argument, 0, O_CSV},       {"json", required_argument, 0, O_JSON},
         {"device", required_argument, 0, O_DEVICE}, {"help", no_argument, 0, 'h'},
+        {"hot", no_argument, 0, O_HOT},             {"pdl", no_argument, 0, O_PDL},
     };
     for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) longopts[n++] = base[i];
     for (int i = 0; i < prog->n_extra && n < 62; i++)
@@ -304,6 +316,8 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
                 die_usage(prog, "invalid input std '%s' (--input-std: a finite number >= 0)", optarg);
             break;
         case O_CHECK: o->check_only = 1; break;
+        case O_HOT: o->hot = 1; break;
+        case O_PDL: o->pdl = 1; break;
         case O_LIST: o->list = 1; break;
         case O_CSV: o->csv_path = optarg; break;
         case O_JSON: o->json_path = optarg; break;
@@ -362,6 +376,8 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         long B = o->B ? o->B : 8, T = o->T ? o->T : 1024;
         o->rows = B * T;
     }
+    if (o->pdl && !o->hot)
+        die_usage(prog, "--pdl needs --hot (it overlaps a launch with the one before it, as in a replayed graph)");
     if (o->kernel >= 0) {
         const kernel_t *k = find_kernel(prog, o->kernel);
         if (!(k->dtypes & DT_BIT(o->dtype)))

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""The peers: PyTorch eager, torch.compile and Liger-Kernel on the programs' standard points, in their CSV schema.
+"""The peers: PyTorch eager, torch.compile and Liger-Kernel on the programs' benchmark points, in their CSV schema.
 
-    scripts/peers.py [--quick] [--peer torch|torch.compile|liger|all] [--out DIR] [--device I] [OP ...]
+    scripts/peers.py [--quick | --set standard|latency] [--peer torch|torch.compile|liger|all] [--out DIR]
+                     [--device I] [OP ...]
     scripts/peers.py --point "DTYPE ARGS..." [--peer P] [--no-write] OP
     scripts/peers.py --ncu-range N --point "DTYPE ARGS..." --peer P OP
 
-For every op (layernorm, rmsnorm, batchnorm by default), dtype and standard point of scripts/shapes.py:
+For every op (layernorm, rmsnorm, batchnorm by default), dtype and point of scripts/shapes.py (every set of
+points an op has: the standard set, and for LayerNorm and RMSNorm the latency set, whose points come cold and
+hot; --set takes one set):
 - builds the same problem in PyTorch (torch.randn inputs, seeded; the same layout, strides and options as the
   program's arguments: the QK-norm view of q inside a packed qkv buffer, the fused residual add, NCHW/NHWC);
 - counts the bytes exactly as the program does (bytes_for below), so GB/s compares time for the same work;
@@ -19,9 +22,21 @@ For every op (layernorm, rmsnorm, batchnorm by default), dtype and standard poin
   (about 100 ms of work). CUDA events around each call give the second figure, "with launch" (time_ms_launch_*).
   Where the profiler records no GPU activity (CUPTI held by another profiler), the events alone time the
   rows, their clock column says "events", and one line on stderr says so;
+- hot points (the program argument --hot; label suffix :hot, after any other, e.g. 4x4096:hot) time the
+  inputs resident in L2, as after the kernel that produced them, as the programs' --hot does: after the
+  validation below (one eager call, as for a cold point), 3 calls on a side stream (capture needs its
+  warm-up there), then K = 32 calls captured in one CUDA graph (torch.cuda.CUDAGraph; torch.compile's
+  compiled function as it is), the graph replayed back to back with no flush in between: 3 warm-up replays,
+  then 10..200 timed ones (about 100 ms of work). A call's time = one replay's GPU window (its first
+  activity's start to its last activity's end: kernels, memcpys, memsets, CUPTI) / K, median and min over the
+  replays; the replays are told apart by count (every replay runs the same activities, in start order, on
+  one stream; a trace that does not split so is an error). CUDA events around each replay / K give "with
+  launch". A peer whose call cannot be captured (an exception during capture) gets a skip row, the reason in
+  one line in the log and on stderr;
 - measures the copy of the same byte count in the same process (the faster of Tensor.copy_, a device-to-device
-  memcpy, and an elementwise kernel moving the same bytes; timed the same way; once per byte count, shared by
-  the peers) for %SOL;
+  memcpy, and an elementwise kernel moving the same bytes; timed the same way, cold or hot: in hot mode each
+  candidate is captured K times in a graph and timed per launch; once per byte count and mode, shared by the
+  peers) for %SOL;
 - validates the peer's outputs against a float64 reference on a sample of rows, with the programs'
   per-dtype tolerances (|err| <= atol + rtol |ref|), statistics included where the peer returns them;
 - torch.compile: compiled once per point outside the timing (fullgraph=True, dynamic=False, dynamo reset
@@ -31,19 +46,23 @@ For every op (layernorm, rmsnorm, batchnorm by default), dtype and standard poin
   LigerLayerNormFunction, which also returns mean and rstd), LigerRMSNormFunction (weight offset inside the
   kernel; on the QK-norm view Liger itself copies q to contiguous memory first, and that copy is timed with
   it), LigerFusedAddRMSNormFunction; Liger has no BatchNorm (skip rows).
-Rows go to DIR/<gpu-slug>/peers.csv, rewritten after every point (rows for the same op and peer are replaced,
-others kept), with `kernel` = the peer, `kernel_name` = the function it calls, and three columns after the
-programs' schema: time_ms_launch_median, time_ms_launch_min, clock (cupti or events). A log goes to
-DIR/<gpu-slug>/peers.log, a progress line per point to stderr. Without PyTorch (or without a CUDA device for
-it) it says so and exits 0 with no rows.
+Rows go to DIR/<gpu-slug>/peers.csv, rewritten after every point (rows for the same op, peer and set of
+points are replaced, others kept; a shape outside scripts/shapes.py's latency points counts as standard), with
+`kernel` = the peer, `kernel_name` = the function it calls, and three columns after the programs' schema:
+time_ms_launch_median, time_ms_launch_min, clock (cupti or events). A log goes to DIR/<gpu-slug>/peers.log, a
+progress line per point to stderr. Without PyTorch (or without a CUDA device for it) it says so and exits 0
+with no rows.
 
---point "DTYPE ARGS...": only this point of the one OP given (the program's arguments; the label is the
-  program's shape string). --no-write: each row as one JSON object per line on stdout (the CSV's columns,
-  numbers as numbers), nothing written; the log goes to stderr.
+--set standard|latency: only that set's points (an error where no op given has it: BatchNorm has no latency
+  set).
+--point "DTYPE ARGS...": only this point of the one OP given (the program's arguments, --hot included; the
+  label is the program's shape string). --no-write: each row as one JSON object per line on stdout (the CSV's
+  columns, numbers as numbers), nothing written; the log goes to stderr.
 --ncu-range N: no timing. Builds, compiles or warms up and validates the --point for one --peer, then runs N
   calls, each after a flush and alone between cudaProfilerStart and cudaProfilerStop (so
   `ncu --profile-from-start off` sees the peer's kernels only), prints `ncu-range: N calls of PEER OP DTYPE
-  LABEL` and exits 0 (1 when the peer fails validation or cannot run the point).
+  LABEL` and exits 0 (1 when the peer fails validation or cannot run the point). Cold points only: a --hot
+  point is an error (exit 2).
 """
 import collections
 import contextlib
@@ -100,8 +119,9 @@ PROGRAM_ARGS = {"-N": ("N", positive_int), "--rows": ("N", positive_int), "-C": 
                 "--head-dim": ("head_dim", positive_int), "--row-stride": ("row_stride", positive_int),
                 "--fused-add": ("fused", None), "--weight-offset": ("offset", float), "--layout": ("layout", layout),
                 "--height": ("H", positive_int), "--width": ("W", positive_int), "--inference": ("inference", None),
-                "--momentum": ("momentum", float), "--eps": ("eps", float)}
-# the arguments each program takes besides -N/--rows and -C/--cols
+                "--momentum": ("momentum", float), "--eps": ("eps", float), "--hot": ("hot", None)}
+COMMON_ARGS = {"-N", "--rows", "-C", "--cols", "--hot"}  # every program takes these
+# the arguments each program takes besides COMMON_ARGS
 OP_ARGS = {"layernorm": {"--eps"},
            "rmsnorm": {"--eps", "--fused-add", "--weight-offset", "--heads", "--head-dim", "--row-stride"},
            "batchnorm": {"--eps", "--layout", "--height", "--width", "--inference", "--momentum"}}
@@ -111,10 +131,11 @@ def parse_point(op, args):
     """The program's arguments (scripts/shapes.py) -> a dict describing the problem; ValueError (one line)
     for an argument the program would refuse or peers.py does not model."""
     p = {"op": op, "N": None, "C": None, "heads": None, "head_dim": None, "row_stride": None, "fused": False,
-         "offset": 0.0, "layout": "nc", "H": None, "W": None, "inference": False, "momentum": 0.1, "eps": EPS[op]}
+         "offset": 0.0, "layout": "nc", "H": None, "W": None, "inference": False, "momentum": 0.1, "eps": EPS[op],
+         "hot": False}
     it = iter(args)
     for a in it:
-        if a not in PROGRAM_ARGS or a not in OP_ARGS[op] | {"-N", "--rows", "-C", "--cols"}:
+        if a not in PROGRAM_ARGS or a not in OP_ARGS[op] | COMMON_ARGS:
             raise ValueError(f"peers.py does not know the {op} program argument '{a}'")
         key, conv = PROGRAM_ARGS[a]
         if conv is None:
@@ -151,7 +172,13 @@ def parse_point(op, args):
 
 
 def point_label(p):
-    """The program's CSV shape string for a problem (keep in step with each program's shape strings)."""
+    """The program's CSV shape string for a problem (keep in step with each program's shape strings): the shape,
+    its options, and the timing mode's suffix (:hot) last."""
+    return shape_string(p) + (":hot" if p["hot"] else "")
+
+
+def shape_string(p):
+    """The shape and options part of a point's label."""
     if p["op"] == "batchnorm":
         mode = ":inf" if p["inference"] else ""
         if p["layout"] == "nc":
@@ -161,6 +188,14 @@ def point_label(p):
     if p["heads"] is not None:
         return f"{p['tokens']}x{p['heads']}x{p['head_dim']}:s{p['S']}{off}"
     return f"{p['N']}x{p['C']}{':add' if p['fused'] else ''}{off}"
+
+
+def sweep(ops, quick=False, sets=None):
+    """[(op, dtype, program arguments, label)] of the ops' points (scripts/shapes.py): each op's default point
+    (quick), or the points of the named sets of shapes.SETS (None: every set an op has); not the programs'
+    --pdl points (a launch the peers do not have)."""
+    return [(op, d, args, label) for op in ops for d, args, label in shapes_mod.points(op, quick, sets)
+            if "--pdl" not in args]
 
 
 def parse_point_option(op, text):
@@ -213,10 +248,19 @@ def slugify(name):
     return run_all.slugify(name)
 
 
+def point_set(op, label):
+    """The set of scripts/shapes.py (shapes.SETS) a row's shape belongs to: "latency" for the op's latency points,
+    "standard" for every other shape."""
+    latency = {lb for _args, lb in shapes_mod.POINTS.get(op, {}).get("latency", [])}
+    return "latency" if label in latency else "standard"
+
+
 def merge_rows(old_rows, new_rows):
-    """Keep old rows except those of an (op, kernel) pair the new rows cover; new rows appended."""
-    covered = {(r["op"], r["kernel"]) for r in new_rows}
-    return [r for r in old_rows if (r["op"], r["kernel"]) not in covered] + list(new_rows)
+    """Keep old rows except those of an (op, kernel, set of points) the new rows cover; new rows appended."""
+    def key(r):
+        return r["op"], r["kernel"], point_set(r["op"], r["shape"])
+    covered = {key(r) for r in new_rows}
+    return [r for r in old_rows if key(r) not in covered] + list(new_rows)
 
 
 def write_csv(path, rows):
@@ -249,7 +293,7 @@ class NoGpuActivity(RuntimeError):
 
 
 class TraceError(ValueError):
-    """The profile's GPU activity does not split into the timed loop's calls."""
+    """The profile's GPU activity does not split into the timed loop's calls (or graph replays)."""
 
 
 def gpu_activities(trace):
@@ -306,6 +350,34 @@ def kernel_windows(trace, repeats):
     return [(max(a[1] for a in c) - c[0][0]) / 1e3 for c in calls], [a[3] for a in calls[0]]
 
 
+def replay_windows(trace, replays, launches):
+    """(ms per launch, names of one launch's GPU activities) from the trace of Bench's hot loop: `replays`
+    replays, back to back and with no other GPU work, of a CUDA graph of `launches` captured calls. The grouping:
+    - all GPU activity is on one stream (the one the graph is replayed on);
+    - in start order it splits into `replays` runs of equally many activities, each the same sequence of names
+      (a graph runs the same work every replay), a multiple of `launches` (one launch's activities, K times);
+    - a replay's time = its last activity's end - its first activity's start; per launch: that / `launches`.
+    NoGpuActivity when the trace has no GPU activity; TraceError when it does not split that way."""
+    acts = gpu_activities(trace)
+    if not acts:
+        raise NoGpuActivity("the profiler recorded no GPU activity (CUPTI unavailable or held by another profiler)")
+    streams = {a[2] for a in acts}
+    if len(streams) != 1:
+        raise TraceError(f"GPU activity on {len(streams)} streams: expected the graph's replays on one")
+    if len(acts) % replays:
+        raise TraceError(f"{len(acts)} GPU activities do not split into {replays} replays of equally many")
+    n = len(acts) // replays
+    if n % launches:
+        raise TraceError(f"a replay holds {n} GPU activities, not a multiple of its {launches} launches")
+    runs = [acts[i * n:(i + 1) * n] for i in range(replays)]
+    names = [a[3] for a in runs[0]]
+    for i, run in enumerate(runs[1:], 2):
+        if [a[3] for a in run] != names:
+            raise TraceError(f"replay {i} runs other GPU activities than replay 1 (the trace does not split into "
+                             "the replays)")
+    return [(max(a[1] for a in r) - r[0][0]) / 1e3 / launches for r in runs], names[:n // launches]
+
+
 def git_rev():
     if os.environ.get("GIT_REV"):
         return os.environ["GIT_REV"]
@@ -324,11 +396,17 @@ Timing = collections.namedtuple("Timing", "ms ms_min launch_ms launch_min clock 
 # torch.cuda._sleep counts GPU cycles: at 2 GHz (about an H100's or H200's boost clock) a hold of t seconds is at
 # least t on a GPU of that clock or slower, which is all it needs to be
 HOLD_CLOCK_HZ = 2.0e9
+HOT_LAUNCHES = 32  # K: the calls a hot point's CUDA graph holds (the programs' --hot)
+
+
+class CaptureError(RuntimeError):
+    """A peer's call cannot be captured in a CUDA graph (hot points)."""
 
 
 class Bench:
-    """Cold-L2 timing as in common.h: flush (write 2 x L2, read 3 x L2) before each call; the time of a call
-    from its kernels' CUPTI timestamps (torch.profiler), CUDA events around it for the "with launch" figure."""
+    """Timing as in common.h. Cold L2: flush (write 2 x L2, read 3 x L2) before each call; hot L2 (--hot): K calls
+    captured in one CUDA graph, replayed back to back. The time from the GPU activity's CUPTI timestamps
+    (torch.profiler), CUDA events for the "with launch" figure."""
 
     def __init__(self, torch, device):
         self.torch = torch
@@ -341,12 +419,16 @@ class Bench:
         self.hold_cycles = 0  # GPU cycles the side stream sleeps before each flush (time)
         self.counter = 0
         self.clock = "cupti"  # "events" once the profiler has recorded no GPU activity
-        self.copies = {}  # (byte count, clock) -> copy GB/s: measured once per process, shared by the peers
+        self.profiler_ran = False  # whether torch.profiler has run in this process (CUPTI attached)
+        self.copies = {}  # (byte count, mode, clock) -> copy GB/s: measured once per process, shared by the peers
 
     def flush(self):
         self.counter += 1
         self.flush_w.fill_(self.counter)
         self.flush_r.max()  # reads every line; the result is discarded
+
+    def _events(self):
+        return self.torch.cuda.Event(enable_timing=True), self.torch.cuda.Event(enable_timing=True)
 
     def _flushed_call(self, fn, e0, e1):
         """The flush on the side stream, then the call on the current one, kept in that order on the GPU by
@@ -367,11 +449,8 @@ class Bench:
         e1.record(peer)
 
     def time(self, fn, repeats=0):
+        """Cold L2: each call after a flush (_flushed_call), timed by kernel_windows."""
         torch = self.torch
-
-        def events():
-            return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
         fn()  # warm-up: first-call work (Triton compilation, allocations, library plans) stays out of the timing
         torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -379,38 +458,91 @@ class Bench:
         host_s = time.perf_counter() - t0
         torch.cuda.synchronize()
         self.hold_cycles = int(min(3 * host_s + 50e-6, 5e-3) * HOLD_CLOCK_HZ)
+        return self._timed(lambda e0, e1: self._flushed_call(fn, e0, e1), repeats, kernel_windows)
+
+    def time_hot(self, fn, repeats=0):
+        """Hot L2 (the programs' --hot): fn() captured HOT_LAUNCHES times in one CUDA graph (_graph), the graph
+        replayed back to back with no flush, 3 warm-up replays first; a call's time = a replay's GPU window /
+        HOT_LAUNCHES (replay_windows), "with launch" = the events around a replay / HOT_LAUNCHES."""
+        torch = self.torch
+        graph = self._graph(fn)
+        stream = torch.cuda.current_stream()  # where replay() launches the graph
+
+        def replay(e0, e1):
+            e0.record(stream)
+            graph.replay()
+            e1.record(stream)
+
+        for _ in range(3):  # warm-up: the graph's upload and first replays stay out of the timing
+            graph.replay()
+        torch.cuda.synchronize()
+        return self._timed(replay, repeats, lambda trace, n: replay_windows(trace, n, HOT_LAUNCHES), HOT_LAUNCHES)
+
+    def _graph(self, fn):
+        """A CUDA graph of HOT_LAUNCHES calls of fn, captured after 3 calls on the side stream (capture needs its
+        warm-up off the capturing stream: lazy initialization cannot be captured). CaptureError, one line, when
+        the calls cannot be captured."""
+        torch = self.torch
+        if not self.profiler_ran and self.clock == "cupti":
+            self._profiled(lambda: None)  # CUPTI attached before the first graph exists (pytorch/pytorch#75504)
+        self.side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.side):
+            for _ in range(3):
+                fn()
+        torch.cuda.current_stream().wait_stream(self.side)
+        torch.cuda.synchronize()
+        graph, failure = torch.cuda.CUDAGraph(), None
+        try:
+            with torch.cuda.graph(graph):
+                try:
+                    for _ in range(HOT_LAUNCHES):
+                        fn()
+                except Exception as e:  # an operation that capture forbids (a sync, a host read ...): the cause,
+                    failure = e  # kept: ending the invalidated capture raises an error of its own after it
+        except Exception as e:
+            failure = failure or e
+        if failure is not None:
+            raise CaptureError(f"cannot be captured in a CUDA graph: {one_line(failure)}") from failure
+        return graph
+
+    def _timed(self, step, repeats, windows, per=1):
+        """Timing of step(e0, e1) (a call or a replay, between events): `repeats` of them, 0 for about 100 ms of
+        work (10..200, from the fastest of 3 timed alone with the events), run back to back under the profiler;
+        windows(trace, repeats) -> (ms each, names of a call's activities); the events' times divided by per."""
+        torch = self.torch
         if repeats <= 0:
             est = 1e30
             for _ in range(3):
-                e0, e1 = events()
-                self._flushed_call(fn, e0, e1)
+                e0, e1 = self._events()
+                step(e0, e1)
                 e1.synchronize()
                 est = min(est, e0.elapsed_time(e1))
             repeats = min(200, max(10, int(100.0 / max(est, 1e-4))))
-        ev = [events() for _ in range(repeats)]
+        ev = [self._events() for _ in range(repeats)]
 
         def loop():
             for e0, e1 in ev:
-                self._flushed_call(fn, e0, e1)
+                step(e0, e1)
             torch.cuda.synchronize()  # inside the profile: every activity has ended before it stops
 
-        windows, names = None, []
+        win, names = None, []
         if self.clock == "cupti":
             trace = self._profiled(loop)
             try:
-                windows, names = kernel_windows(trace, repeats)
+                win, names = windows(trace, repeats)
             except NoGpuActivity as e:
                 self.clock = "events"
                 print(f"peers: {e}: timing with CUDA events from here on (clock 'events')", file=sys.stderr)
         else:
             loop()
-        launch = sorted(e0.elapsed_time(e1) for e0, e1 in ev)
-        kernel = sorted(windows) if windows is not None else launch
+        launch = sorted(e0.elapsed_time(e1) / per for e0, e1 in ev)
+        kernel = sorted(win) if win is not None else launch
         return Timing(statistics.median(kernel), kernel[0], statistics.median(launch), launch[0], self.clock, names)
 
     def _profiled(self, loop):
         """Runs loop() under torch.profiler (its CUDA activity is CUPTI's) and returns the chrome trace."""
         from torch.profiler import ProfilerActivity, profile
+        self.profiler_ran = True
         with warnings.catch_warnings():
             # torch 2.11 warns that events are cleared "at the end of each cycle" also without cycles (fixed later)
             warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle")
@@ -422,20 +554,23 @@ class Bench:
             with open(path) as f:
                 return json.load(f)
 
-    def copy_gbps(self, nbytes):
+    def copy_gbps(self, nbytes, hot=False):
         """(GB/s, clock) of the device-to-device copy of nbytes (half read, half written): the faster of
         cudaMemcpyAsync (Tensor.copy_) and an elementwise kernel that moves the same bytes (int32 x + 0), as
         the programs take the fastest of cudaMemcpyAsync and their copy kernels (on the kernel clock the memcpy
-        carries a fixed ~2 us that a 25 MB copy feels)."""
-        if (nbytes, self.clock) not in self.copies:
+        carries a fixed ~2 us that a 25 MB copy feels); cold, or hot (each captured HOT_LAUNCHES times in a
+        graph and timed per launch, as time_hot times the peers). Once per byte count, mode and clock."""
+        mode = "hot" if hot else "cold"
+        if (nbytes, mode, self.clock) not in self.copies:
             torch = self.torch
+            timed = self.time_hot if hot else self.time
             half = (int(nbytes // 2) + 15) // 16 * 16
             src = torch.full((half // 4,), 0x3C3C3C3C, dtype=torch.int32, device=self.device)
             dst = torch.empty_like(src)
-            ms = min(self.time(lambda: dst.copy_(src)).ms, self.time(lambda: torch.add(src, 0, out=dst)).ms)
-            self.copies[(nbytes, self.clock)] = 2.0 * half / (ms * 1e-3) / 1e9
+            ms = min(timed(lambda: dst.copy_(src)).ms, timed(lambda: torch.add(src, 0, out=dst)).ms)
+            self.copies[(nbytes, mode, self.clock)] = 2.0 * half / (ms * 1e-3) / 1e9
             del src, dst
-        return self.copies[(nbytes, self.clock)], self.clock
+        return self.copies[(nbytes, mode, self.clock)], self.clock
 
 
 def torch_dtype(torch, dtype):
@@ -679,17 +814,18 @@ def run_point(torch, bench, peer, op, dtype, args, label, device, liger, log):
         with _no_recompile(torch, peer):
             if not validate(torch, t, call, reset, check, row, log):
                 return row
-            tm = bench.time(lambda: call(t))
-        sol, sol_clock = bench.copy_gbps(row["bytes"])
+            tm = (bench.time_hot if p["hot"] else bench.time)(lambda: call(t))
+        sol, sol_clock = bench.copy_gbps(row["bytes"], p["hot"])
         if sol_clock != tm.clock:
             raise RuntimeError(f"the call was timed with clock {tm.clock}, the copy with {sol_clock}")
         gbps = row["bytes"] / (tm.ms * 1e-3) / 1e9
         row.update(time_ms_median=tm.ms, time_ms_min=tm.ms_min, time_ms_launch_median=tm.launch_ms,
                    time_ms_launch_min=tm.launch_min, clock=tm.clock, gbps=gbps, sol_gbps=sol,
                    sol_pct=100 * gbps / sol, status="OK")
-        log.write(f"  {tm.ms:.4f} ms (min {tm.ms_min:.4f}) | with launch {tm.launch_ms:.4f} ms | {gbps:.1f} GB/s | "
-                  f"{100 * gbps / sol:.1f}% of copy {sol:.1f} | max err abs {row['max_abs_err']:.1e} | "
-                  f"clock {tm.clock} | OK\n")
+        per = f" per launch (hot: {HOT_LAUNCHES} launches a graph replay)" if p["hot"] else ""
+        log.write(f"  {tm.ms:.4f} ms (min {tm.ms_min:.4f}){per} | with launch {tm.launch_ms:.4f} ms | "
+                  f"{gbps:.1f} GB/s | {100 * gbps / sol:.1f}% of copy {sol:.1f} | "
+                  f"max err abs {row['max_abs_err']:.1e} | clock {tm.clock} | OK\n")
         if tm.activities:
             n = len(tm.activities)
             log.write(f"  a call on the GPU: {n} {'activity' if n == 1 else 'activities'}: "
@@ -754,11 +890,13 @@ def main(argv):
     which = ap.add_mutually_exclusive_group()
     which.add_argument("--quick", action="store_true", help="each op's default point only")
     which.add_argument("--point", metavar='"DTYPE ARGS..."', help="this point of the one op given")
+    which.add_argument("--set", choices=shapes_mod.SETS,
+                       help="this set of scripts/shapes.py's points only (default: every set each op has)")
     ap.add_argument("--peer", default="all", choices=PEERS + ["all"])
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--out", default=os.path.join(ROOT, "results"), help="results folder (default results/)")
     ap.add_argument("--no-write", action="store_true", help="rows as JSON lines on stdout; no CSV, log on stderr")
-    ap.add_argument("--ncu-range", type=int, metavar="N", help="no timing: N calls in profiler ranges, for ncu")
+    ap.add_argument("--ncu-range", type=int, metavar="N", help="no timing: N cold calls in profiler ranges, for ncu")
     a = ap.parse_args(argv[1:])
     ops = a.ops or OPS
     for op in ops:
@@ -773,12 +911,16 @@ def main(argv):
             ap.error(f"--point: {e}")
         pts = [(ops[0], dtype, args, label)]
     else:
-        pts = [(op, d, args, label) for op in ops for d, args, label in shapes_mod.points(op, a.quick)]
+        pts = sweep(ops, a.quick, [a.set] if a.set else None)
+        if not pts:
+            ap.error(f"no {a.set} points for {' '.join(ops)}")
     if a.ncu_range is not None:
         if a.ncu_range < 1:
             ap.error(f"--ncu-range takes a number of calls >= 1, got {a.ncu_range}")
         if a.point is None or a.peer == "all":
             ap.error("--ncu-range needs --point and one --peer")
+        if parse_point(ops[0], pts[0][2])["hot"]:
+            ap.error("--ncu-range profiles single cold calls, not a hot point's graph replays (drop --hot)")
     try:
         import torch
     except ImportError:

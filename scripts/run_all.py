@@ -2,9 +2,10 @@
 """Runs every built program x kernel x dtype x standard shape (scripts/shapes.py) with the block-size sweep.
 
     scripts/run_all.py [--quick] [--device D|all] [--out DIR] [--no-peers] [--kernels K,K] [--dtype D]
-                       [--resume] [OP ...]
+                       [--set standard|latency] [--resume] [OP ...]
 
-- full mode (default): every standard shape, fp32 and bf16; quick mode: each op's default shape only.
+- full mode (default): every standard point, fp32 and bf16 (LayerNorm and RMSNorm: the throughput points and the
+  latency points, cold and hot); quick mode: each op's default shape only.
 - CSV rows (the programs' schema: harness/options.h CSV_HEADER) go to DIR/<gpu-slug>/<op>.csv, the programs' output to
   <op>.log, and a summary.md (device header, best kernel per shape with GB/s and %SOL, failures) beside them.
   DIR defaults to results/.
@@ -15,6 +16,8 @@
 - --kernels K,K: only these kernels; their rows in an existing <op>.csv are replaced, the other kernels' rows
   kept (each row carries the git_rev that measured it), and the log is appended to.
 - --dtype D (repeatable): only that dtype's points; their rows are replaced, the other points' rows kept.
+- --set S (repeatable): only that set of points (scripts/shapes.py SETS); their rows are replaced, the others kept;
+  the peers run the same set.
 - --resume: continue a run cut short (a device's time limit): points whose rows already cover every kernel
   asked for are kept and skipped, the others (partial rows dropped) run again; the log is appended to.
   --kernels, --dtype and --resume run no peers (run scripts/peers.py for those).
@@ -92,24 +95,24 @@ def complete_points(rows, kernels):
     return {pt for pt, ks in seen.items() if set(kernels) <= ks}
 
 
-def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resume=False):
+def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resume=False, sets=None):
     csv_path = os.path.join(out_dir, f"{op}.csv")
     log_path = os.path.join(out_dir, f"{op}.log")
-    points = [p for p in shapes_mod.points(op, quick) if not dtypes or p[0] in dtypes]
+    points = [p for p in shapes_mod.points(op, quick, sets) if not dtypes or p[0] in dtypes]
     done = set()
     if resume and os.path.exists(csv_path):
         # keep the points that have rows of every kernel asked for; a point cut short is run again
         done = complete_points(summary_mod.load(csv_path), kernels or listed_kernels(op))
         drop_rows(csv_path, points={(d, label) for d, _a, label in points if (d, label) not in done})
-    elif (kernels or dtypes) and os.path.exists(csv_path):
-        # the rows about to be measured again: these kernels (or all) at these dtypes' points (or all)
-        drop_rows(csv_path, kernels or None, {(d, label) for d, _a, label in points} if dtypes else None)
+    elif (kernels or dtypes or sets) and os.path.exists(csv_path):
+        # the rows about to be measured again: these kernels (or all) at these points (or all)
+        drop_rows(csv_path, kernels or None, {(d, label) for d, _a, label in points} if dtypes or sets else None)
     else:
         for p in (csv_path, log_path):
             if os.path.exists(p):
                 os.remove(p)
     failed = False
-    with open(log_path, "a" if (kernels or dtypes or resume) else "w") as log:
+    with open(log_path, "a" if (kernels or dtypes or resume or sets) else "w") as log:
         for i, (dtype, args, label) in enumerate(points, 1):
             if (dtype, label) in done:
                 print(f"[{progress}{i}/{len(points)}] {op} {dtype} {label}: done before (--resume)", file=sys.stderr,
@@ -210,6 +213,8 @@ def main(argv):
     ap.add_argument("--kernels", type=kernel_list, default=[], help="comma-separated kernel numbers (default: all)")
     ap.add_argument("--dtype", action="append", choices=shapes_mod.DTYPES,
                     help="only this dtype's points (repeatable; default: all)")
+    ap.add_argument("--set", action="append", choices=shapes_mod.SETS, dest="sets",
+                    help="only this set of points (repeatable; default: every set)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the points already in the CSVs (with a row of every kernel asked for), run the rest")
     a = ap.parse_args(argv[1:])
@@ -242,13 +247,13 @@ def main(argv):
         done = []
         for op in ops:
             csv_path, log_path, f = run_op(op, out_dir, idx, quick, f"gpu{idx} " if a.device == "all" else "",
-                                           a.kernels, a.dtype, a.resume)
+                                           a.kernels, a.dtype, a.resume, a.sets)
             failed |= f
             done.append((op, csv_path, log_path))
         if a.device != "all" and not a.no_peers and not a.kernels and not a.dtype and not a.resume:
             peer_ops = [op for op in ops if op in shapes_mod.POINTS]
             cmd = [sys.executable, os.path.join(ROOT, "scripts", "peers.py"), "--device", str(idx), "--out", a.out,
-                   *(["--quick"] if quick else []), *peer_ops]
+                   *(["--quick"] if quick else []), *[f"--set={x}" for x in a.sets or []], *peer_ops]
             if peer_ops and subprocess.run(cmd).returncode != 0:
                 print("run_all: peers.py reported failures (see peers.log)", file=sys.stderr)
                 failed = True

@@ -2,16 +2,27 @@
 """The standard benchmark points, kept in this one place for every script (run_all, peers, plot, summary,
 update_readme).
 
-    python3 scripts/shapes.py OP [--quick]   ->  one "DTYPE ARGS..." line per point
+    python3 scripts/shapes.py OP [--quick | --set standard|latency]   ->  one "DTYPE ARGS..." line per point
 
 A point is (program arguments, label); the label is the program's own CSV shape string. Quick mode runs
-each op's default point (the program's default shape) alone.
+each op's default point (the program's default shape) alone. LayerNorm and RMSNorm have two sets: the standard
+throughput points and the latency points (the rows of one decode step and single long rows), each of those cold
+hot (--hot: inputs in L2, launches replayed from a CUDA graph) and hot with programmatic dependent launch (the
+programs only); every run takes both sets unless one is named.
 """
 import cli
 
 # LayerNorm and RMSNorm: rows x C
 ROWS_X_C = [(8192, 768), (32768, 128), (32768, 256), (32768, 512), (16384, 1024), (16384, 2048), (16384, 4096),
             (8192, 8192), (4096, 16384), (2048, 32768), (1024, 65536)]
+
+
+# Latency points: the rows of one decode step at LLM widths, single long rows, one vocabulary-sized row a token
+LATENCY_ROWS_X_C = [(n, c) for c in (4096, 8192) for n in (1, 4, 16, 64, 128, 512)] + [(1, 65536), (4, 32768),
+                                                                                     (8, 128256)]
+# Timing modes: program arguments and label suffix. hot+pdl (programmatic dependent launch) is the programs' own:
+# the peers have no such launch, and kernel 0 (cuDNN) skips it.
+MODES = {"cold": ([], ""), "hot": (["--hot"], ":hot"), "hot+pdl": (["--hot", "--pdl"], ":hot:pdl")}
 
 
 def rows_c(rows, cols, extra=(), tag=""):
@@ -27,6 +38,7 @@ POINTS = {
     "layernorm": {
         "default": rows_c(8192, 768),  # llm.c: B=8, T=1024, C=768
         "full": [rows_c(r, c) for r, c in ROWS_X_C],
+        "latency": [rows_c(r, c, *MODES[m]) for m in MODES for r, c in LATENCY_ROWS_X_C],
     },
     "rmsnorm": {
         "default": rows_c(8192, 4096),
@@ -35,6 +47,7 @@ POINTS = {
            (["-N", "4096", "--heads", "32", "--head-dim", "128"], "4096x32x128:s12288"),  # QK-norm, q in qkv
            rows_c(8192, 4096, ["--fused-add"], ":add"),
            rows_c(16384, 4096, ["--fused-add"], ":add")],
+        "latency": [rows_c(r, c, *MODES[m]) for m in MODES for r, c in LATENCY_ROWS_X_C],
     },
     "batchnorm": {
         "default": rows_c(65536, 256),
@@ -64,20 +77,31 @@ def default_shape(op, rows):
     return label if any(r["shape"] == label for r in rows) else rows[0]["shape"]
 
 
-def points(op, quick=False):
-    """[(dtype, program arguments, label)] for an op's standard sweep."""
+SETS = ["standard", "latency"]
+
+
+def points(op, quick=False, sets=None):
+    """[(dtype, program arguments, label)] for an op's sweep: its default point (quick), or the points of the
+    named sets (None: every set the op has)."""
     if op not in POINTS:
         raise KeyError(f"no standard points for op '{op}'")
-    pts = [POINTS[op]["default"]] if quick else POINTS[op]["full"]
+    if quick:
+        pts = [POINTS[op]["default"]]
+    else:
+        sets = sets or SETS
+        pts = (POINTS[op]["full"] if "standard" in sets else []) + (POINTS[op].get("latency", [])
+                                                                     if "latency" in sets else [])
     return [(dtype, list(args), label) for dtype in DTYPES for args, label in pts]
 
 
 def main(argv):
     ap = cli.Parser("shapes", __doc__)
     ap.add_argument("op", choices=POINTS)
-    ap.add_argument("--quick", action="store_true", help="the default point only")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_true", help="the default point only")
+    g.add_argument("--set", choices=SETS, help="one set of points (default: every set the op has)")
     a = ap.parse_args(argv[1:])
-    for dtype, pargs, _label in points(a.op, a.quick):
+    for dtype, pargs, _label in points(a.op, a.quick, [a.set] if a.set else None):
         print(dtype, " ".join(pargs))
     return 0
 

@@ -36,8 +36,9 @@ for k in 3 5 6 7 8 9 10; do
     if [ $rc -eq 0 ]; then pass "layernorm $k at --input-mean 1000 passes"; else fail "layernorm $k at --input-mean 1000 (exit $rc)"; fi
 done
 
-# kernel 10's register path forced to every cluster size (--cluster K), odd shapes: rows that end inside a
-# block, blocks of a cluster that hold nothing, rows beyond one block; with --input-mean 1000 too
+# kernel 10's row-splitting paths forced to every cluster size (--cluster K): few rows take the latency path,
+# 1031 rows the register path; odd shapes: rows that end inside a block, blocks of a cluster that hold nothing,
+# rows beyond one block; with --input-mean 1000 too
 # (check_one: `PROG ARGS --check` exits 0 with no FAIL line)
 check_one() {
     local out rc
@@ -55,7 +56,7 @@ CL_SHAPES="-N 7 -C 3000|-N 1031 -C 4104|-N 3 -C 12000|-N 2 -C 65536|-N 1 -C 1310
 IFS='|' read -r -a cl_shapes <<< "$CL_SHAPES"
 for dt in fp32 bf16; do
     for shape in "${cl_shapes[@]}"; do
-        for k in 1 2 4 8; do
+        for k in 1 2 4 8 16; do
             check_one 10 --dtype $dt $shape --cluster $k
         done
         check_one 10 --dtype $dt $shape --cluster 8 --block-size 1024
@@ -66,7 +67,42 @@ check_one 10 --dtype fp32 -N 64 -C 65536 --input-mean 1000
 check_one 10 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 10 --cluster 4 -N 3 -C 3000
+    sanitize_kernel $tool layernorm_forward 10 --cluster 4 -N 200 -C 3000
 done
+
+# kernel 10's latency path by its own rule (rows x blocks a row <= SMs): one block a row, and clusters of
+# 2 .. 16 blocks (fp32 C = 16384 .. 131072 at these rows), every dtype, odd C, the row's first element far from
+# its mean in units of its standard deviation (the shifted sums' weak case)
+LAT_SHAPES="-N 1 -C 4096|-N 3 -C 4104|-N 40 -C 16384|-N 20 -C 32768|-N 10 -C 65536|-N 1 -C 65536|-N 8 -C 128256|-N 1 -C 131072|-N 2 -C 8"
+[ "$QUICK" = 1 ] && LAT_SHAPES="-N 3 -C 4104|-N 1 -C 65536|-N 8 -C 128256"
+IFS='|' read -r -a lat_shapes <<< "$LAT_SHAPES"
+for dt in fp32 fp16 bf16; do
+    for shape in "${lat_shapes[@]}"; do
+        check_one 10 --dtype $dt $shape
+    done
+done
+check_one 10 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
+check_one 10 --dtype bf16 -N 4 -C 65536 --input-mean 100
+out=$(./layernorm_forward 10 --check -N 1 -C 65536 2>&1); rc=$?
+{ echo "### layernorm 10 1x65536 path (exit $rc)"; echo "$out"; } >> "$LOG"
+if echo "$out" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; then want="| path 9 ("; else want="| path latency (a row over 16 blocks"; fi
+if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "layernorm 10 at 1x65536 fp32 runs '$want'"
+else fail "layernorm 10 at 1x65536 fp32 (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+[ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
+    sanitize_kernel $tool layernorm_forward 10 -N 1 -C 65536
+    sanitize_kernel $tool layernorm_forward 10 --dtype bf16 -N 3 -C 4104
+done
+
+# hot timing (inputs in L2, launches replayed from a CUDA graph) and programmatic dependent launch: the
+# dispatcher and the copy time per launch, kernel 0 (cuDNN) is captured too, and --pdl skips it
+tmp=build/suite_layernorm_hot
+rm -f $tmp.csv
+out=$(./layernorm_forward 0,10 -N 4 -C 4096 --hot --repeats 5 --csv $tmp.csv 2>&1; ./layernorm_forward 0,10 -N 4 -C 4096 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
+{ echo "### layernorm hot timing (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 0 ] && echo "$out" | grep -q "hot, graph replay, PDL" && grep -q ",10,dispatch,fp32,4x4096:hot,.*,OK," $tmp.csv \
+   && grep -q ",10,dispatch,fp32,4x4096:hot:pdl,.*,OK," $tmp.csv && grep -q ",0,cudnn,fp32,4x4096:hot:pdl,.*,SKIP," $tmp.csv; then
+    pass "layernorm --hot and --hot --pdl: per-launch times, CSV shapes 4x4096:hot and 4x4096:hot:pdl, cuDNN skipped under --pdl"
+else fail "layernorm --hot / --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
 # kernel 10's rule at 16-bit C = 65536: the re-read kernel (9), with --input-mean 1000 too
 check_one 10 --dtype bf16 -N 300 -C 65536

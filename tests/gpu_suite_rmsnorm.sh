@@ -64,16 +64,54 @@ fi
 planted rmsnorm_forward 5 -N 7 -C 1000 --fused-add
 planted rmsnorm_forward 5 -N 3 -C 4097 --fused-add --block-size 256
 
-# the dispatcher says which path ran: kernel 6 for QK-norm heads; kernel 7 for 256 KB rows on sm_90+
+# the dispatcher says which path ran: kernel 6 for QK-norm heads; kernel 7 for 256 KB rows on sm_90+ (64 rows:
+# more blocks than SMs, so not the latency path)
 out=$(./rmsnorm_forward 8 --check --dtype bf16 -N 64 --heads 32 --head-dim 128 2>&1); rc=$?
 { echo "### rmsnorm 8 QK-norm path (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -q "| path 6 (subwarp"; then pass "rmsnorm 8 runs QK-norm heads on kernel 6's path"
 else fail "rmsnorm 8 QK-norm path (exit $rc): $(echo "$out" | grep -E 'path|FAIL' | head -n 2 | tr '\n' ' ')"; fi
-out=$(./rmsnorm_forward 8 --check -N 16 -C 65536 2>&1); rc=$?
+out=$(./rmsnorm_forward 8 --check -N 64 -C 65536 2>&1); rc=$?
 { echo "### rmsnorm 8 C 65536 path (exit $rc)"; echo "$out"; } >> "$LOG"
 if echo "$out" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; then want="| path 4 ("; else want="| path 7 (cluster"; fi
 if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "rmsnorm 8 at C 65536 fp32 runs '$want'"
 else fail "rmsnorm 8 at C 65536 fp32 (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+
+# the latency path by its rule (rows x blocks a row <= SMs): one block a row, clusters of 2 .. 16 blocks, every
+# dtype, odd C; --fused-add and the QK-norm view at few rows take the other paths. Quick mode: the dispatcher alone.
+check_disp() {
+    local out rc
+    out=$(./rmsnorm_forward 8 --check "$@" 2>&1)
+    rc=$?
+    { echo "### rmsnorm_forward 8 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "path "; then
+        pass "rmsnorm 8 $* ($(echo "$out" | grep -o 'path [^|]*' | head -n 1))"
+    else
+        fail "rmsnorm 8 $* (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"
+    fi
+}
+for dt in fp32 fp16 bf16; do
+    for shape in "-N 1 -C 4096" "-N 3 -C 4104" "-N 40 -C 16384" "-N 20 -C 32768" "-N 10 -C 65536" "-N 1 -C 65536" \
+                 "-N 8 -C 128256" "-N 1 -C 131072" "-N 2 -C 8" "-N 3 -C 4104 --weight-offset 1" "-N 3 -C 4104 --fused-add" \
+                 "-N 2 --heads 4 --head-dim 128"; do
+        if [ "$QUICK" = 1 ]; then check_disp --dtype $dt $shape; else check_all rmsnorm_forward --dtype $dt $shape; fi
+    done
+done
+out=$(./rmsnorm_forward 8 --check -N 1 -C 65536 2>&1); rc=$?
+{ echo "### rmsnorm 8 1x65536 path (exit $rc)"; echo "$out"; } >> "$LOG"
+if echo "$out" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; then want="| path 4 ("; else want="| path latency (a row over 16 blocks"; fi
+if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "rmsnorm 8 at 1x65536 fp32 runs '$want'"
+else fail "rmsnorm 8 at 1x65536 fp32 (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+[ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
+    sanitize_kernel $tool rmsnorm_forward 8 -N 1 -C 65536
+    sanitize_kernel $tool rmsnorm_forward 8 --dtype bf16 -N 3 -C 4104
+done
+tmp=build/suite_rmsnorm_hot
+rm -f $tmp.csv
+out=$(./rmsnorm_forward 8 -N 4 -C 4096 --dtype bf16 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
+{ echo "### rmsnorm hot timing (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 0 ] && grep -q ",8,dispatch,bf16,4x4096:hot:pdl,.*,OK," $tmp.csv; then
+    pass "rmsnorm --hot --pdl: a per-launch time, CSV shape 4x4096:hot:pdl"
+else fail "rmsnorm --hot --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
 # timing mode with the residual updated in place by every timed launch
 tmp=build/suite_rmsnorm_timing

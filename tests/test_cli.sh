@@ -72,7 +72,7 @@ expect "layernorm: kernel 1 refuses bf16 with exit 2" 2 $NODEV ./layernorm_forwa
 contains "layernorm: says kernel 1 has no bf16" "kernel 1 does not support --dtype bf16"
 expect "layernorm: --eps -1 exits 2" 2 $NODEV ./layernorm_forward --eps -1
 contains "layernorm: names the bad eps" "eps '-1'"
-for k in 0 3 16 x; do
+for k in 0 3 32 x; do
     expect "layernorm: --cluster $k exits 2" 2 $NODEV ./layernorm_forward 10 --cluster $k
     contains "layernorm: names the bad cluster size $k" "cluster size '$k'"
 done

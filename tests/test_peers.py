@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CI tests of scripts/peers.py's pure-Python parts and of scripts/side_by_side.py (no PyTorch, no GPU): the problem,
-bytes and label of a point, the grouping of a profile's GPU activity into calls, the CSV (old files included),
-and the command line's errors."""
+bytes and label of a point (hot points included), the sets of points, the grouping of a profile's GPU activity
+into calls (cold) and graph replays (hot), the CSV (old files included, rows replaced per set of points), and the
+command line's errors."""
 import csv
 import json
 import os
@@ -19,15 +20,18 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from fixture_csv import FIELDS, expect, status  # noqa: E402
 
 
-# Every standard point of every op is understood (the shape list is shapes.py's, not a copy).
-for op in peers.OPS:
-    for dtype, args, label in shapes.points(op):
-        try:
-            p = peers.parse_point(op, args)
-            ok = peers.bytes_for(p, dtype) > 0
-        except Exception as e:  # noqa: BLE001
-            ok, p = False, e
-        expect(f"peers: parses {op} {dtype} {label}", ok, str(p))
+# Every point of every op the peers run, in every set (standard, latency cold and hot), is understood (the shape
+# list is shapes.py's, not a copy); the programs' --pdl points are not theirs.
+expect("peers: the sweep leaves out the programs' --pdl points, and only those",
+       [p for p in peers.sweep(peers.OPS) if "--pdl" in p[2]] == []
+       and len(peers.sweep(peers.OPS)) == sum(1 for op in peers.OPS for _d, a, _l in shapes.points(op) if "--pdl" not in a))
+for op, dtype, args, label in peers.sweep(peers.OPS):
+    try:
+        p = peers.parse_point(op, args)
+        ok = peers.bytes_for(p, dtype) > 0
+    except Exception as e:  # noqa: BLE001
+        ok, p = False, e
+    expect(f"peers: parses {op} {dtype} {label}", ok, str(p))
 
 # Bytes as the programs count them (hand-computed from each program's setup()).
 ln = peers.parse_point("layernorm", ["-N", "8192", "-C", "768"])
@@ -61,12 +65,19 @@ m = peers.merge_rows(old, new)
 expect("merge: replaces layernorm/torch, keeps the rest",
        [(r["op"], r["kernel"], r["shape"]) for r in m]
        == [("layernorm", "torch.compile", "a"), ("rmsnorm", "torch", "a"), ("layernorm", "torch", "b")], str(m))
+old = [{"op": "rmsnorm", "kernel": "torch", "shape": s} for s in ("8192x4096", "4x4096", "4x4096:hot")]
+m = peers.merge_rows(old, [{"op": "rmsnorm", "kernel": "torch", "shape": "1x4096:hot", "new": 1}])
+expect("merge: a latency run replaces the latency rows (cold and hot), keeps the standard ones",
+       [(r["shape"], "new" in r) for r in m] == [("8192x4096", False), ("1x4096:hot", True)], str(m))
+m = peers.merge_rows(old, [{"op": "rmsnorm", "kernel": "torch", "shape": "8192x768", "new": 1}])
+expect("merge: a standard run replaces the standard rows, keeps the latency ones",
+       [(r["shape"], "new" in r) for r in m] == [("4x4096", False), ("4x4096:hot", False), ("8192x768", True)],
+       str(m))
 
-# Labels: the program's shape string, from the arguments (the standard points' labels are shapes.py's)
-for op in peers.OPS:
-    for dtype, args, label in shapes.points(op):
-        got = peers.point_label(peers.parse_point(op, args))
-        expect(f"label: {op} {' '.join(args)} -> {label}", got == label, got)
+# Labels: the program's shape string, from the arguments (the labels of every set's points are shapes.py's)
+for op, dtype, args, label in peers.sweep(peers.OPS):
+    got = peers.point_label(peers.parse_point(op, args))
+    expect(f"label: {op} {' '.join(args)} -> {label}", got == label, got)
 for op, args, label in [("rmsnorm", ["-N", "8192", "-C", "4096", "--fused-add", "--weight-offset", "1"],
                          "8192x4096:add:off1"),
                         ("rmsnorm", ["-N", "16", "--heads", "4", "--head-dim", "64", "--row-stride", "1000"],
@@ -75,7 +86,12 @@ for op, args, label in [("rmsnorm", ["-N", "8192", "-C", "4096", "--fused-add", 
                          "16x4x64:s768:off0.5"),
                         ("batchnorm", ["-N", "65536", "-C", "256", "--inference"], "65536x256:inf"),
                         ("batchnorm", ["--layout", "nhwc", "-N", "2", "-C", "8", "--height", "3", "--width", "5",
-                                       "--inference"], "2x8x3x5:nhwc:inf")]:
+                                       "--inference"], "2x8x3x5:nhwc:inf"),
+                        ("rmsnorm", ["--hot", "-N", "8192", "-C", "4096", "--fused-add"], "8192x4096:add:hot"),
+                        ("rmsnorm", ["-N", "16", "--heads", "4", "--head-dim", "64", "--hot", "--weight-offset", "1"],
+                         "16x4x64:s768:off1:hot"),
+                        ("batchnorm", ["-N", "65536", "-C", "256", "--inference", "--hot"], "65536x256:inf:hot"),
+                        ("layernorm", ["-N", "4", "-C", "4096", "--hot"], "4x4096:hot")]:
     got = peers.point_label(peers.parse_point(op, args))
     expect(f"label: {op} {' '.join(args)} -> {label}", got == label, got)
 expect("--point: dtype, arguments and label", peers.parse_point_option("layernorm", "bf16 -N 8192 -C 768")
@@ -83,12 +99,45 @@ expect("--point: dtype, arguments and label", peers.parse_point_option("layernor
 for op, text in [("layernorm", "bf16 -N 8192"), ("layernorm", "-N 8192 -C 768"), ("layernorm", "bf16 -N 8192 -C 0"),
                  ("layernorm", "bf16 -N 8192 -C 768 --fused-add"), ("rmsnorm", "bf16 -N 8 --heads 4"),
                  ("rmsnorm", "bf16 -N 8 -C 8 --row-stride 9"), ("batchnorm", "fp32 -N 8 -C 8 --height 2"),
-                 ("batchnorm", "fp32 -N 8 -C 8 --layout nwhc"), ("layernorm", "bf16 -N 8 -C"), ("layernorm", "")]:
+                 ("batchnorm", "fp32 -N 8 -C 8 --layout nwhc"), ("layernorm", "bf16 -N 8 -C"), ("layernorm", ""),
+                 ("layernorm", "bf16 -N 8 -C 8 --hot 1"), ("rmsnorm", "bf16 -N 8 -C 8 --hott")]:
     try:
         peers.parse_point_option(op, text)
         expect(f"--point {op} '{text}' is an error", False)
     except ValueError as e:
         expect(f"--point {op} '{text}' is an error ({e})", "\n" not in str(e))
+
+# Hot points: --hot is a flag of every op, the :hot suffix comes last and nothing else changes
+for op in peers.OPS:
+    cold = peers.parse_point(op, shapes.POINTS[op]["default"][0])
+    hot = peers.parse_point(op, shapes.POINTS[op]["default"][0] + ["--hot"])
+    expect(f"--hot: {op}: the flag, the label's last suffix, the same problem and bytes otherwise",
+           not cold["hot"] and hot["hot"] and peers.point_label(hot) == peers.point_label(cold) + ":hot"
+           and {**hot, "hot": False} == cold and peers.bytes_for(hot, "bf16") == peers.bytes_for(cold, "bf16"))
+expect("--point: a hot point", peers.parse_point_option("rmsnorm", "bf16 -N 4 -C 4096 --hot")
+       == ("bf16", ["-N", "4", "-C", "4096", "--hot"], "4x4096:hot"))
+
+# The sets of points: sweep() takes shapes.py's, the latency set's points come cold and hot, in pairs
+for op in ("layernorm", "rmsnorm"):
+    lat = [label for _op, _d, _args, label in peers.sweep([op], sets=["latency"])]
+    std = [label for _op, _d, _args, label in peers.sweep([op], sets=["standard"])]
+    cold = [label for label in lat if not label.endswith(":hot")]
+    expect(f"sets: {op} latency: every cold point also hot, and nothing else", len(lat) == 2 * len(cold) > 0
+           and sorted(lat) == sorted(cold + [label + ":hot" for label in cold]), str(lat))
+    expect(f"sets: {op}: standard and latency apart, together the whole sweep", not set(std) & set(lat)
+           and sorted(x[3] for x in peers.sweep([op])) == sorted(std + lat)
+           and not any(label.endswith(":hot") for label in std))
+    expect(f"sets: {op}: each hot latency point parses as hot, each cold one as cold",
+           all(peers.parse_point(op, args)["hot"] == label.endswith(":hot")
+               for _op, _d, args, label in peers.sweep([op], sets=["latency"])))
+    expect(f"point_set: {op}: latency and standard labels", all(peers.point_set(op, x) == "latency" for x in lat)
+           and all(peers.point_set(op, x) == "standard" for x in std))
+expect("sets: batchnorm has no latency points", peers.sweep(["batchnorm"], sets=["latency"]) == []
+       and peers.point_set("batchnorm", "65536x256") == "standard")
+expect("sets: quick = each op's default point", [x[3] for x in peers.sweep(peers.OPS, quick=True)]
+       == [shapes.default_label(op) for op in peers.OPS for _ in shapes.DTYPES])
+expect("point_set: a shape outside every set counts as standard", peers.point_set("layernorm", "256x768:hot")
+       == "standard" and peers.point_set("nosuchop", "4x4096") == "standard")
 
 
 # The kernel window: the grouping of a timed loop's GPU activity into calls (Bench.time's trace)
@@ -157,6 +206,65 @@ for what, trace in [("an empty trace", {"traceEvents": []}),
     except peers.NoGpuActivity:
         expect(f"kernel window: {what} means no GPU activity (the events fall-back)", True)
 
+
+# The hot loop: the grouping of its GPU activity into graph replays (Bench.time_hot's trace)
+def replay_trace(replays, call, launches, stream=7, gap=3.0):
+    """A hot loop's trace: `replays` replays, `gap` us apart, of a graph of `launches` calls, each call the
+    [(cat, dur, name)] of `call`, 1 us apart, on `stream`; beside them the CPU side (a graph launch per replay)."""
+    ev, ts = [], 10.0
+    for _ in range(replays):
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 1, "ts": ts - 2.0,
+                   "dur": 1.5})
+        for _ in range(launches):
+            for cat, dur, name in call:
+                ev.append(act(cat, stream, ts, dur, name))
+                ts += dur + 1.0
+        ts += gap - 1.0
+    return {"traceEvents": ev}
+
+
+CALL = [("gpu_memset", 1.0, "Memset (Device)"), ("kernel", 3.0, "rms_norm_kernel")]
+ms, names = peers.replay_windows(replay_trace(10, CALL, 4), 10, 4)
+expect("replay window: per launch = a replay's first start to last end / launches (4 launches of a memset and "
+       "a kernel, 1 us apart: 4 x 6 - 1 us)", near(ms, [(4 * 6.0 - 1.0) / 4 / 1e3] * 10), str(ms))
+expect("replay window: the names of one launch's activities", names == ["Memset (Device)", "rms_norm_kernel"],
+       str(names))
+ms, names = peers.replay_windows(replay_trace(3, [("gpu_memcpy", 8.0, "Memcpy DtoD")], 32), 3, 32)
+expect("replay window: the copy, 32 memcpys a replay", near(ms, [(32 * 9.0 - 1.0) / 32 / 1e3] * 3)
+       and names == ["Memcpy DtoD"], str(ms))
+slow = replay_trace(2, [("kernel", 2.0, "k")], 2)
+slow["traceEvents"][-1]["dur"] = 12.0  # the second replay's last kernel runs 10 us longer
+ms, _ = peers.replay_windows(slow, 2, 2)
+expect("replay window: each replay timed on its own", near(ms, [0.0025, 0.0075]), str(ms))
+ms, _ = peers.replay_windows({"traceEvents": [dict(e, args={}) for e in replay_trace(2, CALL, 2)["traceEvents"]]},
+                             2, 2)
+expect("replay window: the stream from tid where args has none", near(ms, [0.0055] * 2), str(ms))
+two_streams = replay_trace(2, CALL, 2)
+two_streams["traceEvents"][-1]["args"]["stream"] = 8
+odd = replay_trace(3, CALL, 2)
+odd["traceEvents"].pop()
+other = replay_trace(2, CALL, 2)
+other["traceEvents"][-1]["name"] = "another_kernel"
+for what, trace, replays, launches in [
+        ("a count that does not divide into the replays", replay_trace(3, CALL, 2), 5, 2),
+        ("a count one short", odd, 3, 2),
+        ("a replay whose count is not a multiple of its launches", replay_trace(2, CALL, 3), 2, 4),
+        ("activities on two streams", two_streams, 2, 2),
+        ("a replay that runs other activities", other, 2, 2)]:
+    try:
+        peers.replay_windows(trace, replays, launches)
+        expect(f"replay window: {what} is an error", False)
+    except peers.TraceError as e:
+        expect(f"replay window: {what} is an error ({e})", "\n" not in str(e))
+for what, trace in [("an empty trace", {"traceEvents": []}),
+                    ("a trace with CPU events only", {"traceEvents": [e for e in replay_trace(2, CALL, 2)["traceEvents"]
+                                                                      if e["cat"] == "cuda_runtime"]})]:
+    try:
+        peers.replay_windows(trace, 2, 2)
+        expect(f"replay window: {what} means no GPU activity (the events fall-back)", False)
+    except peers.NoGpuActivity:
+        expect(f"replay window: {what} means no GPU activity (the events fall-back)", True)
+
 # CSV: an older peers.csv (the programs' schema, without the last three columns) merges and rewrites
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "peers.csv")
@@ -193,13 +301,18 @@ for args in [["--point", "bf16 -N 8192 -C 768", "layernorm", "rmsnorm"], ["--poi
              ["--peer", "bogus"], ["--ncu-range", "0", "--peer", "torch", "--point", "bf16 -N 8 -C 8", "layernorm"],
              ["--ncu-range", "2", "--point", "bf16 -N 8 -C 8", "layernorm"], ["--ncu-range", "2", "layernorm"],
              ["--ncu-range", "x"], ["--point", "fp64 -N 8 -C 8", "layernorm"], ["--point", "bf16 -N 8", "layernorm"],
-             ["--quick", "--point", "bf16 -N 8 -C 8", "layernorm"], ["nosuchop"]]:
+             ["--quick", "--point", "bf16 -N 8 -C 8", "layernorm"], ["nosuchop"], ["--set", "bogus"], ["--set"],
+             ["--set", "latency", "batchnorm"], ["--set", "latency", "--quick"],
+             ["--set", "standard", "--point", "bf16 -N 8 -C 8", "layernorm"],
+             ["--point", "bf16 -N 4 -C 8 --hot 1", "layernorm"],
+             ["--ncu-range", "2", "--peer", "torch", "--point", "bf16 -N 4 -C 4096 --hot", "layernorm"]]:
     r = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
     expect(f"command line: {' '.join(args)}: exit 2, one line, no traceback",
            r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
            and not r.stdout, f"rc {r.returncode}: {r.stderr!r}")
 r = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True)
-expect("command line: --help", r.returncode == 0 and "--ncu-range" in r.stdout and "kernel" in r.stdout, r.stderr)
+expect("command line: --help", r.returncode == 0 and "--ncu-range" in r.stdout and "kernel" in r.stdout
+       and "--set {standard,latency}" in r.stdout and "--hot" in r.stdout and "K = 32" in r.stdout, r.stderr)
 
 # Without PyTorch it says so, writes nothing and exits 0 (run with a python that cannot import torch).
 with tempfile.TemporaryDirectory() as tmp:
@@ -212,6 +325,12 @@ with tempfile.TemporaryDirectory() as tmp:
                        capture_output=True, text=True, env=env)
     expect("no PyTorch: exit 0, says so, no rows", r.returncode == 0 and "PyTorch is not installed" in r.stderr
            and not os.path.exists(os.path.join(tmp, "res")), r.stderr)
+    for args in [["--set", "latency", "layernorm", "batchnorm"], ["--set", "standard"],
+                 ["--no-write", "--point", "bf16 -N 4 -C 4096 --hot", "rmsnorm"]]:
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "peers.py"), *args], capture_output=True,
+                           text=True, env=env)
+        expect(f"command line: {' '.join(args)}: accepted (no PyTorch: exit 0)", r.returncode == 0
+               and "PyTorch is not installed" in r.stderr, r.stderr)
 
 
 # side_by_side on a fixture: program rows (kernels 0..2) and peer rows

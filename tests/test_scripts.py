@@ -20,8 +20,14 @@ from fixture_csv import expect, status, write_csv  # noqa: E402
 
 
 # shapes: one list, quick = the default shape, both dtypes
-pts = shapes.points("layernorm")
+pts = shapes.points("layernorm", sets=["standard"])
 expect("shapes: 11 standard LayerNorm shapes x 2 dtypes", len(pts) == 22 and pts[0] == ("fp32", ["-N", "8192", "-C", "768"], "8192x768"))
+lat = shapes.points("layernorm", sets=["latency"])
+expect("shapes: 15 latency shapes x cold, hot and hot+pdl x 2 dtypes, hot ones run with --hot and labelled :hot",
+       len(lat) == 90 and ("fp32", ["-N", "512", "-C", "8192", "--hot", "--pdl"], "512x8192:hot:pdl") in lat and ("fp32", ["-N", "1", "-C", "4096"], "1x4096") in lat
+       and ("bf16", ["-N", "8", "-C", "128256", "--hot"], "8x128256:hot") in lat)
+expect("shapes: every set by default", len(shapes.points("layernorm")) == 112 and len(shapes.points("rmsnorm")) == 120)
+expect("shapes: BatchNorm has no latency set", shapes.points("batchnorm", sets=["latency"]) == [])
 expect("shapes: quick mode runs the default shape only", [p[2] for p in shapes.points("layernorm", True)] == ["8192x768"] * 2)
 
 expect("shapes: RMSNorm's quick point is its default shape 8192x4096",
