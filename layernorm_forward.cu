@@ -879,11 +879,11 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
 //   deviations of the mean), so one block barrier and one cluster barrier, where the register kernels take
 //   two block reductions of three barriers each (and the cluster path two cluster barriers).
 // Wrong: a row whose first element lies far from its mean (in standard deviations) loses precision in the
-// variance; at most 8 packs a thread, 256 threads a block and 16 blocks a row (fp32 C <= 131072); with many
+// variance; at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); with many
 // rows the cluster buys nothing and w and b in registers cost occupancy.
-#define SPLIT_PACKS 8
+#define SPLIT_PACKS 4
 template <typename T, int VEC, int CL>
-__global__ void __launch_bounds__(256) layernorm_split_kernel(ln_args_t a) {
+__global__ void __launch_bounds__(512) layernorm_split_kernel(ln_args_t a) {
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
@@ -981,7 +981,7 @@ static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem
 // The rule: paths by rows, C and dtype, chosen from block-size sweeps on an H100 and an H200
 // (results/<gpu>/layernorm.csv, notes in results/NOTES.md):
 //   16-byte packs, rows x CL <= SMs        -> the latency path (rows of a decode step, single long rows):
-//                                             CL = the fewest blocks of <= 256 threads x 8 packs that hold the
+//                                             CL = the fewest blocks of <= 512 threads x 4 packs that hold the
 //                                             row, doubled up to 16 while rows x 2 CL fit the SMs when the row
 //                                             needs a cluster anyway; threads: the fewest that hold the
 //                                             block's share in 4 packs (H100, split_plan)
@@ -1080,12 +1080,13 @@ static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
     return best;
 }
 
-// The latency path: its kernel for a dtype and cluster size (16-byte packs), and its plan (split_plan): CL = the
-// fewest blocks of <= 256 threads x SPLIT_PACKS packs that hold the row (a cluster launch cost about 0.9 us at
-// 1x4096 fp32 on an H100: 3.3 us at CL = 2..8 against 2.4 at CL = 1), then, for a row that needs a cluster
-// anyway, twice the blocks while rows x 2 CL fit the SMs (fp32 1x65536: 16 blocks of 256 threads 4.6 us, 8 of
-// 512 4.8); threads: the fewest that hold the block's share in SPLIT_PACKS packs (fp32 1x4096: 256 x 4 2.43 us,
-// 512 x 2 2.56). --cluster K forces CL = K, --block-size the threads. cl = 0: the row does not fit.
+// The latency path: its kernel for a dtype and cluster size (16-byte packs), and its plan (split_plan), from an
+// H100 (cold L2, results/NOTES.md): CL = the fewest blocks of <= 512 threads x SPLIT_PACKS packs that hold the
+// row (a cluster launch cost about 0.9 us at 1x4096 fp32: 3.3 us at CL = 2..8 against 2.4 at CL = 1), then, for
+// a row that needs a cluster anyway, twice the blocks while rows x 2 CL fit the SMs (fp32 1x65536: 16 blocks of
+// 256 threads 4.6 us, 8 of 512 4.8); threads: the fewest that hold the block's share in SPLIT_PACKS packs (fp32
+// 1x4096: 256 x 4 2.43 us, 512 x 2 2.56; 8 packs a thread under 256 threads, fewer warps, was slower everywhere:
+// 2.91 us here, bf16 3.90 against 2.91). --cluster K forces CL = K, --block-size the threads. cl = 0: no fit.
 template <typename T, int VEC>
 static void split_fn_t(int cl, const void **fn) {
     switch (cl) {
@@ -1111,11 +1112,11 @@ static regplan_t split_plan(dtype_t d, long N, long nvec, int req_bs) {
     int cl = g_cluster, sms = g_dev.prop.multiProcessorCount;
     if (!cl) {
         cl = 1;
-        while (cl < 16 && (long)cl * 256 * SPLIT_PACKS < nvec) cl *= 2;
+        while (cl < 16 && (long)cl * 512 * SPLIT_PACKS < nvec) cl *= 2;
         while (cl > 1 && cl < 16 && N * cl * 2 <= sms) cl *= 2;
     }
     int bs = req_bs ? req_bs : (int)(32 * ceil_div(ceil_div(nvec, (long)cl * SPLIT_PACKS), 32));
-    if (bs > 256 || (long)bs * cl * SPLIT_PACKS < nvec || (double)N * cl > 2147483647.0) return pl;
+    if (bs > 512 || (long)bs * cl * SPLIT_PACKS < nvec || (double)N * cl > 2147483647.0) return pl;
     if (cl > 1) {
         const void *fn = split_fn(d, cl);
         if (cl > 8 && cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {

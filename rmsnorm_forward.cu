@@ -786,11 +786,11 @@ static void launch_k7(const void *pp, launch_t *l) {
 //   needs, and in a chain of launches the weight's loads overlap the kernel before;
 // - one reduction round with one block barrier (block_sum2_once) and one cluster barrier, whose second half
 //   (keeping shared memory alive for the other blocks) overlaps the stores.
-// Wrong: at most 8 packs a thread, 256 threads a block and 16 blocks a row (fp32 C <= 131072); with many rows
+// Wrong: at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); with many rows
 // the cluster buys nothing and w in registers costs occupancy.
-#define SPLIT_PACKS 8
+#define SPLIT_PACKS 4
 template <typename T, int VEC, int CL>
-__global__ void __launch_bounds__(256) rmsnorm_split_kernel(rms_args_t a) {
+__global__ void __launch_bounds__(512) rmsnorm_split_kernel(rms_args_t a) {
     __shared__ float2 warp_part[32];
     __shared__ float2 block_part;
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
@@ -838,16 +838,16 @@ static void split_kernel_for(int cl, const void **fn) {
     }
 }
 // The latency path's plan, as LayerNorm's (its measurements are in layernorm_forward.cu's split_plan): CL = the
-// fewest blocks of <= 256 threads x SPLIT_PACKS packs that hold the row, doubled up to 16 while rows x 2 CL fit
+// fewest blocks of <= 512 threads x SPLIT_PACKS packs that hold the row, doubled up to 16 while rows x 2 CL fit
 // the SMs when the row needs a cluster anyway; threads: the fewest that hold the block's share in SPLIT_PACKS
 // packs. Returns the block size (0: the row does not fit), the cluster size in *cl_out.
 static int split_plan(dtype_t d, int vec, long N, long nvec, int req_bs, int *cl_out) {
     int sms = g_dev.prop.multiProcessorCount;
     int cl = 1;
-    while (cl < 16 && (long)cl * 256 * SPLIT_PACKS < nvec) cl *= 2;
+    while (cl < 16 && (long)cl * 512 * SPLIT_PACKS < nvec) cl *= 2;
     while (cl > 1 && cl < 16 && N * cl * 2 <= sms) cl *= 2;
     int bs = req_bs ? req_bs : (int)(32 * ceil_div(ceil_div(nvec, (long)cl * SPLIT_PACKS), 32));
-    if (bs > 256 || (long)bs * cl * SPLIT_PACKS < nvec || (double)N * cl > 2147483647.0) return 0;
+    if (bs > 512 || (long)bs * cl * SPLIT_PACKS < nvec || (double)N * cl > 2147483647.0) return 0;
     if (cl > 1) {
         const void *fn;
         DISPATCH_VEC(d, vec, split_kernel_for, cl, &fn);
