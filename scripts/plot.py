@@ -72,9 +72,10 @@ def plot_sweep(rows, op, dtype, shape, gpu, path):
 def plot_sol_vs_c(rows, peers, op, dtype, gpu, path):
     best = best_points(rows)
     series = {}
+    latency = shapes_mod.latency_labels(op)  # few rows: a question of microseconds, not of %SOL against C
     for (d, shape, k), r in best.items():
         c = cols_of(shape)
-        if d != dtype or not isinstance(r, dict) or c is None:
+        if d != dtype or not isinstance(r, dict) or c is None or shape in latency:
             continue
         name = "cuDNN (kernel 0)" if k == 0 else f"best kernel of {op}"
         cur = series.setdefault(name, {})
@@ -82,7 +83,7 @@ def plot_sol_vs_c(rows, peers, op, dtype, gpu, path):
             cur[c] = (float(r["sol_pct"]), shape)
     for r in peers:
         c = cols_of(r["shape"])
-        if r["op"] != op or r["dtype"] != dtype or r["status"] != "OK" or c is None:
+        if r["op"] != op or r["dtype"] != dtype or r["status"] != "OK" or c is None or r["shape"] in latency:
             continue
         cur = series.setdefault(r["kernel"], {})
         if c not in cur or float(r["sol_pct"]) > cur[c][0]:

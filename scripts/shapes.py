@@ -67,6 +67,11 @@ LADDER_SHAPES = {
 }
 
 
+def latency_labels(op):
+    """The labels of an op's latency points, every mode (an empty set for an op without them)."""
+    return {label for _args, label in POINTS.get(op, {}).get("latency", [])}
+
+
 def default_label(op):
     return POINTS[op]["default"][1]
 

@@ -11,6 +11,10 @@ that did not run shows why (skipped, FAIL, or "-" where it has no row). Exit 1 w
 different bytes from the program's row of the same point, or was timed on another clock (GPU kernel
 timestamps against CUDA events): the two would not be comparable (such a cell is marked and left out of the
 ratio).
+The latency points (scripts/shapes.py's latency set) get a table of their own, in microseconds: per shape, the
+copy of the same bytes, the best kernel and the best of cuDNN and the peers, cold and hot, and the best kernel
+with programmatic dependent launch (hot+pdl, which only the programs have); the ratios are times: best peer's
+over the best kernel's (> 1: ahead), and the best kernel's over the copy's in the same mode.
 """
 import os
 import sys
@@ -18,6 +22,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
+import shapes as shapes_mod  # noqa: E402
 from summary import best_points, load, op_results, results_folder, row_clock  # noqa: E402
 
 CLOCK_MARK = "†"  # a peer cell timed on another clock than the program's row
@@ -41,12 +46,13 @@ def best_peer_rows(peers, op):
 
 
 def table(op, rows, peers):
-    """(markdown lines, problems) for one op."""
+    """(markdown lines, problems) for one op, its standard points (the latency points: latency_table)."""
     best = best_points(rows)
     pbest = best_peer_rows(peers, op)
     points = []
+    lat = shapes_mod.latency_labels(op)
     for r in rows:
-        if (r["dtype"], r["shape"]) not in points:
+        if r["shape"] not in lat and (r["dtype"], r["shape"]) not in points:
             points.append((r["dtype"], r["shape"]))
     head = "| dtype | shape | best kernel | GB/s | %SOL |"
     rule = "|---|---|---|---:|---:|"
@@ -95,6 +101,67 @@ def table(op, rows, peers):
     return out, problems
 
 
+def us(r):
+    """A row's median time in microseconds."""
+    return 1e3 * float(r["time_ms_median"])
+
+
+def copy_us(r):
+    """The copy of the row's bytes, measured beside it, in microseconds."""
+    return float(r["bytes"]) / float(r["sol_gbps"]) / 1e3 if float(r["sol_gbps"] or 0) > 0 else float("nan")
+
+
+def latency_table(op, rows, peers):
+    """Markdown lines of an op's latency points (empty when it has no rows of them): per dtype and shape, in microseconds, the
+    copy, the best kernel (1 and up) and the best of cuDNN and the peers in each mode, and the ratios."""
+    lat = shapes_mod.POINTS.get(op, {}).get("latency", [])
+    if not lat:
+        return []
+    best = best_points(rows)
+    pbest = best_peer_rows(peers, op)
+
+    def mine(dtype, label):
+        ok = [v for (d, s, k), v in best.items() if d == dtype and s == label and k >= 1 and isinstance(v, dict)]
+        return min(ok, key=us) if ok else None
+
+    def peer(dtype, label):
+        cands = [(us(v), "cuDNN") for v in [best.get((dtype, label, 0))] if isinstance(v, dict)]
+        cands += [(us(v), k) for (d, s, k), v in pbest.items() if d == dtype and s == label and isinstance(v, dict)]
+        return min(cands) if cands else None
+
+    def cell(x):
+        return f"{x:.2f}" if x is not None else "-"
+
+    def ratio(a, b):
+        return f"{a / b:.2f}x" if a is not None and b else "-"
+
+    bases = [label for args, label in lat if "--hot" not in args]
+    out = ["| dtype | shape | cold: copy us | best kernel us | best peer us | peer / kernel | kernel / copy | "
+           "hot: copy us | best kernel us | +PDL us | best peer us | peer / kernel | kernel / copy |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for dtype in shapes_mod.DTYPES:
+        for base in bases:
+            cold, hot, pdl = mine(dtype, base), mine(dtype, base + ":hot"), mine(dtype, base + ":hot:pdl")
+            if not (cold or hot or pdl):
+                continue
+            pc, ph = peer(dtype, base), peer(dtype, base + ":hot")
+            kc = us(cold) if cold else None
+            kh = min([us(r) for r in (hot, pdl) if r] or [None]) if (hot or pdl) else None
+            copy_c = copy_us(cold) if cold else None
+            copy_h = min([copy_us(r) for r in (hot, pdl) if r]) if (hot or pdl) else None
+            out.append(f"| {dtype} | {base} | {cell(copy_c)} | {cell(kc)} | "
+                       f"{cell(pc[0]) + ' ' + pc[1] if pc else '-'} | {ratio(pc[0] if pc else None, kc)} | "
+                       f"{ratio(kc, copy_c)} | {cell(copy_h)} | {cell(us(hot) if hot else None)} | "
+                       f"{cell(us(pdl) if pdl else None)} | {cell(ph[0]) + ' ' + ph[1] if ph else '-'} | "
+                       f"{ratio(ph[0] if ph else None, kh)} | {ratio(kh, copy_h)} |")
+    if len(out) == 2:
+        return []  # no latency rows measured
+    out.append("")
+    out.append("Hot: the ratios take the faster of the plain and the PDL launch, and the faster of the copy's two "
+               "(the copy kernel takes PDL too); the peers have no PDL launch (cuDNN skips it).")
+    return out
+
+
 def folder_tables(folder, ops=None):
     """{op: (lines, problems)} for a results folder."""
     ppath = os.path.join(folder, "peers.csv")
@@ -116,9 +183,16 @@ def main(argv):
     if absent or not tables:
         ap.error(f"no rows of {' '.join(absent) or 'any op'} in {a.folder}")
     bad = False
+    ppath = os.path.join(a.folder, "peers.csv")
+    peers = load(ppath) if os.path.exists(ppath) else []
+    results = dict(op_results(a.folder))
     for op, (lines, problems) in tables.items():
         print(f"\n{op}:\n")
         print("\n".join(lines))
+        lat = latency_table(op, results.get(op, []), peers)
+        if lat:
+            print(f"\n{op}, latency points:\n")
+            print("\n".join(lat))
         for p in problems:
             print(f"side_by_side: not comparable: {p}", file=sys.stderr)
             bad = True

@@ -378,3 +378,23 @@ with tempfile.TemporaryDirectory() as tmp:
            r.returncode == 1 and "clocks differ" in r.stderr and line in r.stdout.splitlines(), r.stdout + r.stderr)
 
 sys.exit(status())
+
+
+# side_by_side's latency table: microseconds, cold / hot / hot+pdl, the best peer of each mode, the ratios
+def lrow(kernel, shape, us, bytes_=60000.0, sol_gbps=40.0, status="OK"):
+    return dict(row(kernel, "k" if kernel else "cudnn", bytes_ / us / 1e3, 50.0, bytes_=bytes_, status=status,
+                    shape=shape, block=0), op="layernorm", time_ms_median=us / 1e3, sol_gbps=sol_gbps)
+
+
+prog = [lrow(10, "1x4096", 2.4), lrow(0, "1x4096", 2.3), lrow(10, "1x4096:hot", 2.0, sol_gbps=60.0),
+        lrow(10, "1x4096:hot:pdl", 1.5, sol_gbps=75.0), lrow(0, "1x4096:hot", 1.6, sol_gbps=60.0),
+        lrow(0, "1x4096:hot:pdl", 0, status="SKIP"), lrow(10, "8192x768", 15.0)]
+peer = [lrow("liger", "1x4096", 2.1), lrow("liger", "1x4096:hot", 1.9), lrow("torch", "1x4096:hot", 6.0)]
+lat = side_by_side.latency_table("layernorm", prog, peer)
+expect("latency table: cold 2.40 us against liger's 2.10 (0.88x), copy 1.50 us; hot 2.00, PDL 1.50 against cuDNN's "
+       "1.60 (1.07x), the faster copy 0.80 us (1.88x); standard shapes left out",
+       lat[2] == "| fp32 | 1x4096 | 1.50 | 2.40 | 2.10 liger | 0.88x | 1.60x | 0.80 | 2.00 | 1.50 | 1.60 cuDNN | 1.07x "
+       "| 1.88x |" and len([x for x in lat if x.startswith("| fp32")]) == 1, "\n".join(lat))
+expect("latency table: none for an op without latency points", side_by_side.latency_table("batchnorm", prog, peer) == [])
+expect("side by side: the standard table leaves the latency points to the latency table",
+       all("1x4096" not in x for x in side_by_side.table("layernorm", prog, peer)[0]))
