@@ -1086,7 +1086,8 @@ static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
 // a row that needs a cluster anyway, twice the blocks while rows x 2 CL fit the SMs (fp32 1x65536: 16 blocks of
 // 256 threads 4.6 us, 8 of 512 4.8); threads: the fewest that hold the block's share in SPLIT_PACKS packs (fp32
 // 1x4096: 256 x 4 2.43 us, 512 x 2 2.56; 8 packs a thread under 256 threads, fewer warps, was slower everywhere:
-// 2.91 us here, bf16 3.90 against 2.91). --cluster K forces CL = K, --block-size the threads. cl = 0: no fit.
+// 2.91 us here, bf16 3.90 against 2.91). The rule is split_row_plan's (harness/gpu.h); --cluster K forces CL = K,
+// --block-size the threads. cl = 0: the row does not fit.
 template <typename T, int VEC>
 static void split_fn_t(int cl, const void **fn) {
     switch (cl) {
@@ -1109,25 +1110,9 @@ static const void *split_fn(dtype_t d, int cl) {
 static regplan_t split_plan(dtype_t d, long N, long nvec, int req_bs) {
     regplan_t pl;
     memset(&pl, 0, sizeof pl);
-    int cl = g_cluster, sms = g_dev.prop.multiProcessorCount;
-    if (!cl) {
-        cl = 1;
-        while (cl < 16 && (long)cl * 512 * SPLIT_PACKS < nvec) cl *= 2;
-        while (cl > 1 && cl < 16 && N * cl * 2 <= sms) cl *= 2;
-    }
-    int bs = req_bs ? req_bs : (int)(32 * ceil_div(ceil_div(nvec, (long)cl * SPLIT_PACKS), 32));
-    if (bs > 512 || (long)bs * cl * SPLIT_PACKS < nvec || (double)N * cl > 2147483647.0) return pl;
-    if (cl > 1) {
-        const void *fn = split_fn(d, cl);
-        if (cl > 8 && cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-            cudaGetLastError();  // not sticky: clear it
-            return pl;
-        }
-        if (cluster_fits(fn, bs, cl)) return pl;
-    }
-    pl.cl = cl;
-    pl.bs = bs;
-    pl.packs = (int)ceil_div(nvec, (long)cl * bs);
+    pl.bs = split_row_plan(d, N, nvec, SPLIT_PACKS, 512, req_bs, g_cluster, split_fn, &pl.cl);
+    if (pl.bs) pl.packs = (int)ceil_div(nvec, (long)pl.cl * pl.bs);
+    else pl.cl = 0;
     return pl;
 }
 

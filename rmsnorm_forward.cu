@@ -764,7 +764,7 @@ static void launch_k7(const void *pp, launch_t *l) {
 // Kernel 8: the dispatcher. Its rules come from the RMSNorm sweep on an H100 (results/h100-80gb-hbm3/rmsnorm.csv,
 // results/NOTES.md), where they replaced first guesses carried over from LayerNorm:
 //   plain rows, 16-byte packs, rows x CL <= SMs                   -> the latency path (rows of a decode step,
-//                                                                    single long rows; CL and threads: split_plan)
+//                                                                    single long rows; CL and threads: split_row_plan)
 //   C <= 512 and the row fits kernel 6 (QK-norm heads too)        -> 6, 256 threads (within 2% of 6's best block)
 //   16-byte packs and the row fits 1024 threads x 8 packs         -> 5's register path: the fewest threads (>= 64)
 //     (fp32 up to 32768, 16-bit up to 65536)                         that hold the row in <= 2 packs each, then
@@ -828,7 +828,7 @@ __global__ void __launch_bounds__(512) rmsnorm_split_kernel(rms_args_t a) {
     if constexpr (CL > 1) cluster_release_wait();
 }
 template <typename T, int VEC>
-static void split_kernel_for(int cl, const void **fn) {
+static void split_fn_t(int cl, const void **fn) {
     switch (cl) {
     case 1: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 1>; break;
     case 2: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 2>; break;
@@ -837,31 +837,15 @@ static void split_kernel_for(int cl, const void **fn) {
     default: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 16>; break;
     }
 }
-// The latency path's plan, as LayerNorm's (its measurements are in layernorm_forward.cu's split_plan): CL = the
-// fewest blocks of <= 512 threads x SPLIT_PACKS packs that hold the row, doubled up to 16 while rows x 2 CL fit
-// the SMs when the row needs a cluster anyway; threads: the fewest that hold the block's share in SPLIT_PACKS
-// packs. Returns the block size (0: the row does not fit), the cluster size in *cl_out.
-static int split_plan(dtype_t d, int vec, long N, long nvec, int req_bs, int *cl_out) {
-    int sms = g_dev.prop.multiProcessorCount;
-    int cl = 1;
-    while (cl < 16 && (long)cl * 512 * SPLIT_PACKS < nvec) cl *= 2;
-    while (cl > 1 && cl < 16 && N * cl * 2 <= sms) cl *= 2;
-    int bs = req_bs ? req_bs : (int)(32 * ceil_div(ceil_div(nvec, (long)cl * SPLIT_PACKS), 32));
-    if (bs > 512 || (long)bs * cl * SPLIT_PACKS < nvec || (double)N * cl > 2147483647.0) return 0;
-    if (cl > 1) {
-        const void *fn;
-        DISPATCH_VEC(d, vec, split_kernel_for, cl, &fn);
-        if (g_dev.prop.major < 9) return 0;
-        if (cl > 8 && cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-            cudaGetLastError();  // not sticky: clear it
-            return 0;
-        }
-        if (cluster_fits(fn, bs, cl)) return 0;
+static const void *split_fn(dtype_t d, int cl) {  // 16-byte packs only
+    const void *fn = NULL;
+    switch (d) {
+    case DT_FP32: split_fn_t<float, 4>(cl, &fn); break;
+    case DT_FP16: split_fn_t<__half, 8>(cl, &fn); break;
+    default: split_fn_t<__nv_bfloat16, 8>(cl, &fn); break;
     }
-    *cl_out = cl;
-    return bs;
+    return fn;
 }
-
 enum { PATH_SUBWARP = 6, PATH_ROWREG = 5, PATH_CLUSTER = 7, PATH_BLOCK2D = 4, PATH_LATENCY = 100 };
 typedef struct { int kernel, vec, bs, packs, tpr, cl; } rms_plan_t;
 static const long DISPATCH_CLUSTER_BYTES = 128 * 1024;
@@ -917,7 +901,8 @@ static rms_plan_t dispatch_for(const rms_problem_t *p, int req_bs) {
     if (!p->s.fused && p->s.H == 1 && p->s.S == p->s.C && vec == 16 / (int)dtype_size(p->h.dtype)) {
         rms_plan_t sp;
         memset(&sp, 0, sizeof sp);
-        sp.bs = split_plan(p->h.dtype, vec, p->s.N, p->s.C / vec, req_bs, &sp.cl);
+        // the plan: split_row_plan (harness/gpu.h), measured in layernorm_forward.cu's latency path
+        sp.bs = split_row_plan(p->h.dtype, p->s.N, p->s.C / vec, SPLIT_PACKS, 512, req_bs, 0, split_fn, &sp.cl);
         if (sp.bs && p->s.N * sp.cl <= g_dev.prop.multiProcessorCount) {
             sp.kernel = PATH_LATENCY;
             sp.vec = vec;
@@ -964,11 +949,9 @@ static void launch_k8(const void *pp, launch_t *l) {
         break;
     }
     case PATH_LATENCY: {
-        const void *fn;
-        DISPATCH_VEC(p->h.dtype, pl.vec, split_kernel_for, pl.cl, &fn);
         rms_args_t a = rms_args(p);
         void *args[] = {&a};
-        launch_kernel(fn, p->s.N * pl.cl, pl.bs, 0, args, pl.cl);
+        launch_kernel(split_fn(p->h.dtype, pl.cl), p->s.N * pl.cl, pl.bs, 0, args, pl.cl);
         snprintf(l->path, sizeof l->path, "latency (a row over %d block%s of %d threads; w with x; one reduction)",
                  pl.cl, pl.cl > 1 ? "s" : "", pl.bs);
         break;

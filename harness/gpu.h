@@ -170,3 +170,34 @@ static const char *cluster_fits_n(const void *fn, int bs, int cl, int *resident)
     return cache[i].why[0] ? cache[i].why : NULL;
 }
 static const char *cluster_fits(const void *fn, int bs, int cl) { return cluster_fits_n(fn, bs, cl, NULL); }
+
+// The latency paths' plan (LayerNorm's and RMSNorm's dispatchers): a row of nvec packs over a cluster of CL
+// blocks of bs threads that hold up to `packs` packs each. CL = the fewest of 1, 2, .., 16 whose blocks of <= max_bs
+// threads hold the row (a cluster launch costs time: never more blocks than the row needs), then, for a row that
+// needs a cluster anyway, twice the blocks while rows x 2 CL fit the SMs; threads: the fewest that hold a block's
+// share. req_cl, req_bs (0: the rule) force them. fn_of(d, cl) is the kernel of a cluster size, for the residency
+// check (16 blocks need the non-portable cluster attribute). Returns the block size, 0 where the row does not fit;
+// the cluster size in *cl_out.
+typedef const void *(*cluster_kernel_of_t)(dtype_t d, int cl);
+static int split_row_plan(dtype_t d, long N, long nvec, int packs, int max_bs, int req_bs, int req_cl,
+                          cluster_kernel_of_t fn_of, int *cl_out) {
+    int cl = req_cl, sms = g_dev.prop.multiProcessorCount;
+    if (!cl) {
+        cl = 1;
+        while (cl < 16 && (long)cl * max_bs * packs < nvec) cl *= 2;
+        while (cl > 1 && cl < 16 && N * cl * 2 <= sms) cl *= 2;
+    }
+    int bs = req_bs ? req_bs : (int)(32 * ceil_div(ceil_div(nvec, (long)cl * packs), 32));
+    if (bs > max_bs || (long)bs * cl * packs < nvec || (double)N * cl > 2147483647.0) return 0;
+    if (cl > 1) {
+        const void *fn = fn_of(d, cl);
+        if (needs_sm90(g_dev.prop.major, g_dev.sm)) return 0;
+        if (cl > 8 && cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+            cudaGetLastError();  // not sticky: clear it
+            return 0;
+        }
+        if (cluster_fits(fn, bs, cl)) return 0;
+    }
+    *cl_out = cl;
+    return bs;
+}

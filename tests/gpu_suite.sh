@@ -23,6 +23,32 @@ full) QUICK=0 ;;
 *) echo "usage: tests/gpu_suite.sh [quick|full]" >&2; return 2 2>/dev/null || exit 2 ;;
 esac
 
+# check_path PROG KERNEL ARGS...: `PROG KERNEL ARGS --check` exits 0 with no FAIL line and says which path ran.
+check_path() {
+    local prog=$1 out rc
+    shift
+    out=$(./$prog "$@" --check 2>&1)
+    rc=$?
+    { echo "### $prog $* --check (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "path "; then
+        pass "$prog $* ($(echo "$out" | grep -o 'path [^|]*' | head -n 1))"
+    else
+        fail "$prog $* (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"
+    fi
+}
+# expect_path PROG KERNEL WANT_SM90 WANT_OLDER ARGS...: as check_path, and the path line holds WANT_SM90 on an
+# sm_90+ GPU (clusters), WANT_OLDER before.
+expect_path() {
+    local prog=$1 kernel=$2 want90=$3 want_old=$4 out rc want
+    shift 4
+    out=$(./$prog $kernel --check "$@" 2>&1)
+    rc=$?
+    { echo "### $prog $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    if echo "$out" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; then want=$want_old; else want=$want90; fi
+    if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "$prog $kernel $* runs '$want'"
+    else fail "$prog $kernel $* (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+}
+
 # check_all PROG ARGS...: `PROG all --check ARGS` must exit 0 and list every kernel as OK or skipped.
 check_all() {
     local prog=$1

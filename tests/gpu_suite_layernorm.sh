@@ -39,18 +39,7 @@ done
 # kernel 10's row-splitting paths forced to every cluster size (--cluster K): few rows take the latency path,
 # 1031 rows the register path; odd shapes: rows that end inside a block, blocks of a cluster that hold nothing,
 # rows beyond one block; with --input-mean 1000 too
-# (check_one: `PROG ARGS --check` exits 0 with no FAIL line)
-check_one() {
-    local out rc
-    out=$(./layernorm_forward "$@" --check 2>&1)
-    rc=$?
-    { echo "### layernorm_forward $* --check (exit $rc)"; echo "$out"; } >> "$LOG"
-    if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "path "; then
-        pass "layernorm $* ($(echo "$out" | grep -o 'path [^|]*' | head -n 1))"
-    else
-        fail "layernorm $* (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"
-    fi
-}
+check_one() { check_path layernorm_forward "$@"; }
 CL_SHAPES="-N 7 -C 3000|-N 1031 -C 4104|-N 3 -C 12000|-N 2 -C 65536|-N 1 -C 131072"
 [ "$QUICK" = 1 ] && CL_SHAPES="-N 7 -C 3000|-N 2 -C 65536"
 IFS='|' read -r -a cl_shapes <<< "$CL_SHAPES"
@@ -83,11 +72,7 @@ for dt in fp32 fp16 bf16; do
 done
 check_one 10 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
 check_one 10 --dtype bf16 -N 4 -C 65536 --input-mean 100
-out=$(./layernorm_forward 10 --check -N 1 -C 65536 2>&1); rc=$?
-{ echo "### layernorm 10 1x65536 path (exit $rc)"; echo "$out"; } >> "$LOG"
-if echo "$out" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; then want="| path 9 ("; else want="| path latency (a row over 16 blocks"; fi
-if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "layernorm 10 at 1x65536 fp32 runs '$want'"
-else fail "layernorm 10 at 1x65536 fp32 (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+expect_path layernorm_forward 10 "| path latency (a row over 16 blocks" "| path 9 (" -N 1 -C 65536
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 10 -N 1 -C 65536
     sanitize_kernel $tool layernorm_forward 10 --dtype bf16 -N 3 -C 4104

@@ -78,17 +78,7 @@ else fail "rmsnorm 8 at C 65536 fp32 (exit $rc), wanted '$want': $(echo "$out" |
 
 # the latency path by its rule (rows x blocks a row <= SMs): one block a row, clusters of 2 .. 16 blocks, every
 # dtype, odd C; --fused-add and the QK-norm view at few rows take the other paths. Quick mode: the dispatcher alone.
-check_disp() {
-    local out rc
-    out=$(./rmsnorm_forward 8 --check "$@" 2>&1)
-    rc=$?
-    { echo "### rmsnorm_forward 8 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
-    if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "path "; then
-        pass "rmsnorm 8 $* ($(echo "$out" | grep -o 'path [^|]*' | head -n 1))"
-    else
-        fail "rmsnorm 8 $* (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"
-    fi
-}
+check_disp() { check_path rmsnorm_forward 8 "$@"; }
 for dt in fp32 fp16 bf16; do
     for shape in "-N 1 -C 4096" "-N 3 -C 4104" "-N 40 -C 16384" "-N 20 -C 32768" "-N 10 -C 65536" "-N 1 -C 65536" \
                  "-N 8 -C 128256" "-N 1 -C 131072" "-N 2 -C 8" "-N 3 -C 4104 --weight-offset 1" "-N 3 -C 4104 --fused-add" \
@@ -96,11 +86,7 @@ for dt in fp32 fp16 bf16; do
         if [ "$QUICK" = 1 ]; then check_disp --dtype $dt $shape; else check_all rmsnorm_forward --dtype $dt $shape; fi
     done
 done
-out=$(./rmsnorm_forward 8 --check -N 1 -C 65536 2>&1); rc=$?
-{ echo "### rmsnorm 8 1x65536 path (exit $rc)"; echo "$out"; } >> "$LOG"
-if echo "$out" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; then want="| path 4 ("; else want="| path latency (a row over 16 blocks"; fi
-if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "rmsnorm 8 at 1x65536 fp32 runs '$want'"
-else fail "rmsnorm 8 at 1x65536 fp32 (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+expect_path rmsnorm_forward 8 "| path latency (a row over 16 blocks" "| path 4 (" -N 1 -C 65536
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool rmsnorm_forward 8 -N 1 -C 65536
     sanitize_kernel $tool rmsnorm_forward 8 --dtype bf16 -N 3 -C 4104

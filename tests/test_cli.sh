@@ -57,6 +57,10 @@ for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
     bad "device -1" "device '-1'" --device -1
     bad "-N with -B" "either as -N or as -B/-T" -N 4 -B 2
     bad "a huge shape" "too large" -N 100000 -C 100000
+    bad "--pdl without --hot" "--pdl needs --hot" --pdl
+    bad "an argument to --hot" "option '--hot=1' takes no argument" --hot=1
+    expect "$prog: --hot --pdl passes parsing (no GPU: exit 2 at the device)" 2 $NODEV ./$prog --hot --pdl
+    contains "$prog: --hot --pdl gets as far as the device" "no CUDA device"
     bad "an argument after --list" "unexpected argument '99' \(--list takes no other argument\)" --list 99
     bad "an argument after --help" "unexpected argument '3' \(--help takes no other argument\)" --help 3
     bad "--csv in a missing folder" "--csv /nonexistent-dir/x.csv: cannot write it" --csv /nonexistent-dir/x.csv
@@ -72,6 +76,8 @@ expect "layernorm: kernel 1 refuses bf16 with exit 2" 2 $NODEV ./layernorm_forwa
 contains "layernorm: says kernel 1 has no bf16" "kernel 1 does not support --dtype bf16"
 expect "layernorm: --eps -1 exits 2" 2 $NODEV ./layernorm_forward --eps -1
 contains "layernorm: names the bad eps" "eps '-1'"
+expect "layernorm: --cluster 16 passes parsing" 2 $NODEV ./layernorm_forward 10 --cluster 16
+contains "layernorm: --cluster 16 gets as far as the device" "no CUDA device"
 for k in 0 3 32 x; do
     expect "layernorm: --cluster $k exits 2" 2 $NODEV ./layernorm_forward 10 --cluster $k
     contains "layernorm: names the bad cluster size $k" "cluster size '$k'"
