@@ -42,11 +42,10 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
     pt.bytes = p->bytes;
     pt.sol_gbps = sol ? sol->gbps : 0;
 
-    const char *kernel_why = !(k->dtypes & DT_BIT(p->dtype)) ? reasonf("kernel %d has no %s version", k->number, dtype_name(p->dtype))
-                             : o->pdl && !k->pdl ? "--pdl: its kernels do not wait for the grid before them"
-                                                 : NULL;
-    if (kernel_why) {
-        const char *why = kernel_why;
+    const char *why = !(k->dtypes & DT_BIT(p->dtype))
+                          ? reasonf("kernel %d has no %s version", k->number, dtype_name(p->dtype))
+                          : o->pdl && !k->pdl ? "--pdl: its kernels do not wait for the grid before them" : NULL;
+    if (why) {
         printf("skipped: %s\n", why);
         snprintf(s.note, sizeof s.note, "%s", why);
         pt.status = "SKIP"; pt.detail = why;
