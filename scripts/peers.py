@@ -251,8 +251,7 @@ def slugify(name):
 def point_set(op, label):
     """The set of scripts/shapes.py (shapes.SETS) a row's shape belongs to: "latency" for the op's latency points,
     "standard" for every other shape."""
-    latency = {lb for _args, lb in shapes_mod.POINTS.get(op, {}).get("latency", [])}
-    return "latency" if label in latency else "standard"
+    return "latency" if label in shapes_mod.latency_labels(op) else "standard"
 
 
 def merge_rows(old_rows, new_rows):

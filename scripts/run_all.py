@@ -137,8 +137,6 @@ def write_summary(out_dir, ops_done):
     point, the side-by-side table with cuDNN and the peers, and the validation failures."""
     lines = []
     side = side_by_side.folder_tables(out_dir)
-    ppath = os.path.join(out_dir, "peers.csv")
-    peers = summary_mod.load(ppath) if os.path.exists(ppath) else []
     for op, csv_path, log_path in ops_done:
         header = ""
         with open(log_path) as f:
@@ -161,10 +159,9 @@ def write_summary(out_dir, ops_done):
         if op in side:
             lines.append("\nSide by side with cuDNN (kernel 0) and the peers (scripts/side_by_side.py):\n\n")
             lines.append("\n".join(side[op][0]) + "\n")
-        lat = side_by_side.latency_table(op, rows, peers)
-        if lat:
+        if op in side and side[op][2]:
             lines.append("\nThe latency points, in microseconds (scripts/side_by_side.py):\n\n")
-            lines.append("\n".join(lat) + "\n")
+            lines.append("\n".join(side[op][2]) + "\n")
         fails = [r for r in rows if r["status"] == "FAIL"]
         lines.append(f"\nvalidation failures: {len(fails)}\n")
         for r in fails[:20]:

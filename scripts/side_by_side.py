@@ -163,13 +163,13 @@ def latency_table(op, rows, peers):
 
 
 def folder_tables(folder, ops=None):
-    """{op: (lines, problems)} for a results folder."""
+    """{op: (lines, problems, latency lines)} for a results folder: table() and latency_table() of each op."""
     ppath = os.path.join(folder, "peers.csv")
     peers = load(ppath) if os.path.exists(ppath) else []
     res = {}
     for op, rows in op_results(folder):
         if not ops or op in ops:
-            res[op] = table(op, rows, peers)
+            res[op] = table(op, rows, peers) + (latency_table(op, rows, peers),)
     return res
 
 
@@ -183,13 +183,9 @@ def main(argv):
     if absent or not tables:
         ap.error(f"no rows of {' '.join(absent) or 'any op'} in {a.folder}")
     bad = False
-    ppath = os.path.join(a.folder, "peers.csv")
-    peers = load(ppath) if os.path.exists(ppath) else []
-    results = dict(op_results(a.folder))
-    for op, (lines, problems) in tables.items():
+    for op, (lines, problems, lat) in tables.items():
         print(f"\n{op}:\n")
         print("\n".join(lines))
-        lat = latency_table(op, results.get(op, []), peers)
         if lat:
             print(f"\n{op}, latency points:\n")
             print("\n".join(lat))
