@@ -177,10 +177,27 @@ static const char *cluster_fits(const void *fn, int bs, int cl) { return cluster
 // needs a cluster anyway, twice the blocks while rows x 2 CL fit the SMs; threads: the fewest that hold a block's
 // share. req_cl, req_bs (0: the rule) force them. fn_of(d, cl) is the kernel of a cluster size, for the residency
 // check (16 blocks need the non-portable cluster attribute). Returns the block size, 0 where the row does not fit;
-// the cluster size in *cl_out.
+// the cluster size in *cl_out. The last plan is kept: dispatchers ask on every launch, inside the timed loop.
 typedef const void *(*cluster_kernel_of_t)(dtype_t d, int cl);
+static int split_row_plan_uncached(dtype_t d, long N, long nvec, int packs, int max_bs, int req_bs, int req_cl,
+                                   cluster_kernel_of_t fn_of, int *cl_out);
 static int split_row_plan(dtype_t d, long N, long nvec, int packs, int max_bs, int req_bs, int req_cl,
                           cluster_kernel_of_t fn_of, int *cl_out) {
+    static struct { dtype_t d; long N, nvec; int packs, max_bs, req_bs, req_cl; cluster_kernel_of_t fn_of; int bs, cl; } c;
+    static int have = 0;
+    if (!have || c.d != d || c.N != N || c.nvec != nvec || c.packs != packs || c.max_bs != max_bs ||
+        c.req_bs != req_bs || c.req_cl != req_cl || c.fn_of != fn_of) {
+        c.d = d; c.N = N; c.nvec = nvec; c.packs = packs; c.max_bs = max_bs; c.req_bs = req_bs; c.req_cl = req_cl;
+        c.fn_of = fn_of;
+        c.cl = 0;
+        c.bs = split_row_plan_uncached(d, N, nvec, packs, max_bs, req_bs, req_cl, fn_of, &c.cl);
+        have = 1;
+    }
+    if (c.bs) *cl_out = c.cl;
+    return c.bs;
+}
+static int split_row_plan_uncached(dtype_t d, long N, long nvec, int packs, int max_bs, int req_bs, int req_cl,
+                                   cluster_kernel_of_t fn_of, int *cl_out) {
     int cl = req_cl, sms = g_dev.prop.multiProcessorCount;
     if (!cl) {
         cl = 1;
