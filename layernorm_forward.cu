@@ -775,17 +775,19 @@ __global__ void layernorm_subwarp_persist_kernel(ln_args_t a) {
 
 // Kernel 10's cluster path (sm_90+; not a ladder step of its own: the dispatcher runs it, and its gain is in
 // results/NOTES.md). Kernel 6's row in registers, split across a thread-block cluster of CL blocks (CL <= 8,
-// the portable size): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row. Each block
-// sums its part (block_sum) and publishes the sum in its shared memory; after cluster.sync() thread 0 of
-// every block adds the CL sums through distributed shared memory (map_shared_rank), in rank order, so all
-// blocks get the same mean; the squares around that mean go the same way into a second slot. A last
-// cluster.sync(), after the stores, keeps every block's shared memory alive until the others have read it.
+// the portable size): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row. The
+// statistics take one reduction round, as in the latency path below: every thread sums d = x - k and d * d
+// around k, the row's first element; the block's pair (block_sum_once, one barrier) goes through distributed
+// shared memory to every block of the cluster (cluster_sum_once, one cluster barrier); the cluster barrier
+// that keeps each block's shared memory alive until the others have read it is waited on after the stores.
 // Improves: x read once for rows beyond what one block holds at good occupancy (fp32 C = 65536 is 256 KB:
 // more than an SM's registers or shared memory, so kernel 9 re-reads it from DRAM), and a large row in
 // registers at 2+ blocks an SM instead of one 1024-thread block, so one block's reductions overlap another's
 // loads.
-// Wrong: needs clusters (sm_90+); two cluster barriers a row before y can be written; a block holds
-// 1/CL of a row, so small rows gain nothing from it.
+// Wrong: needs clusters (sm_90+); a block still waits, between its loads and its stores, for the slowest block
+// of its cluster; w and b come in after the reduction (from L2); a row whose first element lies far from its
+// mean (in standard deviations) loses precision in the variance; a block holds 1/CL of a row, so small rows
+// gain nothing from it.
 
 template <typename T, int VEC, int PACKS>
 __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
@@ -798,56 +800,34 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
     const float eps = a.eps;
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
-    cg::cluster_group cluster = cg::this_cluster();
-    __shared__ float scratch[33];
-    __shared__ float part_sum, part_sq, s_stat;
-    const unsigned rank = cluster.block_rank(), nblocks = cluster.num_blocks();
+    __shared__ float2 warp_part[32];
+    __shared__ float2 block_part;
+    const int rank = (int)cg::this_cluster().block_rank(), nblocks = (int)cg::this_cluster().num_blocks();
     long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const T *xr = x + row * C;
     int nvec = (int)(C / VEC);
-    int first = (int)rank * blockDim.x * PACKS + threadIdx.x;  // pack p of this thread: first + p * blockDim.x
+    int first = rank * blockDim.x * PACKS + threadIdx.x;  // pack p of this thread: first + p * blockDim.x
     int np = nvec > first ? (nvec - first + blockDim.x - 1) / blockDim.x : 0;  // its packs inside the row
+    const float k = to_float(xr[0]);
     Pack<T, VEC> v[PACKS];
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
         if (p < np) v[p] = load_pack_cs<T, VEC>(xr + (long)(first + p * blockDim.x) * VEC);  // streaming: see kernel 3
-    float s = 0.f;
-#pragma unroll
-    for (int p = 0; p < PACKS; p++)
-        if (p < np) {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) s += pack_elem(v[p], j);
-        }
-    s = block_sum(s, scratch);
-    if (threadIdx.x == 0) part_sum = s;
-    cluster.sync();  // every block's sum is written and visible to the cluster
-    if (threadIdx.x == 0) {
-        float t = 0.f;
-        for (unsigned k = 0; k < nblocks; k++) t += *cluster.map_shared_rank(&part_sum, k);
-        s_stat = t / C;
-    }
-    __syncthreads();
-    float m = s_stat;
-    float sq = 0.f;
+    float2 s = make_float2(0.f, 0.f);
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
         if (p < np) {
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
-                float d = pack_elem(v[p], j) - m;
-                sq += d * d;
+                float d = pack_elem(v[p], j) - k;
+                s.x += d;
+                s.y = fmaf(d, d, s.y);
             }
         }
-    sq = block_sum(sq, scratch);  // its first barrier also ends every read of s_stat above
-    if (threadIdx.x == 0) part_sq = sq;
-    cluster.sync();
-    if (threadIdx.x == 0) {
-        float t = 0.f;
-        for (unsigned k = 0; k < nblocks; k++) t += *cluster.map_shared_rank(&part_sq, k);
-        s_stat = rsqrtf(t / C + eps);
-    }
-    __syncthreads();
-    float r = s_stat;
+    s = block_sum_once(s, warp_part);
+    s = cluster_sum_once(s, &block_part, nblocks);
+    const float dm = s.x / C, m = k + dm;
+    const float r = rsqrtf(fmaxf(s.y / C - dm * dm, 0.f) + eps);
     T *yr = y + row * C;
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
@@ -863,7 +843,7 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
         mean[row] = m;
         rstd[row] = r;
     }
-    cluster.sync();  // no block leaves while another may still read its part_sq
+    cluster_release_wait();  // no block leaves while another may still read its block_part
 #endif
 }
 
@@ -872,18 +852,20 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
 // One kernel, three ideas:
 // - the row split across a cluster of CL blocks (CL = 1..16; 1: a plain block), so few rows still use many SMs
 //   and a long row's bytes in flight are spread over CL SMs;
-// - w and b loaded at the start with x, before the wait for the grid before (--pdl): one memory trip for all
-//   the row needs, and in a chain of launches the weights' loads overlap the kernel before;
+// - w and b loaded at the start with x: one memory trip for all the row needs. Launched alone, each pack's
+//   x, w and b loads are issued together (H100, cold: 1x4096 fp32 2.40 us, against 2.85 with w and b first
+//   and 2.42 with x first; bf16 2.43 against 3.07 and 2.72); in a chain of launches (pdl = 1, --pdl) the
+//   weights' loads go before the wait for the grid before, and overlap its end;
 // - the statistics in one reduction round: each thread sums d = x - k and d * d around k, the row's first
 //   element (shifted sums: var = E[d^2] - E[d]^2, which loses little while k lies within a few standard
 //   deviations of the mean), so one block barrier and one cluster barrier, where the register kernels take
-//   two block reductions of three barriers each (and the cluster path two cluster barriers).
+//   two block reductions of three barriers each (the cluster path above reduces the same way).
 // Wrong: a row whose first element lies far from its mean (in standard deviations) loses precision in the
 // variance; at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); with many
 // rows the cluster buys nothing and w and b in registers cost occupancy.
 #define SPLIT_PACKS 4
 template <typename T, int VEC, int CL>
-__global__ void __launch_bounds__(512) layernorm_split_kernel(ln_args_t a) {
+__global__ void __launch_bounds__(512) layernorm_split_kernel(ln_args_t a, int pdl) {
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
@@ -895,23 +877,37 @@ __global__ void __launch_bounds__(512) layernorm_split_kernel(ln_args_t a) {
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const long row = blockIdx.x / CL;
     const int nvec = (int)(C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
-    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS], bv[SPLIT_PACKS];
-#pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++) {  // the weights: not written by the grid before
-        int i = first + p * blockDim.x;
-        if (i < nvec) {
-            wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
-            bv[p] = load_pack<T, VEC>(b + (long)i * VEC);
-        }
-    }
-    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
-    pdl_trigger();
     const T *xr = x + row * C;
-    const float k = to_float(xr[0]);
+    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS], bv[SPLIT_PACKS];
+    float k;  // the shift: the row's first element
+    if (pdl) {  // chained (--pdl): the weights, not written by the grid before, before the wait for it; x after
 #pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++) {
-        int i = first + p * blockDim.x;
-        if (i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+        for (int p = 0; p < SPLIT_PACKS; p++) {
+            int i = first + p * blockDim.x;
+            if (i < nvec) {
+                wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
+                bv[p] = load_pack<T, VEC>(b + (long)i * VEC);
+            }
+        }
+        pdl_wait();  // x is read, and y written, only once the grid before has finished
+        pdl_trigger();
+        k = to_float(xr[0]);
+#pragma unroll
+        for (int p = 0; p < SPLIT_PACKS; p++) {
+            int i = first + p * blockDim.x;
+            if (i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+        }
+    } else {  // alone: each pack's x, w and b issued together
+        k = to_float(xr[0]);
+#pragma unroll
+        for (int p = 0; p < SPLIT_PACKS; p++) {
+            int i = first + p * blockDim.x;
+            if (i < nvec) {
+                v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+                wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
+                bv[p] = load_pack<T, VEC>(b + (long)i * VEC);
+            }
+        }
     }
     float2 s = make_float2(0.f, 0.f);
 #pragma unroll
@@ -924,8 +920,8 @@ __global__ void __launch_bounds__(512) layernorm_split_kernel(ln_args_t a) {
                 s.y = fmaf(d, d, s.y);
             }
         }
-    s = block_sum2_once(s, warp_part);
-    if constexpr (CL > 1) s = cluster_sum2<CL>(s, &block_part);
+    s = block_sum_once(s, warp_part);
+    if constexpr (CL > 1) s = cluster_sum_once(s, &block_part, CL);
     const float dm = s.x / C, m = k + dm;
     const float r = rsqrtf(fmaxf(s.y / C - dm * dm, 0.f) + eps);
     T *yr = y + row * C;
@@ -989,8 +985,9 @@ static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem
 //                                             (7p: kernel 7's layout, a resident grid, the next row loaded
 //                                             early); else 7; 256 threads
 //   16-byte packs, the row fits 8 blocks x -> the row in registers: kernel 6's block kernel (CL = 1) or the
-//   1024 threads x 8 packs                    cluster path (CL = 2..8 blocks a row), planned by regs_plan();
-//                                             (16-bit rows of 1024 threads x 8 packs, C = 65536: 9)
+//   1024 threads x 8 packs                    cluster path (CL = 2..8 blocks a row; beyond one block of 1024
+//                                             threads x 8 packs, and 16-bit rows beyond 512 x 8), planned by
+//                                             regs_plan(); no clusters (before sm_90): 9 for those
 //   anything else                          -> 9, about 32 elements a thread, 128..1024 threads
 // A --block-size given on the command line is passed to the path.
 typedef struct { int cl, bs, packs, blocks_sm, threads_sm; } regplan_t;
@@ -1045,9 +1042,13 @@ static int regplan_rate(dtype_t d, long N, regplan_t *c) {
 // - the row fits one block of <= 1024 threads x 8 packs: CL = 1 (kernel 6's block kernel). Of the block
 //   sizes 128..1024 (packs: the fewest that hold the row) the one with most threads resident an SM, then
 //   most blocks an SM (a block's reductions overlap another's loads): within 2% of the best block size at
-//   every measured C. 16-bit rows that need 1024 threads x 8 packs go to kernel 9 (dispatch_path).
+//   every measured C, up to 16-bit rows of 512 threads x 8 packs.
 // - larger rows (fp32 C = 65536): the cluster path, 256 threads x 8 packs, the fewest blocks that hold the
-//   row (CL = 8 at 65536: 70% against 9's 65%, best of all CL x block sizes measured).
+//   row (CL = 8 at 65536: 70% against 9's 65%, best of all CL x block sizes measured, with the two-round
+//   reduction the cluster path had then; with one round 87.9%, H100). 16-bit rows that would need 1024
+//   threads x 8 packs take it too (bf16 1024x65536 on an H100: CL = 4 x 256 threads 100.9 us, against 110.0
+//   for kernel 9's re-read and 101.4-101.9 for 8 x 128 and 2 x 512; kernel 6 at one block an SM had reached
+//   69% of the copy where 9 reached 73% on an H200).
 // --cluster K forces CL = K (then the block size is chosen as for CL = 1).
 static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
     // the last plan is kept: launch() runs inside the timed region, the occupancy queries are not free
@@ -1059,7 +1060,8 @@ static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
     regplan_t best;
     memset(&best, 0, sizeof best);
     int cl = g_cluster ? g_cluster : 1;
-    if (!g_cluster && nvec > 1024 * 8) {  // beyond one block: the cluster path
+    // beyond one block, and 16-bit rows that need 1024 threads x 8 packs (C = 65536): the cluster path
+    if (!g_cluster && (nvec > 1024 * 8 || (dtype_size(d) == 2 && nvec > 512 * 8))) {
         int bs = req_bs ? req_bs : 256;
         while (cl < 8 && (long)cl * bs * 8 < nvec) cl *= 2;
     }
@@ -1135,10 +1137,7 @@ static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_ou
     }
     if (vec == 16 / (int)dtype_size(p->h.dtype)) {
         *plan = regs_plan(p->h.dtype, p->N, nvec, req_bs);
-        // 16-bit rows of 1024 threads x 8 packs (C = 65536): kernel 6 at one block an SM reached 69% of the
-        // copy where kernel 9's re-read (from L2) reached 73% (H200): 9 runs
-        bool big16 = plan->cl == 1 && p->h.dtype != DT_FP32 && plan->bs == 1024 && plan->packs == 8;
-        if (plan->packs && !(big16 && !g_cluster)) {
+        if (plan->packs) {
             *bs_out = plan->bs;
             return "6v";
         }
@@ -1160,7 +1159,9 @@ static void launch_k10(const void *pp, launch_t *l) {
     void *args[] = {&a};
     long N = p->N;
     if (path[0] == 's') {
-        launch_kernel(split_fn(p->h.dtype, pl.cl), N * pl.cl, bs, 0, args, pl.cl);
+        int pdl = g_pdl;
+        void *split_args[] = {&a, &pdl};
+        launch_kernel(split_fn(p->h.dtype, pl.cl), N * pl.cl, bs, 0, split_args, pl.cl);
         snprintf(l->path, sizeof l->path, "latency (a row over %d block%s of %d threads; w, b with x; one reduction)",
                  pl.cl, pl.cl > 1 ? "s" : "", bs);
     } else if (path[0] == '7' && path[1] == 'p') {

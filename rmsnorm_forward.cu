@@ -438,14 +438,16 @@ __global__ void __launch_bounds__(1024) rmsnorm_subwarp_kernel(rms_args_t a) {
 // ------------------------------------------------------------------------------------------------
 // Kernel 7: very large C. One row is split across a thread-block cluster of CL blocks (CL <= 8, the portable
 // size; sm_90 and newer): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row in registers,
-// reduces its part (block_sum), and publishes the partial sum in its shared memory; after cluster.sync()
-// thread 0 of every block reads all CL partials through distributed shared memory (map_shared_rank), in
-// rank order, so every block computes the same rstd; a second cluster.sync() keeps each block's shared
-// memory alive until all have read it. Then each block normalizes its slice from registers.
+// reduces its part (block_sum_once: warp shuffles, one barrier) and publishes the partial sum in its shared
+// memory; after a cluster barrier every warp reads the CL partials through distributed shared memory
+// (map_shared_rank, lane r from rank r) and adds them by shuffles, the same way in every block, so every block
+// computes the same rstd. Each block then normalizes its slice from registers; the second cluster barrier,
+// which keeps each block's shared memory alive until all have read it, is waited on after the stores.
 // Improves: x read once for rows far beyond one block's registers (C = 65536 fp32 is 256 KB: more than an
 // SM's shared memory, re-read from DRAM by kernel 4), with the parallelism of CL blocks per row.
-// Wrong: needs clusters (sm_90+); two cluster barriers per row; the cluster size is chosen by a rule
-// (4 packs a thread, the smallest CL that holds the row), not measured; at small C the cluster is 1 block.
+// Wrong: needs clusters (sm_90+); a block waits, between its loads and its stores, for the slowest block of
+// its cluster; the cluster size is chosen by a rule (4 packs a thread, the smallest CL that holds the row),
+// not measured; at small C the cluster is 1 block.
 
 #define K7_MAX_CLUSTER 8
 
@@ -455,8 +457,8 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_kernel(rms_args_t a) 
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
     cg::cluster_group cluster = cg::this_cluster();
-    __shared__ float scratch[33];
-    __shared__ float partial, s_rstd;
+    __shared__ float warp_part[32];
+    __shared__ float partial;
     const unsigned rank = cluster.block_rank(), nblocks = cluster.num_blocks();
     long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const T *xr = (const T *)a.x + x_row_offset(a, row);
@@ -486,16 +488,8 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_kernel(rms_args_t a) 
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
         if (p < np) ss += pack_sum_squares<T, VEC>(v[p]);
-    float block_ss = block_sum(ss, scratch);
-    if (threadIdx.x == 0) partial = block_ss;
-    cluster.sync();  // every block's partial is written and visible to the cluster
-    if (threadIdx.x == 0) {
-        float t = 0.f;
-        for (unsigned b = 0; b < nblocks; b++) t += *cluster.map_shared_rank(&partial, b);
-        s_rstd = rsqrtf(t / a.C + a.eps);
-    }
-    cluster.sync();  // all remote reads done before any block may exit; s_rstd visible to the block
-    float r = s_rstd;
+    // one round: the block's sum (one barrier), then the cluster's through distributed shared memory
+    const float r = rsqrtf(cluster_sum_once(block_sum_once(ss, warp_part), &partial, (int)nblocks) / a.C + a.eps);
     const T *w = (const T *)a.w;
     T *yr = (T *)a.y + row * a.C;
 #pragma unroll
@@ -506,6 +500,7 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_kernel(rms_args_t a) 
                                   pack_normalize<T, VEC>(v[p], load_pack<T, VEC>(w + (long)i * VEC), r, a.offset));
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
+    cluster_release_wait();  // no block leaves while another may still read its partial
 #endif
 }
 
@@ -782,42 +777,55 @@ static void launch_k7(const void *pp, launch_t *l) {
 // latency, barriers, a second trip for w. One kernel, three ideas:
 // - the row split across a cluster of CL blocks (CL = 1..16; 1: a plain block), so few rows still use many SMs
 //   and a long row's bytes in flight are spread over CL SMs;
-// - w loaded at the start with x, before the wait for the grid before (--pdl): one memory trip for all the row
-//   needs, and in a chain of launches the weight's loads overlap the kernel before;
-// - one reduction round with one block barrier (block_sum2_once) and one cluster barrier, whose second half
+// - w loaded at the start with x: one memory trip for all the row needs. Launched alone, each pack's x and w
+//   loads are issued together (as LayerNorm's latency path, where that beat both w first and x first); in a
+//   chain of launches (pdl = 1, --pdl) the weight's loads go before the wait for the grid before, and overlap
+//   its end;
+// - one reduction round with one block barrier (block_sum_once) and one cluster barrier, whose second half
 //   (keeping shared memory alive for the other blocks) overlaps the stores.
 // Wrong: at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); with many rows
 // the cluster buys nothing and w in registers costs occupancy.
 #define SPLIT_PACKS 4
 template <typename T, int VEC, int CL>
-__global__ void __launch_bounds__(512) rmsnorm_split_kernel(rms_args_t a) {
-    __shared__ float2 warp_part[32];
-    __shared__ float2 block_part;
+__global__ void __launch_bounds__(512) rmsnorm_split_kernel(rms_args_t a, int pdl) {
+    __shared__ float warp_part[32];
+    __shared__ float block_part;
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const long row = blockIdx.x / CL;
     const int nvec = (int)(a.C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
     const T *__restrict__ w = (const T *)a.w;
-    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS];
-#pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++) {  // the weight: not written by the grid before
-        int i = first + p * blockDim.x;
-        if (i < nvec) wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
-    }
-    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
-    pdl_trigger();
     const T *__restrict__ xr = (const T *)a.x + row * a.C;
+    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS];
+    if (pdl) {  // chained (--pdl): the weight, not written by the grid before, before the wait for it; x after
 #pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++) {
-        int i = first + p * blockDim.x;
-        if (i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+        for (int p = 0; p < SPLIT_PACKS; p++) {
+            int i = first + p * blockDim.x;
+            if (i < nvec) wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
+        }
+        pdl_wait();  // x is read, and y written, only once the grid before has finished
+        pdl_trigger();
+#pragma unroll
+        for (int p = 0; p < SPLIT_PACKS; p++) {
+            int i = first + p * blockDim.x;
+            if (i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+        }
+    } else {  // alone: each pack's x and w issued together
+#pragma unroll
+        for (int p = 0; p < SPLIT_PACKS; p++) {
+            int i = first + p * blockDim.x;
+            if (i < nvec) {
+                v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+                wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
+            }
+        }
     }
-    float2 s = make_float2(0.f, 0.f);
+    float s = 0.f;
 #pragma unroll
     for (int p = 0; p < SPLIT_PACKS; p++)
-        if (first + p * (int)blockDim.x < nvec) s.x += pack_sum_squares<T, VEC>(v[p]);
-    s = block_sum2_once(s, warp_part);
-    if constexpr (CL > 1) s = cluster_sum2<CL>(s, &block_part);
-    const float r = rsqrtf(s.x / a.C + a.eps);
+        if (first + p * (int)blockDim.x < nvec) s += pack_sum_squares<T, VEC>(v[p]);
+    s = block_sum_once(s, warp_part);
+    if constexpr (CL > 1) s = cluster_sum_once(s, &block_part, CL);
+    const float r = rsqrtf(s / a.C + a.eps);
     T *__restrict__ yr = (T *)a.y + row * a.C;
 #pragma unroll
     for (int p = 0; p < SPLIT_PACKS; p++) {
@@ -950,7 +958,8 @@ static void launch_k8(const void *pp, launch_t *l) {
     }
     case PATH_LATENCY: {
         rms_args_t a = rms_args(p);
-        void *args[] = {&a};
+        int pdl = g_pdl;
+        void *args[] = {&a, &pdl};
         launch_kernel(split_fn(p->h.dtype, pl.cl), p->s.N * pl.cl, pl.bs, 0, args, pl.cl);
         snprintf(l->path, sizeof l->path, "latency (a row over %d block%s of %d threads; w with x; one reduction)",
                  pl.cl, pl.cl > 1 ? "s" : "", pl.bs);

@@ -194,40 +194,40 @@ __device__ __forceinline__ Welford block_welford(Welford w, Welford *scratch) {
     return scratch[32];
 }
 
-// The latency paths' reductions (LayerNorm's and RMSNorm's dispatchers): a pair of sums over a 1-D block with
-// one barrier: warp shuffles, then every thread adds the per-warp pairs from shared memory itself (instead of
-// one warp adding them and a second barrier to hand out the result). `scratch` holds >= 32 pairs and is not
-// reused afterwards: the function is called once a kernel.
-__device__ __forceinline__ float2 block_sum2_once(float2 v, float2 *scratch) {
+// One-round sums of a float (RMSNorm) or a pair of floats (LayerNorm's shifted sums), used by the latency
+// paths and the cluster paths of the dispatchers. Component-wise warp sum and add for both:
+__device__ __forceinline__ float2 warp_sum(float2 v) { return make_float2(warp_sum(v.x), warp_sum(v.y)); }
+__device__ __forceinline__ float vadd(float a, float b) { return a + b; }
+__device__ __forceinline__ float2 vadd(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
+// The sum over a 1-D block with one barrier: warp shuffles, then every thread adds the per-warp values from
+// shared memory itself (instead of one warp adding them and a second barrier to hand out the result).
+// `scratch` holds >= 32 values and is not reused afterwards: the function is called once a kernel (or once a
+// row, where a barrier later in the row separates one row's reads from the next row's writes).
+template <typename V> __device__ __forceinline__ V block_sum_once(V v, V *scratch) {
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarps = blockDim.x / 32;
-    v.x = warp_sum(v.x);
-    v.y = warp_sum(v.y);
+    v = warp_sum(v);
     if (lane == 0) scratch[warp] = v;
     __syncthreads();
-    float2 t = make_float2(0.f, 0.f);
-    for (int i = 0; i < nwarps; i++) {
-        float2 u = scratch[i];
-        t.x += u.x;
-        t.y += u.y;
-    }
+    V t = V{};
+    for (int i = 0; i < nwarps; i++) t = vadd(t, scratch[i]);
     return t;
 }
-// The sum of every block's pair over a thread-block cluster of CL <= 32 blocks (sm_90+), every block given the
-// same: block ranks publish their pair in shared memory (`mine`), a cluster barrier, then lane r of every warp
-// reads rank r's pair through distributed shared memory and the warp adds them (the same shuffles in every warp
-// of every block: the same bits everywhere). It ends with the
-// block's arrival at a second cluster barrier: the caller must call cluster_release_wait() before it exits,
-// so no block's shared memory goes while another may read it (the wait comes after the stores: it overlaps them).
-template <int CL> __device__ __forceinline__ float2 cluster_sum2(float2 v, float2 *mine) {
+// The sum of every block's value over a thread-block cluster of ncl <= 32 blocks (sm_90+), every block given
+// the same: block ranks publish their value in shared memory (`mine`), a cluster barrier, then lane r of every
+// warp reads rank r's value through distributed shared memory and the warp adds them (the same shuffles in
+// every warp of every block: the same bits everywhere). It ends with the block's arrival at a second cluster
+// barrier: the caller must call cluster_release_wait() before it exits (or before `mine` is written again),
+// so no block's shared memory changes or goes while another may read it (the wait comes after the stores:
+// it overlaps them).
+template <typename V> __device__ __forceinline__ V cluster_sum_once(V v, V *mine, int ncl) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     namespace cgx = cooperative_groups;
     cgx::cluster_group cluster = cgx::this_cluster();
     if (threadIdx.x == 0) *mine = v;
     cluster.sync();
     int lane = threadIdx.x % 32;
-    float2 t = lane < CL ? *cluster.map_shared_rank(mine, lane) : make_float2(0.f, 0.f);
-    t.x = warp_sum(t.x);
-    t.y = warp_sum(t.y);
+    V t = lane < ncl ? *cluster.map_shared_rank(mine, lane) : V{};
+    t = warp_sum(t);
     cluster.barrier_arrive();
     return t;
 #else

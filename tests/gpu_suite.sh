@@ -14,7 +14,7 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 . tests/lib.sh
 LOG=${SUITE_LOG:-build/gpu_suite.log}
-mkdir -p "$(dirname "$LOG")"
+mkdir -p "$(dirname "$LOG")" build  # the suite's scratch files live in build/
 : > "$LOG"
 SANITIZER=${SANITIZER:-compute-sanitizer}
 case "${1:-full}" in

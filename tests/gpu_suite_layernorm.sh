@@ -70,6 +70,13 @@ for dt in fp32 fp16 bf16; do
         check_one 10 --dtype $dt $shape
     done
 done
+# the same kernel launched as a programmatic dependent launch (--hot --pdl) takes its other load order (w and b
+# before the wait for the grid before, x after it)
+for dt in fp32 bf16; do
+    for shape in "-N 3 -C 4104" "-N 1 -C 65536" "-N 8 -C 128256"; do
+        check_one 10 --dtype $dt $shape --hot --pdl
+    done
+done
 check_one 10 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
 check_one 10 --dtype bf16 -N 4 -C 65536 --input-mean 100
 expect_path layernorm_forward 10 "| path latency (a row over 16 blocks" "| path 9 (" -N 1 -C 65536
@@ -89,8 +96,9 @@ if [ $rc -eq 0 ] && echo "$out" | grep -q "hot, graph replay, PDL" && grep -q ",
     pass "layernorm --hot and --hot --pdl: per-launch times, CSV shapes 4x4096:hot and 4x4096:hot:pdl, cuDNN skipped under --pdl"
 else fail "layernorm --hot / --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
-# kernel 10's rule at 16-bit C = 65536: the re-read kernel (9), with --input-mean 1000 too
-check_one 10 --dtype bf16 -N 300 -C 65536
+# kernel 10's rule at 16-bit C = 65536 with more rows than the latency path takes: the cluster path (4 blocks
+# of 256 threads a row) on sm_90+, the re-read kernel (9) before; with --input-mean 1000 too
+expect_path layernorm_forward 10 "| path cluster of 4 blocks a row" "| path 9 (" --dtype bf16 -N 300 -C 65536
 check_one 10 --dtype fp16 -N 300 -C 65536 --input-mean 1000
 
 # kernel 10's persistent path (fp32, C <= 512): many passes of the resident grid over the rows, a last pass

@@ -87,6 +87,11 @@ for dt in fp32 fp16 bf16; do
     done
 done
 expect_path rmsnorm_forward 8 "| path latency (a row over 16 blocks" "| path 4 (" -N 1 -C 65536
+# launched as a programmatic dependent launch (--hot --pdl): the latency kernel's other load order (w before
+# the wait for the grid before, x after it)
+for dt in fp32 bf16; do
+    for shape in "-N 3 -C 4104" "-N 1 -C 65536" "-N 8 -C 128256"; do check_disp --dtype $dt $shape --hot --pdl; done
+done
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool rmsnorm_forward 8 -N 1 -C 65536
     sanitize_kernel $tool rmsnorm_forward 8 --dtype bf16 -N 3 -C 4104
