@@ -878,15 +878,17 @@ __global__ void __launch_bounds__(512) layernorm_split_kernel(ln_args_t a, int p
     const long row = blockIdx.x / CL;
     const int nvec = (int)(C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
     const T *xr = x + row * C;
-    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS], bv[SPLIT_PACKS];
+    // the packs held as raw words until all loads are issued (load_raw: why)
+    typedef RawPack<T, VEC> R;
+    R xraw[SPLIT_PACKS], wraw[SPLIT_PACKS], braw[SPLIT_PACKS];
     float k;  // the shift: the row's first element
     if (pdl) {  // chained (--pdl): the weights, not written by the grid before, before the wait for it; x after
 #pragma unroll
         for (int p = 0; p < SPLIT_PACKS; p++) {
             int i = first + p * blockDim.x;
             if (i < nvec) {
-                wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
-                bv[p] = load_pack<T, VEC>(b + (long)i * VEC);
+                wraw[p] = load_raw<T, VEC>(w + (long)i * VEC);
+                braw[p] = load_raw<T, VEC>(b + (long)i * VEC);
             }
         }
         pdl_wait();  // x is read, and y written, only once the grid before has finished
@@ -895,7 +897,7 @@ __global__ void __launch_bounds__(512) layernorm_split_kernel(ln_args_t a, int p
 #pragma unroll
         for (int p = 0; p < SPLIT_PACKS; p++) {
             int i = first + p * blockDim.x;
-            if (i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+            if (i < nvec) xraw[p] = load_raw<T, VEC>(xr + (long)i * VEC);
         }
     } else {  // alone: each pack's x, w and b issued together
         k = to_float(xr[0]);
@@ -903,11 +905,18 @@ __global__ void __launch_bounds__(512) layernorm_split_kernel(ln_args_t a, int p
         for (int p = 0; p < SPLIT_PACKS; p++) {
             int i = first + p * blockDim.x;
             if (i < nvec) {
-                v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
-                wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
-                bv[p] = load_pack<T, VEC>(b + (long)i * VEC);
+                xraw[p] = load_raw<T, VEC>(xr + (long)i * VEC);
+                wraw[p] = load_raw<T, VEC>(w + (long)i * VEC);
+                braw[p] = load_raw<T, VEC>(b + (long)i * VEC);
             }
         }
+    }
+    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS], bv[SPLIT_PACKS];
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++) {
+        v[p] = raw_pack<T, VEC>(xraw[p]);
+        wv[p] = raw_pack<T, VEC>(wraw[p]);
+        bv[p] = raw_pack<T, VEC>(braw[p]);
     }
     float2 s = make_float2(0.f, 0.f);
 #pragma unroll

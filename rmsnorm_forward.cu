@@ -795,29 +795,37 @@ __global__ void __launch_bounds__(512) rmsnorm_split_kernel(rms_args_t a, int pd
     const int nvec = (int)(a.C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
     const T *__restrict__ w = (const T *)a.w;
     const T *__restrict__ xr = (const T *)a.x + row * a.C;
-    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS];
+    // the packs held as raw words until all loads are issued (load_raw: why)
+    typedef RawPack<T, VEC> R;
+    R xraw[SPLIT_PACKS], wraw[SPLIT_PACKS];
     if (pdl) {  // chained (--pdl): the weight, not written by the grid before, before the wait for it; x after
 #pragma unroll
         for (int p = 0; p < SPLIT_PACKS; p++) {
             int i = first + p * blockDim.x;
-            if (i < nvec) wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
+            if (i < nvec) wraw[p] = load_raw<T, VEC>(w + (long)i * VEC);
         }
         pdl_wait();  // x is read, and y written, only once the grid before has finished
         pdl_trigger();
 #pragma unroll
         for (int p = 0; p < SPLIT_PACKS; p++) {
             int i = first + p * blockDim.x;
-            if (i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+            if (i < nvec) xraw[p] = load_raw<T, VEC>(xr + (long)i * VEC);
         }
     } else {  // alone: each pack's x and w issued together
 #pragma unroll
         for (int p = 0; p < SPLIT_PACKS; p++) {
             int i = first + p * blockDim.x;
             if (i < nvec) {
-                v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
-                wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
+                xraw[p] = load_raw<T, VEC>(xr + (long)i * VEC);
+                wraw[p] = load_raw<T, VEC>(w + (long)i * VEC);
             }
         }
+    }
+    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS];
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++) {
+        v[p] = raw_pack<T, VEC>(xraw[p]);
+        wv[p] = raw_pack<T, VEC>(wraw[p]);
     }
     float s = 0.f;
 #pragma unroll

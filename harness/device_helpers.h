@@ -93,6 +93,19 @@ template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack_cs(
     memcpy(&out, &r, sizeof(R));
     return out;
 }
+// A pack as one raw word (int4 for 16 bytes), for kernels that issue many loads before they use any: held as
+// Pack<T, N>, ptxas may unpack 16-bit elements as each load lands and reuse one set of registers for the next
+// pack's load, which puts the loads' round trips in a row (RMSNorm's latency kernel, bf16: 3.49 us against
+// 2.77 with the loads issued together; results/NOTES.md).
+template <typename T, int N> using RawPack = typename RawBits<sizeof(T) * N>::type;
+template <typename T, int N> __device__ __forceinline__ RawPack<T, N> load_raw(const T *p) {
+    return *reinterpret_cast<const RawPack<T, N> *>(p);
+}
+template <typename T, int N> __device__ __forceinline__ Pack<T, N> raw_pack(const RawPack<T, N> &r) {
+    Pack<T, N> out;
+    memcpy(&out, &r, sizeof(r));
+    return out;
+}
 // Through the read-only data path (ld.global.nc, as __ldg), for data no thread writes during the kernel. The
 // compiler takes that path itself for loads from const __restrict__ kernel parameters, not always for pointers
 // bound from an argument struct: such a kernel asks for it with this form. The vector types are those of nvcc's
