@@ -8,7 +8,8 @@ A point is (program arguments, label); the label is the program's own CSV shape 
 each op's default point (the program's default shape) alone. LayerNorm and RMSNorm have two sets: the standard
 throughput points and the latency points (the rows of one decode step and single long rows), each of those cold
 hot (--hot: inputs in L2, launches replayed from a CUDA graph) and hot with programmatic dependent launch (the
-programs only); every run takes both sets unless one is named.
+programs only); every run takes both sets unless one is named. BatchNorm's standard points are seven shapes in
+training and the same seven in inference (--inference).
 """
 import cli
 
@@ -34,6 +35,10 @@ def image(n, c, h, w, layout):
             f"{n}x{c}x{h}x{w}:{layout}")
 
 
+BN_TRAINING = [rows_c(65536, 256), rows_c(16384, 1024), rows_c(4096, 4096),
+               image(32, 256, 56, 56, "nchw"), image(128, 64, 112, 112, "nchw"),
+               image(32, 256, 56, 56, "nhwc"), image(128, 64, 112, 112, "nhwc")]
+
 POINTS = {
     "layernorm": {
         "default": rows_c(8192, 768),  # llm.c: B=8, T=1024, C=768
@@ -51,9 +56,8 @@ POINTS = {
     },
     "batchnorm": {
         "default": rows_c(65536, 256),
-        "full": [rows_c(65536, 256), rows_c(16384, 1024), rows_c(4096, 4096),
-                 image(32, 256, 56, 56, "nchw"), image(128, 64, 112, 112, "nchw"),
-                 image(32, 256, 56, 56, "nhwc"), image(128, 64, 112, 112, "nhwc")],
+        # training, then the same shapes in inference (y from the running statistics: the copy's bytes)
+        "full": BN_TRAINING + [(args + ["--inference"], label + ":inf") for args, label in BN_TRAINING],
     },
 }
 SHAPES = POINTS  # the ops that have standard points

@@ -28,6 +28,13 @@ expect("shapes: 15 latency shapes x cold, hot and hot+pdl x 2 dtypes, hot ones r
        and ("bf16", ["-N", "8", "-C", "128256", "--hot"], "8x128256:hot") in lat)
 expect("shapes: every set by default", len(shapes.points("layernorm")) == 112 and len(shapes.points("rmsnorm")) == 120)
 expect("shapes: BatchNorm has no latency set", shapes.points("batchnorm", sets=["latency"]) == [])
+bn = shapes.points("batchnorm")
+bn_train = [label for d, a, label in bn if d == "fp32" and "--inference" not in a]
+expect("shapes: BatchNorm's seven training shapes, each again in inference (--inference, labelled :inf as the program does)",
+       len(bn) == 28 and len(bn_train) == 7
+       and all(("fp32", a + ["--inference"], label + ":inf") in bn for d, a, label in bn if d == "fp32" and label in bn_train)
+       and ("bf16", ["--layout", "nhwc", "-N", "32", "-C", "256", "--height", "56", "--width", "56", "--inference"],
+            "32x256x56x56:nhwc:inf") in bn, [p[2] for p in bn])
 expect("shapes: quick mode runs the default shape only", [p[2] for p in shapes.points("layernorm", True)] == ["8192x768"] * 2)
 
 expect("shapes: RMSNorm's quick point is its default shape 8192x4096",
