@@ -6,7 +6,7 @@
 Prints (1) the ladder at one shape (default: the op's default point, scripts/shapes.py): each kernel's best block
 size, GB/s, %SOL and gain over the previous step, per dtype; (2) the best kernel at every shape and dtype. Only OK
 rows count; a kernel with no OK row at a shape shows why (FAIL, or the first skip reason is not in the CSV:
-"skipped").
+"skipped"; "not measured" where it has no row there at all).
 """
 import argparse
 import csv
@@ -106,7 +106,7 @@ def ladder(rows, shape):
         for k in sorted(names):
             p = best.get((dtype, shape, k))
             if not isinstance(p, dict):
-                out.append(f"| {k} | {names[k]} | - | - | - | {('FAIL' if p == 'FAIL' else 'skipped')} |")
+                out.append(f"| {k} | {names[k]} | - | - | - | {('FAIL' if p == 'FAIL' else 'skipped' if p else 'not measured')} |")
                 continue
             g = float(p["gbps"])
             gain = f"{g / prev:.2f}x" if prev else "-"

@@ -31,6 +31,11 @@ def clock_words(rows):
     return "timed on " + " and ".join(CLOCK_WORDS[c] for c in sorted({row_clock(r) for r in rows if r["status"] == "OK"}))
 
 
+def status_word(p):
+    """A ladder cell without a measurement: a failed validation, a kernel that said skipped, or no row at all."""
+    return "FAIL" if p == "FAIL" else "skipped" if p else "not measured"
+
+
 def ladder_block(op, rows, folder):
     ideas = header_kernels(os.path.join(ROOT, f"{op}_forward.cu"))
     names = {int(r["kernel"]): r["kernel_name"] for r in rows}
@@ -55,7 +60,7 @@ def ladder_block(op, rows, folder):
                 line += f" {g:.0f} | {float(p['sol_pct']):.1f}% | {f'{g / prev[d]:.2f}x' if prev[d] else '-'} |"
                 prev[d] = g
             else:
-                line += f" {'FAIL' if p == 'FAIL' else 'skipped'} | | |"
+                line += f" {status_word(p)} | | |"
         out.append(line)
     return "\n".join(out)
 

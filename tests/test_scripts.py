@@ -134,6 +134,9 @@ with tempfile.TemporaryDirectory() as d:
     chk = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "update_readme.py"), folder, "--check"],
                          capture_output=True, text=True)
     expect("the committed README's tables match results/", chk.returncode == 0, chk.stderr)
+    import update_readme  # noqa: E402
+    expect("update_readme: a ladder cell says why it is empty",
+           [update_readme.status_word(p) for p in ("FAIL", "SKIP", None)] == ["FAIL", "skipped", "not measured"])
 
 # ncu_check: a program's op launches are the kernels after each L2 flush; the last ones are the timed loop
 hdr = '"ID","Process ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
