@@ -853,9 +853,10 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
 // - the row split across a cluster of CL blocks (CL = 1..16; 1: a plain block), so few rows still use many SMs
 //   and a long row's bytes in flight are spread over CL SMs;
 // - w and b loaded at the start with x: one memory trip for all the row needs. Launched alone, each pack's
-//   x, w and b loads are issued together (H100, cold: 1x4096 fp32 2.40 us, against 2.85 with w and b first
-//   and 2.42 with x first; bf16 2.43 against 3.07 and 2.72); in a chain of launches (pdl = 1, --pdl) the
-//   weights' loads go before the wait for the grid before, and overlap its end;
+//   x, w and b loads are issued together (H100, cold, bf16 1x4096: 2.35 us against 2.91 with w and b first;
+//   fp32 2.4 either way; in one probe build that switched the order at run time, interleaved beat x first and
+//   w first at every point: results/NOTES.md); in a chain of launches (pdl = 1, --pdl) the weights' loads go
+//   before the wait for the grid before, and overlap its end;
 // - the statistics in one reduction round: each thread sums d = x - k and d * d around k, the row's first
 //   element (shifted sums: var = E[d^2] - E[d]^2, which loses little while k lies within a few standard
 //   deviations of the mean), so one block barrier and one cluster barrier, where the register kernels take
