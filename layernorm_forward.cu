@@ -773,6 +773,22 @@ __global__ void layernorm_subwarp_persist_kernel(ln_args_t a) {
     }
 }
 
+// The shifted sums of kernel 10's cluster and latency paths: s.x += d and s.y += d * d over a pack, d = x - k
+// with k the row's first element; then the row's rstd from the sums over its C elements (var = E[d^2] - E[d]^2,
+// which loses little while k lies within a few standard deviations of the mean; the mean is k + s.x / C).
+template <typename T, int VEC> __device__ __forceinline__ void shifted_add(float2 &s, const Pack<T, VEC> &v, float k) {
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        float d = pack_elem(v, j) - k;
+        s.x += d;
+        s.y = fmaf(d, d, s.y);
+    }
+}
+__device__ __forceinline__ float shifted_rstd(float2 s, long C, float eps) {  // the mean: k + s.x / C
+    const float dm = s.x / C;
+    return rsqrtf(fmaxf(s.y / C - dm * dm, 0.f) + eps);
+}
+
 // Kernel 10's cluster path (sm_90+; not a ladder step of its own: the dispatcher runs it, and its gain is in
 // results/NOTES.md). Kernel 6's row in registers, split across a thread-block cluster of CL blocks (CL <= 8,
 // the portable size): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row. The
@@ -816,18 +832,10 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
     float2 s = make_float2(0.f, 0.f);
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
-        if (p < np) {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                float d = pack_elem(v[p], j) - k;
-                s.x += d;
-                s.y = fmaf(d, d, s.y);
-            }
-        }
+        if (p < np) shifted_add(s, v[p], k);
     s = block_sum_once(s, warp_part);
     s = cluster_sum_once(s, &block_part, nblocks);
-    const float dm = s.x / C, m = k + dm;
-    const float r = rsqrtf(fmaxf(s.y / C - dm * dm, 0.f) + eps);
+    const float m = k + s.x / C, r = shifted_rstd(s, C, eps);
     T *yr = y + row * C;
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
@@ -922,18 +930,10 @@ __global__ void __launch_bounds__(512) layernorm_split_kernel(ln_args_t a, int p
     float2 s = make_float2(0.f, 0.f);
 #pragma unroll
     for (int p = 0; p < SPLIT_PACKS; p++)
-        if (first + p * (int)blockDim.x < nvec) {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                float d = pack_elem(v[p], j) - k;
-                s.x += d;
-                s.y = fmaf(d, d, s.y);
-            }
-        }
+        if (first + p * (int)blockDim.x < nvec) shifted_add(s, v[p], k);
     s = block_sum_once(s, warp_part);
     if constexpr (CL > 1) s = cluster_sum_once(s, &block_part, CL);
-    const float dm = s.x / C, m = k + dm;
-    const float r = rsqrtf(fmaxf(s.y / C - dm * dm, 0.f) + eps);
+    const float m = k + s.x / C, r = shifted_rstd(s, C, eps);
     T *yr = y + row * C;
 #pragma unroll
     for (int p = 0; p < SPLIT_PACKS; p++) {
