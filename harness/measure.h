@@ -313,12 +313,16 @@ static timing_t time_loop(work_fn run, void *ctx, int repeats, int cold, int per
     return r;
 }
 
-// Cold timing (the default): warm-up, then each launch after an L2 flush.
-static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
-    fn(ctx);  // warm-up: module load, first-touch
+// Two untimed launches before either mode times: module load, first-touch, plans or caches kept by launchers.
+static void warm_up(work_fn fn, void *ctx) {
+    fn(ctx);
     fn(ctx);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
+}
+// Cold timing (the default): warm-up, then each launch after an L2 flush.
+static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
+    warm_up(fn, ctx);
     return time_loop(fn, ctx, repeats, 1, 1);
 }
 
@@ -329,10 +333,7 @@ static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
 // are part of it, as they are of a decode step. NULL, or why fn cannot be captured (then *r is not set).
 static void graph_replay(void *ctx) { CUDA_CHECK(cudaGraphLaunch(*(cudaGraphExec_t *)ctx, cudaStreamPerThread)); }
 static const char *time_hot(work_fn fn, void *ctx, int repeats, timing_t *r) {
-    fn(ctx);  // warm-up: module load, first-touch, and plans or caches kept by the launcher
-    fn(ctx);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
+    warm_up(fn, ctx);
     cudaGraph_t g = NULL;
     cudaGraphExec_t ge = NULL;
     CUDA_CHECK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal));
