@@ -873,12 +873,12 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
 // variance; at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); with many
 // rows the cluster buys nothing and w and b in registers cost occupancy.
 #define SPLIT_PACKS 4
-// fp32: two blocks of 512 threads an SM (64 registers, no spills). Without the bound ptxas took 82 (the two load
-// branches), one block an SM: the 8 clusters of 16 blocks of fp32 8x128256 then no longer fit the GPU's GPCs
-// at once (8.1 -> 11.8 us on an H100). 16-bit instances would spill under it and have at most 256 threads
-// there: 0 leaves them unbounded, as before (their code is unchanged).
+// fp32 with clusters of 16: two blocks of 512 threads an SM (64 registers, no spills). Unbounded, ptxas takes 82
+// (the two load branches), one block an SM, and the 8 clusters of 16 blocks of fp32 8x128256 no longer fit the
+// GPU at once: 11.8 us against 8.5 bounded (H100). Elsewhere the bound cost 1-3% (the fp32 instances with
+// smaller clusters: 1x4096, 64x8192) and 16-bit instances would spill under it: 0 leaves those unbounded.
 template <typename T, int VEC, int CL>
-__global__ void __launch_bounds__(512, sizeof(T) == 4 ? 2 : 0) layernorm_split_kernel(ln_args_t a, int pdl) {
+__global__ void __launch_bounds__(512, sizeof(T) == 4 && CL == 16 ? 2 : 0) layernorm_split_kernel(ln_args_t a, int pdl) {
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
