@@ -29,11 +29,12 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
    6  persistent-onchip  cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once
    7  nchw-split-planes  NCHW: vectorized reductions over each channel's planes, split over many blocks
    8  dispatch           picks the path by layout, N, C, dtype and mode, and says which ran
+   9  l2-two-pass        5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2
 
-Layouts and modes: 1-6 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 runs NCHW, 8 runs
-all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in 8 (the
-normalize pass of 5, or of 7 for NCHW, fed by the running statistics) and in 0; 1-7 are training kernels and
-skip it. 1-3 are the fp32 teaching steps; 4-8 run fp32, fp16 and bf16.
+Layouts and modes: 1-6 and 9 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 runs NCHW, 8
+runs all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in 8 (the
+normalize pass of 5, or of 7 for NCHW, fed by the running statistics) and in 0; 1-7 and 9 are training kernels
+and skip it. 1-3 are the fp32 teaching steps; 4-9 run fp32, fp16 and bf16.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`):
 cuDNN's BatchNorm forward functions in every layout, dtype and mode, writing into this program's buffers. Its
 candidates (ForwardTraining / ForwardTrainingEx / ForwardInference x SPATIAL / SPATIAL_PERSISTENT x NCHW / NHWC
@@ -395,6 +396,22 @@ __device__ __forceinline__ int bn_norm_src(const bn_args_t &a, const float **mea
     *var_src = a.training ? a.save_invstd : a.run_var;
     return !a.training;
 }
+// The scale and shift of channels c0 .. c0 + n - 1 (n <= BN_STAGED), y = x * scale + shift, computed once per
+// block into shared memory (then a barrier: every thread of the block calls it). Loaded by each thread instead,
+// a pack of VEC channels costs 4 x VEC scalar loads, strided VEC floats apart across a warp: for 16-bit packs of
+// 8 that is 32 loads touching 8 lines each, against 4 pack loads and 4 pack stores of x and y a thread.
+#define BN_STAGED 256  // channels a block stages: cl_lanes' 32 packs of at most 8
+__device__ __forceinline__ void bn_stage_scale_shift(const bn_args_t &a, long c0, long n, float *sc, float *sh) {
+    const float *mean_src, *var_src;
+    const int from_var = bn_norm_src(a, &mean_src, &var_src);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        long c = c0 + i;
+        float v = __ldcg(var_src + c), s = (from_var ? rsqrtf(v + a.eps) : v) * __ldg(a.gamma + c);
+        sc[i] = s;
+        sh[i] = fmaf(-__ldcg(mean_src + c), s, __ldg(a.beta + c));
+    }
+    __syncthreads();
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 1: one thread per channel walks down all M rows of x[M, C] (channels contiguous: [N, C], or NHWC as
@@ -602,9 +619,12 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel4(bn_args_t a) {
 // into a workspace. A second launch
 // finalizes: a block per 32 channels (combine_partials_block: Chan's merge, a warp reads one 128-byte line of
 // partials at a time); it writes the statistics and updates the running ones. A third launch
-// normalizes: each thread computes its channels' (mean, invstd * gamma, beta) once and streams rows with
-// 16-byte loads and stores, last rows first (those were read last by the first pass, so they are the ones still
-// in L2). That normalize pass is also the inference kernel.
+// normalizes: each block stages its channels' scale (invstd * gamma) and shift (beta - mean * scale) in shared
+// memory once, then streams rows with 16-byte loads and stores, four rows a thread in flight, last rows first
+// (those were read last by the first pass, so they are the ones still in L2). That normalize pass is also the
+// inference kernel. (Each thread first loaded its own channels' statistics: 32 scalar loads for a pack of 8
+// 16-bit values, more load instructions than its x and y took; staged, bf16 inference at 65536 x 256 went from
+// 22.9 to 20.1 us on an H100.)
 // Improves: fills the GPU for any N and C (the grid is sized to the SMs), 16-byte accesses, no atomics on data.
 // (The finalize was first done by the last block of each column to finish, found through a ticket counter, as
 // kernel 7 still does: with all of C in one column of blocks that is one block reading C x 264 partials, a
@@ -615,55 +635,65 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel4(bn_args_t a) {
 // Wrong: x crosses DRAM twice whenever it is larger than what L2 keeps (the default 67 MB fp32 x is: about 1.5x
 // the minimum bytes); three launches.
 
-#define K5_ROWS(VEC) ((VEC) == 8 ? 2 : 4)  // rows the normalize pass loads at once: 16-bit packs of 8 need registers
-// loads the first pass keeps in flight: 8, but 4 for 16-bit packs of 4 or 8 (8 spill them under 64 registers)
-#define K5_LOADS(T, VEC) (sizeof(T) == 2 && (VEC) >= 4 ? 4 : 8)
+#define K5_ROWS 4  // rows the normalize pass loads at once, as raw words (6 measured no faster on an H100)
+// loads the first pass keeps in flight, as raw words: 8, but 6 for 16-bit packs of 8 and 4 for 16-bit packs of 2
+// (more spill them under 64 registers)
+#define K5_LOADS(T, VEC) (sizeof(T) == 2 && (VEC) == 8 ? 6 : sizeof(T) == 2 && (VEC) == 2 ? 4 : 8)
 // Floats of dynamic shared memory the first pass asks for: rowgroup_shift_sums' sums, 32 KB at most.
 static int k5_smem_floats(int bs, int vec) { return 2 * bs * (vec < 4096 / bs ? vec : 4096 / bs); }
 
+// The first pass of block (bx, by) (kernel 5's, and kernel 9's first phase): shifted sums of its rows for its G
+// packs of channels, one partial (mean, M2) per channel into ws[by * C + c]. sm: sm_floats of shared memory.
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_partial_kernel(bn_args_t a, float *ws_mean, float *ws_m2, int G,
-                                                                 long rows_per_block, int sm_floats) {
+__device__ __forceinline__ void bn_partial_pass(const bn_args_t &a, float *ws_mean, float *ws_m2, int G,
+                                                long rows_per_block, int sm_floats, float *sm, long bx, long by) {
     const T *__restrict__ x = (const T *)a.x;
     const long M = a.M, C = a.C;
     constexpr int U = K5_LOADS(T, VEC);
-    extern __shared__ float sm[];  // sm_floats
     int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;  // G divides the block size
-    long nvec = C / VEC, pc = blockIdx.x * (long)G + g;
-    long row0 = blockIdx.y * rows_per_block, row1 = min(M, row0 + rows_per_block);
+    long nvec = C / VEC, pc = bx * (long)G + g;
+    long row0 = by * rows_per_block, row1 = min(M, row0 + rows_per_block);
     bool active = pc < nvec && row0 < row1;
     const T *xp = x + pc * VEC;
     ShiftSums<VEC> s;
     // the shift: the block's first row, the same for all its threads (an idle thread reads x[0..VEC), unused)
     shift_sums_init(s, load_pack_nc<T, VEC>(active ? xp + row0 * C : x));
     if (active) {
-        // the thread's rows are row0 + rg + i * RG, i < n; full groups of U loads, then one at a time
-        long n = (row1 - row0 - rg + RG - 1) / RG, i = 0, step = (long)RG * C;
-        const T *q = xp + (row0 + rg) * C;
-        for (; i + U <= n; i += U, q += U * step) {
-            Pack<T, VEC> p[U];
+        // the thread's rows are row0 + rg + i * RG, i < n, in groups of U loads issued together. The last group
+        // is not finished one load at a time (each load a round trip of its own): its missing rows re-read the
+        // shift row, whose every value adds exactly 0 to both sums.
+        long n = (row1 - row0 - rg + RG - 1) / RG, step = (long)RG * C;
+        const T *q = xp + (row0 + rg) * C, *shift_row = xp + row0 * C;
+        for (long i = 0; i < n; i += U, q += U * step) {
+            RawPack<T, VEC> p[U];
 #pragma unroll
-            for (int u = 0; u < U; u++) p[u] = load_pack_nc<T, VEC>(q + u * step);  // cached: the normalize pass wants x in L2
+            for (int u = 0; u < U; u++)  // cached: the normalize pass wants x in L2
+                p[u] = load_raw<T, VEC>(i + u < n ? q + u * step : shift_row);
 #pragma unroll
-            for (int u = 0; u < U; u++) shift_sums_add(s, p[u]);
+            for (int u = 0; u < U; u++) shift_sums_add(s, raw_pack<T, VEC>(p[u]));
         }
-        for (; i < n; i++, q += step) shift_sums_add(s, load_pack_nc<T, VEC>(q));
     }
     rowgroup_shift_sums(s, sm, sm_floats, G, RG);
     if (rg == 0 && active) {
 #pragma unroll
         for (int j = 0; j < VEC; j++) {
             Welford w = shift_sums_welford(s, j, (float)(row1 - row0));
-            ws_mean[blockIdx.y * C + pc * VEC + j] = w.mean;
-            ws_m2[blockIdx.y * C + pc * VEC + j] = w.m2;
+            ws_mean[by * C + pc * VEC + j] = w.mean;
+            ws_m2[by * C + pc * VEC + j] = w.m2;
         }
     }
+}
+template <typename T, int VEC>
+__global__ void __launch_bounds__(1024) batchnorm_partial_kernel(bn_args_t a, float *ws_mean, float *ws_m2, int G,
+                                                                 long rows_per_block, int sm_floats) {
+    extern __shared__ float sm[];  // sm_floats
+    bn_partial_pass<T, VEC>(a, ws_mean, ws_m2, G, rows_per_block, sm_floats, sm, blockIdx.x, blockIdx.y);
 }
 
 // Chan's merge of P partials (partial p: the mean and M2 of rows [p * rows_per_block, ...) of M) for the 32
 // channels c0..c0+31, by a whole block: thread t takes channel c0 + t % 32 and folds every RG-th partial from
 // t / 32 (RG = blockDim.x / 32 row groups), so a warp reads 32 consecutive channels of one partial (one 128-byte
-// line) with four loads in flight; then the block merges its row groups (rowgroup_welford). Threads t < 32 get
+// line) with eight partials' loads in flight; then the block merges its row groups (rowgroup_welford). Threads t < 32 get
 // their channel's state. Every thread of the block must call it (barriers). Used by kernel 5's finalize and
 // kernel 6's combine. (One warp per channel, lanes over the partials, read 32 lines for 32 values: ncu timed that
 // finalize at 16 us for 256 channels x 525 partials at bf16 65536 x 256.)
@@ -675,16 +705,28 @@ __global__ void __launch_bounds__(1024) batchnorm_partial_kernel(bn_args_t a, fl
 __host__ __device__ __forceinline__ Welford fold_partials(Welford w, const float *ws_mean, const float *ws_m2, long C,
                                                           long c, long first, long stride, long P,
                                                           long rows_per_block, long M, float m0) {
-#pragma unroll 4
-    for (long p = first; p < P; p += stride) {
-        long n = rows_per_block < M - p * rows_per_block ? rows_per_block : M - p * rows_per_block;
-        if (n <= 0) continue;  // a block without rows wrote no partial: not read (initcheck)
+    // FOLD_BATCH partials' loads are issued before any is merged (with `#pragma unroll` over a loop that merged each
+    // as it came, ptxas left one L2 round trip a partial: kernel 9's combine took 6.9 us for 264 partials a channel
+    // at bf16 65536 x 256 on an H100, 2.4 us for 16). A missing partial (past P, or a block without rows, which
+    // wrote none: not read, for initcheck) enters with count 0, which welford_merge_nocall leaves out exactly.
+    constexpr int FOLD_BATCH = 8;
+    for (long p = first; p < P; p += FOLD_BATCH * stride) {
+        float pm[FOLD_BATCH], pm2[FOLD_BATCH], n[FOLD_BATCH];
+#pragma unroll
+        for (int u = 0; u < FOLD_BATCH; u++) {
+            long q = p + u * stride, left = M - q * rows_per_block;
+            long rows = q >= P || left <= 0 ? 0 : rows_per_block < left ? rows_per_block : left;
+            n[u] = (float)rows;
 #ifdef __CUDA_ARCH__
-        float pm = __ldcg(ws_mean + p * C + c), pm2 = __ldcg(ws_m2 + p * C + c);
+            pm[u] = rows ? __ldcg(ws_mean + q * C + c) : m0;
+            pm2[u] = rows ? __ldcg(ws_m2 + q * C + c) : 0.f;
 #else
-        float pm = ws_mean[p * C + c], pm2 = ws_m2[p * C + c];
+            pm[u] = rows ? ws_mean[q * C + c] : m0;
+            pm2[u] = rows ? ws_m2[q * C + c] : 0.f;
 #endif
-        w = welford_merge_nocall(w, Welford{(float)n, pm - m0, pm2});
+        }
+#pragma unroll
+        for (int u = 0; u < FOLD_BATCH; u++) w = welford_merge_nocall(w, Welford{n[u], pm[u] - m0, pm2[u]});
     }
     return w;
 }
@@ -712,42 +754,38 @@ __global__ void __launch_bounds__(1024) batchnorm_finalize_kernel(bn_args_t a, c
 }
 
 // The normalize pass over x[M, C] (kernel 5's second launch, the dispatcher's inference kernel for channels-last
-// layouts). Per channel: mean from mean_src; invstd from var_src (from_var = 0: var_src holds invstd, training)
-// or rsqrt(var_src + eps) (from_var = 1: var_src is running_var, inference); bn_norm_src picks them.
+// layouts): y = x * scale + shift, the block's channels staged by bn_stage_scale_shift (training: from save_mean
+// and save_invstd; inference: from the running statistics).
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) batchnorm_normalize_cl_kernel(bn_args_t a, int G) {
     const T *__restrict__ x = (const T *)a.x;
     T *__restrict__ y = (T *)a.y;
-    const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
     const long M = a.M, C = a.C;
-    const float eps = a.eps, *mean_src, *var_src;
-    const int from_var = bn_norm_src(a, &mean_src, &var_src);
-    constexpr int U = K5_ROWS(VEC);
+    constexpr int U = K5_ROWS;
     int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;
-    long nvec = C / VEC, pc = blockIdx.x * (long)G + g;
+    long nvec = C / VEC, pc = blockIdx.x * (long)G + g, c0 = blockIdx.x * (long)G * VEC;
+    __shared__ __align__(16) float sc[BN_STAGED], sh[BN_STAGED];
+    bn_stage_scale_shift(a, c0, min((long)G * VEC, C - c0), sc, sh);
     if (pc >= nvec || rg >= RG) return;
-    float m[VEC], scale[VEC], b[VEC];
+    float scale[VEC], shift[VEC];
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
-        long c = pc * VEC + j;
-        float v = var_src[c];
-        m[j] = mean_src[c];
-        scale[j] = (from_var ? rsqrtf(v + eps) : v) * __ldg(gamma + c);
-        b[j] = __ldg(beta + c);
+        scale[j] = sc[g * VEC + j];
+        shift[j] = sh[g * VEC + j];
     }
     long stride = (long)gridDim.y * RG;
     for (long k = blockIdx.y * (long)RG + rg; k < M; k += U * stride) {  // k counts rows from the last one
-        Pack<T, VEC> p[U];
+        RawPack<T, VEC> p[U];  // raw words: all U loads issued before any is unpacked
 #pragma unroll
         for (int u = 0; u < U; u++)
-            if (k + u * stride < M) p[u] = load_pack_cs<T, VEC>(x + (M - 1 - (k + u * stride)) * C + pc * VEC);
+            if (k + u * stride < M) p[u] = load_raw_cs<T, VEC>(x + (M - 1 - (k + u * stride)) * C + pc * VEC);
 #pragma unroll
         for (int u = 0; u < U; u++) {
             long r = M - 1 - (k + u * stride);
             if (r < 0) continue;
-            Pack<T, VEC> out;
+            Pack<T, VEC> in = raw_pack<T, VEC>(p[u]), out;
 #pragma unroll
-            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((to_float(p[u].v[j]) - m[j]) * scale[j] + b[j]);
+            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), scale[j], shift[j]));
             store_pack_cs<T, VEC>(y + r * C + pc * VEC, out);
         }
     }
@@ -991,6 +1029,75 @@ __global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(bn_args_
 #pragma unroll
             for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((to_float(p[u].v[j]) - m) * scale + b);
             store_pack_cs<T, VEC>(y + (long)q * VEC, out);
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 9: kernel 5's two passes in one cooperative launch, the second read of x served by L2. A grid of exactly
+// the blocks resident at once, (gx, gy) as kernel 5's first pass: block (bx, by) takes G packs of channels and a
+// slice of rows. Phase 1 is kernel 5's first pass (bn_partial_pass: shifted sums, one partial per channel and
+// slice); a grid sync; every block combines the partials of a share of the channels (32 channels at a time,
+// combine_partials_block, as kernel 6) and writes the statistics; a grid sync; phase 3 normalizes the block's own
+// slice, its rows last first: those are the lines the block read last, so they are the likeliest still in L2.
+// Where x fits in L2 (bf16 [65536, 256] is 33.5 MB, L2 50 MB on an H100) DRAM then moves x once and y once, the
+// copy's bytes, with nothing held on chip across the syncs (kernel 6 keeps x in registers and shared memory and
+// must skip what does not fit). ncu there: 37.4 MB read from DRAM for x's 33.5, against 67 for kernel 5.
+// Improves: one launch instead of three; the second read of x from L2 wherever x fits in it, and the part of it
+// that L2 still holds where it does not; no on-chip limit. Ahead of 5 and 6 at every [N, C] and NHWC size tried.
+// Wrong: the phases do not overlap (all blocks read, sync, combine, sync, write): at bf16 65536 x 256 on an H100,
+// 13.6 us first pass (2.5 TB/s), 1.8 sync, 6.0 combine (8 of 264 blocks busy: 32 channels each), 1.1 sync, 10.0
+// normalize; the copy of the same bytes takes 18.6 us in all.
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(512, 2) batchnorm_l2_kernel(bn_args_t a, float *ws_mean, float *ws_m2, int G,
+                                                            long rows_per_block, int sm_floats) {
+    cg::grid_group grid = cg::this_grid();
+    extern __shared__ __align__(16) float sm[];  // max(sm_floats floats, a Welford state a thread)
+    const long M = a.M, C = a.C;
+    bn_partial_pass<T, VEC>(a, ws_mean, ws_m2, G, rows_per_block, sm_floats, sm, blockIdx.x, blockIdx.y);
+    grid.sync();
+    // the combine: a block per 32 channels at a time over the gy partials; the loop is uniform in the block
+    const long nb = (long)gridDim.x * gridDim.y, b = (long)blockIdx.y * gridDim.x + blockIdx.x;
+    for (long c0 = b * 32L; c0 < C; c0 += nb * 32) {
+        __syncthreads();  // sm: the first pass's sums, or the previous round's states, are no longer read
+        Welford w = combine_partials_block(ws_mean, ws_m2, C, c0, gridDim.y, rows_per_block, M,
+                                           reinterpret_cast<Welford *>(sm));
+        if (threadIdx.x < 32 && c0 + threadIdx.x < C)
+            bn_finalize_channel(a, c0 + threadIdx.x, w.mean, w.m2, (float)M);
+    }
+    grid.sync();
+    // the block's own slice, last rows first; 16-byte packs (the statistics were written by other blocks in this
+    // launch: read through L2, __ldcg)
+    const T *__restrict__ x = (const T *)a.x;
+    T *__restrict__ y = (T *)a.y;
+    constexpr int U = K5_ROWS;
+    int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;
+    long nvec = C / VEC, pc = blockIdx.x * (long)G + g;
+    long row0 = blockIdx.y * rows_per_block, row1 = min(M, row0 + rows_per_block);
+    long c0 = blockIdx.x * (long)G * VEC;
+    __shared__ __align__(16) float sc[BN_STAGED], sh[BN_STAGED];
+    bn_stage_scale_shift(a, c0, min((long)G * VEC, C - c0), sc, sh);
+    if (pc >= nvec || rg >= RG || row0 >= row1) return;
+    float scale[VEC], shift[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        scale[j] = sc[g * VEC + j];
+        shift[j] = sh[g * VEC + j];
+    }
+    for (long k = rg; k < row1 - row0; k += (long)U * RG) {  // k counts the slice's rows from its last one
+        RawPack<T, VEC> p[U];  // raw words: all U loads issued before any is unpacked
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (k + u * RG < row1 - row0) p[u] = load_raw_cs<T, VEC>(x + (row1 - 1 - (k + u * RG)) * C + pc * VEC);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            long r = row1 - 1 - (k + u * RG);
+            if (r < row0) continue;
+            Pack<T, VEC> in = raw_pack<T, VEC>(p[u]), out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), scale[j], shift[j]));
+            store_pack_cs<T, VEC>(y + r * C + pc * VEC, out);
         }
     }
 }
@@ -1275,20 +1382,80 @@ static void launch_k7(const void *pp, launch_t *l) {
     DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), launch_nchw_t, p, l->block_size);
 }
 
+// Kernel 9: the grid is kernel 5's first-pass grid cut to the blocks resident at once (a cooperative launch
+// needs all of them on the GPU together); the plan says why where there is none.
+typedef struct {
+    long gx, gy, rows_per_block;
+    int G, sm_floats;
+    size_t smem;
+} k9_plan_t;
+template <typename T, int VEC>
+static void k9_plan_for(const bn_problem_t *p, int bs, k9_plan_t *pl, const char **why) {
+    const void *fn = (const void *)batchnorm_l2_kernel<T, VEC>;
+    if ((*why = block_fits(fn, bs))) return;
+    long nvec = p->C / VEC;
+    pl->G = cl_lanes(nvec);
+    if (bs % pl->G) {
+        *why = reasonf("%d threads are not a multiple of the %d lanes a row group takes", bs, pl->G);
+        return;
+    }
+    pl->sm_floats = k5_smem_floats(bs, VEC);
+    size_t states = sizeof(Welford) * (size_t)bs;  // combine_partials_block's, in the same shared memory
+    pl->smem = sizeof(float) * (size_t)pl->sm_floats > states ? sizeof(float) * (size_t)pl->sm_floats : states;
+    long resident = bn_wave(fn, bs, pl->smem);  // block_fits said at least one block fits an SM
+    pl->gx = ceil_div(nvec, pl->G);
+    if (resident < pl->gx) {
+        *why = reasonf("C = %ld needs %ld columns of blocks, more than the %ld resident at once", p->C, pl->gx,
+                       resident);
+        return;
+    }
+    long gy = clamp_long(resident / pl->gx, 1, p->M);
+    if (gy * p->C > p->ws_states) gy = p->ws_states / p->C;
+    pl->rows_per_block = ceil_div(p->M, gy);
+    pl->gy = ceil_div(p->M, pl->rows_per_block);  // no block without rows
+}
+// The plan, made at every launch: integer arithmetic and bn_wave's cached occupancy query.
+static const char *k9_plan(const bn_problem_t *p, int bs, k9_plan_t *pl) {
+    const char *why = training_cl_only(p);
+    if (why) return why;
+    if (!g_dev.prop.cooperativeLaunch) return "the device does not support cooperative launch";
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), k9_plan_for, p, bs, pl, &why);  // kernel 5's packs
+    return why;
+}
+static const char *supports_k9(const void *pp, int bs) {
+    k9_plan_t pl = {};
+    return k9_plan((const bn_problem_t *)pp, bs, &pl);
+}
+template <typename T, int VEC>
+static void launch_l2_t(const bn_problem_t *p, int bs) {
+    k9_plan_t pl = {};
+    if (k9_plan(p, bs, &pl)) return;  // supports_k9 said why
+    bn_args_t a = bn_args(p);
+    float *wm = p->ws_mean, *wv = p->ws_m2;
+    void *args[] = {(void *)&a, (void *)&wm, (void *)&wv, (void *)&pl.G, (void *)&pl.rows_per_block,
+                    (void *)&pl.sm_floats};
+    const void *fn = (const void *)batchnorm_l2_kernel<T, VEC>;
+    CUDA_CHECK(cudaLaunchCooperativeKernel(fn, dim3((unsigned)pl.gx, (unsigned)pl.gy), dim3(bs), args, pl.smem, 0));
+}
+static void launch_k9(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), launch_l2_t, p, l->block_size);
+}
+
 // ------------------------------------------------------------------------------------------------
-// Kernel 8: the dispatcher. These rules come from reasoning about the kernels above, not from measurements (each
-// path was validated on an H100, none was timed): they are to be tuned from measurements (scripts/run_all.py,
-// then results/NOTES.md).
+// Kernel 8: the dispatcher.
 //   inference, channels contiguous (or NCHW with H*W = 1, the same memory as [N, C])
 //                                        -> the normalize pass of 5 on [M, C], 256 threads
 //   inference, NCHW                      -> the normalize pass of 7, 256 threads
 //   training, NCHW with H*W = 1          -> 5 on the [N, C] view (7 would read each channel with stride C)
 //   training, NCHW                       -> 7, 256 threads
-//   training, channels contiguous, x larger than half of L2 and on chip (6 has a plan at 512 or 256 threads)
-//                                        -> 6: 5 would read x twice from DRAM there
-//   training, channels contiguous, otherwise -> 5, 512 threads (fewer, larger blocks: fewer partials to combine;
-//                                           below half of L2 its second read of x is an L2 hit)
-// A --block-size given on the command line is passed to the path (6 then needs a plan at that size).
+//   training, channels contiguous        -> 9 at 512 threads where it has a plan (cooperative launch, C/8 packs
+//                                           of columns resident), else 5 at 512
+// The bytes of x against L2 (read from the device) were to choose between 9, 6 and 5. Measured on an H100
+// (L2 50 MB), 9 is ahead of 5 and 6 at every size tried, x from 8 MB to 268 MB: below L2 its second read is an
+// L2 hit; above it, the backwards walk still finds the last lines read there (results/NOTES.md). 6 (x on chip)
+// lost to 9 at every point where it runs, so it is no longer chosen.
+// A --block-size given on the command line is passed to the path (9 then needs a plan at that size).
 static void launch_k8(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     int cl = p->layout != LAYOUT_NCHW || p->HW == 1;  // [M, C] in memory
@@ -1316,20 +1483,14 @@ static void launch_k8(const void *pp, launch_t *l) {
         snprintf(l->path, sizeof l->path, "7 (NCHW planes, %d-wide packs)", vec);
         return;
     }
-    double xbytes = (double)p->M * p->C * dtype_size(d);
-    if (p->layout != LAYOUT_NCHW && xbytes > 0.5 * g_dev.prop.l2CacheSize) {
-        int tries[2] = {512, 256}, n = bs ? 1 : 2;  // 512 first: 1311 vs 1192 GB/s at bf16 65536 x 256 (H100, f770f65)
-        if (bs) tries[0] = bs;
-        for (int i = 0; i < n; i++) {
-            k6_plan_t plan;
-            if (!k6_plan(p, tries[i], &plan)) {
-                launch_persistent(p, tries[i], &plan);
-                l->block_used = tries[i];
-                snprintf(l->path, sizeof l->path, "6 (single read: %ld blocks, %ld rows each on chip)", plan.P,
-                         plan.rows_per_block);
-                return;
-            }
-        }
+    k9_plan_t plan = {};
+    if (!k9_plan(p, bs ? bs : 512, &plan)) {
+        bs = bs ? bs : 512;
+        DISPATCH_VEC(d, bn_vec_width(d, p->C), launch_l2_t, p, bs);
+        l->block_used = bs;
+        snprintf(l->path, sizeof l->path, "9 (two passes in one launch: %ld x %ld blocks, %ld rows each)", plan.gx,
+                 plan.gy, plan.rows_per_block);
+        return;
     }
     bs = bs ? bs : 512;
     int vec = bn_vec_width(d, p->C);
@@ -1450,6 +1611,9 @@ static const kernel_t k_kernels[] = {
      "NCHW: vectorized reductions over each channel's planes, split over many blocks", 0, supports_k7, launch_k7},
     {8, "dispatch", DT_ALL, "all layouts and modes",
      "picks the path by layout, N, C, dtype and mode, and says which ran", 1, NULL, launch_k8},
+    {9, "l2-two-pass", DT_ALL, "[N,C], NHWC; training",
+     "5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2", 0,
+     supports_k9, launch_k9},
 };
 
 // ------------------------------------------------------------------------------------------------

@@ -101,6 +101,9 @@ template <typename T, int N> using RawPack = typename RawBits<sizeof(T) * N>::ty
 template <typename T, int N> __device__ __forceinline__ RawPack<T, N> load_raw(const T *p) {
     return *reinterpret_cast<const RawPack<T, N> *>(p);
 }
+template <typename T, int N> __device__ __forceinline__ RawPack<T, N> load_raw_cs(const T *p) {  // evict-first
+    return __ldcs(reinterpret_cast<const RawPack<T, N> *>(p));
+}
 template <typename T, int N> __device__ __forceinline__ Pack<T, N> raw_pack(const RawPack<T, N> &r) {
     Pack<T, N> out;
     memcpy(&out, &r, sizeof(r));
