@@ -705,10 +705,10 @@ __global__ void __launch_bounds__(1024) batchnorm_partial_kernel(bn_args_t a, fl
 __host__ __device__ __forceinline__ Welford fold_partials(Welford w, const float *ws_mean, const float *ws_m2, long C,
                                                           long c, long first, long stride, long P,
                                                           long rows_per_block, long M, float m0) {
-    // FOLD_BATCH partials' loads are issued before any is merged (with `#pragma unroll` over a loop that merged each
-    // as it came, ptxas left one L2 round trip a partial: kernel 9's combine took 6.9 us for 264 partials a channel
-    // at bf16 65536 x 256 on an H100, 2.4 us for 16). A missing partial (past P, or a block without rows, which
-    // wrote none: not read, for initcheck) enters with count 0, which welford_merge_nocall leaves out exactly.
+    // FOLD_BATCH partials' loads are issued before any is merged (a loop that merged each as it came, unrolled 4
+    // times: kernel 9's combine took 6.9 us for 264 partials a channel at bf16 65536 x 256 on an H100, 6.0 us
+    // batched; the rest is not explained, results/NOTES.md). A missing partial (past P, or a block without rows,
+    // which wrote none: not read, for initcheck) enters with count 0, which welford_merge_nocall leaves out exactly.
     constexpr int FOLD_BATCH = 8;
     for (long p = first; p < P; p += FOLD_BATCH * stride) {
         float pm[FOLD_BATCH], pm2[FOLD_BATCH], n[FOLD_BATCH];
