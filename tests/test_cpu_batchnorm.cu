@@ -553,11 +553,68 @@ static void test_partials_offsets(void) {
     free(ws_m2);
 }
 
+// fold_partials' edges: partials loaded in batches of 8 over a chain (first, first + stride, ...), so a chain's
+// last batch runs past P; the last block holds fewer rows (M not a multiple of rows_per_block), and P may count
+// blocks past M that wrote nothing (their workspace is NaN here: reading one fails the check). Chains for every
+// first < stride, merged, must match float64 over the rows.
+static void test_fold_partials_edges(void) {
+    const long M = 1000, R = 7, C = 3, P_DATA = (M + R - 1) / R, P = P_DATA + 5;  // 143 partials with rows, 5 without
+    float *ws_mean = (float *)malloc(sizeof(float) * P * C), *ws_m2 = (float *)malloc(sizeof(float) * P * C);
+    double *x = (double *)malloc(sizeof(double) * M * C);
+    uint32_t seed = 777u;
+    for (long r = 0; r < M; r++)
+        for (long c = 0; c < C; c++) x[r * C + c] = 10.0 * c + lcg_normal(&seed);
+    for (long p = 0; p < P; p++)
+        for (long c = 0; c < C; c++) {
+            long r0 = p * R, r1 = r0 + R < M ? r0 + R : M;
+            if (r0 >= M) {  // a block without rows writes nothing
+                ws_mean[p * C + c] = ws_m2[p * C + c] = nanf("");
+                continue;
+            }
+            double sum = 0, m2 = 0;
+            for (long r = r0; r < r1; r++) sum += x[r * C + c];
+            double mean = sum / (r1 - r0);
+            for (long r = r0; r < r1; r++) m2 += (x[r * C + c] - mean) * (x[r * C + c] - mean);
+            ws_mean[p * C + c] = (float)mean;
+            ws_m2[p * C + c] = (float)m2;
+        }
+    int ok = 1;
+    char why[256] = "";
+    const long strides[] = {1, 3, 8, 16, 200};
+    for (size_t k = 0; k < sizeof strides / sizeof strides[0]; k++)
+        for (long c = 0; c < C; c++) {
+            long S = strides[k];
+            float m0 = ws_mean[c];
+            Welford all = {0.f, 0.f, 0.f};
+            for (long first = 0; first < S; first++)
+                all = welford_merge_nocall(all, fold_partials(Welford{0.f, 0.f, 0.f}, ws_mean, ws_m2, C, c, first, S, P,
+                                                              R, M, m0));
+            double sum = 0, m2 = 0;
+            for (long r = 0; r < M; r++) sum += x[r * C + c];
+            double ref_mean = sum / M;
+            for (long r = 0; r < M; r++) m2 += (x[r * C + c] - ref_mean) * (x[r * C + c] - ref_mean);
+            double mean = (double)all.mean + m0, var = all.m2 / (double)M;
+            if (!(all.n == (float)M && fabs(mean - ref_mean) < 1e-5 * (1 + fabs(ref_mean)) &&
+                  fabs(var - m2 / M) < 1e-4 * (m2 / M))) {
+                ok = 0;
+                snprintf(why, sizeof why, "stride %ld channel %ld: n %.0f mean %.7f vs %.7f, var %.7f vs %.7f", S, c,
+                         (double)all.n, mean, ref_mean, var, m2 / M);
+            }
+        }
+    check("fold_partials: chains of strides 1-200 over 143 partials (the last of 6 rows) and 5 without rows (NaN, "
+          "never read) merge to the float64 statistics",
+          ok, "%s", why);
+    free(ws_mean);
+    free(ws_m2);
+    free(x);
+}
+
 int main(void) {
     test_hand_cases();
     test_running_update();
     test_oracle();
     test_partials_offsets();
+    test_fold_partials_edges();
     test_layouts();
     test_thread_count();
     test_inference();
