@@ -1427,10 +1427,9 @@ static const char *supports_k9(const void *pp, int bs) {
     k9_plan_t pl = {};
     return k9_plan((const bn_problem_t *)pp, bs, &pl);
 }
+// Launches kernel 9 with a plan k9_plan made for this problem and block size (once a launch: the caller's).
 template <typename T, int VEC>
-static void launch_l2_t(const bn_problem_t *p, int bs) {
-    k9_plan_t pl = {};
-    if (k9_plan(p, bs, &pl)) return;  // supports_k9 said why
+static void launch_l2_t(const bn_problem_t *p, int bs, k9_plan_t pl) {
     bn_args_t a = bn_args(p);
     float *wm = p->ws_mean, *wv = p->ws_m2;
     void *args[] = {(void *)&a, (void *)&wm, (void *)&wv, (void *)&pl.G, (void *)&pl.rows_per_block,
@@ -1440,7 +1439,9 @@ static void launch_l2_t(const bn_problem_t *p, int bs) {
 }
 static void launch_k9(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), launch_l2_t, p, l->block_size);
+    k9_plan_t pl = {};
+    if (k9_plan(p, l->block_size, &pl)) return;  // supports_k9 said why
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), launch_l2_t, p, l->block_size, pl);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1484,16 +1485,15 @@ static void launch_k8(const void *pp, launch_t *l) {
         snprintf(l->path, sizeof l->path, "7 (NCHW planes, %d-wide packs)", vec);
         return;
     }
+    bs = bs ? bs : 512;  // 9 and 5 alike
     k9_plan_t plan = {};
-    if (!k9_plan(p, bs ? bs : 512, &plan)) {
-        bs = bs ? bs : 512;
-        DISPATCH_VEC(d, bn_vec_width(d, p->C), launch_l2_t, p, bs);
+    if (!k9_plan(p, bs, &plan)) {
+        DISPATCH_VEC(d, bn_vec_width(d, p->C), launch_l2_t, p, bs, plan);
         l->block_used = bs;
         snprintf(l->path, sizeof l->path, "9 (two passes in one launch: %ld x %ld blocks, %ld rows each)", plan.gx,
                  plan.gy, plan.rows_per_block);
         return;
     }
-    bs = bs ? bs : 512;
     int vec = bn_vec_width(d, p->C);
     DISPATCH_VEC(d, vec, launch_split_t, p, bs);
     l->block_used = bs;
