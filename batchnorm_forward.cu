@@ -30,11 +30,12 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
    7  nchw-split-planes  NCHW: vectorized reductions over each channel's planes, split over many blocks
    8  dispatch           picks the path by layout, N, C, dtype and mode, and says which ran
    9  l2-two-pass        5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2
+  10  nchw-cluster-l2    NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second read from L2
 
-Layouts and modes: 1-6 and 9 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 runs NCHW, 8
-runs all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in 8 (the
-normalize pass of 5, or of 7 for NCHW, fed by the running statistics) and in 0; 1-7 and 9 are training kernels
-and skip it. 1-3 are the fp32 teaching steps; 4-9 run fp32, fp16 and bf16.
+Layouts and modes: 1-6 and 9 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 10 run
+NCHW, 8 runs all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in 8
+(the normalize pass of 5, or of 7 for NCHW, fed by the running statistics) and in 0; 1-7, 9 and 10 are training
+kernels and skip it. 1-3 are the fp32 teaching steps; 4-10 run fp32, fp16 and bf16.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`):
 cuDNN's BatchNorm forward functions in every layout, dtype and mode, writing into this program's buffers. Its
 candidates (ForwardTraining / ForwardTrainingEx / ForwardInference x SPATIAL / SPATIAL_PERSISTENT x NCHW / NHWC
@@ -350,11 +351,14 @@ __device__ __forceinline__ void rowgroup_shift_sums(ShiftSums<V> &s, float *sm, 
 
 // From a channel's (mean, M2, count): writes save_mean, save_invstd, updates the running statistics, returns
 // invstd. count = 1 leaves running_var unchanged (see the header).
+// 1 / sqrt(var + eps) with var = m2 / count: no division subroutine (see welford_merge_nocall); 2 ulps.
+__device__ __forceinline__ float bn_invstd(float m2, float count, float eps) {
+    return rsqrtf(__fdividef(m2, count) + eps);
+}
 __device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m2, float count, float *save_mean,
                                                      float *save_invstd, float *rm, float *rv, float eps,
                                                      float momentum) {
-    float var = __fdividef(m2, count);  // no division subroutine (see welford_merge_nocall); 2 ulps
-    float invstd = rsqrtf(var + eps);
+    float invstd = bn_invstd(m2, count, eps);
     save_mean[c] = mean;
     save_invstd[c] = invstd;
     rm[c] = (1.f - momentum) * rm[c] + momentum * mean;
@@ -939,6 +943,16 @@ __device__ __forceinline__ void nchw_advance(long &n, long &i, long step, long n
     }
 }
 
+// Moves a (plane n, pack i) position back by `step` packs within planes of nvh packs (n may go below 0 at the end).
+__device__ __forceinline__ void nchw_retreat(long &n, long &i, long step, long nvh) {
+    i -= step;
+    if (i < 0) {
+        long q = (-i + nvh - 1) / nvh;
+        n -= q;
+        i += q * nvh;
+    }
+}
+
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) batchnorm_nchw_partial_kernel(bn_args_t a, float *ws_mean, float *ws_m2,
                                                                       unsigned *counters, long packs_per_block) {
@@ -1104,6 +1118,90 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_kernel(bn_args_t a, float
 }
 
 // ------------------------------------------------------------------------------------------------
+// Kernel 10: NCHW, a channel per cluster, its second read from L2. A cluster of CL blocks (1, 2, 4 or 8: enough
+// blocks for two a SM) takes one channel, each block a contiguous share of the channel's N planes of H*W packs.
+// Each block sums its share as shifted sums around the channel's first value (the same shift in every block of
+// the cluster), one block sum and one sum over the cluster through distributed shared memory (cluster_sum_once)
+// give every thread the channel's mean and variance: no workspace, no second launch, no grid-wide sync. Rank 0
+// writes the statistics; every block then normalizes its own share, last packs first (the lines it read last,
+// the likeliest still in L2).
+// Improves (over 7): one launch, no partials in memory, the second read from L2 where the resident shares fit it.
+// Wrong: a channel whose first value lies far from its mean (in standard deviations) loses precision in the
+// variance, as LayerNorm's shifted sums; where x is much larger than L2 most of the second read still comes from
+// DRAM; small planes (a few packs) leave the threads' positions wrapping across planes on every step.
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(512) batchnorm_nchw_cluster_kernel(bn_args_t a, int CL) {
+    const T *__restrict__ x = (const T *)a.x;
+    T *__restrict__ y = (T *)a.y;
+    constexpr int U = 4;  // packs a thread loads at once, as raw words
+    const long C = a.C, HW = a.HW, nvh = HW / VEC, K = a.N * nvh, bs = blockDim.x;
+    const long c = blockIdx.x / CL;
+    const int r = blockIdx.x % CL;  // the block's rank in its cluster (1-D clusters of consecutive blocks)
+    const long k0 = K * r / CL, k1 = K * (r + 1) / CL;  // the block's packs of the channel
+    const T *xc = x + c * HW;
+    T *yc = y + c * HW;
+    const float shift = to_float(xc[0]);
+    float s1 = 0.f, s2 = 0.f;
+    long k = k0 + threadIdx.x, n = k / nvh, i = k - n * nvh;
+    for (; k < k1; k += U * bs) {
+        RawPack<T, VEC> p[U];
+        long pn = n, pi = i;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (k + u * bs < k1) p[u] = load_raw<T, VEC>(xc + pn * C * HW + pi * VEC);  // cached: re-read below
+            nchw_advance(pn, pi, bs, nvh);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (k + u * bs < k1) {
+                Pack<T, VEC> in = raw_pack<T, VEC>(p[u]);
+#pragma unroll
+                for (int j = 0; j < VEC; j++) {
+                    float d = to_float(in.v[j]) - shift;
+                    s1 += d;
+                    s2 = fmaf(d, d, s2);
+                }
+            }
+        n = pn;
+        i = pi;
+    }
+    __shared__ float2 scratch[32], mine;
+    float2 t = cluster_sum_once(block_sum_once(make_float2(s1, s2), scratch), &mine, CL);
+    const float M = (float)(a.N * HW), dm = __fdividef(t.x, M), mean = shift + dm, m2 = fmaxf(0.f, t.y - t.x * dm);
+    if (r == 0 && threadIdx.x == 0) bn_finalize_channel(a, c, mean, m2, M);
+    const float scale = bn_invstd(m2, M, a.eps) * __ldg(a.gamma + c), b = fmaf(-mean, scale, __ldg(a.beta + c));
+    // the block's packs again, last first: pack k1 - 1 - threadIdx.x, then U * bs back each trip
+    k = k1 - 1 - threadIdx.x;
+    n = k >= 0 ? k / nvh : -1;
+    i = k - n * nvh;
+    for (; k >= k0; k -= U * bs) {
+        RawPack<T, VEC> p[U];
+        long pn = n, pi = i;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (k - u * bs >= k0) p[u] = load_raw_cs<T, VEC>(xc + pn * C * HW + pi * VEC);
+            nchw_retreat(pn, pi, bs, nvh);
+        }
+        pn = n;
+        pi = i;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (k - u * bs >= k0) {
+                Pack<T, VEC> in = raw_pack<T, VEC>(p[u]), out;
+#pragma unroll
+                for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), scale, b));
+                store_pack_cs<T, VEC>(yc + pn * C * HW + pi * VEC, out);
+            }
+            nchw_retreat(pn, pi, bs, nvh);
+        }
+        n = pn;
+        i = pi;
+    }
+    cluster_release_wait();
+}
+
+// ------------------------------------------------------------------------------------------------
 // Launchers: pick the template instance and the grid, launch on the default stream.
 
 static bn_args_t bn_args(const bn_problem_t *p) {
@@ -1148,7 +1246,7 @@ static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ?
 // Skip reasons shared by the channels-last training kernels (1-6).
 static const char *training_cl_only(const bn_problem_t *p) {
     if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 8";
-    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernel 7 or 8 runs NCHW)";
+    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernels 7, 8 and 10 run NCHW)";
     return NULL;
 }
 static const char *supports_cl(const void *pp, int bs) {
@@ -1444,6 +1542,40 @@ static void launch_k9(const void *pp, launch_t *l) {
     DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), launch_l2_t, p, l->block_size, pl);
 }
 
+// Kernel 10: C clusters of CL blocks, a 1-D grid; CL the least of 1, 2, 4, 8 that gives two blocks a SM (8 at
+// most); 512 threads unless --block-size says otherwise.
+static int k10_cluster(const bn_problem_t *p) {
+    int cl = 1;
+    while (cl < 8 && p->C * cl < 2L * g_dev.prop.multiProcessorCount) cl *= 2;
+    return cl;
+}
+template <typename T, int VEC> static const void *k10_fn(void) {
+    return (const void *)batchnorm_nchw_cluster_kernel<T, VEC>;
+}
+template <typename T, int VEC> static void k10_why_t(const bn_problem_t *p, int bs, const char **why) {
+    *why = cluster_fits(k10_fn<T, VEC>(), bs, k10_cluster(p));
+}
+static const char *supports_k10(const void *pp, int bs) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 8";
+    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8 and 9 run it";
+    const char *why = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (why) return why;
+    if (p->C * (double)k10_cluster(p) > 2147483647.0) return "C x cluster blocks exceed a 1-D grid";
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), k10_why_t, p, bs ? bs : 512, &why);
+    return why;
+}
+template <typename T, int VEC> static void launch_nchw_cluster_t(const bn_problem_t *p, int bs) {
+    bn_args_t a = bn_args(p);
+    int cl = k10_cluster(p);
+    void *args[] = {(void *)&a, (void *)&cl};
+    launch_kernel(k10_fn<T, VEC>(), p->C * cl, dim3(bs), 0, args, cl);
+}
+static void launch_k10(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), launch_nchw_cluster_t, p, l->block_size);
+}
+
 // ------------------------------------------------------------------------------------------------
 // Kernel 8: the dispatcher.
 //   inference, channels contiguous (or NCHW with H*W = 1, the same memory as [N, C])
@@ -1615,6 +1747,9 @@ static const kernel_t k_kernels[] = {
     {9, "l2-two-pass", DT_ALL, "[N,C], NHWC; training",
      "5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2", 0,
      supports_k9, launch_k9},
+    {10, "nchw-cluster-l2", DT_ALL, "NCHW; training; sm_90",
+     "NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second "
+     "read from L2", 0, supports_k10, launch_k10},
 };
 
 // ------------------------------------------------------------------------------------------------
