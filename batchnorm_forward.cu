@@ -31,11 +31,12 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
    8  dispatch           picks the path by layout, N, C, dtype and mode, and says which ran
    9  l2-two-pass        5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2
   10  nchw-cluster-l2    NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second read from L2
+  11  l2-one-sync        9 with the per-channel sums added by L2 atomics: one grid sync, no combine phase
 
-Layouts and modes: 1-6 and 9 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 10 run
-NCHW, 8 runs all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in 8
-(the normalize pass of 5, or of 7 for NCHW, fed by the running statistics) and in 0; 1-7, 9 and 10 are training
-kernels and skip it. 1-3 are the fp32 teaching steps; 4-10 run fp32, fp16 and bf16.
+Layouts and modes: 1-6, 9 and 11 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 10
+run NCHW, 8 runs all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in
+8 (the normalize pass of 5, or of 7 for NCHW, fed by the running statistics) and in 0; 1-7 and 9-11 are training
+kernels and skip it. 1-3 are the fp32 teaching steps; 4-11 run fp32, fp16 and bf16.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`):
 cuDNN's BatchNorm forward functions in every layout, dtype and mode, writing into this program's buffers. Its
 candidates (ForwardTraining / ForwardTrainingEx / ForwardInference x SPATIAL / SPATIAL_PERSISTENT x NCHW / NHWC
@@ -94,7 +95,9 @@ typedef struct {
     float *run_mean0, *run_var0;  // the initial running statistics (reset copies them back)
     float *ws_mean, *ws_m2;       // workspace: per-block partial statistics (kernels 5-7), sums (kernel 3)
     long ws_states;               // partial states the workspace holds (ws_mean and ws_m2 each)
-    unsigned *counters;           // "last block" tickets, one per column of blocks or channel; kept at zero
+    unsigned *counters;           // "last block" tickets: one per channel (kernel 7), [C] kernel 11's; kept at zero
+    double *sums;                 // kernel 11's per-channel sums (sum_copies x 2C); kept at zero
+    int sum_copies;
     double *hx, *hgamma, *hbeta, *hrm0, *hrv0;  // host inputs, exactly the device values
 } bn_problem_t;
 
@@ -646,39 +649,50 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel4(bn_args_t a) {
 // Floats of dynamic shared memory the first pass asks for: rowgroup_shift_sums' sums, 32 KB at most.
 static int k5_smem_floats(int bs, int vec) { return 2 * bs * (vec < 4096 / bs ? vec : 4096 / bs); }
 
-// The first pass of block (bx, by) (kernel 5's, and kernel 9's first phase): shifted sums of its rows for its G
-// packs of channels, one partial (mean, M2) per channel into ws[by * C + c]. sm: sm_floats of shared memory.
+// A block's shifted sums (kernel 5's first pass, and the first phase of kernels 9 and 11): block bx's G packs of
+// channels over rows [row0, row1), around the values of row shift_row. Returns whether the thread has a pack of
+// channels and rows; threads rg == 0 of those hold their pack's block totals in s. sm: sm_floats of shared memory.
 template <typename T, int VEC>
-__device__ __forceinline__ void bn_partial_pass(const bn_args_t &a, float *ws_mean, float *ws_m2, int G,
-                                                long rows_per_block, int sm_floats, float *sm, long bx, long by) {
+__device__ __forceinline__ bool bn_block_shift_sums(const bn_args_t &a, ShiftSums<VEC> &s, int G, long row0,
+                                                    long row1, long shift_row, int sm_floats, float *sm, long bx) {
     const T *__restrict__ x = (const T *)a.x;
-    const long M = a.M, C = a.C;
+    const long C = a.C;
     constexpr int U = K5_LOADS(T, VEC);
     int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;  // G divides the block size
     long nvec = C / VEC, pc = bx * (long)G + g;
-    long row0 = by * rows_per_block, row1 = min(M, row0 + rows_per_block);
     bool active = pc < nvec && row0 < row1;
-    const T *xp = x + pc * VEC;
-    ShiftSums<VEC> s;
-    // the shift: the block's first row, the same for all its threads (an idle thread reads x[0..VEC), unused)
-    shift_sums_init(s, load_pack_nc<T, VEC>(active ? xp + row0 * C : x));
+    const T *xp = x + pc * VEC, *shift_row_p = xp + shift_row * C;
+    // the shift, the same for all the block's threads of a channel (an idle thread reads x[0..VEC), unused)
+    shift_sums_init(s, load_pack_nc<T, VEC>(active ? shift_row_p : x));
     if (active) {
         // the thread's rows are row0 + rg + i * RG, i < n, in groups of U loads issued together. The last group
         // is not finished one load at a time (each load a round trip of its own): its missing rows re-read the
         // shift row, whose every value adds exactly 0 to both sums.
         long n = (row1 - row0 - rg + RG - 1) / RG, step = (long)RG * C;
-        const T *q = xp + (row0 + rg) * C, *shift_row = xp + row0 * C;
+        const T *q = xp + (row0 + rg) * C;
         for (long i = 0; i < n; i += U, q += U * step) {
             RawPack<T, VEC> p[U];
 #pragma unroll
             for (int u = 0; u < U; u++)  // cached: the normalize pass wants x in L2
-                p[u] = load_raw<T, VEC>(i + u < n ? q + u * step : shift_row);
+                p[u] = load_raw<T, VEC>(i + u < n ? q + u * step : shift_row_p);
 #pragma unroll
             for (int u = 0; u < U; u++) shift_sums_add(s, raw_pack<T, VEC>(p[u]));
         }
     }
     rowgroup_shift_sums(s, sm, sm_floats, G, RG);
-    if (rg == 0 && active) {
+    return active;
+}
+// The first pass of block (bx, by) (kernel 5's, and kernel 9's first phase): shifted sums of its rows around its
+// first row, one partial (mean, M2) per channel into ws[by * C + c].
+template <typename T, int VEC>
+__device__ __forceinline__ void bn_partial_pass(const bn_args_t &a, float *ws_mean, float *ws_m2, int G,
+                                                long rows_per_block, int sm_floats, float *sm, long bx, long by) {
+    const long M = a.M, C = a.C;
+    long row0 = by * rows_per_block, row1 = min(M, row0 + rows_per_block);
+    ShiftSums<VEC> s;
+    bool active = bn_block_shift_sums<T, VEC>(a, s, G, row0, row1, row0, sm_floats, sm, bx);
+    if (threadIdx.x < G && active) {
+        long pc = bx * (long)G + threadIdx.x;
 #pragma unroll
         for (int j = 0; j < VEC; j++) {
             Welford w = shift_sums_welford(s, j, (float)(row1 - row0));
@@ -1048,6 +1062,43 @@ __global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(bn_args_
     }
 }
 
+// The normalize phase of kernels 9 and 11: block (blockIdx.x, .y)'s own slice, rows [row0, row1) of its G packs
+// of channels, last rows first (those are the lines the block read last, the likeliest still in L2), four rows a
+// thread in flight as raw words, 16-byte packs; y = x * sc + sh with the block's channels' scale and shift staged
+// in shared memory.
+template <typename T, int VEC>
+__device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, long row0, long row1, const float *sc,
+                                                   const float *sh) {
+    const T *__restrict__ x = (const T *)a.x;
+    T *__restrict__ y = (T *)a.y;
+    const long C = a.C;
+    constexpr int U = K5_ROWS;
+    int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;
+    long nvec = C / VEC, pc = blockIdx.x * (long)G + g;
+    if (pc >= nvec || rg >= RG || row0 >= row1) return;
+    float scale[VEC], shift[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        scale[j] = sc[g * VEC + j];
+        shift[j] = sh[g * VEC + j];
+    }
+    for (long k = rg; k < row1 - row0; k += (long)U * RG) {  // k counts the slice's rows from its last one
+        RawPack<T, VEC> p[U];  // raw words: all U loads issued before any is unpacked
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (k + u * RG < row1 - row0) p[u] = load_raw_cs<T, VEC>(x + (row1 - 1 - (k + u * RG)) * C + pc * VEC);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            long r = row1 - 1 - (k + u * RG);
+            if (r < row0) continue;
+            Pack<T, VEC> in = raw_pack<T, VEC>(p[u]), out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), scale[j], shift[j]));
+            store_pack_cs<T, VEC>(y + r * C + pc * VEC, out);
+        }
+    }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Kernel 9: kernel 5's two passes in one cooperative launch, the second read of x served by L2. A grid of exactly
 // the blocks resident at once, (gx, gy) as kernel 5's first pass: block (bx, by) takes G packs of channels and a
@@ -1082,39 +1133,12 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_kernel(bn_args_t a, float
             bn_finalize_channel(a, c0 + threadIdx.x, w.mean, w.m2, (float)M);
     }
     grid.sync();
-    // the block's own slice, last rows first; 16-byte packs (the statistics were written by other blocks in this
-    // launch: read through L2, __ldcg)
-    const T *__restrict__ x = (const T *)a.x;
-    T *__restrict__ y = (T *)a.y;
-    constexpr int U = K5_ROWS;
-    int t = threadIdx.x, g = t % G, rg = t / G, RG = blockDim.x / G;
-    long nvec = C / VEC, pc = blockIdx.x * (long)G + g;
-    long row0 = blockIdx.y * rows_per_block, row1 = min(M, row0 + rows_per_block);
-    long c0 = blockIdx.x * (long)G * VEC;
+    // the block's own slice, last rows first (the statistics were written by other blocks in this launch:
+    // bn_stage_scale_shift reads them through L2, __ldcg)
+    const long c0 = blockIdx.x * (long)G * VEC, row0 = blockIdx.y * rows_per_block;
     __shared__ __align__(16) float sc[BN_STAGED], sh[BN_STAGED];
     bn_stage_scale_shift(a, c0, min((long)G * VEC, C - c0), sc, sh);
-    if (pc >= nvec || rg >= RG || row0 >= row1) return;
-    float scale[VEC], shift[VEC];
-#pragma unroll
-    for (int j = 0; j < VEC; j++) {
-        scale[j] = sc[g * VEC + j];
-        shift[j] = sh[g * VEC + j];
-    }
-    for (long k = rg; k < row1 - row0; k += (long)U * RG) {  // k counts the slice's rows from its last one
-        RawPack<T, VEC> p[U];  // raw words: all U loads issued before any is unpacked
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (k + u * RG < row1 - row0) p[u] = load_raw_cs<T, VEC>(x + (row1 - 1 - (k + u * RG)) * C + pc * VEC);
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            long r = row1 - 1 - (k + u * RG);
-            if (r < row0) continue;
-            Pack<T, VEC> in = raw_pack<T, VEC>(p[u]), out;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), scale[j], shift[j]));
-            store_pack_cs<T, VEC>(y + r * C + pc * VEC, out);
-        }
-    }
+    bn_normalize_slice<T, VEC>(a, G, row0, min(M, row0 + rows_per_block), sc, sh);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1199,6 +1223,73 @@ __global__ void __launch_bounds__(512) batchnorm_nchw_cluster_kernel(bn_args_t a
         i = pi;
     }
     cluster_release_wait();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 11: kernel 9 with its combine phase and second grid sync gone: the per-channel sums travel through L2
+// atomics. Every block takes its shifted sums around one shift for all blocks, row 0 of x (its own first row in
+// 5 and 9), so that the sums of different blocks add: each block's totals go into 2C double accumulators with
+// atomicAdd (red.add.f64, resolved in L2 while the slowest blocks still read). Adds to one line of L2 queue one
+// behind the other: with all 264 blocks of an H100 grid adding into the same 2 x 256 doubles (bf16 65536 x 256)
+// the kernel took 41.7 us against 9's 36.0; so there are K copies of the accumulators, block row by adding into
+// copy by % K, K = gy / K11_ADDS_PER_COPY rounded up (at C = 1024, 66 blocks to an address, 11 was already
+// ahead of 9 by 10%). After the one grid sync every block reads its own channels' K pairs of sums, makes the
+// mean and variance in double, and stages scale and shift; the blocks of row 0 also write the statistics. The
+// last block to have read the sums (a ticket) sets them back to zero for the next launch: no memset, no third
+// phase. The normalize phase is 9's.
+// Improves (over 9): one grid sync instead of two and no combine (9 spends 6 us and 1-2 us of sync there at bf16
+// 65536 x 256 on an H100, against an 18.6 us copy); the doubles keep the sums exact enough whatever the order.
+// Wrong: the order of the atomic adds changes from run to run, so the statistics can differ in their last bit
+// between runs (the doubles make that rare, not impossible); the shift is one row for the whole batch, so a row 0
+// far from its channel's mean (in standard deviations) costs the variance precision, as in 9 a block's first row;
+// the two passes still do not overlap.
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(512, 2) batchnorm_l2_atomic_kernel(bn_args_t a, double *sums, unsigned *ticket,
+                                                                   int K, int G, long rows_per_block, int sm_floats) {
+    cg::grid_group grid = cg::this_grid();
+    extern __shared__ __align__(16) float sm[];  // sm_floats
+    const long M = a.M, C = a.C, row0 = blockIdx.y * rows_per_block, row1 = min(M, row0 + rows_per_block);
+    const int t = threadIdx.x;
+    ShiftSums<VEC> s;
+    bool active = bn_block_shift_sums<T, VEC>(a, s, G, row0, row1, 0, sm_floats, sm, blockIdx.x);
+    if (t < G && active) {
+        double *mine = sums + (blockIdx.y % K) * 2 * C + (blockIdx.x * (long)G + t) * VEC;  // copy by % K
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            atomicAdd(mine + j, (double)s.s1[j]);
+            atomicAdd(mine + C + j, (double)s.s2[j]);
+        }
+    }
+    grid.sync();
+    // the block's channels: mean and M2 from the sums (read through L2: written by atomics in this launch)
+    const T *__restrict__ x = (const T *)a.x;
+    const long c0 = blockIdx.x * (long)G * VEC, nc = min((long)G * VEC, C - c0);
+    __shared__ __align__(16) float sc[BN_STAGED], sh[BN_STAGED];
+    __shared__ int last;
+    for (int i = t; i < nc; i += blockDim.x) {
+        long c = c0 + i;
+        double s1 = 0.0, s2 = 0.0;
+#pragma unroll 4
+        for (int q = 0; q < K; q++) {
+            s1 += __ldcg(sums + q * 2 * C + c);
+            s2 += __ldcg(sums + q * 2 * C + C + c);
+        }
+        double dm = s1 / (double)M;
+        float mean = to_float(x[c]) + (float)dm, m2 = (float)fmax(0.0, s2 - s1 * dm);
+        float invstd = blockIdx.y == 0 ? bn_finalize_channel(a, c, mean, m2, (float)M) : bn_invstd(m2, (float)M, a.eps);
+        float k = invstd * __ldg(a.gamma + c);
+        sc[i] = k;
+        sh[i] = fmaf(-mean, k, __ldg(a.beta + c));
+    }
+    __syncthreads();  // every thread of the block has its sums' values (in sc, sh)
+    if (t == 0) last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
+    __syncthreads();
+    if (last) {  // every other block has read the sums: back to zero for the next launch
+        for (long i = t; i < 2 * C * K; i += blockDim.x) sums[i] = 0.0;
+        if (t == 0) *ticket = 0u;
+    }
+    bn_normalize_slice<T, VEC>(a, G, row0, row1, sc, sh);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1481,16 +1572,21 @@ static void launch_k7(const void *pp, launch_t *l) {
     DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), launch_nchw_t, p, l->block_size);
 }
 
-// Kernel 9: the grid is kernel 5's first-pass grid cut to the blocks resident at once (a cooperative launch
-// needs all of them on the GPU together); the plan says why where there is none.
+// Kernels 9 and 11: the grid is kernel 5's first-pass grid cut to the blocks resident at once (a cooperative
+// launch needs all of them on the GPU together); the plan says why where there is none.
 typedef struct {
     long gx, gy, rows_per_block;
-    int G, sm_floats;
+    int G, sm_floats, K;  // K: kernel 11's copies of the sums
     size_t smem;
 } k9_plan_t;
+#define K11_ADDS_PER_COPY 32  // blocks adding into one copy of kernel 11's sums (the most; fewer copies otherwise)
+#define K11_MAX_COPIES 16
+template <typename T, int VEC> static const void *l2_fn(int kid) {
+    return kid == 9 ? (const void *)batchnorm_l2_kernel<T, VEC> : (const void *)batchnorm_l2_atomic_kernel<T, VEC>;
+}
 template <typename T, int VEC>
-static void k9_plan_for(const bn_problem_t *p, int bs, k9_plan_t *pl, const char **why) {
-    const void *fn = (const void *)batchnorm_l2_kernel<T, VEC>;
+static void k9_plan_for(const bn_problem_t *p, int bs, int kid, k9_plan_t *pl, const char **why) {
+    const void *fn = l2_fn<T, VEC>(kid);
     if ((*why = block_fits(fn, bs))) return;
     long nvec = p->C / VEC;
     pl->G = cl_lanes(nvec);
@@ -1499,7 +1595,7 @@ static void k9_plan_for(const bn_problem_t *p, int bs, k9_plan_t *pl, const char
         return;
     }
     pl->sm_floats = k5_smem_floats(bs, VEC);
-    size_t states = sizeof(Welford) * (size_t)bs;  // combine_partials_block's, in the same shared memory
+    size_t states = kid == 9 ? sizeof(Welford) * (size_t)bs : 0;  // 9's combine, in the same shared memory
     pl->smem = sizeof(float) * (size_t)pl->sm_floats > states ? sizeof(float) * (size_t)pl->sm_floats : states;
     long resident = bn_wave(fn, bs, pl->smem);  // block_fits said at least one block fits an SM
     pl->gx = ceil_div(nvec, pl->G);
@@ -1509,38 +1605,50 @@ static void k9_plan_for(const bn_problem_t *p, int bs, k9_plan_t *pl, const char
         return;
     }
     long gy = clamp_long(resident / pl->gx, 1, p->M);
-    if (gy * p->C > p->ws_states) gy = p->ws_states / p->C;
+    if (kid == 9 && gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // 9's partials (11 has none)
     pl->rows_per_block = ceil_div(p->M, gy);
     pl->gy = ceil_div(p->M, pl->rows_per_block);  // no block without rows
+    pl->K = (int)clamp_long(ceil_div(pl->gy, K11_ADDS_PER_COPY), 1, p->sum_copies);
 }
 // The plan, made at every launch: integer arithmetic and bn_wave's cached occupancy query.
-static const char *k9_plan(const bn_problem_t *p, int bs, k9_plan_t *pl) {
+static const char *k9_plan(const bn_problem_t *p, int bs, int kid, k9_plan_t *pl) {
     const char *why = training_cl_only(p);
     if (why) return why;
     if (!g_dev.prop.cooperativeLaunch) return "the device does not support cooperative launch";
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), k9_plan_for, p, bs, pl, &why);  // kernel 5's packs
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), k9_plan_for, p, bs, kid, pl, &why);  // kernel 5's packs
     return why;
 }
 static const char *supports_k9(const void *pp, int bs) {
     k9_plan_t pl = {};
-    return k9_plan((const bn_problem_t *)pp, bs, &pl);
+    return k9_plan((const bn_problem_t *)pp, bs, 9, &pl);
 }
-// Launches kernel 9 with a plan k9_plan made for this problem and block size (once a launch: the caller's).
+static const char *supports_k11(const void *pp, int bs) {
+    k9_plan_t pl = {};
+    return k9_plan((const bn_problem_t *)pp, bs, 11, &pl);
+}
+// Launches kernel 9 or 11 with a plan k9_plan made for this problem, kernel and block size (once a launch: the
+// caller's).
 template <typename T, int VEC>
-static void launch_l2_t(const bn_problem_t *p, int bs, k9_plan_t pl) {
+static void launch_l2_t(const bn_problem_t *p, int bs, int kid, k9_plan_t pl) {
     bn_args_t a = bn_args(p);
     float *wm = p->ws_mean, *wv = p->ws_m2;
-    void *args[] = {(void *)&a, (void *)&wm, (void *)&wv, (void *)&pl.G, (void *)&pl.rows_per_block,
-                    (void *)&pl.sm_floats};
-    const void *fn = (const void *)batchnorm_l2_kernel<T, VEC>;
-    CUDA_CHECK(cudaLaunchCooperativeKernel(fn, dim3((unsigned)pl.gx, (unsigned)pl.gy), dim3(bs), args, pl.smem, 0));
+    double *sums = p->sums;
+    unsigned *ticket = p->counters + p->C;
+    void *args9[] = {(void *)&a, (void *)&wm, (void *)&wv, (void *)&pl.G, (void *)&pl.rows_per_block,
+                     (void *)&pl.sm_floats};
+    void *args11[] = {(void *)&a, (void *)&sums, (void *)&ticket, (void *)&pl.K, (void *)&pl.G,
+                      (void *)&pl.rows_per_block, (void *)&pl.sm_floats};
+    CUDA_CHECK(cudaLaunchCooperativeKernel(l2_fn<T, VEC>(kid), dim3((unsigned)pl.gx, (unsigned)pl.gy), dim3(bs),
+                                           kid == 9 ? args9 : args11, pl.smem, 0));
 }
-static void launch_k9(const void *pp, launch_t *l) {
+static void launch_l2(const void *pp, launch_t *l, int kid) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     k9_plan_t pl = {};
-    if (k9_plan(p, l->block_size, &pl)) return;  // supports_k9 said why
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), launch_l2_t, p, l->block_size, pl);
+    if (k9_plan(p, l->block_size, kid, &pl)) return;  // supports_k9 / supports_k11 said why
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), launch_l2_t, p, l->block_size, kid, pl);
 }
+static void launch_k9(const void *pp, launch_t *l) { launch_l2(pp, l, 9); }
+static void launch_k11(const void *pp, launch_t *l) { launch_l2(pp, l, 11); }
 
 // Kernel 10: C clusters of CL blocks, a 1-D grid; CL the least of 1, 2, 4, 8 that gives two blocks a SM (8 at
 // most); 512 threads unless --block-size says otherwise.
@@ -1582,14 +1690,20 @@ static void launch_k10(const void *pp, launch_t *l) {
 //                                        -> the normalize pass of 5 on [M, C], 256 threads
 //   inference, NCHW                      -> the normalize pass of 7, 256 threads
 //   training, NCHW with H*W = 1          -> 5 on the [N, C] view (7 would read each channel with stride C)
-//   training, NCHW                       -> 7, 256 threads
-//   training, channels contiguous        -> 9 at 512 threads where it has a plan (cooperative launch, C/8 packs
+//   training, NCHW, planes of at least K8_NCHW_CLUSTER_HW values, where its clusters fit (sm_90)
+//                                        -> 10, 256 threads with clusters of 1 or 2 blocks, else 128
+//   training, NCHW otherwise             -> 7, 256 threads
+//   training, channels contiguous        -> 11 at 512 threads where it has a plan (cooperative launch, C/8 packs
 //                                           of columns resident), else 5 at 512
 // The bytes of x against L2 (read from the device) were to choose between 9, 6 and 5. Measured on an H100
 // (L2 50 MB), 9 is ahead of 5 and 6 at every size tried, x from 8 MB to 268 MB: below L2 its second read is an
 // L2 hit; above it, the backwards walk still finds the last lines read there (results/NOTES.md). 6 (x on chip)
-// lost to 9 at every point where it runs, so it is no longer chosen.
-// A --block-size given on the command line is passed to the path (9 then needs a plan at that size).
+// lost to 9 at every point where it runs, so it is no longer chosen; 11 is 9 with one grid sync.
+// A --block-size given on the command line is passed to the path (11 then needs a plan at that size).
+// Kernel 10 against 7 on an H100 (NCHW, H = W from 7 to 112, fp32 and bf16, results/NOTES.md): ahead from 14 x 14
+// up (1.1-1.5x; level at 112 x 112 in fp32), behind at 7 x 7 (0.94x: planes of 49 values, one-value packs). Its
+// best block size followed the cluster: 256 threads with clusters of 2 blocks, 128 with 4 or 8.
+#define K8_NCHW_CLUSTER_HW 196
 static void launch_k8(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     int cl = p->layout != LAYOUT_NCHW || p->HW == 1;  // [M, C] in memory
@@ -1610,19 +1724,25 @@ static void launch_k8(const void *pp, launch_t *l) {
         return;
     }
     if (!cl) {
-        bs = bs ? bs : 256;
-        int vec = bn_vec_width(d, p->HW);
+        int vec = bn_vec_width(d, p->HW), bs10 = bs ? bs : k10_cluster(p) <= 2 ? 256 : 128;
+        if (p->HW >= K8_NCHW_CLUSTER_HW && !supports_k10(pp, bs10)) {
+            bs = l->block_used = bs10;
+            DISPATCH_VEC(d, vec, launch_nchw_cluster_t, p, bs);
+            snprintf(l->path, sizeof l->path, "10 (a channel per cluster of %d blocks, %d-wide packs)",
+                     k10_cluster(p), vec);
+            return;
+        }
+        bs = l->block_used = bs ? bs : 256;
         DISPATCH_VEC(d, vec, launch_nchw_t, p, bs);
-        l->block_used = bs;
         snprintf(l->path, sizeof l->path, "7 (NCHW planes, %d-wide packs)", vec);
         return;
     }
-    bs = bs ? bs : 512;  // 9 and 5 alike
+    bs = bs ? bs : 512;  // 11 and 5 alike
     k9_plan_t plan = {};
-    if (!k9_plan(p, bs, &plan)) {
-        DISPATCH_VEC(d, bn_vec_width(d, p->C), launch_l2_t, p, bs, plan);
+    if (!k9_plan(p, bs, 11, &plan)) {
+        DISPATCH_VEC(d, bn_vec_width(d, p->C), launch_l2_t, p, bs, 11, plan);
         l->block_used = bs;
-        snprintf(l->path, sizeof l->path, "9 (two passes in one launch: %ld x %ld blocks, %ld rows each)", plan.gx,
+        snprintf(l->path, sizeof l->path, "11 (two passes, one grid sync: %ld x %ld blocks, %ld rows each)", plan.gx,
                  plan.gy, plan.rows_per_block);
         return;
     }
@@ -1750,6 +1870,9 @@ static const kernel_t k_kernels[] = {
     {10, "nchw-cluster-l2", DT_ALL, "NCHW; training; sm_90",
      "NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second "
      "read from L2", 0, supports_k10, launch_k10},
+    {11, "l2-one-sync", DT_ALL, "[N,C], NHWC; training",
+     "9 with the per-channel sums added by L2 atomics: one grid sync, no combine phase", 0, supports_k11,
+     launch_k11},
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -1857,6 +1980,10 @@ static problem_t *bn_setup(const options_t *o) {
     p->counters = (unsigned *)dev_alloc((C + 1) * sizeof(unsigned));
     CUDA_CHECK(cudaMemset(p->counters, 0, (C + 1) * sizeof(unsigned)));
     CUDA_CHECK(cudaMemset(p->ws_mean, 0, 2 * (size_t)p->ws_states * sizeof(float)));
+    // kernel 11 has a plan only where C / 8 packs of channels fit one wave of blocks (C < 2^17 on any GPU so far)
+    p->sum_copies = C < (1L << 17) ? K11_MAX_COPIES : 1;
+    p->sums = (double *)dev_alloc(p->sum_copies * 2 * (size_t)C * sizeof(double));
+    CUDA_CHECK(cudaMemset(p->sums, 0, p->sum_copies * 2 * (size_t)C * sizeof(double)));
     p->hx = host_alloc_doubles(numel);
     p->hgamma = host_alloc_doubles(C);
     p->hbeta = host_alloc_doubles(C);
@@ -1929,7 +2056,7 @@ static void bn_reset(problem_t *h) {
 static void bn_teardown(problem_t *h) {
     bn_problem_t *p = (bn_problem_t *)h;
     void *dev[] = {p->x, p->y, p->gamma, p->beta, p->save_mean, p->save_invstd, p->run_mean, p->run_var,
-                   p->run_mean0, p->run_var0, p->ws_mean, p->counters};
+                   p->run_mean0, p->run_var0, p->ws_mean, p->counters, p->sums};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) CUDA_CHECK(cudaFree(dev[i]));
     for (int i = 0; i < h->n_out; i++) free(h->out[i].ref);
     free(p->hx);
