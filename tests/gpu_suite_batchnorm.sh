@@ -101,7 +101,8 @@ dispatch "5 (split rows" --dtype fp32 -N 64 -C 65536  # 512 columns of blocks: m
 dispatch "5 (split rows, .*read as \[N, C\])" --layout nchw -N 4096 -C 64
 if [ "$QUICK" != 1 ]; then
     dispatch "11 (two passes, one grid sync" --dtype bf16
-    dispatch "10 (a channel per cluster" --layout nchw -N 32 -C 256 --height 56 --width 56
+    # NCHW with 56 x 56 planes: 10 where clusters exist (sm_90), else 7
+    expect_path $BN 8 "path 10 (a channel per cluster" "path 7 (NCHW" --layout nchw -N 32 -C 256 --height 56 --width 56
     dispatch "7 (NCHW" --layout nchw --dtype bf16 -N 64 -C 128 --height 7 --width 7
     dispatch "11 (two passes, one grid sync" --layout nhwc --dtype bf16 -N 32 -C 256 --height 56 --width 56
     dispatch "inference: elementwise over NCHW" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
