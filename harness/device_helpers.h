@@ -75,6 +75,13 @@ template <> struct RawBits<2> { typedef short type; };
             break;                                                                                            \
         }                                                                                                     \
     } while (0)
+// A float4's four values into d[0..3].
+__device__ __forceinline__ void float4_to(float4 v, float *d) {
+    d[0] = v.x;
+    d[1] = v.y;
+    d[2] = v.z;
+    d[3] = v.w;
+}
 
 // Plain (cached) and streaming (evict-first, __ldcs/__stcs) pack access. p must be aligned to the pack.
 // Most of LayerNorm's and RMSNorm's pack kernels use the plain forms: on an H100 under the cold-L2 timing the
