@@ -36,7 +36,8 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
 Layouts and modes: 1-6, 9 and 11 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 10
 run NCHW, 8 runs all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in
 8 (one 16-byte pack a thread, as the copy; 16-bit [N, C] and NHWC take the normalize pass of 5, fed by the
-running statistics) and in 0; 1-7 and 9-11 are training kernels and skip it. 1-3 are the fp32 teaching steps; 4-11 run fp32, fp16 and bf16.
+running statistics) and in 0; 1-7 and 9-11 are training kernels and skip it. 1-3 are the fp32 teaching steps;
+4-11 run fp32, fp16 and bf16.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`):
 cuDNN's BatchNorm forward functions in every layout, dtype and mode, writing into this program's buffers. Its
 candidates (ForwardTraining / ForwardTrainingEx / ForwardInference x SPATIAL / SPATIAL_PERSISTENT x NCHW / NHWC
