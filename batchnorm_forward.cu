@@ -35,9 +35,8 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
 
 Layouts and modes: 1-6, 9 and 11 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 10
 run NCHW, 8 runs all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in
-8 (one 16-byte pack a thread, as the copy; 16-bit [N, C] and NHWC take the normalize pass of 5, fed by the
-running statistics) and in 0; 1-7 and 9-11 are training kernels and skip it. 1-3 are the fp32 teaching steps;
-4-11 run fp32, fp16 and bf16.
+8 (an elementwise kernel shaped like the copy: a trip a thread, 16-byte packs) and in 0; 1-7 and 9-11 are
+training kernels and skip it. 1-3 are the fp32 teaching steps; 4-11 run fp32, fp16 and bf16.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`):
 cuDNN's BatchNorm forward functions in every layout, dtype and mode, writing into this program's buffers. Its
 candidates (ForwardTraining / ForwardTrainingEx / ForwardInference x SPATIAL / SPATIAL_PERSISTENT x NCHW / NHWC
@@ -396,27 +395,17 @@ __device__ __forceinline__ float bn_finalize_channel(const bn_args_t &a, long c,
     return bn_finalize_channel(c, mean, m2, count, a.save_mean, a.save_invstd, a.run_mean, a.run_var, a.eps,
                                a.momentum);
 }
-// The statistics a normalize pass applies (kernels 5, 7 and 8): in training the batch's, save_mean and save_invstd
-// (returns from_var = 0: var_src holds invstd); in inference the running ones (from_var = 1: var_src is
-// running_var, invstd = rsqrt(running_var + eps)).
-__device__ __forceinline__ int bn_norm_src(const bn_args_t &a, const float **mean_src, const float **var_src) {
-    *mean_src = a.training ? a.save_mean : a.run_mean;
-    *var_src = a.training ? a.save_invstd : a.run_var;
-    return !a.training;
-}
 // The scale and shift of channels c0 .. c0 + n - 1 (n <= BN_STAGED), y = x * scale + shift, computed once per
 // block into shared memory (then a barrier: every thread of the block calls it). Loaded by each thread instead,
 // a pack of VEC channels costs 4 x VEC scalar loads, strided VEC floats apart across a warp: for 16-bit packs of
 // 8 that is 32 loads touching 8 lines each, against 4 pack loads and 4 pack stores of x and y a thread.
 #define BN_STAGED 256  // channels a block stages: cl_lanes' 32 packs of at most 8
 __device__ __forceinline__ void bn_stage_scale_shift(const bn_args_t &a, long c0, long n, float *sc, float *sh) {
-    const float *mean_src, *var_src;
-    const int from_var = bn_norm_src(a, &mean_src, &var_src);
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {  // the batch's statistics (written in this launch or the last)
         long c = c0 + i;
-        float v = __ldcg(var_src + c), s = (from_var ? rsqrtf(v + a.eps) : v) * __ldg(a.gamma + c);
+        float s = __ldcg(a.save_invstd + c) * __ldg(a.gamma + c);
         sc[i] = s;
-        sh[i] = fmaf(-__ldcg(mean_src + c), s, __ldg(a.beta + c));
+        sh[i] = fmaf(-__ldcg(a.save_mean + c), s, __ldg(a.beta + c));
     }
     __syncthreads();
 }
@@ -629,10 +618,10 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel4(bn_args_t a) {
 // partials at a time); it writes the statistics and updates the running ones. A third launch
 // normalizes: each block stages its channels' scale (invstd * gamma) and shift (beta - mean * scale) in shared
 // memory once, then streams rows with 16-byte loads and stores, four rows a thread in flight, last rows first
-// (those were read last by the first pass, so they are the ones still in L2). That normalize pass is also the
-// inference kernel. (Each thread first loaded its own channels' statistics: 32 scalar loads for a pack of 8
-// 16-bit values, more load instructions than its x and y took; staged, bf16 inference at 65536 x 256 went from
-// 22.9 to 20.1 us on an H100.)
+// (those were read last by the first pass, so they are the ones still in L2). (Each thread first loaded its own
+// channels' statistics: 32 scalar loads for a pack of 8 16-bit values, more load instructions than its x and y
+// took; staged, the same pass run on the running statistics as the inference kernel went from 22.9 to 20.1 us at
+// bf16 65536 x 256 on an H100.)
 // Improves: fills the GPU for any N and C (the grid is sized to the SMs), 16-byte accesses, no atomics on data.
 // (The finalize was first done by the last block of each column to finish, found through a ticket counter, as
 // kernel 7 still does: with all of C in one column of blocks that is one block reading C x 264 partials, a
@@ -772,9 +761,8 @@ __global__ void __launch_bounds__(1024) batchnorm_finalize_kernel(bn_args_t a, c
         bn_finalize_channel(a, c, w.mean, w.m2, (float)M);
 }
 
-// The normalize pass over x[M, C] (kernel 5's second launch, the dispatcher's inference kernel for channels-last
-// layouts): y = x * scale + shift, the block's channels staged by bn_stage_scale_shift (training: from save_mean
-// and save_invstd; inference: from the running statistics).
+// The normalize pass over x[M, C] (kernel 5's third launch): y = x * scale + shift, the block's channels staged by
+// bn_stage_scale_shift from save_mean and save_invstd.
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) batchnorm_normalize_cl_kernel(bn_args_t a, int G) {
     const T *__restrict__ x = (const T *)a.x;
@@ -1031,16 +1019,15 @@ __global__ void __launch_bounds__(1024) batchnorm_nchw_partial_kernel(bn_args_t 
     }
 }
 
-// The NCHW normalize pass (kernel 7's second launch; the dispatcher's NCHW inference kernel): x as one flat array
-// of Q = N*C*H*W/VEC packs, walked from the end; mean_src/var_src/from_var as in batchnorm_normalize_cl_kernel.
+// The NCHW normalize pass (kernel 7's second launch): x as one flat array of Q = N*C*H*W/VEC packs, walked from
+// the end, with the batch's statistics (save_mean, save_invstd).
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(bn_args_t a, long nvh, long Q) {
     const T *__restrict__ x = (const T *)a.x;
     T *__restrict__ y = (T *)a.y;
     const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
     const long C = a.C;
-    const float eps = a.eps, *mean_src, *var_src;
-    const int from_var = bn_norm_src(a, &mean_src, &var_src);
+    const float *mean_src = a.save_mean, *invstd_src = a.save_invstd;
     constexpr int U = K7_PACKS(VEC);
     long stride = (long)gridDim.x * blockDim.x;
     for (long k = blockIdx.x * (long)blockDim.x + threadIdx.x; k < Q; k += U * stride) {
@@ -1053,8 +1040,7 @@ __global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(bn_args_
             if (k + u * stride >= Q) continue;
             unsigned q = (unsigned)(Q - 1 - (k + u * stride));
             unsigned c = (q / (unsigned)nvh) % (unsigned)C;
-            float v = var_src[c], m = mean_src[c];
-            float scale = (from_var ? rsqrtf(v + eps) : v) * __ldg(gamma + c), b = __ldg(beta + c);
+            float m = mean_src[c], scale = invstd_src[c] * __ldg(gamma + c), b = __ldg(beta + c);
             Pack<T, VEC> out;
 #pragma unroll
             for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((to_float(p[u].v[j]) - m) * scale + b);
@@ -1294,56 +1280,79 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_atomic_kernel(bn_args_t a
 }
 
 // ------------------------------------------------------------------------------------------------
-// Inference (the dispatcher's): y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, one 16-byte pack
-// a thread as in the copy it is held to: a grid of as many blocks as it takes, plain loads and stores, and each
-// thread's channel statistics read through the read-only path, where the block's neighbours have already brought
-// them into L1. NCHW: one channel a pack, (q / (H*W/VEC)) % C, four scalar loads. Channels contiguous: VEC
-// channels from (q * VEC) % C, four 16-byte loads of 4 channels at a time (fp32 packs of 4).
+// Inference (the dispatcher's): y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the
+// copy it is held to: a grid of as many 256-thread blocks as it takes, one trip a thread, plain loads and stores,
+// the channel statistics through the read-only path (the block's neighbours have brought them into L1).
+// NCHW: one 16-byte pack a thread, its channel (q / (H*W/VEC)) % C, four scalar loads.
+// Channels contiguous: a thread takes one pack column (VEC channels) in R consecutive rows, its statistics loaded
+// once (16-byte loads of 4 channels) for R packs: R = 1 for fp32; R = 4 for 16-bit packs, where 8 channels'
+// statistics are 128 bytes a thread against 16 bytes of x (with R = 1 bf16 [N, C] ran at 77% of the copy).
 // (Before, inference ran kernel 5's and kernel 7's normalize passes: two waves of blocks looping over rows or
 // packs, evict-first accesses, the channels-contiguous one staging scale and shift in shared memory. On an H100
-// they held 91-93% of the copy (87% for bf16 NCHW 32x256x56x56), where this kernel holds 98-99.7%; torch.compile's
-// kernel has the same shape (ncu: 256 threads, 32768 blocks, 19 registers at fp32 65536 x 256).) For 16-bit
-// channels-contiguous packs of 8 it reads 128 bytes of statistics a thread for 16 bytes of x: there the staged
-// normalize pass (91-93%) stays ahead of it (77-83%), and the dispatcher keeps that pass for 16-bit [M, C].
-template <typename T, int VEC, bool NCHW>
-__global__ void __launch_bounds__(256) batchnorm_infer_kernel(bn_args_t a, long Q, long nvh) {
+// they held 91-93% of the copy (87% for bf16 NCHW 32x256x56x56); these kernels hold 98-99.7% in fp32 and NCHW and
+// 93-98% in 16-bit [N, C] and NHWC. torch.compile's kernel has this shape: ncu, fp32 65536 x 256, 256 threads,
+// 32768 blocks, 19 registers.)
+// The scale and shift of channels c..c+V-1 from the running statistics (c a multiple of V).
+template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_args_t &a, long c, float *k, float *sh) {
+    float m[V], v[V], g[V], b[V];
+    if (V % 4 == 0) {  // 16-byte aligned: c is a multiple of 4
+#pragma unroll
+        for (int j = 0; j < V; j += 4) {
+            float4_to(__ldg(reinterpret_cast<const float4 *>(a.run_mean + c + j)), m + j);
+            float4_to(__ldg(reinterpret_cast<const float4 *>(a.run_var + c + j)), v + j);
+            float4_to(__ldg(reinterpret_cast<const float4 *>(a.gamma + c + j)), g + j);
+            float4_to(__ldg(reinterpret_cast<const float4 *>(a.beta + c + j)), b + j);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            m[j] = __ldg(a.run_mean + c + j);
+            v[j] = __ldg(a.run_var + c + j);
+            g[j] = __ldg(a.gamma + c + j);
+            b[j] = __ldg(a.beta + c + j);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        k[j] = rsqrtf(v[j] + a.eps) * g[j];
+        sh[j] = fmaf(-m[j], k[j], b[j]);
+    }
+}
+template <typename T, int VEC>
+__global__ void __launch_bounds__(256) batchnorm_infer_nchw_kernel(bn_args_t a, long Q, long nvh) {
     long q = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (q >= Q) return;
     const T *__restrict__ x = (const T *)a.x;
     T *__restrict__ y = (T *)a.y;
     RawPack<T, VEC> r = load_raw<T, VEC>(x + q * VEC);
+    float k, sh;
+    bn_infer_scale_shift<1>(a, (q / nvh) % a.C, &k, &sh);
     Pack<T, VEC> in = raw_pack<T, VEC>(r), out;
-    if (NCHW) {
-        long c = (q / nvh) % a.C;
-        float k = rsqrtf(__ldg(a.run_var + c) + a.eps) * __ldg(a.gamma + c);
-        float b = fmaf(-__ldg(a.run_mean + c), k, __ldg(a.beta + c));
 #pragma unroll
-        for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), k, b));
-    } else {
-        long c = (q * VEC) % a.C;
-        float m[VEC], v[VEC], g[VEC], b[VEC];
-        if (VEC % 4 == 0) {
-#pragma unroll
-            for (int j = 0; j < VEC; j += 4) {
-                float4_to(__ldg(reinterpret_cast<const float4 *>(a.run_mean + c + j)), m + j);
-                float4_to(__ldg(reinterpret_cast<const float4 *>(a.run_var + c + j)), v + j);
-                float4_to(__ldg(reinterpret_cast<const float4 *>(a.gamma + c + j)), g + j);
-                float4_to(__ldg(reinterpret_cast<const float4 *>(a.beta + c + j)), b + j);
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                m[j] = __ldg(a.run_mean + c + j);
-                v[j] = __ldg(a.run_var + c + j);
-                g[j] = __ldg(a.gamma + c + j);
-                b[j] = __ldg(a.beta + c + j);
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < VEC; j++)
-            out.v[j] = from_float<T>(fmaf(to_float(in.v[j]) - m[j], rsqrtf(v[j] + a.eps) * g[j], b[j]));
-    }
+    for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), k, sh));
     store_pack<T, VEC>(y + q * VEC, out);
+}
+template <typename T, int VEC, int R>
+__global__ void __launch_bounds__(256) batchnorm_infer_cl_kernel(bn_args_t a, long groups) {
+    const long C = a.C, M = a.M, nvec = C / VEC, i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    const long c = i % nvec * VEC, r0 = i / nvec * R;
+    if (r0 >= M) return;
+    const T *__restrict__ x = (const T *)a.x;
+    T *__restrict__ y = (T *)a.y;
+    RawPack<T, VEC> p[R];
+#pragma unroll
+    for (int u = 0; u < R; u++)
+        if (r0 + u < M) p[u] = load_raw<T, VEC>(x + (r0 + u) * C + c);
+    float k[VEC], sh[VEC];
+    bn_infer_scale_shift<VEC>(a, c, k, sh);
+#pragma unroll
+    for (int u = 0; u < R; u++) {
+        if (r0 + u >= M) continue;
+        Pack<T, VEC> in = raw_pack<T, VEC>(p[u]), out;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), k[j], sh[j]));
+        store_pack<T, VEC>(y + (r0 + u) * C + c, out);
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1475,21 +1484,17 @@ static void launch_split_t(const bn_problem_t *p, int bs) {
     long gy2 = clamp_long(ceil_div(wave2, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
     batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy2), bs>>>(bn_args(p), G);  // training
 }
-// Inference, one pack a thread (batchnorm_infer_kernel); nvh = H*W / VEC for NCHW.
+// Inference: a thread per pack (NCHW) or per pack column and R rows (channels contiguous).
 template <typename T, int VEC>
-static void launch_infer_t(const bn_problem_t *p, int bs, bool nchw) {
+static void launch_infer_nchw_t(const bn_problem_t *p, int bs) {
     long Q = p->M * p->C / VEC;
-    auto fn = nchw ? batchnorm_infer_kernel<T, VEC, true> : batchnorm_infer_kernel<T, VEC, false>;
-    fn<<<(unsigned)ceil_div(Q, bs), bs>>>(bn_args(p), Q, p->HW / VEC);
+    batchnorm_infer_nchw_kernel<T, VEC><<<(unsigned)ceil_div(Q, bs), bs>>>(bn_args(p), Q, p->HW / VEC);
 }
-// Inference for 16-bit channels-contiguous x (the normalize pass above, fed by the running statistics).
 template <typename T, int VEC>
 static void launch_infer_cl_t(const bn_problem_t *p, int bs) {
-    long nvec = p->C / VEC;
-    int G = cl_lanes(nvec), RG = bs / G;
-    long gx = ceil_div(nvec, G), wave = bn_wave((const void *)batchnorm_normalize_cl_kernel<T, VEC>, bs);
-    long gy = clamp_long(ceil_div(2 * wave, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
-    batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs>>>(bn_args(p), G);  // inference
+    constexpr int R = sizeof(T) == 2 ? 4 : 1;
+    long threads = p->C / VEC * ceil_div(p->M, R);
+    batchnorm_infer_cl_kernel<T, VEC, R><<<(unsigned)ceil_div(threads, bs), bs>>>(bn_args(p), ceil_div(p->M, R));
 }
 static void launch_k5(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
@@ -1740,9 +1745,9 @@ static void launch_k10(const void *pp, launch_t *l) {
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 8: the dispatcher.
-//   inference, channels contiguous (or NCHW with H*W = 1, the same memory as [N, C]), 16-bit
-//                                        -> the normalize pass of 5 on [M, C], 256 threads
-//   inference otherwise                  -> one pack a thread (batchnorm_infer_kernel), 256 threads
+//   inference, channels contiguous (or NCHW with H*W = 1, the same memory as [N, C])
+//                                        -> batchnorm_infer_cl_kernel, 256 threads
+//   inference, NCHW                      -> batchnorm_infer_nchw_kernel, 256 threads
 //   training, NCHW with H*W = 1          -> 5 on the [N, C] view (7 would read each channel with stride C)
 //   training, NCHW, planes of at least K8_NCHW_CLUSTER_HW values, where its clusters fit (sm_90)
 //                                        -> 10, 256 threads with clusters of 1 or 2 blocks, else 128
@@ -1766,14 +1771,13 @@ static void launch_k8(const void *pp, launch_t *l) {
     if (!p->training) {
         bs = bs ? bs : 256;
         int vec = bn_vec_width(d, cl ? p->C : p->HW);
-        if (cl && dtype_size(d) == 2) {
-            DISPATCH_VEC(d, vec, launch_infer_cl_t, p, bs);
-            snprintf(l->path, sizeof l->path, "inference: elementwise over [M, C] (5's normalize pass, %d-wide packs)", vec);
-        } else {
-            DISPATCH_VEC(d, vec, launch_infer_t, p, bs, !cl);
-            snprintf(l->path, sizeof l->path, "inference: one pack a thread over %s (%d-wide packs)",
-                     cl ? "[M, C]" : "NCHW", vec);
-        }
+        if (cl) DISPATCH_VEC(d, vec, launch_infer_cl_t, p, bs);
+        else DISPATCH_VEC(d, vec, launch_infer_nchw_t, p, bs);
+        if (cl)
+            snprintf(l->path, sizeof l->path, "inference: elementwise over [M, C], %d-wide packs, %s a thread", vec,
+                     dtype_size(d) == 2 ? "4 rows" : "1 row");
+        else
+            snprintf(l->path, sizeof l->path, "inference: elementwise over NCHW, %d-wide packs, one a thread", vec);
         l->block_used = bs;
         return;
     }

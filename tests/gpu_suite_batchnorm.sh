@@ -105,9 +105,9 @@ if [ "$QUICK" != 1 ]; then
     expect_path $BN 8 "path 10 (a channel per cluster" "path 7 (NCHW" --layout nchw -N 32 -C 256 --height 56 --width 56
     dispatch "7 (NCHW" --layout nchw --dtype bf16 -N 64 -C 128 --height 7 --width 7
     dispatch "11 (two passes, one grid sync" --layout nhwc --dtype bf16 -N 32 -C 256 --height 56 --width 56
-    dispatch "inference: one pack a thread over NCHW" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
-    dispatch "inference: one pack a thread over \[M, C\]" --inference --dtype fp32 -N 1031 -C 1000
-    dispatch "inference: elementwise over \[M, C\] (5's normalize pass" --inference --dtype bf16 -N 1031 -C 1000
+    dispatch "inference: elementwise over NCHW, 8-wide packs" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
+    dispatch "inference: elementwise over \[M, C\], 4-wide packs, 1 row a thread" --inference --dtype fp32 -N 1031 -C 1000
+    dispatch "inference: elementwise over \[M, C\], 8-wide packs, 4 rows a thread" --inference --dtype bf16 -N 1031 -C 1000
 fi
 
 # precision: the one-pass variance of kernel 3 fails when |mean| >> std; the Welford kernels do not (1, 2 and 4,
