@@ -1335,15 +1335,7 @@ __global__ void __launch_bounds__(256) batchnorm_infer_nchw_kernel(bn_args_t a, 
 template <typename T, int VEC, int R>
 __global__ void __launch_bounds__(256) batchnorm_infer_cl_kernel(bn_args_t a, long groups) {
     const long C = a.C, M = a.M, nvec = C / VEC, i = blockIdx.x * (long)blockDim.x + threadIdx.x;
-    long c, r0;
-    if (groups * nvec < (1L << 32) - 1024) {  // every thread's index fits 32 bits: a 32-bit division (the 64-bit
-        unsigned u = (unsigned)i, n = (unsigned)nvec;  // one, a subroutine, cost fp32 1.5% of the copy on an H200)
-        c = (long)(u % n) * VEC;
-        r0 = (long)(u / n) * R;
-    } else {
-        c = i % nvec * VEC;
-        r0 = i / nvec * R;
-    }
+    const long c = i % nvec * VEC, r0 = i / nvec * R;
     if (r0 >= M) return;
     const T *__restrict__ x = (const T *)a.x;
     T *__restrict__ y = (T *)a.y;
