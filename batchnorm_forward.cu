@@ -1337,7 +1337,7 @@ __global__ void __launch_bounds__(256) batchnorm_infer_nchw_kernel(bn_args_t a, 
     store_pack<T, VEC>(y + q * VEC, out);
 }
 template <typename T, int VEC, int R>
-__global__ void __launch_bounds__(256) batchnorm_infer_cl_kernel(bn_args_t a, long groups) {
+__global__ void __launch_bounds__(256) batchnorm_infer_cl_kernel(bn_args_t a) {
     const long C = a.C, M = a.M, nvec = C / VEC, i = blockIdx.x * (long)blockDim.x + threadIdx.x;
     const long c = i % nvec * VEC, r0 = i / nvec * R;
     if (r0 >= M) return;
@@ -1498,7 +1498,7 @@ template <typename T, int VEC>
 static void launch_infer_cl_t(const bn_problem_t *p, int bs) {
     constexpr int R = sizeof(T) == 2 ? 4 : 1;
     long threads = p->C / VEC * ceil_div(p->M, R);
-    batchnorm_infer_cl_kernel<T, VEC, R><<<(unsigned)ceil_div(threads, bs), bs>>>(bn_args(p), ceil_div(p->M, R));
+    batchnorm_infer_cl_kernel<T, VEC, R><<<(unsigned)ceil_div(threads, bs), bs>>>(bn_args(p));
 }
 static void launch_k5(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
@@ -1729,7 +1729,7 @@ template <typename T, int VEC> static void k10_why_t(const bn_problem_t *p, int 
 static const char *supports_k10(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 8";
-    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8 and 9 run it";
+    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 9 and 11 run it";
     const char *why = needs_sm90(g_dev.prop.major, g_dev.sm);
     if (why) return why;
     if (p->C * (double)k10_cluster(p) > 2147483647.0) return "C x cluster blocks exceed a 1-D grid";
@@ -1775,13 +1775,14 @@ static void launch_k8(const void *pp, launch_t *l) {
     if (!p->training) {
         bs = bs ? bs : 256;
         int vec = bn_vec_width(d, cl ? p->C : p->HW);
-        if (cl) DISPATCH_VEC(d, vec, launch_infer_cl_t, p, bs);
-        else DISPATCH_VEC(d, vec, launch_infer_nchw_t, p, bs);
-        if (cl)
+        if (cl) {
+            DISPATCH_VEC(d, vec, launch_infer_cl_t, p, bs);
             snprintf(l->path, sizeof l->path, "inference: elementwise over [M, C], %d-wide packs, %s a thread", vec,
                      dtype_size(d) == 2 ? "4 rows" : "1 row");
-        else
+        } else {
+            DISPATCH_VEC(d, vec, launch_infer_nchw_t, p, bs);
             snprintf(l->path, sizeof l->path, "inference: elementwise over NCHW, %d-wide packs, one a thread", vec);
+        }
         l->block_used = bs;
         return;
     }
