@@ -75,6 +75,18 @@ template <> struct RawBits<2> { typedef short type; };
             break;                                                                                            \
         }                                                                                                     \
     } while (0)
+// Instance tables generated from a template instead of written out as `case` lines: calls f(P) with P a
+// std::integral_constant<int, ...>, the first of FROM, 2 FROM, 4 FROM, ..., TO that is >= n (TO when none is),
+// so `with_pow2<1, 16>(packs, [&](auto P) { fn = (const void *)my_kernel<T, P.value>; })` picks the instance
+// for a power-of-two count of packs, lanes or blocks. Host code.
+template <int P, int TO, typename F> static void with_pow2(long n, F &&f) {
+    if constexpr (P >= TO) {
+        f(std::integral_constant<int, P>{});
+    } else {
+        if (n <= P) f(std::integral_constant<int, P>{});
+        else with_pow2<P * 2, TO>(n, f);
+    }
+}
 // A float4's four values into d[0..3].
 __device__ __forceinline__ void float4_to(float4 v, float *d) {
     d[0] = v.x;
