@@ -139,13 +139,14 @@ plots: venv
 regress: all venv
 	$(PYTHON) scripts/regress.py
 readme:
+	$(PYTHON) scripts/run_all.py --summary-only
 	$(PYTHON) scripts/update_readme.py results/$(README_GPU)
 
 run: all
 	./layernorm_forward
 
 OP ?= layernorm
-KERNEL ?= 10
+KERNEL ?= 13
 ARGS ?=
 NCU ?= ncu
 profile: all

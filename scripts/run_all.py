@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 import side_by_side  # noqa: E402
+import standings  # noqa: E402
 import summary as summary_mod  # noqa: E402
 
 
@@ -137,9 +138,10 @@ def write_summary(out_dir, ops_done):
     point, the side-by-side table with cuDNN and the peers, and the validation failures."""
     lines = []
     side = side_by_side.folder_tables(out_dir)
+    stand = standings.folder_standings(out_dir)
     for op, csv_path, log_path in ops_done:
         header = ""
-        with open(log_path) as f:
+        with open(log_path) if os.path.exists(log_path) else open(os.devnull) as f:
             for line in f:
                 if line.startswith("device "):
                     header = line.strip()
@@ -162,6 +164,15 @@ def write_summary(out_dir, ops_done):
         if op in side and side[op][2]:
             lines.append("\nThe latency points, in microseconds (scripts/side_by_side.py):\n\n")
             lines.append("\n".join(side[op][2]) + "\n")
+        if op in stand:
+            line, reg, st = stand[op]
+            lines.append(f"\nWhere it stands: {line}\n")
+            if reg:
+                lines.append("\nThe dispatcher against the best rung of its ladder (scripts/standings.py):\n\n")
+                lines.append("\n".join(reg) + "\n")
+            if st:
+                lines.append("\nThe best kernel against the best of cuDNN and the peers (scripts/standings.py):\n\n")
+                lines.append("\n".join(st) + "\n")
         fails = [r for r in rows if r["status"] == "FAIL"]
         lines.append(f"\nvalidation failures: {len(fails)}\n")
         for r in fails[:20]:
@@ -169,6 +180,21 @@ def write_summary(out_dir, ops_done):
         lines.append("\n")
     with open(os.path.join(out_dir, "summary.md"), "w") as f:
         f.write("".join(lines))
+
+
+def rewrite_summaries(root):
+    """summary.md of every results folder under root, from the CSVs and logs it holds."""
+    if not os.path.isdir(root):
+        print(f"run_all: no such folder: {root}", file=sys.stderr)
+        return 2
+    for name in sorted(os.listdir(root)):
+        folder = os.path.join(root, name)
+        ops = [op for op in shapes_mod.POINTS if os.path.exists(os.path.join(folder, f"{op}.csv"))]
+        if os.path.isdir(folder) and ops:
+            write_summary(folder, [(op, os.path.join(folder, f"{op}.csv"), os.path.join(folder, f"{op}.log"))
+                                   for op in ops])
+            print(f"run_all: rewrote {os.path.join(folder, 'summary.md')}", file=sys.stderr)
+    return 0
 
 
 def sick_gpus(dirs, threshold=0.05):
@@ -220,7 +246,11 @@ def main(argv):
                     help="only this set of points (repeatable; default: every set)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the points already in the CSVs (with a row of every kernel asked for), run the rest")
+    ap.add_argument("--summary-only", action="store_true",
+                    help="run nothing: rewrite summary.md of every folder of --out from its CSVs (no GPU needed)")
     a = ap.parse_args(argv[1:])
+    if a.summary_only:
+        return rewrite_summaries(a.out)
     unknown = [op for op in a.ops if op not in shapes_mod.POINTS]
     if unknown:
         ap.error(f"no standard points for {' '.join(unknown)} (one of {', '.join(shapes_mod.POINTS)})")

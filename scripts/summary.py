@@ -109,9 +109,11 @@ def ladder(rows, shape):
                 out.append(f"| {k} | {names[k]} | - | - | - | {('FAIL' if p == 'FAIL' else 'skipped' if p else 'not measured')} |")
                 continue
             g = float(p["gbps"])
-            gain = f"{g / prev:.2f}x" if prev else "-"
+            step = k >= 1 and names[k] != "dispatch"  # cuDNN and the dispatcher are no steps of the ladder
+            gain = f"{g / prev:.2f}x" if step and prev else "-"
             out.append(f"| {k} | {names[k]} | {p['block_size']} | {g:.0f} | {float(p['sol_pct']):.1f}% | {gain} |")
-            prev = g
+            if step:
+                prev = g
     return "\n".join(out)
 
 

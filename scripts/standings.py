@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Where each program stands, from a results folder: generated, never written by hand.
+
+    scripts/standings.py results/<gpu> [OP ...] [--line]
+
+Per op, two tables (scripts/run_all.py puts them into summary.md):
+- the dispatcher against the best rung of its own ladder at every point where the dispatcher ran: its GB/s, the
+  best rung's, and the dispatcher's time over the best rung's (1.00x: it picked the best; above 1.02x: it lost);
+- the standing at the throughput points: the best kernel of the ladder (1 and up) as % of the copy, and its time
+  against the best of cuDNN (kernel 0) and the peers (scripts/peers.py) timed on the same clock.
+--line prints one line per op instead (update_readme.py puts it into the README): the range of % of the copy
+per dtype, the geometric mean against the best peer and the points behind it, the latency points cold and hot,
+and the dispatcher's worst point against its ladder.
+A ratio is a ratio of times of the same bytes (GB/s over GB/s), each taken in its own process against its own copy.
+"""
+import math
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cli  # noqa: E402
+import shapes as shapes_mod  # noqa: E402
+from side_by_side import best_peer_rows, us  # noqa: E402
+from summary import best_points, load, op_results, results_folder, row_clock  # noqa: E402
+
+REGRET = 1.02  # the dispatcher may trail its best rung by the noise, no more
+BEHIND = 0.98  # "behind a peer": more than 2% slower
+
+
+def dispatcher(rows):
+    """The dispatcher's number: the kernel named 'dispatch' (the last number of a ladder), or None."""
+    ks = {int(r["kernel"]) for r in rows if r["kernel_name"] == "dispatch"}
+    return max(ks) if ks else None
+
+
+def points(rows):
+    """[(dtype, shape)] in the order the CSV first shows them."""
+    out = []
+    for r in rows:
+        if (r["dtype"], r["shape"]) not in out:
+            out.append((r["dtype"], r["shape"]))
+    return out
+
+
+def best_rung(best, dtype, shape, exclude=()):
+    """The OK row with the highest GB/s among kernels 1 and up (not in exclude) at a point, or None."""
+    ok = [v for (d, s, k), v in best.items() if d == dtype and s == shape and k >= 1 and k not in exclude
+          and isinstance(v, dict)]
+    return max(ok, key=lambda r: float(r["gbps"])) if ok else None
+
+
+def best_peer(best, pbest, dtype, shape, clock):
+    """(GB/s, name) of the fastest of cuDNN and the peers at a point, on the given clock, or None."""
+    cands = []
+    k0 = best.get((dtype, shape, 0))
+    if isinstance(k0, dict) and row_clock(k0) == clock:
+        cands.append((float(k0["gbps"]), "cuDNN"))
+    for (d, s, name), v in pbest.items():
+        if d == dtype and s == shape and isinstance(v, dict) and row_clock(v) == clock:
+            cands.append((float(v["gbps"]), name))
+    return max(cands) if cands else None
+
+
+def regret_rows(rows):
+    """[(dtype, shape, dispatcher row, best rung row, ratio)] at every point where both ran."""
+    disp = dispatcher(rows)
+    if disp is None:
+        return []
+    best = best_points(rows)
+    out = []
+    for dtype, shape in points(rows):
+        d = best.get((dtype, shape, disp))
+        b = best_rung(best, dtype, shape, exclude=(disp,))
+        if isinstance(d, dict) and b is not None:
+            out.append((dtype, shape, d, b, float(b["gbps"]) / float(d["gbps"])))
+    return out
+
+
+def regret_table(rows):
+    out = ["| dtype | shape | dispatcher GB/s | best rung | GB/s | dispatcher time / best rung's |",
+           "|---|---|---:|---|---:|---:|"]
+    for dtype, shape, d, b, ratio in regret_rows(rows):
+        mark = " **lost**" if ratio > REGRET else ""
+        out.append(f"| {dtype} | {shape} | {float(d['gbps']):.0f} | {b['kernel']} {b['kernel_name']} | "
+                   f"{float(b['gbps']):.0f} | {ratio:.3f}x{mark} |")
+    return out if len(out) > 2 else []
+
+
+def standing_rows(op, rows, peers):
+    """[(dtype, shape, best kernel row, (peer GB/s, peer name) or None)] at the throughput points."""
+    best = best_points(rows)
+    pbest = best_peer_rows(peers, op)
+    lat = shapes_mod.latency_labels(op)
+    out = []
+    for dtype, shape in points(rows):
+        if shape in lat:
+            continue
+        b = best_rung(best, dtype, shape)
+        if b is not None:
+            out.append((dtype, shape, b, best_peer(best, pbest, dtype, shape, row_clock(b))))
+    return out
+
+
+def standing_table(op, rows, peers):
+    out = ["| dtype | shape | best kernel | %SOL | best of cuDNN and the peers | its %SOL | ours over it |",
+           "|---|---|---|---:|---|---:|---:|"]
+    for dtype, shape, b, p in standing_rows(op, rows, peers):
+        if p:
+            psol = float(b["sol_pct"]) * p[0] / float(b["gbps"])  # the peer's GB/s against our row's copy
+            out.append(f"| {dtype} | {shape} | {b['kernel']} {b['kernel_name']} | {float(b['sol_pct']):.1f}% | {p[1]} | "
+                       f"{psol:.1f}% | {float(b['gbps']) / p[0]:.2f}x |")
+        else:
+            out.append(f"| {dtype} | {shape} | {b['kernel']} {b['kernel_name']} | {float(b['sol_pct']):.1f}% | - | - | - |")
+    return out if len(out) > 2 else []
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def latency_counts(op, rows, peers, mode):
+    """(ahead, points, geometric mean of peer time / ours) at the latency points of a mode ('' cold, ':hot'); ours
+    without PDL, as the peers have none."""
+    best = best_points(rows)
+    pbest = best_peer_rows(peers, op)
+    ratios = []
+    for args, label in shapes_mod.POINTS.get(op, {}).get("latency", []):
+        if "--hot" in args:  # the cold entry names the point; mode picks its label
+            continue
+        lab = label + mode
+        for dtype in shapes_mod.DTYPES:
+            b = best_rung(best, dtype, lab)
+            p = b and best_peer(best, pbest, dtype, lab, row_clock(b))
+            if b and p:
+                ratios.append(float(b["gbps"]) / p[0])
+    return sum(r >= 1.0 for r in ratios), len(ratios), geomean(ratios)
+
+
+def op_line(op, rows, peers):
+    """One line: where the op stands on this folder's GPU."""
+    gpu = rows[0]["gpu"]
+    st = standing_rows(op, rows, peers)
+    groups = []
+    for word, pick in (("training", lambda s: ":inf" not in s), ("inference", lambda s: ":inf" in s)):
+        parts = []
+        for dtype in shapes_mod.DTYPES:
+            sols = [float(b["sol_pct"]) for d, sh, b, _p in st if d == dtype and pick(sh)]
+            if sols:
+                parts.append(f"{min(sols):.0f}-{max(sols):.0f}% ({dtype})")
+        if parts:
+            groups.append((word + " " if any(":inf" in sh for _d, sh, _b, _p in st) else "") + ", ".join(parts))
+    line = (f"**{gpu}**: the best kernel runs at " + "; ".join(groups) + f" of the copy over {len(st)} throughput "
+            "points")
+    ratios = [(float(b["gbps"]) / p[0], d, s) for d, s, b, p in st if p]
+    if ratios:
+        behind = [r for r in ratios if r[0] < BEHIND]
+        worst = min(ratios)
+        line += (f"; against the best of cuDNN and the peers {geomean([r[0] for r in ratios]):.2f}x in geometric mean, "
+                 f"behind by more than 2% at {len(behind)} of {len(ratios)}")
+        if behind:
+            line += f" (least {worst[0]:.2f}x, {worst[1]} {worst[2]})"
+    for mode, word in (("", "cold"), (":hot", "hot")):
+        ahead, n, g = latency_counts(op, rows, peers, mode)
+        if n:
+            line += f"; latency points {word}: ahead at {ahead} of {n} ({g:.2f}x)"
+    reg = regret_rows(rows)
+    if reg:
+        worst = max(reg, key=lambda r: r[4])
+        lost = sum(r[4] > REGRET for r in reg)
+        line += (f"; the dispatcher trails its best rung by more than 2% at {lost} of {len(reg)} points "
+                 f"(worst {worst[4]:.2f}x, {worst[0]} {worst[1]})")
+    return line + "."
+
+
+def folder_standings(folder, ops=None):
+    """{op: (line, regret table lines, standing table lines)} for a results folder."""
+    ppath = os.path.join(folder, "peers.csv")
+    peers = load(ppath) if os.path.exists(ppath) else []
+    out = {}
+    for op, rows in op_results(folder):
+        if not ops or op in ops:
+            out[op] = (op_line(op, rows, peers), regret_table(rows), standing_table(op, rows, peers))
+    return out
+
+
+def main(argv):
+    ap = cli.Parser("standings", __doc__)
+    ap.add_argument("folder", type=results_folder, help="a results folder, results/<gpu>")
+    ap.add_argument("ops", nargs="*", help="only these ops (default: every <op>.csv of the folder)")
+    ap.add_argument("--line", action="store_true", help="one line per op")
+    a = ap.parse_args(argv[1:])
+    res = folder_standings(a.folder, a.ops)
+    absent = [op for op in a.ops if op not in res]
+    if absent or not res:
+        ap.error(f"no rows of {' '.join(absent) or 'any op'} in {a.folder}")
+    for op, (line, reg, st) in res.items():
+        if a.line:
+            print(f"{op}: {line}")
+            continue
+        print(f"\n{op}: {line}\n")
+        if reg:
+            print("The dispatcher against the best rung of its ladder:\n")
+            print("\n".join(reg) + "\n")
+        if st:
+            print("The best kernel against the best of cuDNN and the peers, throughput points:\n")
+            print("\n".join(st))
+    return 0
+
+
+if __name__ == "__main__":
+    cli.run(main)
