@@ -14,7 +14,7 @@ OPS = ["layernorm", "rmsnorm", "batchnorm"]
 # A number with a unit that a measurement would carry.
 MEASURED = re.compile(r"(?<![\w.])\d+(\.\d+)?\s?(GB/s|TB/s|MB/s|us\b|µs|ms\b|%|x\b)")
 # Numbers with such units that are settings, not measurements: the plots' scale, run_all's sick-GPU threshold.
-ALLOWED = ["the copy as 100%", "more than 5% below", "~100 ms of kernel time", "buffer of 2x L2", "region of 3x L2",
+ALLOWED = ["the copy as 100%", "more than 5% below", "~100 ms of kernel time", "buffer of 2x L2", "of 3x L2",
            "above 100%"]
 
 
