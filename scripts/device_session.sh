@@ -3,9 +3,10 @@
 set -u
 usage() {
     cat <<'EOF'
-usage: scripts/device_session.sh [suite|bench|ncu|all] [OP ...]      (default: all)
+usage: scripts/device_session.sh [fresh|suite|bench|ncu|all] [OP ...]      (default: all)
 
-Builds the programs, then
+fresh: `make test` as a user runs it, in a copy of the tree without build outputs (under /tmp), its log and time.
+Else builds the programs, then
   suite [OP ...]   the planted-bug builds and the GPU suite (SUITE_OPS=OPs; all programs by default)
   bench [OP ...]   scripts/run_all.py for the OPs (peers too where PyTorch is), then the side-by-side tables
   ncu              scripts/ncu_check.py --standard (the harness against Nsight Compute) into results/<gpu>/
@@ -21,8 +22,8 @@ EOF
 phase=${1:-all}
 case "$phase" in
 -h | --help) usage; exit 0 ;;
-suite | bench | ncu | all) ;;
-*) echo "device_session: unknown phase '$phase': suite, bench, ncu or all (see --help)" >&2; exit 2 ;;
+fresh | suite | bench | ncu | all) ;;
+*) echo "device_session: unknown phase '$phase': fresh, suite, bench, ncu or all (see --help)" >&2; exit 2 ;;
 esac
 shift || true
 cd "$(dirname "$0")/.." || exit 2
@@ -32,6 +33,15 @@ OPS="$*"
 t0=$(date +%s)
 el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
+if [ "$phase" = fresh ]; then
+    dir=$(mktemp -d /tmp/fresh.XXXXXX)
+    tar cf - --exclude=./build --exclude=./.venv --exclude='./*_forward' --exclude=./.git . | tar xf - -C "$dir"
+    ( cd "$dir" && make test GIT_REV="${GIT_REV:-unknown}" ) > "$OUT/make_test.log" 2>&1
+    rc=$?
+    grep -E "^FAIL" "$OUT/make_test.log" | head -n 40
+    el "fresh make test: exit $rc, $(tail -n 1 "$OUT/make_test.log")"
+    exit $rc
+fi
 make -j16 all GIT_REV="${GIT_REV:-unknown}" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
 el built
 rc=0
