@@ -456,7 +456,6 @@ static void launch_block2d_vec(const void *pp, launch_t *l) {
 // Packs per thread: the smallest power of two that holds the row (at most 8: 8 packs of 16 bytes are 32
 // registers, within the 64 of a 1024-thread block); 0 when it does not fit (the shared-memory kernel).
 // The dispatcher's row for kernel 5 asks the same function.
-
 static const int ROWREG_MAX_PACKS = 8;
 static int rowreg_packs(long nvec, int bs, int max_packs) {
     for (int packs = 1; packs <= max_packs; packs *= 2)
@@ -545,7 +544,9 @@ __global__ void __launch_bounds__(1024) rmsnorm_block_row_cache_smem_kernel(rms_
 template <typename T, int VEC>
 static void block_row_cache_kernel_for(int packs, const void **fn) {
     if (!packs) *fn = (const void *)rmsnorm_block_row_cache_smem_kernel<T, VEC>;
-    else with_pow2<1, ROWREG_MAX_PACKS>(packs, [&](auto P) { *fn = (const void *)rmsnorm_block_row_cache_regs_kernel<T, VEC, P.value>; });
+    else with_pow2<1, ROWREG_MAX_PACKS>(packs, [&](auto P) {
+        *fn = (const void *)rmsnorm_block_row_cache_regs_kernel<T, VEC, P.value>;
+    });
 }
 static void launch_block_row_cache(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
@@ -565,7 +566,6 @@ static void launch_block_row_cache(const void *pp, launch_t *l) {
     void *args[] = {&a};
     launch_kernel(fn, p->s.N, bs, smem, args, 1);
 }
-
 static size_t smem_row_limit(void) {
     return g_dev.prop.sharedMemPerBlockOptin > 33 * sizeof(float) ? g_dev.prop.sharedMemPerBlockOptin - 33 * sizeof(float)
                                                                    : 0;
