@@ -6,19 +6,21 @@ x, weight and y in fp32, fp16 or bf16; arithmetic in fp32.
 
 Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests check that they agree):
    0  cudnn              cuDNN 9 graph API norm-forward (training phase), fastest of the heuristics' engine configs
-   1  thread-per-row     one thread per row: a loop for the sum of squares, a loop to normalize
-   2  block-smem-tree    one block per row, sum of squares through a shared-memory tree
-   3  warp-per-row       one warp per row, shuffle reductions, streaming hints
-   4  block2d-vec        2-D block per row (lanes x warps): shuffles in each warp, then one warp across warps; 16-byte packs
-   5  block-row-cache    x read once: the row kept in registers, or in shared memory when large
-   6  subwarp-rows       several rows per warp or block, lanes per row chosen by C, row in registers
-   7  cluster-dsmem      one row split across a thread-block cluster, partial sums through distributed shared memory
-   8  dispatch           picks the path by rows, C, dtype and mode and says which ran
+   1  thread_per_row     one thread per row: a loop for the sum of squares, a loop to normalize
+   2  block_smem_tree    one block per row, sum of squares through a shared-memory tree
+   3  warp_per_row       one warp per row, shuffle reductions, streaming hints
+   4  block2d_vec        2-D block per row (lanes x warps): shuffles in each warp, then one warp across warps; 16-byte packs
+   5  block_row_cache    x read once: the row kept in registers, or in shared memory when large
+   6  subwarp_rows       several rows per warp or block, lanes per row chosen by C, row in registers
+   7  cluster_dsmem      one row split across a thread-block cluster, partial sums through distributed shared memory
+   8  latency_split      a row over 1-16 blocks (a cluster), w loaded with x, one reduction round
+   9  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
 
-Variants (options of the program; kernels 4-8 run every one of them, kernels 1-3 are the plain fp32 teaching
-ladder and say `skipped: <reason>` for --fused-add and QK-norm; they do apply --weight-offset; kernel 0, cuDNN,
-runs plain rows and QK-norm with S = H*D, and skips --fused-add, --weight-offset F != 0 and the strided QK view,
-which cuDNN 9.19's norm node refuses: it wants y with x's strides):
+Variants (options of the program; kernels 4-7 and 9 run every one of them; kernels 1-3 are the plain fp32
+teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so does kernel 8 (plain rows with
+16-byte packs); kernels 1-9 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm with S = H*D,
+and skips --fused-add, --weight-offset F != 0 and the strided QK view, which cuDNN 9.19's norm node refuses: it
+wants y with x's strides):
   --fused-add        the pre-norm transformer step: residual += x in place, then y = rmsnorm(residual). The sum
                      is formed in fp32 and rounded to the dtype, and the ROUNDED value (the one stored in the
                      residual) is what is normalized: vLLM's fused_add_rms_norm does this, and so does an unfused
@@ -40,13 +42,20 @@ which cuDNN 9.19's norm node refuses: it wants y with x's strides):
 Run:
   make && ./rmsnorm_forward 5                   validate kernel 5, sweep block sizes, time each
   ./rmsnorm_forward all --dtype bf16            every kernel, ranked (default shape 8192 x 4096)
-  ./rmsnorm_forward 8 --fused-add --weight-offset 1 --check
+  ./rmsnorm_forward 9 --fused-add --weight-offset 1 --check
   ./rmsnorm_forward 6 --heads 32 --head-dim 128 --dtype bf16   QK-norm, 4096 tokens, q inside qkv
+  ./rmsnorm_forward 8 -N 4 -C 4096 --dtype bf16 --hot --pdl    a decode step's rows, chained launches
   ./rmsnorm_forward --list                      the registry (no GPU needed)
-Kernels 1-3 are the fp32 teaching ladder; 4-8 run fp32, fp16 and bf16 with fp32 arithmetic.
+Kernels 1-3 are the fp32 teaching ladder; 4-9 run fp32, fp16 and bf16 with fp32 arithmetic.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
 validation and outside the timed region; its planning line and the `path` say which engine runs.
+
+Build alone (beside `make`):
+  nvcc -O3 -std=c++17 --default-stream per-thread -Xcompiler -fopenmp -o rmsnorm_forward rmsnorm_forward.cu -lcurand -lgomp -ldl
+  with CUPTI (the GPU clock of the timed launches; this toolkit keeps it in include/ and lib64/):
+    add -DHAVE_CUPTI -L/usr/local/cuda/lib64 -lcupti (older toolkits: -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64)
+  with cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L its directory when it is not in the CUDA one)
 
 Planted bugs (tests/plant/rmsnorm_forward_bug<k>.patch, applied to a copy of this file for the test build
 build/rmsnorm_forward_bug<k>), all in kernel 5, in both its register
@@ -127,12 +136,66 @@ static void rmsnorm_forward_cpu(double *y, double *rstd, double *res_out, const 
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 1: one thread per row: a loop for the sum of squares, a loop to normalize.
+// Kernel 0 cudnn: the vendor baseline. The graph API's norm-forward node in RMS mode, training phase (it
+// writes rstd), x/y/weight in the dtype, rstd and arithmetic in fp32, writing straight into this program's
+// buffers. supports() builds the graph, tries every engine config the heuristics give and keeps the fastest
+// (harness/cudnn.h, cudnn_norm_prepare); launch() only executes. The node has no residual add and no weight
+// offset: --fused-add and --weight-offset F != 0 are skipped. QK-norm with S = H * D is plain rows of D; with a
+// larger stride the view (row r at (r / H) * S + (r % H) * D) is offered as x [tokens, H, D, 1] with strides
+// [S, D, 1, 1], y contiguous, statistics [tokens, H, 1, 1], weight [1, 1, D, 1] -- which cuDNN 9.19 refuses
+// when it finalizes the operation (y must have x's strides), so kernel 0 says why and skips.
+#ifdef HAVE_CUDNN
+static cudnn_norm_state_t g_cudnn;
+
+// QK-norm's strided view in 4-D.
+static void cudnn_qk_view(cudnn_norm_t *d, const rms_shape_t *s) {
+    int64_t T = s->tokens, H = s->H, D = s->C;
+    int64_t xd[4] = {T, H, D, 1}, xs[4] = {s->S, D, 1, 1}, ys[4] = {H * D, D, 1, 1};
+    int64_t wd[4] = {1, 1, D, 1}, ws[4] = {D, D, 1, 1}, sd[4] = {T, H, 1, 1}, ss[4] = {H, 1, 1, 1};
+    cudnn_norm_dims(d, xd, xs, ys, wd, ws, sd, ss);
+}
+
+// The problem as cuDNN's graph sees it, or why cuDNN's node cannot express it (no GPU needed: the CPU tests
+// finalize its operation).
+static const char *cudnn_describe(const rms_problem_t *p, cudnn_norm_t *d) {
+    const rms_shape_t *s = &p->s;
+    if (s->fused) return "cuDNN's norm node has no residual add";
+    if (s->offset != 0) return "cuDNN's RMS norm has no weight offset";
+    memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
+    d->mode = CUDNN_RMS_NORM;
+    d->dtype = p->h.dtype;
+    if (s->qk && s->S != s->H * s->C) cudnn_qk_view(d, s);
+    else cudnn_norm_rows(d, s->N, s->C);  // QK-norm with S = H * D included: rows of D
+    d->x = p->x;
+    d->scale = p->w;
+    d->y = p->y;
+    d->rstd = p->rstd;
+    d->eps = (float)s->eps;  // no bias, no mean
+    snprintf(d->label, sizeof d->label, "RMSNorm %s %s", dtype_name(p->h.dtype), p->h.shape);
+    return NULL;
+}
+static const char *supports_cudnn(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    REASON_TRY(cudnn_refuse_block_size(bs));
+    cudnn_norm_t d;
+    REASON_TRY(cudnn_describe(p, &d));
+    const char *why = cudnn_norm_prepare(&g_cudnn, &d);  // (points at g_cudnn's copy, not at reasonf's buffer)
+    int strided = p->s.qk && p->s.S != p->s.H * p->s.C;
+    return why && strided ? reasonf("strided QK view: %s", why) : why;
+}
+static void launch_cudnn(const void *pp, launch_t *l) {
+    (void)pp;  // the plan holds the problem's pointers
+    cudnn_plan_execute(&g_cudnn.plan, l);
+}
+#endif
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 1 thread_per_row: one thread per row: a loop for the sum of squares, a loop to normalize.
 // Wrong: neighbouring threads read addresses C floats apart, so every load is its own memory transaction
 // (uncoalesced), and there are only `rows` threads: too few to fill the GPU at small rows.
 
-__global__ void rmsnorm_kernel1(const float *x, const float *w, float *y, float *rstd, long N, long C, float eps,
-                                float offset) {
+__global__ void rmsnorm_thread_per_row_kernel(const float *x, const float *w, float *y, float *rstd, long N, long C,
+                                              float eps, float offset) {
     long row = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (row >= N) return;
     const float *xr = x + row * C;
@@ -144,15 +207,33 @@ __global__ void rmsnorm_kernel1(const float *x, const float *w, float *y, float 
     rstd[row] = r;
 }
 
+static void launch_thread_per_row(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    rmsnorm_thread_per_row_kernel<<<(unsigned)ceil_div(p->s.N, l->block_size), l->block_size>>>(
+        (const float *)p->x, (const float *)p->w, (float *)p->y, p->rstd, p->s.N, p->s.C, (float)p->s.eps,
+        (float)p->s.offset);
+}
+// Kernels 1-3: the plain fp32 ladder (they apply --weight-offset, not the other variants).
+static const char *supports_plain(const void *pp) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-7 and 9 have it)";
+    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-7 and 9 have it)";
+    return NULL;
+}
+static const char *supports_thread_per_row(const void *pp, int bs) {
+    (void)bs;
+    return supports_plain(pp);
+}
+
 // ------------------------------------------------------------------------------------------------
-// Kernel 2: one block per row; each thread sums the squares of a strided part of the row (coalesced), the
-// partial sums meet in a shared-memory tree, then every thread normalizes its part.
+// Kernel 2 block_smem_tree: one block per row; each thread sums the squares of a strided part of the row
+// (coalesced), the partial sums meet in a shared-memory tree, then every thread normalizes its part.
 // Improves: coalesced reads and a block of threads per row; one launch (RMSNorm has one statistic).
 // Wrong: the tree idles half the threads at each step and needs log2(block) barriers; x is read twice
 // (the second read mostly hits L2); 4-byte accesses. Needs a power-of-two block.
 
-__global__ void rmsnorm_kernel2(const float *x, const float *w, float *y, float *rstd, long C, float eps,
-                                float offset) {
+__global__ void rmsnorm_block_smem_tree_kernel(const float *x, const float *w, float *y, float *rstd, long C,
+                                               float eps, float offset) {
     extern __shared__ float shared[];
     long row = blockIdx.x;
     const float *xr = x + row * C;
@@ -170,17 +251,29 @@ __global__ void rmsnorm_kernel2(const float *x, const float *w, float *y, float 
     if (threadIdx.x == 0) rstd[row] = r;
 }
 
-// ------------------------------------------------------------------------------------------------
-// Kernel 3: one warp per row. Lanes stride over the row (coalesced), the sum of squares is reduced by warp
-// shuffles (warp_sum: no shared memory, no barrier), __restrict__, and streaming hints on the last read of x
-// and on y (evict-first: neither is read again).
-// Wrong: 4-byte accesses, x read twice, and one warp per row leaves large rows to a single warp (few loads
-// in flight per row); at small C most lanes idle. The hints themselves turned out not to pay: kernel 8 ran up
-// to 5% faster on an H100 without them, so kernels 4-8 read x and write y with plain access (the residual of
-// --fused-add keeps the streaming forms in 5-7: plain ones made ptxas spill the bf16 8-pack instantiations).
+static void launch_block_smem_tree(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int bs = l->block_size;
+    rmsnorm_block_smem_tree_kernel<<<(unsigned)p->s.N, bs, bs * sizeof(float)>>>(
+        (const float *)p->x, (const float *)p->w, (float *)p->y, p->rstd, p->s.C, (float)p->s.eps, (float)p->s.offset);
+}
+static const char *supports_block_smem_tree(const void *pp, int bs) {
+    const char *why = supports_plain(pp);
+    if (why) return why;
+    return is_pow2(bs) ? NULL : "the shared-memory tree needs a power-of-two block size";
+}
 
-__global__ void rmsnorm_kernel3(const float *__restrict__ x, const float *__restrict__ w, float *__restrict__ y,
-                                float *__restrict__ rstd, long N, long C, float eps, float offset) {
+// ------------------------------------------------------------------------------------------------
+// Kernel 3 warp_per_row: one warp per row. Lanes stride over the row (coalesced), the sum of squares is reduced
+// by warp shuffles (warp_sum: no shared memory, no barrier), __restrict__, and streaming hints on the last read
+// of x and on y (evict-first: neither is read again).
+// Wrong: 4-byte accesses, x read twice, and one warp per row leaves large rows to a single warp (few loads
+// in flight per row); at small C most lanes idle. The hints do not pay on an H100: kernels 4-9 read x and
+// write y plainly (the residual of --fused-add keeps the streaming forms in 5-7).
+
+__global__ void rmsnorm_warp_per_row_kernel(const float *__restrict__ x, const float *__restrict__ w,
+                                            float *__restrict__ y, float *__restrict__ rstd, long N, long C,
+                                            float eps, float offset) {
     int lane = threadIdx.x % 32;
     long row = blockIdx.x * (long)(blockDim.x / 32) + threadIdx.x / 32;
     if (row >= N) return;  // the whole warp leaves together: the shuffles below see all 32 lanes
@@ -193,9 +286,21 @@ __global__ void rmsnorm_kernel3(const float *__restrict__ x, const float *__rest
     if (lane == 0) rstd[row] = r;
 }
 
+static void launch_warp_per_row(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    rmsnorm_warp_per_row_kernel<<<(unsigned)ceil_div(p->s.N, l->block_size / 32), l->block_size>>>(
+        (const float *)p->x, (const float *)p->w, (float *)p->y, p->rstd, p->s.N, p->s.C, (float)p->s.eps,
+        (float)p->s.offset);
+}
+static const char *supports_warp_per_row(const void *pp, int bs) {
+    (void)bs;
+    return supports_plain(pp);
+}
+
 // ------------------------------------------------------------------------------------------------
-// Arguments of kernels 4-8 (every variant): one struct, passed by value, first (the convention of all three
-// programs: the plain fp32 steps 1-3 above keep llm.c's positional arguments).
+// Arguments of kernels 4-9 (every variant): one struct, passed by value, first (the convention of all three
+// programs: the plain fp32 steps 1-3 above keep llm.c's positional arguments). The pack helpers and the
+// launchers' host helpers shared by kernels 4-9.
 
 typedef struct {
     const void *x;  // the x view: row r at (r / H) * S + (r % H) * C
@@ -234,8 +339,46 @@ __device__ __forceinline__ Pack<T, VEC> pack_normalize(const Pack<T, VEC> &v, co
     return out;
 }
 
+static rms_args_t rms_args(const rms_problem_t *p) {
+    rms_args_t a;
+    a.x = p->x;
+    a.res = p->s.fused ? p->res : NULL;
+    a.w = p->w;
+    a.y = p->y;
+    a.rstd = p->rstd;
+    a.N = p->s.N;
+    a.C = p->s.C;
+    a.H = p->s.H;
+    a.S = p->s.S;
+    a.eps = (float)p->s.eps;
+    a.offset = (float)p->s.offset;
+    return a;
+}
+
+// The widest pack (elements) whose accesses stay aligned: it divides C and the token stride S, 16 bytes
+// when it can.
+static int vec_width_for(dtype_t d, long C, long S) {
+    return (int)gcd_long(gcd_long(16 / (long)dtype_size(d), C), S);
+}
+static int vec_width(const rms_problem_t *p) { return vec_width_for(p->h.dtype, p->s.C, p->s.S); }
+
+typedef void (*rms_kernel_t)(rms_args_t);
+
+// Dynamic shared memory beyond 48 KB must be opted into, once per kernel (outside the timed launches).
+static void ensure_dynamic_smem(const void *fn, size_t bytes) {
+    static const void *fns[64];
+    static size_t have[64];
+    static int n = 0;
+    int i = 0;
+    while (i < n && fns[i] != fn) i++;
+    if (i < n && have[i] >= bytes) return;
+    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    if (i == n && n < 64) fns[n++] = fn;
+    if (i < 64) have[i] = bytes;
+}
+
 // ------------------------------------------------------------------------------------------------
-// Kernel 4: one block per row as a 2-D block: threadIdx.x is the lane (32), threadIdx.y the warp. Each
+// Kernel 4 block2d_vec: one block per row as a 2-D block: threadIdx.x is the lane (32), threadIdx.y the warp. Each
 // warp reduces its sum of squares by shuffles, the per-warp sums meet in shared memory and one warp adds
 // them; every access is a pack of VEC elements, the widest that divides C (and the stride S): 16 bytes when
 // it can. In --fused-add mode the first pass writes the rounded sum back to the residual and the second
@@ -245,8 +388,9 @@ __device__ __forceinline__ Pack<T, VEC> pack_normalize(const Pack<T, VEC> &v, co
 // Wrong: x (or the residual) is read twice: the second read is served by L2 only while the rows in flight
 // fit in it; few packs per thread are in flight before the first use.
 
+
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) rmsnorm_block2d_kernel(rms_args_t a) {
+__global__ void __launch_bounds__(1024) rmsnorm_block2d_vec_kernel(rms_args_t a) {
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
     __shared__ float warp_ss[32];
@@ -286,19 +430,41 @@ __global__ void __launch_bounds__(1024) rmsnorm_block2d_kernel(rms_args_t a) {
     if (tid == 0) a.rstd[row] = r;
 }
 
+// 2-D block: 32 lanes x block_size / 32 warps.
+template <typename T, int VEC>
+static void launch_block2d_vec_t(const rms_problem_t *p, int bs) {
+    rms_args_t a = rms_args(p);
+    void *args[] = {&a};
+    launch_kernel((const void *)rmsnorm_block2d_vec_kernel<T, VEC>, p->s.N, dim3(32, bs / 32), 0, args, 1);
+}
+static void launch_block2d_vec(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    DISPATCH_VEC(p->h.dtype, vec_width(p), launch_block2d_vec_t, p, l->block_size);
+}
+
 // ------------------------------------------------------------------------------------------------
-// Kernel 5: x read once. One (1-D) block per row; each thread loads its PACKS packs into registers before
-// the reduction (block_sum in common.h) and normalizes from them, so x (and the residual) cross DRAM once.
-// When the row does not fit block_size x 8 packs, a second kernel keeps it in shared memory instead (C
-// elements of T, dynamic). The launcher says which ran.
+// Kernel 5 block_row_cache: x read once. One (1-D) block per row; each thread loads its PACKS packs into
+// registers before the reduction (block_sum, harness/device_helpers.h) and normalizes from them, so x (and the
+// residual) cross DRAM once. When the row does not fit block_size x 8 packs, a second kernel keeps it in shared
+// memory instead (C elements of T, dynamic). The launcher says which ran.
 // Improves: one read of x; all loads of a thread are issued before the first use (more bytes in flight).
 // Wrong: at small C most of the block idles (one row per block); the register path needs a block large
 // enough for the row, and a row in shared memory (up to ~227 KB a block on sm_90) leaves room for one or
 // two blocks per SM, whose load -> reduce -> write phases do not overlap. fp32 rows beyond 56K elements fit
 // neither: skipped (kernel 7 splits them across a cluster).
 
+// Packs per thread: the smallest power of two that holds the row (at most 8: 8 packs of 16 bytes are 32
+// registers, within the 64 of a 1024-thread block); 0 when it does not fit (the shared-memory kernel).
+// The dispatcher's row for kernel 5 asks the same function.
+static const int ROWREG_MAX_PACKS = 8;
+static int rowreg_packs(long nvec, int bs, int max_packs) {
+    for (int packs = 1; packs <= max_packs; packs *= 2)
+        if ((long)packs * bs >= nvec) return packs;
+    return 0;
+}
+
 template <typename T, int VEC, int PACKS>
-__global__ void __launch_bounds__(1024) rmsnorm_rowreg_kernel(rms_args_t a) {
+__global__ void __launch_bounds__(1024) rmsnorm_block_row_cache_regs_kernel(rms_args_t a) {
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
     __shared__ float scratch[33];
@@ -343,7 +509,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_rowreg_kernel(rms_args_t a) {
 }
 
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) rmsnorm_smem_kernel(rms_args_t a) {
+__global__ void __launch_bounds__(1024) rmsnorm_block_row_cache_smem_kernel(rms_args_t a) {
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -374,21 +540,71 @@ __global__ void __launch_bounds__(1024) rmsnorm_smem_kernel(rms_args_t a) {
     if (threadIdx.x == 0) a.rstd[row] = r;
 }
 
+// The instance: packs 1..8 in registers, 0 in shared memory.
+template <typename T, int VEC>
+static void block_row_cache_kernel_for(int packs, const void **fn) {
+    if (!packs) *fn = (const void *)rmsnorm_block_row_cache_smem_kernel<T, VEC>;
+    else with_pow2<1, ROWREG_MAX_PACKS>(packs, [&](auto P) {
+        *fn = (const void *)rmsnorm_block_row_cache_regs_kernel<T, VEC, P.value>;
+    });
+}
+static void launch_block_row_cache(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int bs = l->block_size, vec = vec_width(p);
+    int packs = rowreg_packs(p->s.C / vec, bs, ROWREG_MAX_PACKS);
+    const void *fn;
+    DISPATCH_VEC(p->h.dtype, vec, block_row_cache_kernel_for, packs, &fn);
+    rms_args_t a = rms_args(p);
+    size_t smem = 0;
+    if (packs) {
+        snprintf(l->path, sizeof l->path, "registers, %d packs of %d a thread", packs, vec);
+    } else {
+        smem = (size_t)p->s.C * dtype_size(p->h.dtype);
+        ensure_dynamic_smem(fn, smem);
+        snprintf(l->path, sizeof l->path, "shared memory, %.1f KB a row, packs of %d", smem / 1024.0, vec);
+    }
+    void *args[] = {&a};
+    launch_kernel(fn, p->s.N, bs, smem, args, 1);
+}
+static size_t smem_row_limit(void) {
+    return g_dev.prop.sharedMemPerBlockOptin > 33 * sizeof(float) ? g_dev.prop.sharedMemPerBlockOptin - 33 * sizeof(float)
+                                                                   : 0;
+}
+static const char *supports_block_row_cache(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int vec = vec_width(p);
+    int packs = rowreg_packs(p->s.C / vec, bs, ROWREG_MAX_PACKS);
+    size_t need = (size_t)p->s.C * dtype_size(p->h.dtype), have = smem_row_limit();
+    if (!packs && need > have)
+        return reasonf("row of %ld fits neither %d threads x %d packs of %d nor %.0f KB of shared memory", p->s.C, bs,
+                       ROWREG_MAX_PACKS, vec, have / 1024.0);
+    const void *fn;
+    DISPATCH_VEC(p->h.dtype, vec, block_row_cache_kernel_for, packs, &fn);
+    return block_fits(fn, bs);
+}
+
 // ------------------------------------------------------------------------------------------------
-// Kernel 6: the small-C specialist. TPR lanes per row (1..32, chosen by C: the fewest that hold the row in
+// Kernel 6 subwarp_rows: the small-C specialist. TPR lanes per row (1..32, chosen by C: the fewest that hold the row in
 // 4 packs each, or a whole warp with up to 8), so a warp normalizes 32 / TPR rows at once and a block
 // bs / TPR rows; the row lives in registers as 16-byte packs and the sum of squares is reduced within each
-// group of TPR lanes by shuffles (group_sum in common.h): no shared memory, no barrier. Its main user is
+// group of TPR lanes by shuffles (group_sum, harness/device_helpers.h): no shared memory, no barrier. Its main user is
 // QK-norm (head_dim 64..256: 16-32 packs of 16-bit values, 4-8 lanes per row), where the rows of one token
 // lie side by side in the q part of the qkv buffer.
 // Improves: at small C every lane has work and each one has several 16-byte loads in flight; one read of x.
 // Wrong: built for rows of up to 32 lanes x 8 packs (1024 fp32 / 2048 16-bit elements with 16-byte packs);
 // larger rows want more than a warp. Rows whose C is not a multiple of 16 bytes use narrower packs.
 
-#define K6_MAX_PACKS 8
+// Lanes per row, chosen by C: the fewest that hold the row in 4 packs each, else a whole warp with up to 8
+// packs each; 0 when the row does not fit.
+#define SUBWARP_MAX_PACKS 8
+static int subwarp_tpr(long nvec) {
+    int tpr = 1;
+    while (tpr < 32 && (long)tpr * 4 < nvec) tpr *= 2;
+    return (long)tpr * (tpr == 32 ? SUBWARP_MAX_PACKS : 4) >= nvec ? tpr : 0;
+}
 
 template <typename T, int VEC, int TPR, int MAXP>
-__global__ void __launch_bounds__(1024) rmsnorm_subwarp_kernel(rms_args_t a) {
+__global__ void __launch_bounds__(1024) rmsnorm_subwarp_rows_kernel(rms_args_t a) {
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
     int rows_per_block = blockDim.x / TPR;
@@ -435,8 +651,32 @@ __global__ void __launch_bounds__(1024) rmsnorm_subwarp_kernel(rms_args_t a) {
     if (lane == 0) a.rstd[row] = r;
 }
 
+template <typename T, int VEC>
+static void subwarp_rows_kernel_for(int tpr, long nvec, const void **fn) {
+    if (tpr == 32 && nvec > 32 * 4) *fn = (const void *)rmsnorm_subwarp_rows_kernel<T, VEC, 32, SUBWARP_MAX_PACKS>;
+    else with_pow2<1, 32>(tpr, [&](auto P) { *fn = (const void *)rmsnorm_subwarp_rows_kernel<T, VEC, P.value, 4>; });
+}
+static void launch_subwarp_rows(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int bs = l->block_size, vec = vec_width(p), tpr = subwarp_tpr(p->s.C / vec);
+    const void *fn;
+    DISPATCH_VEC(p->h.dtype, vec, subwarp_rows_kernel_for, tpr, p->s.C / vec, &fn);
+    rms_args_t a = rms_args(p);
+    void *args[] = {&a};
+    launch_kernel(fn, ceil_div(p->s.N, bs / tpr), bs, 0, args, 1);
+    snprintf(l->path, sizeof l->path, "%d lanes a row, %d rows a block, packs of %d", tpr, bs / tpr, vec);
+}
+static const char *supports_subwarp_rows(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int vec = vec_width(p), tpr = subwarp_tpr(p->s.C / vec);
+    if (!tpr) return reasonf("row of %ld needs more than 32 lanes x %d packs of %d", p->s.C, SUBWARP_MAX_PACKS, vec);
+    const void *fn;
+    DISPATCH_VEC(p->h.dtype, vec, subwarp_rows_kernel_for, tpr, p->s.C / vec, &fn);
+    return block_fits(fn, bs);
+}
+
 // ------------------------------------------------------------------------------------------------
-// Kernel 7: very large C. One row is split across a thread-block cluster of CL blocks (CL <= 8, the portable
+// Kernel 7 cluster_dsmem: very large C. One row is split across a thread-block cluster of CL blocks (CL <= 8, the portable
 // size; sm_90 and newer): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row in registers,
 // reduces its part (block_sum_once: warp shuffles, one barrier) and publishes the partial sum in its shared
 // memory; after a cluster barrier every warp reads the CL partials through distributed shared memory
@@ -449,10 +689,26 @@ __global__ void __launch_bounds__(1024) rmsnorm_subwarp_kernel(rms_args_t a) {
 // its cluster; the cluster size is chosen by a rule (4 packs a thread, the smallest CL that holds the row),
 // not measured; at small C the cluster is 1 block.
 
-#define K7_MAX_CLUSTER 8
+// The cluster size CL: the smallest power of two (<= 8) whose blocks hold the row in 4 packs a thread, else 8
+// blocks with 8 packs a thread; 0 when even that is too small.
+#define CLUSTER_MAX_BLOCKS 8
+static int cluster_plan(long nvec, int bs, int *cl, int *packs) {
+    for (int c = 1; c <= CLUSTER_MAX_BLOCKS; c *= 2)
+        if ((long)c * bs * 4 >= nvec) {
+            *cl = c;
+            *packs = 4;
+            return 1;
+        }
+    if ((long)CLUSTER_MAX_BLOCKS * bs * 8 >= nvec) {
+        *cl = CLUSTER_MAX_BLOCKS;
+        *packs = 8;
+        return 1;
+    }
+    return 0;
+}
 
 template <typename T, int VEC, int PACKS>
-__global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_kernel(rms_args_t a) {
+__global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_dsmem_kernel(rms_args_t a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
@@ -465,8 +721,7 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_kernel(rms_args_t a) 
     T *rr = a.res ? (T *)a.res + row * a.C : NULL;
     int nvec = (int)(a.C / VEC);
     int first = (int)rank * blockDim.x * PACKS + threadIdx.x;  // pack p of this thread: first + p * blockDim.x
-    // packs of this thread inside the row: one count instead of a predicate per pack (and __launch_bounds__
-    // with 1 block an SM: with the default, ptxas aimed at 32 registers and spilled a few instances)
+    // packs of this thread inside the row: one count instead of a predicate per pack
     int np = nvec > first ? (nvec - first + blockDim.x - 1) / blockDim.x : 0;
     Pack<T, VEC> v[PACKS] = {};
     float ss = 0.f;
@@ -504,300 +759,56 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_kernel(rms_args_t a) 
 #endif
 }
 
-// ------------------------------------------------------------------------------------------------
-// Launchers: pick the template instance, check the launch.
-
-static rms_args_t rms_args(const rms_problem_t *p) {
-    rms_args_t a;
-    a.x = p->x;
-    a.res = p->s.fused ? p->res : NULL;
-    a.w = p->w;
-    a.y = p->y;
-    a.rstd = p->rstd;
-    a.N = p->s.N;
-    a.C = p->s.C;
-    a.H = p->s.H;
-    a.S = p->s.S;
-    a.eps = (float)p->s.eps;
-    a.offset = (float)p->s.offset;
-    return a;
-}
-
-// The widest pack (elements) whose accesses stay aligned: it divides C and the token stride S, 16 bytes
-// when it can.
-static int vec_width_for(dtype_t d, long C, long S) {
-    return (int)gcd_long(gcd_long(16 / (long)dtype_size(d), C), S);
-}
-static int vec_width(const rms_problem_t *p) { return vec_width_for(p->h.dtype, p->s.C, p->s.S); }
-
-typedef void (*rms_kernel_t)(rms_args_t);
-
-// Kernels 1-3: the plain fp32 ladder (they apply --weight-offset, not the other variants).
-static const char *supports_plain(const void *pp) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-8 have it)";
-    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-8 have it)";
-    return NULL;
-}
-static const char *supports_k1(const void *pp, int bs) {
-    (void)bs;
-    return supports_plain(pp);
-}
-static void launch_k1(const void *pp, launch_t *l) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    rmsnorm_kernel1<<<(unsigned)ceil_div(p->s.N, l->block_size), l->block_size>>>(
-        (const float *)p->x, (const float *)p->w, (float *)p->y, p->rstd, p->s.N, p->s.C, (float)p->s.eps,
-        (float)p->s.offset);
-}
-
-static const char *supports_k2(const void *pp, int bs) {
-    const char *why = supports_plain(pp);
-    if (why) return why;
-    return is_pow2(bs) ? NULL : "the shared-memory tree needs a power-of-two block size";
-}
-static void launch_k2(const void *pp, launch_t *l) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    int bs = l->block_size;
-    rmsnorm_kernel2<<<(unsigned)p->s.N, bs, bs * sizeof(float)>>>((const float *)p->x, (const float *)p->w,
-                                                                  (float *)p->y, p->rstd, p->s.C, (float)p->s.eps,
-                                                                  (float)p->s.offset);
-}
-
-static const char *supports_k3(const void *pp, int bs) {
-    (void)bs;
-    return supports_plain(pp);
-}
-static void launch_k3(const void *pp, launch_t *l) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    rmsnorm_kernel3<<<(unsigned)ceil_div(p->s.N, l->block_size / 32), l->block_size>>>(
-        (const float *)p->x, (const float *)p->w, (float *)p->y, p->rstd, p->s.N, p->s.C, (float)p->s.eps,
-        (float)p->s.offset);
-}
-
-// Kernel 4: 2-D block (32 lanes x block_size / 32 warps).
 template <typename T, int VEC>
-static void launch_block2d_t(const rms_problem_t *p, int bs) {
-    rms_args_t a = rms_args(p);
-    void *args[] = {&a};
-    launch_kernel((const void *)rmsnorm_block2d_kernel<T, VEC>, p->s.N, dim3(32, bs / 32), 0, args, 1);
+static void cluster_dsmem_kernel_for(int packs, const void **fn) {
+    with_pow2<4, 8>(packs, [&](auto P) { *fn = (const void *)rmsnorm_cluster_dsmem_kernel<T, VEC, P.value>; });
 }
-static void launch_k4(const void *pp, launch_t *l) {
+static void launch_cluster_dsmem(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    DISPATCH_VEC(p->h.dtype, vec_width(p), launch_block2d_t, p, l->block_size);
-}
-
-// Kernel 5 and the dispatcher's register path: packs per thread, the smallest power of two that holds the
-// row (at most 8: 8 packs of 16 bytes are 32 registers, within the 64 of a 1024-thread block).
-static const int ROWREG_MAX_PACKS = 8;
-static int rowreg_packs(long nvec, int bs, int max_packs) {
-    for (int packs = 1; packs <= max_packs; packs *= 2)
-        if ((long)packs * bs >= nvec) return packs;
-    return 0;
-}
-template <typename T, int VEC>
-static void rowreg_kernel_for(int packs, const void **fn) {
-    switch (packs) {
-    case 1: *fn = (const void *)rmsnorm_rowreg_kernel<T, VEC, 1>; break;
-    case 2: *fn = (const void *)rmsnorm_rowreg_kernel<T, VEC, 2>; break;
-    case 4: *fn = (const void *)rmsnorm_rowreg_kernel<T, VEC, 4>; break;
-    default: *fn = (const void *)rmsnorm_rowreg_kernel<T, VEC, 8>; break;
-    }
-}
-template <typename T, int VEC>
-static void smem_kernel_for(const void **fn) {
-    *fn = (const void *)rmsnorm_smem_kernel<T, VEC>;
-}
-// Dynamic shared memory beyond 48 KB must be opted into, once per kernel (outside the timed launches).
-static void ensure_dynamic_smem(const void *fn, size_t bytes) {
-    static const void *fns[64];
-    static size_t have[64];
-    static int n = 0;
-    int i = 0;
-    while (i < n && fns[i] != fn) i++;
-    if (i < n && have[i] >= bytes) return;
-    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-    if (i == n && n < 64) fns[n++] = fn;
-    if (i < 64) have[i] = bytes;
-}
-static size_t smem_row_limit(void) {
-    return g_dev.prop.sharedMemPerBlockOptin > 33 * sizeof(float) ? g_dev.prop.sharedMemPerBlockOptin - 33 * sizeof(float)
-                                                                   : 0;
-}
-static const char *supports_k5(const void *pp, int bs) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    int vec = vec_width(p);
-    long nvec = p->s.C / vec;
-    const void *fn;
-    int packs = rowreg_packs(nvec, bs, ROWREG_MAX_PACKS);
-    if (packs) {
-        DISPATCH_VEC(p->h.dtype, vec, rowreg_kernel_for, packs, &fn);
-        return block_fits(fn, bs);
-    }
-    size_t need = (size_t)p->s.C * dtype_size(p->h.dtype), have = smem_row_limit();
-    if (need > have)
-        return reasonf("row of %ld fits neither %d threads x %d packs of %d nor %.0f KB of shared memory", p->s.C, bs,
-                       ROWREG_MAX_PACKS, vec, have / 1024.0);
-    DISPATCH_VEC(p->h.dtype, vec, smem_kernel_for, &fn);
-    return block_fits(fn, bs);
-}
-static void launch_k5(const void *pp, launch_t *l) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    int bs = l->block_size, vec = vec_width(p);
-    long nvec = p->s.C / vec;
-    int packs = rowreg_packs(nvec, bs, ROWREG_MAX_PACKS);
-    const void *fn;
-    rms_args_t a = rms_args(p);
-    size_t smem = 0;
-    if (packs) {
-        DISPATCH_VEC(p->h.dtype, vec, rowreg_kernel_for, packs, &fn);
-        snprintf(l->path, sizeof l->path, "registers, %d packs of %d a thread", packs, vec);
-    } else {
-        DISPATCH_VEC(p->h.dtype, vec, smem_kernel_for, &fn);
-        smem = (size_t)p->s.C * dtype_size(p->h.dtype);
-        ensure_dynamic_smem(fn, smem);
-        snprintf(l->path, sizeof l->path, "shared memory, %.1f KB a row, packs of %d", smem / 1024.0, vec);
-    }
-    void *args[] = {&a};
-    launch_kernel(fn, p->s.N, bs, smem, args, 1);
-}
-
-// Kernel 6: lanes per row chosen by C: the fewest that hold the row in 4 packs each, else a whole warp
-// with up to 8 packs each; 0 when the row does not fit.
-static int subwarp_tpr(long nvec) {
-    int tpr = 1;
-    while (tpr < 32 && (long)tpr * 4 < nvec) tpr *= 2;
-    return (long)tpr * (tpr == 32 ? K6_MAX_PACKS : 4) >= nvec ? tpr : 0;
-}
-template <typename T, int VEC>
-static void subwarp_kernel_for(int tpr, long nvec, const void **fn) {
-    rms_kernel_t k;
-    switch (tpr) {
-    case 1: k = rmsnorm_subwarp_kernel<T, VEC, 1, 4>; break;
-    case 2: k = rmsnorm_subwarp_kernel<T, VEC, 2, 4>; break;
-    case 4: k = rmsnorm_subwarp_kernel<T, VEC, 4, 4>; break;
-    case 8: k = rmsnorm_subwarp_kernel<T, VEC, 8, 4>; break;
-    case 16: k = rmsnorm_subwarp_kernel<T, VEC, 16, 4>; break;
-    default:
-        if (nvec <= 32 * 4) k = rmsnorm_subwarp_kernel<T, VEC, 32, 4>;
-        else k = rmsnorm_subwarp_kernel<T, VEC, 32, K6_MAX_PACKS>;
-        break;
-    }
-    *fn = (const void *)k;
-}
-static void launch_subwarp(const rms_problem_t *p, int bs, int vec, int tpr) {
-    const void *fn;
-    DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->s.C / vec, &fn);
-    rms_args_t a = rms_args(p);
-    void *args[] = {&a};
-    launch_kernel(fn, ceil_div(p->s.N, bs / tpr), bs, 0, args, 1);
-}
-static const char *supports_k6(const void *pp, int bs) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    int vec = vec_width(p), tpr = subwarp_tpr(p->s.C / vec);
-    if (!tpr) return reasonf("row of %ld needs more than 32 lanes x %d packs of %d", p->s.C, K6_MAX_PACKS, vec);
-    const void *fn;
-    DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->s.C / vec, &fn);
-    return block_fits(fn, bs);
-}
-static void launch_k6(const void *pp, launch_t *l) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    int vec = vec_width(p), tpr = subwarp_tpr(p->s.C / vec);
-    launch_subwarp(p, l->block_size, vec, tpr);
-    snprintf(l->path, sizeof l->path, "%d lanes a row, %d rows a block, packs of %d", tpr, l->block_size / tpr, vec);
-}
-
-// Kernel 7: the cluster size CL is the smallest power of two (<= 8) whose blocks hold the row in 4 packs a
-// thread, else 8 blocks with 8 packs a thread; 0 when even that is too small.
-static int cluster_plan(long nvec, int bs, int *cl, int *packs) {
-    for (int c = 1; c <= K7_MAX_CLUSTER; c *= 2)
-        if ((long)c * bs * 4 >= nvec) {
-            *cl = c;
-            *packs = 4;
-            return 1;
-        }
-    if ((long)K7_MAX_CLUSTER * bs * 8 >= nvec) {
-        *cl = K7_MAX_CLUSTER;
-        *packs = 8;
-        return 1;
-    }
-    return 0;
-}
-template <typename T, int VEC>
-static void cluster_kernel_for(int packs, const void **fn) {
-    if (packs == 4) *fn = (const void *)rmsnorm_cluster_kernel<T, VEC, 4>;
-    else *fn = (const void *)rmsnorm_cluster_kernel<T, VEC, 8>;
-}
-static const char *supports_k7(const void *pp, int bs) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    const char *why = needs_sm90(g_dev.prop.major, g_dev.sm);
-    if (why) return why;
-    int vec = vec_width(p), cl = 0, packs = 0;
-    if (!cluster_plan(p->s.C / vec, bs, &cl, &packs))
-        return reasonf("row of %ld needs more than %d blocks x %d threads x 8 packs of %d", p->s.C, K7_MAX_CLUSTER, bs,
-                       vec);
-    if ((double)p->s.N * cl > 2147483647.0) return reasonf("%ld rows x %d blocks exceed the grid", p->s.N, cl);
-    const void *fn;
-    DISPATCH_VEC(p->h.dtype, vec, cluster_kernel_for, packs, &fn);
-    return cluster_fits(fn, bs, cl);
-}
-static void launch_cluster(const rms_problem_t *p, int bs, int vec, launch_t *l) {
-    int cl = 0, packs = 0;
+    int bs = l->block_size, vec = vec_width(p), cl = 0, packs = 0;
     cluster_plan(p->s.C / vec, bs, &cl, &packs);
     const void *fn;
-    DISPATCH_VEC(p->h.dtype, vec, cluster_kernel_for, packs, &fn);
+    DISPATCH_VEC(p->h.dtype, vec, cluster_dsmem_kernel_for, packs, &fn);
     rms_args_t a = rms_args(p);
     void *args[] = {&a};
     launch_kernel(fn, p->s.N * cl, bs, 0, args, cl);
     snprintf(l->path, sizeof l->path, "cluster of %d blocks, %d packs of %d a thread", cl, packs, vec);
 }
-static void launch_k7(const void *pp, launch_t *l) {
+static const char *supports_cluster_dsmem(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    launch_cluster(p, l->block_size, vec_width(p), l);
+    const char *why = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (why) return why;
+    int vec = vec_width(p), cl = 0, packs = 0;
+    if (!cluster_plan(p->s.C / vec, bs, &cl, &packs))
+        return reasonf("row of %ld needs more than %d blocks x %d threads x 8 packs of %d", p->s.C, CLUSTER_MAX_BLOCKS,
+                       bs, vec);
+    if ((double)p->s.N * cl > 2147483647.0) return reasonf("%ld rows x %d blocks exceed the grid", p->s.N, cl);
+    const void *fn;
+    DISPATCH_VEC(p->h.dtype, vec, cluster_dsmem_kernel_for, packs, &fn);
+    return cluster_fits(fn, bs, cl);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 8: the dispatcher. Its rules come from the RMSNorm sweep on an H100 (results/h100-80gb-hbm3/rmsnorm.csv,
-// results/NOTES.md), where they replaced first guesses carried over from LayerNorm:
-//   plain rows, 16-byte packs, rows x CL <= SMs                   -> the latency path (rows of a decode step,
-//                                                                    single long rows; CL and threads: split_row_plan)
-//   C <= 512 and the row fits kernel 6 (QK-norm heads too)        -> 6, 256 threads (within 2% of 6's best block)
-//   16-byte packs and the row fits 1024 threads x 8 packs         -> 5's register path: the fewest threads (>= 64)
-//     (fp32 up to 32768, 16-bit up to 65536)                         that hold the row in <= 2 packs each, then
-//                                                                    more packs at 1024 threads (5 beat 6 from
-//                                                                    C = 768 and, unlike LayerNorm, beat the
-//                                                                    re-read for 16-bit rows of every size)
-//   16-byte packs, row >= 128 KB, sm_90+ and the cluster fits     -> 7, 256 threads a block (fp32 C = 65536: 89%
-//                                                                    where the re-read of 4 reached 69%)
-//   anything else                                                 -> 4 (re-read, widest packs), ~32 elements
-//                                                                    a thread, 128..1024 threads
-// A --block-size given on the command line is passed to the path.
-
-// Kernel 8's latency path (the rows of one decode step, single long rows; plain rows: no fused add, no strided
+// Kernel 8 latency_split: the rows of one decode step, single long rows (plain rows: no fused add, no strided
 // view). Few rows cannot fill the GPU at a block a row, and a row's time is then its critical path: memory
 // latency, barriers, a second trip for w. One kernel, three ideas:
 // - the row split across a cluster of CL blocks (CL = 1..16; 1: a plain block), so few rows still use many SMs
 //   and a long row's bytes in flight are spread over CL SMs;
 // - w loaded at the start with x: one memory trip for all the row needs. Launched alone, each pack's x and w
-//   loads are issued together (as LayerNorm's latency path, where that beat both w first and x first); in a
-//   chain of launches (pdl = 1, --pdl) the weight's loads go before the wait for the grid before, and overlap
-//   its end;
+//   loads are issued together; in a chain of launches (pdl = 1, --pdl) the weight's loads go before the wait
+//   for the grid before, and overlap its end;
 // - one reduction round with one block barrier (block_sum_once) and one cluster barrier, whose second half
 //   (keeping shared memory alive for the other blocks) overlaps the stores.
-// Wrong: at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); with many rows
-// the cluster buys nothing and w in registers costs occupancy.
+// Improves: the time of a few rows (the dispatcher runs it where rows x blocks a row <= SMs).
+// Wrong: at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); 16-byte packs
+// only; with many rows the cluster buys nothing and w in registers costs occupancy.
 #define SPLIT_PACKS 4
-template <typename T, int VEC, int CL>
-__global__ void __launch_bounds__(512) rmsnorm_split_kernel(rms_args_t a, int pdl) {
-    __shared__ float warp_part[32];
-    __shared__ float block_part;
-    const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
-    const long row = blockIdx.x / CL;
-    const int nvec = (int)(a.C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
-    const T *__restrict__ w = (const T *)a.w;
-    const T *__restrict__ xr = (const T *)a.x + row * a.C;
-    // the packs held as raw words until all loads are issued (load_raw: why)
-    typedef RawPack<T, VEC> R;
-    R xraw[SPLIT_PACKS], wraw[SPLIT_PACKS];
+
+// Loads a thread's packs of x and w as raw words (load_raw: why), in the order of the launch (see above).
+template <typename T, int VEC>
+__device__ __forceinline__ void latency_split_load(RawPack<T, VEC> *xraw, RawPack<T, VEC> *wraw,
+                                                   const T *__restrict__ xr, const T *__restrict__ w, int first,
+                                                   int nvec, int pdl) {
     if (pdl) {  // chained (--pdl): the weight, not written by the grid before, before the wait for it; x after
 #pragma unroll
         for (int p = 0; p < SPLIT_PACKS; p++) {
@@ -821,6 +832,19 @@ __global__ void __launch_bounds__(512) rmsnorm_split_kernel(rms_args_t a, int pd
             }
         }
     }
+}
+
+template <typename T, int VEC, int CL>
+__global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a, int pdl) {
+    __shared__ float warp_part[32];
+    __shared__ float block_part;
+    const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
+    const long row = blockIdx.x / CL;
+    const int nvec = (int)(a.C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
+    const T *__restrict__ w = (const T *)a.w;
+    const T *__restrict__ xr = (const T *)a.x + row * a.C;
+    RawPack<T, VEC> xraw[SPLIT_PACKS], wraw[SPLIT_PACKS];
+    latency_split_load<T, VEC>(xraw, wraw, xr, w, first, nvec, pdl);
     Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS];
 #pragma unroll
     for (int p = 0; p < SPLIT_PACKS; p++) {
@@ -843,228 +867,206 @@ __global__ void __launch_bounds__(512) rmsnorm_split_kernel(rms_args_t a, int pd
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
     if constexpr (CL > 1) cluster_release_wait();
 }
-template <typename T, int VEC>
-static void split_fn_t(int cl, const void **fn) {
-    switch (cl) {
-    case 1: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 1>; break;
-    case 2: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 2>; break;
-    case 4: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 4>; break;
-    case 8: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 8>; break;
-    default: *fn = (const void *)rmsnorm_split_kernel<T, VEC, 16>; break;
-    }
-}
-static const void *split_fn(dtype_t d, int cl) {  // 16-byte packs only
+
+// The instance of a cluster size (16-byte packs only).
+static const void *latency_split_fn(dtype_t d, int cl) {
     const void *fn = NULL;
-    switch (d) {
-    case DT_FP32: split_fn_t<float, 4>(cl, &fn); break;
-    case DT_FP16: split_fn_t<__half, 8>(cl, &fn); break;
-    default: split_fn_t<__nv_bfloat16, 8>(cl, &fn); break;
-    }
+    with_pow2<1, 16>(cl, [&](auto CL) {
+        switch (d) {
+        case DT_FP32: fn = (const void *)rmsnorm_latency_split_kernel<float, 4, CL.value>; break;
+        case DT_FP16: fn = (const void *)rmsnorm_latency_split_kernel<__half, 8, CL.value>; break;
+        default: fn = (const void *)rmsnorm_latency_split_kernel<__nv_bfloat16, 8, CL.value>; break;
+        }
+    });
     return fn;
 }
-enum { PATH_SUBWARP = 6, PATH_ROWREG = 5, PATH_CLUSTER = 7, PATH_BLOCK2D = 4, PATH_LATENCY = 100 };
-typedef struct { int kernel, vec, bs, packs, tpr, cl; } rms_plan_t;
-static const long DISPATCH_CLUSTER_BYTES = 128 * 1024;
-
-static rms_plan_t dispatch_plan(dtype_t d, long C, long S, int has_cluster, int req_bs) {
-    rms_plan_t pl;
-    memset(&pl, 0, sizeof pl);
-    int vec = vec_width_for(d, C, S);
-    long nvec = C / vec;
-    int full = vec == 16 / (int)dtype_size(d);
-    pl.vec = vec;
-    int tpr = subwarp_tpr(nvec);
-    if (tpr && C <= 512) {
-        pl.kernel = PATH_SUBWARP;
-        pl.tpr = tpr;
-        pl.bs = req_bs ? req_bs : 256;
-        return pl;
-    }
-    if (full) {
-        int bs = req_bs;
-        if (!bs) {
-            bs = 64;
-            while (bs < 1024 && (long)bs * 2 < nvec) bs *= 2;
-        }
-        int packs = rowreg_packs(nvec, bs, ROWREG_MAX_PACKS);
-        if (packs) {
-            pl.kernel = PATH_ROWREG;
-            pl.bs = bs;
-            pl.packs = packs;
-            return pl;
-        }
-    }
-    if (has_cluster && full && (long)C * (long)dtype_size(d) >= DISPATCH_CLUSTER_BYTES) {
-        int bs = req_bs ? req_bs : 256, cl = 0, packs = 0;
-        if (cluster_plan(nvec, bs, &cl, &packs)) {
-            pl.kernel = PATH_CLUSTER;
-            pl.bs = bs;
-            pl.cl = cl;
-            pl.packs = packs;
-            return pl;
-        }
-    }
-    int bs = 128;
-    while (bs < 1024 && (long)bs * 32 < C) bs *= 2;
-    pl.kernel = PATH_BLOCK2D;
-    pl.bs = req_bs ? req_bs : bs;
-    return pl;
+// The plan (blocks a row, threads): split_row_plan (harness/gpu.h), the rule measured in layernorm_forward.cu's
+// latency kernel; req_bs 0: its own block size. 0 where the row does not fit.
+static int latency_split_plan(const rms_problem_t *p, int req_bs, int *cl) {
+    return split_row_plan(p->h.dtype, p->s.N, p->s.C / vec_width(p), SPLIT_PACKS, 512, req_bs, 0, latency_split_fn, cl);
 }
-// The plan for this problem on this GPU: the cluster path only where it can launch (cached check).
-static rms_plan_t dispatch_for(const rms_problem_t *p, int req_bs) {
-    int has_cluster = g_dev.prop.major >= 9;
-    int vec = vec_width(p);
-    if (!p->s.fused && p->s.H == 1 && p->s.S == p->s.C && vec == 16 / (int)dtype_size(p->h.dtype)) {
-        rms_plan_t sp;
-        memset(&sp, 0, sizeof sp);
-        // the plan: split_row_plan (harness/gpu.h), measured in layernorm_forward.cu's latency path
-        sp.bs = split_row_plan(p->h.dtype, p->s.N, p->s.C / vec, SPLIT_PACKS, 512, req_bs, 0, split_fn, &sp.cl);
-        if (sp.bs && p->s.N * sp.cl <= g_dev.prop.multiProcessorCount) {
-            sp.kernel = PATH_LATENCY;
-            sp.vec = vec;
-            sp.packs = SPLIT_PACKS;
-            return sp;
-        }
-    }
-    rms_plan_t pl = dispatch_plan(p->h.dtype, p->s.C, p->s.S, has_cluster, req_bs);
-    if (pl.kernel == PATH_CLUSTER) {
-        const void *fn;
-        DISPATCH_VEC(p->h.dtype, pl.vec, cluster_kernel_for, pl.packs, &fn);
-        if (cluster_fits(fn, pl.bs, pl.cl) || (double)p->s.N * pl.cl > 2147483647.0)
-            pl = dispatch_plan(p->h.dtype, p->s.C, p->s.S, 0, req_bs);
-    }
-    return pl;
-}
-static const char *supports_k8(const void *pp, int bs) {
+static void launch_latency_split(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    rms_plan_t pl = dispatch_for(p, bs);
-    const void *fn;
-    switch (pl.kernel) {
-    case PATH_SUBWARP: DISPATCH_VEC(p->h.dtype, pl.vec, subwarp_kernel_for, pl.tpr, p->s.C / pl.vec, &fn); break;
-    case PATH_ROWREG: DISPATCH_VEC(p->h.dtype, pl.vec, rowreg_kernel_for, pl.packs, &fn); break;
-    default: return NULL;  // 7 was checked by dispatch_for; 4 runs any block size
-    }
-    return block_fits(fn, pl.bs);
+    int cl = 0, bs = latency_split_plan(p, l->block_size, &cl);
+    rms_args_t a = rms_args(p);
+    int pdl = g_pdl;
+    void *args[] = {&a, &pdl};
+    launch_kernel(latency_split_fn(p->h.dtype, cl), p->s.N * cl, bs, 0, args, cl);
+    l->block_used = bs;
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; w with x; one reduction", cl,
+             cl > 1 ? "s" : "", bs);
 }
-static void launch_k8(const void *pp, launch_t *l) {
+static const char *supports_latency_split(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    rms_plan_t pl = dispatch_for(p, l->block_size);
-    l->block_used = pl.bs;
-    switch (pl.kernel) {
-    case PATH_SUBWARP:
-        launch_subwarp(p, pl.bs, pl.vec, pl.tpr);
-        snprintf(l->path, sizeof l->path, "6 (subwarp, %d lanes a row, packs of %d)", pl.tpr, pl.vec);
-        break;
-    case PATH_ROWREG: {
-        const void *fn;
-        DISPATCH_VEC(p->h.dtype, pl.vec, rowreg_kernel_for, pl.packs, &fn);
-        rms_args_t a = rms_args(p);
-        void *args[] = {&a};
-        launch_kernel(fn, p->s.N, pl.bs, 0, args, 1);
-        snprintf(l->path, sizeof l->path, "5 (registers, %d packs of %d a thread)", pl.packs, pl.vec);
-        break;
-    }
-    case PATH_LATENCY: {
-        rms_args_t a = rms_args(p);
-        int pdl = g_pdl;
-        void *args[] = {&a, &pdl};
-        launch_kernel(split_fn(p->h.dtype, pl.cl), p->s.N * pl.cl, pl.bs, 0, args, pl.cl);
-        snprintf(l->path, sizeof l->path, "latency (a row over %d block%s of %d threads; w with x; one reduction)",
-                 pl.cl, pl.cl > 1 ? "s" : "", pl.bs);
-        break;
-    }
-    case PATH_CLUSTER:
-        launch_cluster(p, pl.bs, pl.vec, l);
-        snprintf(l->path, sizeof l->path, "7 (cluster of %d blocks, %d packs of %d a thread)", pl.cl, pl.packs, pl.vec);
-        break;
-    default:
-        DISPATCH_VEC(p->h.dtype, pl.vec, launch_block2d_t, p, pl.bs);
-        snprintf(l->path, sizeof l->path, "4 (2-D block, re-read, packs of %d)", pl.vec);
-        break;
-    }
+    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 9 have it)";
+    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 9 have it)";
+    int full = 16 / (int)dtype_size(p->h.dtype), cl = 0;
+    if (vec_width(p) != full) return reasonf("needs 16-byte packs: C a multiple of %d", full);
+    if (latency_split_plan(p, bs, &cl)) return NULL;
+    if (p->s.C / full > 16L * 512 * SPLIT_PACKS)
+        return reasonf("row of %ld exceeds 16 blocks x 512 threads x %d packs of %d", p->s.C, SPLIT_PACKS, full);
+    if (p->s.C / full > 512L * SPLIT_PACKS && needs_sm90(g_dev.prop.major, g_dev.sm))
+        return needs_sm90(g_dev.prop.major, g_dev.sm);  // a row over several blocks: a cluster
+    return bs ? reasonf("no plan at %d threads: at most 512, and blocks x threads x %d packs must hold the row",
+                        bs, SPLIT_PACKS)
+              : "the cluster of blocks a row does not fit this GPU";
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 0: cuDNN, the vendor baseline. The graph API's norm-forward node in RMS mode, training phase (it
-// writes rstd), x/y/weight in the dtype, rstd and arithmetic in fp32, writing straight into this program's
-// buffers. supports() builds the graph, tries every engine config the heuristics give and keeps the fastest
-// (common.h, cudnn_norm_prepare); launch() only executes. The node has no residual add and no weight offset:
-// --fused-add and --weight-offset F != 0 are skipped. QK-norm with S = H * D is plain rows of D; with a
-// larger stride the view (row r at (r / H) * S + (r % H) * D) is offered as x [tokens, H, D, 1] with strides
-// [S, D, 1, 1], y contiguous, statistics [tokens, H, 1, 1], weight [1, 1, D, 1] -- which cuDNN 9.19 refuses
-// when it finalizes the operation (y must have x's strides), so kernel 0 says why and skips.
-#ifdef HAVE_CUDNN
-static cudnn_norm_state_t g_cudnn;
+// Kernel 9 dispatch: the rule, a table read top to bottom; the first row whose condition holds runs its kernel
+// at the row's block size (a --block-size given on the command line replaces it). The rows come from the RMSNorm
+// sweep on an H100 (results/h100-80gb-hbm3/rmsnorm.csv, results/NOTES.md).
 
-// QK-norm's strided view in 4-D.
-static void cudnn_qk_view(cudnn_norm_t *d, const rms_shape_t *s) {
-    int64_t T = s->tokens, H = s->H, D = s->C;
-    int64_t xd[4] = {T, H, D, 1}, xs[4] = {s->S, D, 1, 1}, ys[4] = {H * D, D, 1, 1};
-    int64_t wd[4] = {1, 1, D, 1}, ws[4] = {D, D, 1, 1}, sd[4] = {T, H, 1, 1}, ss[4] = {H, 1, 1, 1};
-    cudnn_norm_dims(d, xd, xs, ys, wd, ws, sd, ss);
+typedef struct {
+    const rms_problem_t *p;
+    int req_bs;      // --block-size; 0: the row's rule
+    int vec, full;   // the pack width (elements); 1 where it is 16 bytes
+    long nvec;       // packs a row
+    int clusters;    // sm_90+: thread-block clusters
+    int ask_device;  // 0 in the CPU tests: the rows check their rule, not whether the launch fits the GPU
+} rms_dispatch_in_t;
+
+static const long DISPATCH_CLUSTER_BYTES = 128 * 1024;
+
+static int when_latency(const rms_dispatch_in_t *in, int bs) {
+    const rms_problem_t *p = in->p;
+    int cl = 0;
+    return !p->s.fused && p->s.H == 1 && p->s.S == p->s.C && in->full && latency_split_plan(p, bs, &cl) &&
+           p->s.N * cl <= g_dev.prop.multiProcessorCount;
+}
+static int when_small_row(const rms_dispatch_in_t *in, int bs) {
+    (void)bs;
+    return subwarp_tpr(in->nvec) && in->p->s.C <= 512;
+}
+static int when_row_in_registers(const rms_dispatch_in_t *in, int bs) {
+    return in->full && rowreg_packs(in->nvec, bs, ROWREG_MAX_PACKS);
+}
+static int when_cluster(const rms_dispatch_in_t *in, int bs) {
+    int cl = 0, packs = 0;
+    if (!in->clusters || !in->full || in->p->s.C * (long)dtype_size(in->p->h.dtype) < DISPATCH_CLUSTER_BYTES ||
+        !cluster_plan(in->nvec, bs, &cl, &packs))
+        return 0;
+    return !in->ask_device || !supports_cluster_dsmem(in->p, bs);  // sm_90, the grid, the cluster resident
+}
+static int when_any(const rms_dispatch_in_t *in, int bs) {
+    (void)in;
+    (void)bs;
+    return 1;
+}
+static int bs_request(const rms_dispatch_in_t *in) { return in->req_bs; }
+static int bs_256(const rms_dispatch_in_t *in) { return in->req_bs ? in->req_bs : 256; }
+static int bs_row_in_registers(const rms_dispatch_in_t *in) {
+    int bs = 64;
+    while (bs < 1024 && (long)bs * 2 < in->nvec) bs *= 2;
+    return in->req_bs ? in->req_bs : bs;
+}
+static int bs_block2d(const rms_dispatch_in_t *in) {
+    int bs = 128;
+    while (bs < 1024 && (long)bs * 32 < in->p->s.C) bs *= 2;
+    return in->req_bs ? in->req_bs : bs;
 }
 
-// The problem as cuDNN's graph sees it, or why cuDNN's node cannot express it (no GPU needed: the CPU tests
-// finalize its operation).
-static const char *cudnn_describe(const rms_problem_t *p, cudnn_norm_t *d) {
-    const rms_shape_t *s = &p->s;
-    if (s->fused) return "cuDNN's norm node has no residual add";
-    if (s->offset != 0) return "cuDNN's RMS norm has no weight offset";
-    memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
-    d->mode = CUDNN_RMS_NORM;
-    d->dtype = p->h.dtype;
-    if (s->qk && s->S != s->H * s->C) cudnn_qk_view(d, s);
-    else cudnn_norm_rows(d, s->N, s->C);  // QK-norm with S = H * D included: rows of D
-    d->x = p->x;
-    d->scale = p->w;
-    d->y = p->y;
-    d->rstd = p->rstd;
-    d->eps = (float)s->eps;  // no bias, no mean
-    snprintf(d->label, sizeof d->label, "RMSNorm %s %s", dtype_name(p->h.dtype), p->h.shape);
-    return NULL;
+typedef struct {
+    const char *when;                                    // the condition, in words
+    int (*holds)(const rms_dispatch_in_t *in, int bs);  // the condition, at the row's block size
+    int kernel;
+    const char *name;                                    // the kernel's registry name
+    const char *block;                                   // the block size, in words
+    int (*block_size)(const rms_dispatch_in_t *in);
+    void (*launch)(const void *pp, launch_t *l);
+    const char *(*supports)(const void *pp, int bs);
+} rms_dispatch_row_t;
+
+static const rms_dispatch_row_t k_dispatch[] = {
+    {"plain rows, 16-byte packs, rows x blocks a row <= SMs (a decode step, single long rows)", when_latency, 8,
+     "latency_split", "its own (split_row_plan); a --block-size is passed on", bs_request, launch_latency_split,
+     supports_latency_split},
+    {"C <= 512 and the row fits kernel 6 (QK-norm heads too)", when_small_row, 6, "subwarp_rows",
+     "256 (within 2% of 6's best)", bs_256, launch_subwarp_rows, supports_subwarp_rows},
+    {"16-byte packs and the row fits 1024 threads x 8 packs (fp32 C <= 32768, 16-bit C <= 65536)",
+     when_row_in_registers, 5, "block_row_cache",
+     "the fewest threads (>= 64) that hold the row in <= 2 packs each, then more packs at 1024", bs_row_in_registers,
+     launch_block_row_cache, supports_block_row_cache},
+    {"16-byte packs, row >= 128 KB, sm_90+ and the cluster launches", when_cluster, 7, "cluster_dsmem",
+     "256 (fp32 C = 65536: 89% of SOL where 4's re-read reached 69%)", bs_256, launch_cluster_dsmem,
+     supports_cluster_dsmem},
+    {"anything else (re-read, widest packs)", when_any, 4, "block2d_vec", "~32 elements a thread, 128..1024",
+     bs_block2d, launch_block2d_vec, NULL},
+};
+
+static rms_dispatch_in_t dispatch_in(const rms_problem_t *p, int req_bs, int clusters, int ask_device) {
+    rms_dispatch_in_t in;
+    in.p = p;
+    in.req_bs = req_bs;
+    in.vec = vec_width(p);
+    in.full = in.vec == 16 / (int)dtype_size(p->h.dtype);
+    in.nvec = p->s.C / in.vec;
+    in.clusters = clusters;
+    in.ask_device = ask_device;
+    return in;
 }
-static const char *supports_k0(const void *pp, int bs) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    REASON_TRY(cudnn_refuse_block_size(bs));
-    cudnn_norm_t d;
-    REASON_TRY(cudnn_describe(p, &d));
-    const char *why = cudnn_norm_prepare(&g_cudnn, &d);  // (points at g_cudnn's copy, not at reasonf's buffer)
-    int strided = p->s.qk && p->s.S != p->s.H * p->s.C;
-    return why && strided ? reasonf("strided QK view: %s", why) : why;
+// The first row that holds, and the block size it passes in *bs.
+static const rms_dispatch_row_t *dispatch_pick(const rms_dispatch_in_t *in, int *bs) {
+    for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++) {
+        *bs = k_dispatch[i].block_size(in);
+        if (k_dispatch[i].holds(in, *bs)) return &k_dispatch[i];
+    }
+    return NULL;  // never: the last row always holds
 }
-static void launch_k0(const void *pp, launch_t *l) {
-    (void)pp;  // the plan holds the problem's pointers
-    cudnn_plan_execute(&g_cudnn.plan, l);
+static const rms_dispatch_row_t *dispatch_for(const rms_problem_t *p, int req_bs, int *bs) {
+    rms_dispatch_in_t in = dispatch_in(p, req_bs, g_dev.prop.major >= 9, 1);
+    return dispatch_pick(&in, bs);
 }
-#endif
+static void launch_dispatch(const void *pp, launch_t *l) {
+    int bs = 0;
+    const rms_dispatch_row_t *row = dispatch_for((const rms_problem_t *)pp, l->block_size, &bs);
+    launch_t k;
+    memset(&k, 0, sizeof k);
+    k.block_size = bs;
+    row->launch(pp, &k);
+    l->block_used = k.block_used ? k.block_used : bs;
+    snprintf(l->path, sizeof l->path, "rung %d %s%s%.100s", row->kernel, row->name, k.path[0] ? ": " : "", k.path);
+}
+static const char *supports_dispatch(const void *pp, int bs) {
+    int rbs = 0;
+    const rms_dispatch_row_t *row = dispatch_for((const rms_problem_t *)pp, bs, &rbs);
+    return row->supports ? row->supports(pp, rbs) : NULL;
+}
 
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
-// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-8.)
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-9.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "plain; QK-norm with S = H*D",
      "cuDNN 9 graph API norm-forward (training phase), fastest of the heuristics' engine configs", 1,
-     CUDNN_FNS(supports_k0, launch_k0)},
-    {1, "thread-per-row", FP32_ONLY, "any C; plain + offset",
-     "one thread per row: a loop for the sum of squares, a loop to normalize", 0, supports_k1, launch_k1},
-    {2, "block-smem-tree", FP32_ONLY, "pow2 blocks; plain + offset",
-     "one block per row, sum of squares through a shared-memory tree", 0, supports_k2, launch_k2},
-    {3, "warp-per-row", FP32_ONLY, "any C; plain + offset", "one warp per row, shuffle reductions, streaming hints",
-     0, supports_k3, launch_k3},
-    {4, "block2d-vec", DT_ALL, "any C; every variant",
+     CUDNN_FNS(supports_cudnn, launch_cudnn)},
+    {1, "thread_per_row", FP32_ONLY, "any C; plain + offset",
+     "one thread per row: a loop for the sum of squares, a loop to normalize", 0, supports_thread_per_row,
+     launch_thread_per_row},
+    {2, "block_smem_tree", FP32_ONLY, "pow2 blocks; plain + offset",
+     "one block per row, sum of squares through a shared-memory tree", 0, supports_block_smem_tree,
+     launch_block_smem_tree},
+    {3, "warp_per_row", FP32_ONLY, "any C; plain + offset", "one warp per row, shuffle reductions, streaming hints",
+     0, supports_warp_per_row, launch_warp_per_row},
+    {4, "block2d_vec", DT_ALL, "any C; every variant",
      "2-D block per row (lanes x warps): shuffles in each warp, then one warp across warps; 16-byte packs", 0, NULL,
-     launch_k4, 1},
-    {5, "block-row-cache", DT_ALL, "row in 8 packs x block or smem",
-     "x read once: the row kept in registers, or in shared memory when large", 0, supports_k5, launch_k5, 1},
-    {6, "subwarp-rows", DT_ALL, "C <= 256 packs (1024 fp32)",
-     "several rows per warp or block, lanes per row chosen by C, row in registers", 0, supports_k6, launch_k6, 1},
-    {7, "cluster-dsmem", DT_ALL, "sm_90+; C <= 64 packs x block",
-     "one row split across a thread-block cluster, partial sums through distributed shared memory", 0, supports_k7,
-     launch_k7, 1},
-    {8, "dispatch", DT_ALL, "any C; every variant", "picks the path by rows, C, dtype and mode and says which ran", 1,
-     supports_k8, launch_k8, 1},
+     launch_block2d_vec, 1},
+    {5, "block_row_cache", DT_ALL, "row in 8 packs x block or smem",
+     "x read once: the row kept in registers, or in shared memory when large", 0, supports_block_row_cache,
+     launch_block_row_cache, 1},
+    {6, "subwarp_rows", DT_ALL, "C <= 256 packs (1024 fp32)",
+     "several rows per warp or block, lanes per row chosen by C, row in registers", 0, supports_subwarp_rows,
+     launch_subwarp_rows, 1},
+    {7, "cluster_dsmem", DT_ALL, "sm_90+; C <= 64 packs x block",
+     "one row split across a thread-block cluster, partial sums through distributed shared memory", 0,
+     supports_cluster_dsmem, launch_cluster_dsmem, 1},
+    {8, "latency_split", DT_ALL, "plain; C <= 8192 16-byte packs",
+     "a row over 1-16 blocks (a cluster), w loaded with x, one reduction round", 1, supports_latency_split,
+     launch_latency_split, 1},
+    {9, "dispatch", DT_ALL, "any C; every variant", "picks the kernel by rows, C, dtype and mode and says which ran",
+     1, supports_dispatch, launch_dispatch, 1},
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -1072,7 +1074,7 @@ static const kernel_t k_kernels[] = {
 
 static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E           epsilon (default 1e-6)"},
-    {"fused-add", no_argument, "--fused-add       residual += x in place, then y = rmsnorm(residual) (kernels 4-8)"},
+    {"fused-add", no_argument, "--fused-add       residual += x in place, then y = rmsnorm(residual) (kernels 4-7, 9)"},
     {"weight-offset", required_argument, "--weight-offset F y = x * rstd * (weight + F); F = 1 is Gemma's form (default 0)"},
     {"heads", required_argument, "--heads H         QK-norm: heads per token, with --head-dim (-N gives tokens, default 4096)"},
     {"head-dim", required_argument, "--head-dim D      QK-norm: elements per head (the normalized size; weight has D)"},
@@ -1236,7 +1238,7 @@ static const program_t k_program = {
     4096,
     k_kernels,
     (int)(sizeof k_kernels / sizeof k_kernels[0]),
-    8,
+    9,
     k_extra,
     (int)(sizeof k_extra / sizeof k_extra[0]),
     parse_extra,

@@ -105,8 +105,10 @@ if [ -x ./rmsnorm_forward ]; then
     # the size check reads the QK view (tokens x stride), not -C's default
     expect "rmsnorm: a QK view of 10^6 tokens x 1 head x 64 passes parsing" 2 $NODEV ./rmsnorm_forward --heads 1 --head-dim 64 -N 1000000
     contains "rmsnorm: a QK view of 10^6 tokens gets as far as the device" "no CUDA device"
-    expect "rmsnorm: --list shows kernels 0-8" 0 $NODEV ./rmsnorm_forward --list
-    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 " ]; then pass "rmsnorm: --list numbers are 0..8"; else fail "rmsnorm: --list numbers"; fi
+    expect "rmsnorm: --list shows kernels 0-9" 0 $NODEV ./rmsnorm_forward --list
+    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 " ]; then pass "rmsnorm: --list numbers are 0..9"; else fail "rmsnorm: --list numbers"; fi
+    contains "rmsnorm: --list names kernel 8 latency_split" "^ 8  latency_split"
+    contains "rmsnorm: --list names the dispatcher, kernel 9" "^ 9  dispatch"
 fi
 # BatchNorm's own options
 if [ -x ./batchnorm_forward ]; then

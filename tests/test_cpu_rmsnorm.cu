@@ -342,6 +342,33 @@ static void test_parsing_and_shapes(void) {
 
 // ---- launch plans (pure functions: the dispatcher's rules, documented by example)
 
+// A plain problem (or a strided view of rows of C every S) as the planners see it: dtype, rows, C, S.
+static rms_problem_t plan_problem(dtype_t d, long N, long C, long S) {
+    rms_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.h.dtype = d;
+    p.s.N = p.s.tokens = N;
+    p.s.C = C;
+    p.s.S = S;
+    p.s.H = 1;
+    return p;
+}
+// The dispatcher's choice (kernel, block size) and the plan of that kernel at it.
+typedef struct { int kernel, vec, bs, packs, tpr, cl; } d_plan;
+static d_plan dplan(dtype_t d, long C, long S, int clusters, int req_bs) {
+    rms_problem_t p = plan_problem(d, 1000, C, S);
+    rms_dispatch_in_t in = dispatch_in(&p, req_bs, clusters, 0);
+    d_plan r;
+    memset(&r, 0, sizeof r);
+    const rms_dispatch_row_t *row = dispatch_pick(&in, &r.bs);
+    r.kernel = row->kernel;
+    r.vec = in.vec;
+    if (r.kernel == 5) r.packs = rowreg_packs(in.nvec, r.bs, ROWREG_MAX_PACKS);
+    if (r.kernel == 6) r.tpr = subwarp_tpr(in.nvec);
+    if (r.kernel == 7) cluster_plan(in.nvec, r.bs, &r.cl, &r.packs);
+    return r;
+}
+
 static void test_plans(void) {
     check("plan: pack width divides C and the stride, 16 bytes when it can",
           vec_width_for(DT_FP32, 4096, 4096) == 4 && vec_width_for(DT_BF16, 64, 200) == 8 &&
@@ -362,52 +389,75 @@ static void test_plans(void) {
     ok &= !cluster_plan(65537, 1024, &cl, &packs) && !cluster_plan(4097, 64, &cl, &packs);
     check("plan: kernel 7 cluster size (4 packs a thread, else 8 blocks x 8 packs)", ok);
 
-    rms_plan_t p = dispatch_plan(DT_FP32, 512, 512, 1, 0);
+    // the dispatcher's table by example: on a GPU of 0 SMs (no device here) the latency row never holds, and
+    // the cluster row checks its rule, not whether the launch fits (ask_device 0)
+    d_plan p = dplan(DT_FP32, 512, 512, 1, 0);
     check("dispatch: fp32 C 512 -> 6, 32 lanes a row, 256 threads", p.kernel == 6 && p.tpr == 32 && p.bs == 256 && p.vec == 4);
-    p = dispatch_plan(DT_FP32, 768, 768, 1, 0);
+    p = dplan(DT_FP32, 768, 768, 1, 0);
     check("dispatch: fp32 C 768 -> 5 registers, 128 threads x 2 packs", p.kernel == 5 && p.bs == 128 && p.packs == 2);
-    p = dispatch_plan(DT_BF16, 768, 768, 1, 0);
+    p = dplan(DT_BF16, 768, 768, 1, 0);
     check("dispatch: bf16 C 768 -> 5 registers, 64 threads x 2 packs", p.kernel == 5 && p.bs == 64 && p.packs == 2);
-    p = dispatch_plan(DT_BF16, 128, 12288, 1, 0);
+    p = dplan(DT_BF16, 128, 12288, 1, 0);
     check("dispatch: QK-norm bf16 head_dim 128 -> 6, 4 lanes a row", p.kernel == 6 && p.tpr == 4 && p.vec == 8);
-    p = dispatch_plan(DT_FP32, 4096, 4096, 1, 0);
+    p = dplan(DT_FP32, 4096, 4096, 1, 0);
     check("dispatch: fp32 C 4096 -> 5 registers, 512 threads x 2 packs", p.kernel == 5 && p.bs == 512 && p.packs == 2);
-    p = dispatch_plan(DT_FP32, 32768, 32768, 1, 0);
+    p = dplan(DT_FP32, 32768, 32768, 1, 0);
     check("dispatch: fp32 C 32768 -> 5 registers, 1024 threads x 8 packs", p.kernel == 5 && p.bs == 1024 && p.packs == 8);
-    p = dispatch_plan(DT_BF16, 2048, 2048, 1, 0);
+    p = dplan(DT_BF16, 2048, 2048, 1, 0);
     check("dispatch: bf16 C 2048 -> 5 registers, 128 threads x 2 packs", p.kernel == 5 && p.bs == 128 && p.packs == 2);
-    p = dispatch_plan(DT_BF16, 4096, 4096, 1, 0);
+    p = dplan(DT_BF16, 4096, 4096, 1, 0);
     check("dispatch: bf16 C 4096 -> 5 registers, 256 threads x 2 packs", p.kernel == 5 && p.bs == 256 && p.packs == 2 && p.vec == 8);
-    p = dispatch_plan(DT_FP32, 65536, 65536, 1, 0);
+    p = dplan(DT_FP32, 65536, 65536, 1, 0);
     check("dispatch: fp32 C 65536 with clusters -> 7, 8 blocks of 256 x 8 packs",
           p.kernel == 7 && p.cl == 8 && p.bs == 256 && p.packs == 8);
-    p = dispatch_plan(DT_FP32, 65536, 65536, 0, 0);
+    p = dplan(DT_FP32, 65536, 65536, 0, 0);
     check("dispatch: fp32 C 65536 without clusters -> 4, 1024 threads", p.kernel == 4 && p.bs == 1024);
-    p = dispatch_plan(DT_BF16, 65536, 65536, 1, 0);
+    p = dplan(DT_BF16, 65536, 65536, 1, 0);
     check("dispatch: bf16 C 65536 -> 5 registers, 1024 threads x 8 packs", p.kernel == 5 && p.bs == 1024 && p.packs == 8);
-    p = dispatch_plan(DT_BF16, 131072, 131072, 1, 0);
+    p = dplan(DT_BF16, 131072, 131072, 1, 0);
     check("dispatch: bf16 C 131072 (256 KB) with clusters -> 7, 8 blocks of 256", p.kernel == 7 && p.cl == 8 && p.bs == 256);
-    p = dispatch_plan(DT_FP32, 4097, 4097, 1, 0);
+    p = dplan(DT_FP32, 4097, 4097, 1, 0);
     check("dispatch: fp32 C 4097 (no 16-byte packs) -> 4 with scalar packs, 256 threads",
           p.kernel == 4 && p.vec == 1 && p.bs == 256);
-    p = dispatch_plan(DT_FP16, 3, 3, 1, 0);
+    p = dplan(DT_FP16, 3, 3, 1, 0);
     check("dispatch: C 3 -> 6, one lane a row", p.kernel == 6 && p.tpr == 1);
-    p = dispatch_plan(DT_FP32, 4096, 4096, 1, 64);
+    p = dplan(DT_FP32, 4096, 4096, 1, 64);
     check("dispatch: a --block-size the register path cannot hold falls through to 4", p.kernel == 4 && p.bs == 64);
-    p = dispatch_plan(DT_FP32, 4096, 4096, 1, 512);
-    check("dispatch: a --block-size is passed to the path", p.kernel == 5 && p.bs == 512 && p.packs == 2);
+    p = dplan(DT_FP32, 4096, 4096, 1, 512);
+    check("dispatch: a --block-size is passed to the kernel", p.kernel == 5 && p.bs == 512 && p.packs == 2);
+    // the table names the kernels the registry names, with their launchers and supports checks
+    int ok2 = 1;
+    for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++) {
+        const rms_dispatch_row_t *r = &k_dispatch[i];
+        const kernel_t *k = &k_kernels[r->kernel];
+        ok2 &= k->number == r->kernel && strcmp(k->name, r->name) == 0 && k->launch == r->launch &&
+               k->supports == r->supports && r->kernel < 9 && r->when && r->block;
+    }
+    ok2 &= k_dispatch[sizeof k_dispatch / sizeof k_dispatch[0] - 1].holds == when_any;
+    check("dispatch: each row of the table runs a kernel of the registry (its name, launch and supports); the last "
+          "row holds always", ok2);
+    // kernel 8's own plan (split_row_plan), rows of one block (no cluster: no device needed)
+    rms_problem_t q = plan_problem(DT_BF16, 4, 4096, 4096);
+    int lcl = 0, lbs = latency_split_plan(&q, 0, &lcl);
+    check("plan: kernel 8 at bf16 4 x 4096: one block of 128 threads (4 packs of 8 each)", lbs == 128 && lcl == 1,
+          "bs %d cl %d", lbs, lcl);
+    check("kernel 8 skips --fused-add, the QK-norm view and narrow packs",
+          (q.s.fused = 1, supports_latency_split(&q, 0) != NULL) &&
+              (q = plan_problem(DT_BF16, 4, 128, 384), q.s.H = 3, supports_latency_split(&q, 0) != NULL) &&
+              (q = plan_problem(DT_FP32, 4, 4097, 4097), supports_latency_split(&q, 0) != NULL));
 }
 
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 9);
-    int dt = 1;
+    check_registry_shape(&k_program, 10);
+    int dt = 1, pdl = 1;
     for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 4; i <= 8; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
-    check("registry: 1-3 are fp32 only, 4-8 run fp32, fp16 and bf16", dt);
-    check("registry: the default kernel is the dispatcher (8), which picks its own block size",
-          k_program.default_kernel == 8 && k_program.kernels[8].own_block == 1);
+    for (int i = 4; i <= 9; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
+    for (int i = 4; i <= 9; i++) pdl &= k_program.kernels[i].pdl == 1;
+    check("registry: 1-3 are fp32 only, 4-9 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
+    check("registry: the default kernel is the dispatcher (9), which picks its own block size, as does 8",
+          k_program.default_kernel == 9 && k_program.kernels[9].own_block == 1 && k_program.kernels[8].own_block == 1);
     check("registry: the program restores the residual before validation (reset hook)", k_program.reset != NULL &&
                                                                                             k_program.check_options != NULL);
     check("registry: six program options", k_program.n_extra == 6 && strcmp(k_program.extra[OPT_FUSED].name, "fused-add") == 0 &&
