@@ -126,8 +126,7 @@ static inline long bn_index(bn_layout_t layout, long n, long c, long hw, long C,
 // Mean and biased variance of every channel. Channels-last layouts go row by row (a walk down each column would
 // touch every cache line of x once per channel), in chunks of rows whose size depends on M alone: each chunk sums
 // its rows in order into its own partial row, and the partials are added in chunk order. The result is the same
-// bits whatever the number of OpenMP threads (a per-thread partial combined as threads finish was not: the
-// tests compare references bit for bit, and the reference is what every GPU result is judged against).
+// bits whatever the number of OpenMP threads (the tests compare references bit for bit).
 static void batchnorm_stats_cpu(double *mean, double *var, const double *x, bn_layout_t layout, long N, long C,
                                 long HW) {
     long M = N * HW;
@@ -303,7 +302,7 @@ static void launch_cudnn(const void *pp, launch_t *l) {
 
 // ------------------------------------------------------------------------------------------------
 // Device helpers of this program (the shared ones, Welford/welford_merge/block_welford/warp_sum/packs, are in
-// common.h).
+// harness/device_helpers.h).
 
 // A thread's running statistics for V channels that see the same rows, so that one count serves all V:
 // (count, mean[V], M2[V]).
@@ -345,7 +344,7 @@ __device__ __forceinline__ void chan_stats_add(ChanStats<V> &s, const float (&v)
     s.n = n;
 }
 
-// welford_merge (common.h) with the weight b.n / n from __fdividef. The IEEE division of welford_merge has a
+// welford_merge (harness/device_helpers.h) with the weight b.n / n from __fdividef. The IEEE division of welford_merge has a
 // slow path that nvcc calls as a subroutine, and every register live across that call is saved to local memory:
 // kernel 6 spilled the rows it keeps in registers at each merge. 2 ulps on a weight are nothing here.
 // fast_div: __fdividef on the device; a plain division where the CPU tests run these helpers on the host.
@@ -465,10 +464,8 @@ __device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m
 // Kernel arguments. The plain fp32 ladder (kernels 1-3) takes positional arguments written out in full, as in
 // llm.c; kernels 4 on take this struct by value as their first parameter (bn_args() builds it once per launch),
 // then, positionally, what belongs to that one launch (workspace, G, rows per block, shared memory).
-// Its pointers carry no __restrict__. A __restrict__ local bound to them kept nvcc's read-only loads in kernel 4
-// only: with a streaming store's inline asm, a grid sync, atomics and fences, or a remainder loop in the kernel
-// they became plain loads. The kernels whose __restrict__ parameters gave ld.global.nc (5, 6, 7) ask for it
-// explicitly: load_pack_nc (harness/device_helpers.h) for x, __ldg for gamma and beta.
+// Its pointers carry no __restrict__: kernels that want read-only loads (5, 6, 7) ask for them explicitly,
+// load_pack_nc (harness/device_helpers.h) for x, __ldg for gamma and beta.
 typedef struct {
     const void *x;                   // dtype; [M, C] with channels contiguous ([N, C], NHWC), or NCHW
     void *y;                         // dtype, x's layout
@@ -526,9 +523,8 @@ static bn_args_t bn_args(const bn_problem_t *p) {
 // The widest pack (elements) that divides n: 16 bytes when it can.
 static int bn_vec_width(dtype_t d, long n) { return (int)gcd_long(16 / (long)dtype_size(d), n); }
 // One wave of blocks of `fn` at bs threads: the blocks the occupancy calculator says fit an SM at once (its
-// registers and static shared memory count, not threads alone) times the SMs. Threads alone said 2 per SM for
-// 1024-thread blocks of kernel 5's first pass, whose 63 registers a thread let only 1 fit: the "one wave" grid
-// ran in two. Cached: the query stays out of the timed launches.
+// registers and static shared memory count, not threads alone) times the SMs. Cached: the query stays out of the
+// timed launches.
 static long bn_wave(const void *fn, int bs, size_t smem = 0) {
     static struct { const void *fn; int bs; size_t smem; long wave; } cache[256];
     static int n = 0;
@@ -810,26 +806,16 @@ static void launch_2d_block_column(const void *pp, launch_t *l) {
 // C allows; G = 32 lanes, fewer when C is small) and a strip of rows; its threads keep shifted sums (ShiftSums:
 // three operations an element around the block's first row, up to eight 16-byte loads in flight), the block adds
 // its row groups for all channels at once through shared memory and writes one partial (mean, M2) per channel
-// into a workspace. A second launch
-// finalizes: a block per 32 channels (combine_partials_block: Chan's merge, a warp reads one 128-byte line of
-// partials at a time); it writes the statistics and updates the running ones. A third launch
-// normalizes: each block stages its channels' scale (invstd * gamma) and shift (beta - mean * scale) in shared
-// memory once, then streams rows with 16-byte loads and stores, four rows a thread in flight, last rows first
-// (those were read last by the first pass, so they are the ones still in L2). (Each thread first loaded its own
-// channels' statistics: 32 scalar loads for a pack of 8 16-bit values, more load instructions than its x and y
-// took; staged, the same pass run on the running statistics as the inference kernel went from 22.9 to 20.1 us at
-// bf16 65536 x 256 on an H100.)
+// into a workspace. A second launch finalizes: a block per 32 channels (combine_partials_block: Chan's merge, a
+// warp reads one 128-byte line of partials at a time); it writes the statistics and updates the running ones. A
+// third launch normalizes: each block stages its channels' scale (invstd * gamma) and shift (beta - mean * scale)
+// in shared memory once (bn_stage_scale_shift), then streams rows with 16-byte loads and stores, four rows a
+// thread in flight, last rows first (those were read last by the first pass, so they are the ones still in L2).
 // Improves: fills the GPU for any N and C (the grid is sized to the SMs), 16-byte accesses, no atomics on data.
-// (The finalize was first done by the last block of each column to finish, found through a ticket counter, as
-// kernel 7 still does: with all of C in one column of blocks that is one block reading C x 264 partials, a
-// serial tail of about 65 us at bf16 65536 x 256 on an H100 (ncu: the first pass took 82 us for 33.5 MB).
-// Spread over C / 8 blocks it takes a few microseconds. Then the first pass folded groups of two or four rows
-// into Welford states and merged them channel by channel through shared memory, 8 x 7 barriers for 16-bit packs:
-// still ~40 us for 33.5 MB. Shifted sums replaced it; results/NOTES.md has the measured gain.)
 // Wrong: x crosses DRAM twice whenever it is larger than what L2 keeps (the default 67 MB fp32 x is: about 1.5x
 // the minimum bytes); three launches.
 
-#define K5_ROWS 4  // rows the normalize pass loads at once, as raw words (6 measured no faster on an H100)
+#define K5_ROWS 4  // rows the normalize pass loads at once, as raw words
 // loads the first pass keeps in flight, as raw words: 8, but 6 for 16-bit packs of 8 and 4 for 16-bit packs of 2
 // (more spill them under 64 registers)
 #define K5_LOADS(T, VEC) (sizeof(T) == 2 && (VEC) == 8 ? 6 : sizeof(T) == 2 && (VEC) == 2 ? 4 : 8)
@@ -900,8 +886,7 @@ __global__ void __launch_bounds__(1024) batchnorm_split_rows_partial_kernel(bn_a
 // t / 32 (RG = blockDim.x / 32 row groups), so a warp reads 32 consecutive channels of one partial (one 128-byte
 // line) with eight partials' loads in flight; then the block merges its row groups (rowgroup_welford). Threads t < 32 get
 // their channel's state. Every thread of the block must call it (barriers). Used by kernel 5's finalize and
-// kernel 6's combine. (One warp per channel, lanes over the partials, read 32 lines for 32 values: ncu timed that
-// finalize at 16 us for 256 channels x 525 partials at bf16 65536 x 256.)
+// kernels 6 and 8's combine.
 // One chain of combine_partials_block: folds partials first, first + stride, ... < P of channel c into w, their
 // means as offsets from m0 (partial 0's mean). Each merge rounds the running mean to an ulp of its magnitude: a
 // chain of 4096 merges of means near 1000 drifted by 2e-3 (kernel 6 at 32 threads, one chain; caught by the
@@ -910,9 +895,7 @@ __global__ void __launch_bounds__(1024) batchnorm_split_rows_partial_kernel(bn_a
 __host__ __device__ __forceinline__ Welford fold_partials(Welford w, const float *ws_mean, const float *ws_m2, long C,
                                                           long c, long first, long stride, long P,
                                                           long rows_per_block, long M, float m0) {
-    // FOLD_BATCH partials' loads are issued before any is merged (a loop that merged each as it came, unrolled 4
-    // times: kernel 8's combine took 6.9 us for 264 partials a channel at bf16 65536 x 256 on an H100, 6.0 us
-    // batched; the rest is not explained, results/NOTES.md). A missing partial (past P, or a block without rows,
+    // FOLD_BATCH partials' loads are issued before any is merged. A missing partial (past P, or a block without rows,
     // which wrote none: not read, for initcheck) enters with count 0, which welford_merge_nocall leaves out exactly.
     constexpr int FOLD_BATCH = 8;
     for (long p = first; p < P; p += FOLD_BATCH * stride) {
@@ -1093,13 +1076,15 @@ __device__ __forceinline__ void persistent_onchip_load(const T *xb, long C, int 
 }
 // y = x * scale + b of the thread's rows, from registers and from the slice, with scale = invstd * gamma and
 // b = beta - mean * scale: two registers a channel (the third would spill the 16-bit instances); the extra
-// rounding is an ulp of |mean| * scale, inside y's tolerance (see the header). yb: as xb.
+// rounding is an ulp of |mean| * scale, inside y's tolerance (see the header).
 template <typename T, int VEC, int RPR>
-__device__ __forceinline__ void persistent_onchip_store(const bn_args_t &a, T *yb, int nvec, int g, int rg, int RG,
+__device__ __forceinline__ void persistent_onchip_store(const bn_args_t &a, long row0, int nvec, int g, int rg, int RG,
                                                         int rows, const Pack<T, VEC> *slice,
                                                         const Pack<T, VEC> (&reg)[RPR]) {
+    T *__restrict__ y = (T *)a.y;
     const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
     const long C = a.C;
+    const int first = RPR * RG;
     float scale[VEC], b[VEC];
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
@@ -1107,6 +1092,7 @@ __device__ __forceinline__ void persistent_onchip_store(const bn_args_t &a, T *y
         scale[j] = __ldcg(a.save_invstd + c) * __ldg(gamma + c);
         b[j] = fmaf(-__ldcg(a.save_mean + c), scale[j], __ldg(beta + c));
     }
+    T *yb = y + row0 * C + g * VEC;
 #pragma unroll
     for (int s = 0; s < RPR; s++)
         if (rg + s * RG < rows) {
@@ -1115,8 +1101,8 @@ __device__ __forceinline__ void persistent_onchip_store(const bn_args_t &a, T *y
             for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(reg[s].v[j]), scale[j], b[j]));
             store_pack_cs<T, VEC>(yb + (long)(rg + s * RG) * C, out);
         }
-    for (int lr = RPR * RG + rg; lr < rows; lr += RG) {
-        Pack<T, VEC> p = slice[(lr - RPR * RG) * nvec + g], out;
+    for (int lr = first + rg; lr < rows; lr += RG) {
+        Pack<T, VEC> p = slice[(lr - first) * nvec + g], out;
 #pragma unroll
         for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(p.v[j]), scale[j], b[j]));
         store_pack_cs<T, VEC>(yb + (long)lr * C, out);
@@ -1127,7 +1113,6 @@ template <typename T, int VEC, int RPR>
 __global__ void __launch_bounds__(512) batchnorm_persistent_onchip_kernel(bn_args_t a, float *ws_mean, float *ws_m2,
                                                                           long rows_per_block) {
     const T *__restrict__ x = (const T *)a.x;
-    T *__restrict__ y = (T *)a.y;
     const long M = a.M, C = a.C;
     cg::grid_group grid = cg::this_grid();
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -1163,7 +1148,7 @@ __global__ void __launch_bounds__(512) batchnorm_persistent_onchip_kernel(bn_arg
     }
     grid.sync();
     if (rows == 0) return;
-    persistent_onchip_store<T, VEC, RPR>(a, y + row0 * C + g * VEC, nvec, g, rg, RG, rows, slice, reg);
+    persistent_onchip_store<T, VEC, RPR>(a, row0, nvec, g, rg, RG, rows, slice, reg);
 }
 
 template <typename T> static const void *persistent_onchip_fn_t(void) {
