@@ -20,23 +20,25 @@ Welford merges of short groups (never one long serial sum: a channel can hold 10
 reference computes in double.
 
 Kernels (`./batchnorm_forward --list` prints the same registry; the tests check that they agree):
-   0  cudnn              cuDNN 9 legacy BatchNorm API (deprecated, still shipped), fastest of its modes and calls
-   1  thread-per-channel one thread per channel walking down all rows: coalesced across channels, only C threads
-   2  block-per-channel  one block per channel reading down its column: strided, uncoalesced reads
-   3  atomic-partials    partial sums and squares from many blocks, accumulated with global atomics
-   4  2d-block-column    2-D blocks: lanes across channels, warps across rows, shared-memory merge; one column of blocks
-   5  split-rows         rows split over many blocks: shifted-sum partials, a finalize kernel (a block per 32 channels), a normalize pass
-   6  persistent-onchip  cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once
-   7  nchw-split-planes  NCHW: vectorized reductions over each channel's planes, split over many blocks
-   8  dispatch           picks the path by layout, N, C, dtype and mode, and says which ran
-   9  l2-two-pass        5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2
-  10  nchw-cluster-l2    NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second read from L2
-  11  l2-one-sync        9 with the per-channel sums added by L2 atomics: one grid sync, no combine phase
+   0  cudnn               cuDNN 9 legacy BatchNorm API (deprecated, still shipped), fastest of its modes and calls
+   1  thread_per_channel  one thread per channel walking down all rows: coalesced across channels, only C threads
+   2  block_per_channel   one block per channel reading down its column: strided, uncoalesced reads
+   3  atomic_partials     partial sums and squares from many blocks, accumulated with global atomics
+   4  2d_block_column     2-D blocks: lanes across channels, warps across rows, shared-memory merge; one column of blocks
+   5  split_rows          rows split over many blocks: shifted-sum partials, a finalize kernel (a block per 32 channels), a normalize pass
+   6  persistent_onchip   cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once
+   7  nchw_split_planes   NCHW: vectorized reductions over each channel's planes, split over many blocks
+   8  l2_two_pass         5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2
+   9  nchw_cluster_l2     NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second read from L2
+  10  l2_one_sync         8 with the per-channel sums added by L2 atomics: one grid sync, no combine phase
+  11  infer_elementwise   inference: y from the running statistics, elementwise and shaped like the copy, every layout
+  12  dispatch            picks the rung by layout, H*W, mode and plan (a table, first match wins), and says which ran
 
-Layouts and modes: 1-6, 9 and 11 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 10
-run NCHW, 8 runs all three; a kernel says `skipped: <reason>` for a layout it does not handle. Inference runs in
-8 (an elementwise kernel shaped like the copy: a trip a thread, 16-byte packs) and in 0; 1-7 and 9-11 are
-training kernels and skip it. 1-3 are the fp32 teaching steps; 4-11 run fp32, fp16 and bf16.
+Layouts and modes: 1-6, 8 and 10 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 9
+run NCHW, 11 and 12 run all three; a kernel says `skipped: <reason>` for a layout or mode it does not handle.
+Inference runs in 11 (an elementwise kernel shaped like the copy: a trip a thread, 16-byte packs; blocks of at
+most 256 threads), in 12 (which runs 11) and in 0; 1-10 are training kernels and skip it, 11 skips training.
+1-3 are the fp32 teaching steps; 4-12 run fp32, fp16 and bf16.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`):
 cuDNN's BatchNorm forward functions in every layout, dtype and mode, writing into this program's buffers. Its
 candidates (ForwardTraining / ForwardTrainingEx / ForwardInference x SPATIAL / SPATIAL_PERSISTENT x NCHW / NHWC
@@ -69,9 +71,14 @@ are a few fp32 roundings away from the double reference, far inside the fp32 tol
 Run:
   make && ./batchnorm_forward 5                      validate kernel 5, sweep block sizes, time each
   ./batchnorm_forward all --dtype bf16               every kernel, ranked
-  ./batchnorm_forward 8 --layout nchw -N 32 -C 256 --height 56 --width 56 --check
-  ./batchnorm_forward 8 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
+  ./batchnorm_forward 12 --layout nchw -N 32 -C 256 --height 56 --width 56 --check
+  ./batchnorm_forward 12 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
   ./batchnorm_forward --list                         the registry (no GPU needed)
+Build it alone (what `make` does for this program, one GPU architecture):
+  nvcc -O3 -std=c++17 --default-stream per-thread -Xcompiler -fopenmp -o batchnorm_forward batchnorm_forward.cu -lcurand -lgomp -ldl
+  with CUPTI (the GPU clock of the timed launches) add  -DHAVE_CUPTI -lcupti  (this toolkit keeps cupti.h and
+    libcupti in include/ and lib64/; others under extras/CUPTI: add -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64)
+  with cuDNN (kernel 0) add  -DHAVE_CUDNN -lcudnn  (plus -I/-L where cuDNN is not in the CUDA directory)
 */
 #include "common.h"
 
@@ -93,10 +100,10 @@ typedef struct {
     void *x, *y;  // dtype
     float *gamma, *beta, *save_mean, *save_invstd, *run_mean, *run_var;
     float *run_mean0, *run_var0;  // the initial running statistics (reset copies them back)
-    float *ws_mean, *ws_m2;       // workspace: per-block partial statistics (kernels 5-7), sums (kernel 3)
+    float *ws_mean, *ws_m2;       // workspace: per-block partial statistics (kernels 5-8), sums (kernel 3)
     long ws_states;               // partial states the workspace holds (ws_mean and ws_m2 each)
-    unsigned *counters;           // "last block" tickets: one per channel (kernel 7), [C] kernel 11's; kept at zero
-    double *sums;                 // kernel 11's per-channel sums (sum_copies x 2C); kept at zero
+    unsigned *counters;           // "last block" tickets: one per channel (kernel 7), [C] kernel 10's; kept at zero
+    double *sums;                 // kernel 10's per-channel sums (sum_copies x 2C); kept at zero
     int sum_copies;
     double *hx, *hgamma, *hbeta, *hrm0, *hrv0;  // host inputs, exactly the device values
 } bn_problem_t;
@@ -119,8 +126,7 @@ static inline long bn_index(bn_layout_t layout, long n, long c, long hw, long C,
 // Mean and biased variance of every channel. Channels-last layouts go row by row (a walk down each column would
 // touch every cache line of x once per channel), in chunks of rows whose size depends on M alone: each chunk sums
 // its rows in order into its own partial row, and the partials are added in chunk order. The result is the same
-// bits whatever the number of OpenMP threads (a per-thread partial combined as threads finish was not: the
-// tests compare references bit for bit, and the reference is what every GPU result is judged against).
+// bits whatever the number of OpenMP threads (the tests compare references bit for bit).
 static void batchnorm_stats_cpu(double *mean, double *var, const double *x, bn_layout_t layout, long N, long C,
                                 long HW) {
     long M = N * HW;
@@ -212,8 +218,91 @@ static void batchnorm_forward_cpu(double *y, double *save_mean, double *save_inv
 }
 
 // ------------------------------------------------------------------------------------------------
+// Kernel 0: cuDNN, the vendor baseline: its BatchNorm functions cudnnBatchNormalizationForwardTraining, the Ex
+// form cudnnBatchNormalizationForwardTrainingEx and cudnnBatchNormalizationForwardInference. cuDNN 9 marks these
+// legacy functions deprecated (the graph API's norm-forward node is the successor) but still ships them, and they
+// are what PyTorch calls for BatchNorm on cuDNN. The calls themselves are common.h's (harness/cudnn.h, "cuDNN's
+// legacy BatchNorm API": the descriptors, the candidates call x mode x format and NORM_CUDNN_BN, one trial
+// execution of each, the timing, the choice of the fastest, the deprecation pragmas). This program describes its
+// problem to it (bn_cudnn_describe: [N, C] is N x C x 1 x 1, given as NHWC; NCHW and NHWC images in their own
+// format) and keeps the rules of BatchNorm below.
+// cuDNN writes straight into this program's buffers: y, save_mean and save_invstd (resultSaveMean and
+// resultSaveInvVariance: the mean and 1/sqrt(var + eps)), and running_mean and running_var in place with
+// exponentialAverageFactor = momentum (cuDNN: running = factor * batch + (1 - factor) * running, the variance
+// unbiased, as PyTorch and this program's reference do). Inference writes y alone.
+// Skipped by shape, before cuDNN is asked (bn_cudnn_precheck):
+//   N*C*H*W >= 2^31: the legacy API describes tensors with int dimensions and strides (PyTorch sends such
+//     problems to its own kernels for the same reason).
+//   eps below CUDNN_BN_MIN_EPSILON (0 in cuDNN 9; the check stays for other versions).
+//   Training with N*H*W = 1. This program defines running_var as unchanged there (the header). cuDNN has no
+//     such case: it applies the unbiased factor M / (M - 1) and writes NaN into running_var at M = 1. That is
+//     what the frameworks found that call it: TensorFlow's cuDNN-fused batch norm gave NaN moving variance for
+//     a (1, 1, 1, C) input (tensorflow/tensorflow#34062; PR #40338: "the GPU implementation (CUDNN) explicitly
+//     returns NaN" for N < 2), and cudnn.torch#199 reports the division by N - 1 producing NaNs. A different
+//     convention, not a wrong kernel: kernel 0 says so in its skip reason instead of failing validation. (Not
+//     observed on a GPU when this was written. NORM_CUDNN_BN_M1=run lifts the rule, so that validation shows
+//     what cuDNN writes there: the GPU suite expects running_var alone to be wrong, with NaN, and fails with
+//     "drop the rule" if cuDNN matches this program's definition instead.)
+#ifdef HAVE_CUDNN
+// The rules of kernel 0 that need no GPU and no cuDNN call (the CPU tests call this): NULL or the skip reason.
+static const char *bn_cudnn_precheck(const bn_problem_t *p) {
+    if ((double)p->M * (double)p->C >= 2147483648.0)
+        return "N*C*H*W >= 2^31: cuDNN's BatchNorm API describes tensors with 32-bit int dimensions and strides";
+    if ((double)p->eps < CUDNN_BN_MIN_EPSILON)
+        return reasonf("eps %g is below cuDNN's minimum CUDNN_BN_MIN_EPSILON = %g", (double)p->eps,
+                       (double)CUDNN_BN_MIN_EPSILON);
+    const char *m1 = getenv("NORM_CUDNN_BN_M1");  // "run": ask cuDNN anyway (the GPU suite checks the claim)
+    if (p->training && p->M == 1 && !(m1 && strcmp(m1, "run") == 0))
+        return "N*H*W = 1: cuDNN's running_var update divides by M - 1 = 0 (NaN); this program leaves running_var "
+               "unchanged";
+    return NULL;
+}
+
+// The problem as cuDNN's BatchNorm functions see it, with this program's buffers.
+static void bn_cudnn_describe(const bn_problem_t *p, cudnn_bn_t *d) {
+    memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
+    d->N = p->N;
+    d->C = p->C;
+    d->H = p->H;
+    d->W = p->W;
+    d->format = p->layout == LAYOUT_NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    d->dtype = p->h.dtype;
+    d->training = p->training;
+    d->eps = p->eps;
+    d->momentum = p->momentum;
+    d->x = p->x;
+    d->y = p->y;
+    d->gamma = p->gamma;
+    d->beta = p->beta;
+    d->save_mean = p->save_mean;
+    d->save_invstd = p->save_invstd;
+    d->run_mean = p->run_mean;
+    d->run_var = p->run_var;
+}
+
+static cudnn_bn_state_t g_bn_cudnn;
+
+// Kernel 0's supports(): the shape rules, then every candidate tried and timed; the fastest is kept. Asked
+// again for the same problem, the answer is returned without trying anything anew.
+static const char *supports_cudnn(const void *pp, int bs) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    REASON_TRY(cudnn_refuse_block_size(bs));
+    REASON_TRY(bn_cudnn_precheck(p));
+    cudnn_bn_t d;
+    bn_cudnn_describe(p, &d);
+    return cudnn_bn_prepare(&g_bn_cudnn, &d);
+}
+
+static void launch_cudnn(const void *pp, launch_t *l) {
+    cudnn_bn_t d;
+    bn_cudnn_describe((const bn_problem_t *)pp, &d);
+    cudnn_bn_execute(&g_bn_cudnn, &d, l);
+}
+#endif  // HAVE_CUDNN
+
+// ------------------------------------------------------------------------------------------------
 // Device helpers of this program (the shared ones, Welford/welford_merge/block_welford/warp_sum/packs, are in
-// common.h).
+// harness/device_helpers.h).
 
 // A thread's running statistics for V channels that see the same rows, so that one count serves all V:
 // (count, mean[V], M2[V]).
@@ -255,7 +344,7 @@ __device__ __forceinline__ void chan_stats_add(ChanStats<V> &s, const float (&v)
     s.n = n;
 }
 
-// welford_merge (common.h) with the weight b.n / n from __fdividef. The IEEE division of welford_merge has a
+// welford_merge (harness/device_helpers.h) with the weight b.n / n from __fdividef. The IEEE division of welford_merge has a
 // slow path that nvcc calls as a subroutine, and every register live across that call is saved to local memory:
 // kernel 6 spilled the rows it keeps in registers at each merge. 2 ulps on a weight are nothing here.
 // fast_div: __fdividef on the device; a plain division where the CPU tests run these helpers on the host.
@@ -375,10 +464,8 @@ __device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m
 // Kernel arguments. The plain fp32 ladder (kernels 1-3) takes positional arguments written out in full, as in
 // llm.c; kernels 4 on take this struct by value as their first parameter (bn_args() builds it once per launch),
 // then, positionally, what belongs to that one launch (workspace, G, rows per block, shared memory).
-// Its pointers carry no __restrict__. A __restrict__ local bound to them kept nvcc's read-only loads in kernel 4
-// only: with a streaming store's inline asm, a grid sync, atomics and fences, or a remainder loop in the kernel
-// they became plain loads. The kernels whose __restrict__ parameters gave ld.global.nc (5, 6, 7) ask for it
-// explicitly: load_pack_nc (harness/device_helpers.h) for x, __ldg for gamma and beta.
+// Its pointers carry no __restrict__: kernels that want read-only loads (5, 6, 7) ask for them explicitly,
+// load_pack_nc (harness/device_helpers.h) for x, __ldg for gamma and beta.
 typedef struct {
     const void *x;                   // dtype; [M, C] with channels contiguous ([N, C], NHWC), or NCHW
     void *y;                         // dtype, x's layout
@@ -411,6 +498,66 @@ __device__ __forceinline__ void bn_stage_scale_shift(const bn_args_t &a, long c0
 }
 
 // ------------------------------------------------------------------------------------------------
+// Launch helpers (host): the argument struct, pack widths, one wave of blocks, the shared skip reasons.
+
+static bn_args_t bn_args(const bn_problem_t *p) {
+    bn_args_t a;
+    a.x = p->x;
+    a.y = p->y;
+    a.gamma = p->gamma;
+    a.beta = p->beta;
+    a.save_mean = p->save_mean;
+    a.save_invstd = p->save_invstd;
+    a.run_mean = p->run_mean;
+    a.run_var = p->run_var;
+    a.M = p->M;
+    a.C = p->C;
+    a.N = p->N;
+    a.HW = p->HW;
+    a.eps = p->eps;
+    a.momentum = p->momentum;
+    a.training = p->training;
+    return a;
+}
+
+// The widest pack (elements) that divides n: 16 bytes when it can.
+static int bn_vec_width(dtype_t d, long n) { return (int)gcd_long(16 / (long)dtype_size(d), n); }
+// One wave of blocks of `fn` at bs threads: the blocks the occupancy calculator says fit an SM at once (its
+// registers and static shared memory count, not threads alone) times the SMs. Cached: the query stays out of the
+// timed launches.
+static long bn_wave(const void *fn, int bs, size_t smem = 0) {
+    static struct { const void *fn; int bs; size_t smem; long wave; } cache[256];
+    static int n = 0;
+    for (int i = 0; i < n; i++)
+        if (cache[i].fn == fn && cache[i].bs == bs && cache[i].smem == smem) return cache[i].wave;
+    int b = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, bs, smem));
+    long wave = (long)g_dev.prop.multiProcessorCount * (b < 1 ? 1 : b);
+    if (n < 256) cache[n++] = {fn, bs, smem, wave};
+    return wave;
+}
+static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+// Skip reasons shared by the channels-contiguous training kernels (1-6, 8, 10).
+static const char *training_cl_only(const bn_problem_t *p) {
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 11";
+    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernels 7, 9 and 12 run NCHW)";
+    return NULL;
+}
+static const char *supports_cl(const void *pp, int bs) {
+    (void)bs;
+    return training_cl_only((const bn_problem_t *)pp);
+}
+
+// The lanes across packs of channels a block of kernels 5, 8 and 10 takes: 32, or the next power of two >= the
+// packs of a row (bs / G row groups).
+static int cl_lanes(long nvec) {
+    int G = 1;
+    while (G < 32 && G < nvec) G *= 2;
+    return G;
+}
+
+// ------------------------------------------------------------------------------------------------
 // Kernel 1: one thread per channel walks down all M rows of x[M, C] (channels contiguous: [N, C], or NHWC as
 // [N*H*W, C]): statistics in groups of four rows merged Welford-style, then a second walk writes y. A thread's
 // chain of merges is long (M/4), and each merge rounds the running mean to an ulp of |mean|: the statistics are
@@ -421,7 +568,7 @@ __device__ __forceinline__ void bn_stage_scale_shift(const bn_args_t &a, long c0
 // Wrong: there are only C threads (256 at the default shape: a few blocks on a few SMs, the rest of the GPU
 // idle), and each walks M rows with four 4-byte loads in flight: latency-bound, far from the bandwidth.
 
-__global__ void __launch_bounds__(1024) batchnorm_kernel1(const float *__restrict__ x, float *__restrict__ y,
+__global__ void __launch_bounds__(1024) batchnorm_thread_per_channel_kernel(const float *__restrict__ x, float *__restrict__ y,
                                                           const float *__restrict__ gamma,
                                                           const float *__restrict__ beta,
                                                           float *__restrict__ save_mean,
@@ -451,6 +598,13 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel1(const float *__restric
     float a = invstd * gamma[c], b = beta[c];
     for (long r = 0; r < M; r++) y[r * C + c] = (x[r * C + c] - m) * a + b;
 }
+static void launch_thread_per_channel(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    int bs = l->block_size;
+    batchnorm_thread_per_channel_kernel<<<(unsigned)ceil_div(p->C, bs), bs>>>((const float *)p->x, (float *)p->y, p->gamma, p->beta,
+                                                          p->save_mean, p->save_invstd, p->run_mean, p->run_var,
+                                                          p->M, p->C, p->eps, p->momentum);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 2: one block per channel; its threads stride down the channel's column (thread t reads rows t,
@@ -461,7 +615,7 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel1(const float *__restric
 // and a warp load needs 32 transactions instead of 4. DRAM sees each sector once only while the blocks of the
 // neighbouring channels read it at about the same time; the writes of y are scattered the same way.
 
-__global__ void __launch_bounds__(1024) batchnorm_kernel2(const float *__restrict__ x, float *__restrict__ y,
+__global__ void __launch_bounds__(1024) batchnorm_block_per_channel_kernel(const float *__restrict__ x, float *__restrict__ y,
                                                           const float *__restrict__ gamma,
                                                           const float *__restrict__ beta,
                                                           float *__restrict__ save_mean,
@@ -499,6 +653,12 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel2(const float *__restric
     float m = s_mean, a = s_a, b = beta[c];
     for (long r = threadIdx.x; r < M; r += blockDim.x) y[r * C + c] = (x[r * C + c] - m) * a + b;
 }
+static void launch_block_per_channel(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    batchnorm_block_per_channel_kernel<<<(unsigned)p->C, l->block_size>>>((const float *)p->x, (float *)p->y, p->gamma, p->beta,
+                                                         p->save_mean, p->save_invstd, p->run_mean, p->run_var, p->M,
+                                                         p->C, p->eps, p->momentum);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 3: many blocks share the rows. A block covers 32 channels (a warp's lanes, coalesced) and a strip of
@@ -516,7 +676,7 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel2(const float *__restric
 
 #define K3_MIN_M 16
 
-__global__ void __launch_bounds__(1024) batchnorm_kernel3_accumulate(const float *__restrict__ x, float *acc,
+__global__ void __launch_bounds__(1024) batchnorm_atomic_partials_accumulate_kernel(const float *__restrict__ x, float *acc,
                                                                      long M, long C) {
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32, W = blockDim.x / 32;
     long c = blockIdx.x * 32L + lane;
@@ -532,7 +692,7 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel3_accumulate(const float
     atomicAdd(acc + C + c, q);
 }
 
-__global__ void __launch_bounds__(1024) batchnorm_kernel3_normalize(const float *__restrict__ x,
+__global__ void __launch_bounds__(1024) batchnorm_atomic_partials_normalize_kernel(const float *__restrict__ x,
                                                                     float *__restrict__ y, const float *acc,
                                                                     const float *__restrict__ gamma,
                                                                     const float *__restrict__ beta,
@@ -552,6 +712,29 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel3_normalize(const float 
     float a = invstd * gamma[c], b = beta[c];
     for (long r = blockIdx.y * (long)W + warp; r < M; r += (long)gridDim.y * W) y[r * C + c] = (x[r * C + c] - mean) * a + b;
 }
+// A 2-D grid, 32 channels x enough strips of rows for one wave.
+static void launch_atomic_partials(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    int bs = l->block_size, W = bs / 32;
+    long gx = ceil_div(p->C, 32);
+    long gy = clamp_long(ceil_div(bn_wave((const void *)batchnorm_atomic_partials_accumulate_kernel, bs), gx), 1,
+                         (long)(ceil_div(p->M, W) < 65535 ? ceil_div(p->M, W) : 65535));
+    dim3 grid((unsigned)gx, (unsigned)gy);
+    float *acc = p->ws_mean;  // sum[C], then sumsq[C]
+    CUDA_CHECK(cudaMemsetAsync(acc, 0, 2 * (size_t)p->C * sizeof(float)));
+    batchnorm_atomic_partials_accumulate_kernel<<<grid, bs>>>((const float *)p->x, acc, p->M, p->C);
+    batchnorm_atomic_partials_normalize_kernel<<<grid, bs>>>((const float *)p->x, (float *)p->y, acc, p->gamma, p->beta,
+                                              p->save_mean, p->save_invstd, p->run_mean, p->run_var, p->M, p->C,
+                                              p->eps, p->momentum);
+}
+static const char *supports_atomic_partials(const void *pp, int bs) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    const char *why = supports_cl(pp, bs);
+    if (why) return why;
+    if (p->M < K3_MIN_M)
+        return reasonf("N*H*W = %ld < %d: E[x^2] - E[x]^2 loses the variance of channels this small", p->M, K3_MIN_M);
+    return NULL;
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 4: 2-D blocks (the design that won a public leaderboard for this problem): the 32 lanes of a warp
@@ -566,7 +749,7 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel3_normalize(const float 
 // scalar 2- or 4-byte loads need many instructions per byte.
 
 template <typename T>
-__global__ void __launch_bounds__(1024) batchnorm_kernel4(bn_args_t a) {
+__global__ void __launch_bounds__(1024) batchnorm_2d_block_column_kernel(bn_args_t a) {
     const T *__restrict__ x = (const T *)a.x;
     T *__restrict__ y = (T *)a.y;
     const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
@@ -607,39 +790,39 @@ __global__ void __launch_bounds__(1024) batchnorm_kernel4(bn_args_t a) {
     float m = s_mean[lane], scale = s_a[lane], b = beta[c];
     for (long r = warp; r < M; r += W) y[r * C + c] = from_float<T>((to_float(x[r * C + c]) - m) * scale + b);
 }
+static void launch_2d_block_column(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    unsigned gx = (unsigned)ceil_div(p->C, 32);
+    int bs = l->block_size;
+    switch (p->h.dtype) {
+    case DT_FP32: batchnorm_2d_block_column_kernel<float><<<gx, bs>>>(bn_args(p)); break;
+    case DT_FP16: batchnorm_2d_block_column_kernel<__half><<<gx, bs>>>(bn_args(p)); break;
+    default: batchnorm_2d_block_column_kernel<__nv_bfloat16><<<gx, bs>>>(bn_args(p)); break;
+    }
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 5: the rows split over many blocks. Block (bx, by) covers G packs of VEC channels (16-byte packs when
 // C allows; G = 32 lanes, fewer when C is small) and a strip of rows; its threads keep shifted sums (ShiftSums:
 // three operations an element around the block's first row, up to eight 16-byte loads in flight), the block adds
 // its row groups for all channels at once through shared memory and writes one partial (mean, M2) per channel
-// into a workspace. A second launch
-// finalizes: a block per 32 channels (combine_partials_block: Chan's merge, a warp reads one 128-byte line of
-// partials at a time); it writes the statistics and updates the running ones. A third launch
-// normalizes: each block stages its channels' scale (invstd * gamma) and shift (beta - mean * scale) in shared
-// memory once, then streams rows with 16-byte loads and stores, four rows a thread in flight, last rows first
-// (those were read last by the first pass, so they are the ones still in L2). (Each thread first loaded its own
-// channels' statistics: 32 scalar loads for a pack of 8 16-bit values, more load instructions than its x and y
-// took; staged, the same pass run on the running statistics as the inference kernel went from 22.9 to 20.1 us at
-// bf16 65536 x 256 on an H100.)
+// into a workspace. A second launch finalizes: a block per 32 channels (combine_partials_block: Chan's merge, a
+// warp reads one 128-byte line of partials at a time); it writes the statistics and updates the running ones. A
+// third launch normalizes: each block stages its channels' scale (invstd * gamma) and shift (beta - mean * scale)
+// in shared memory once (bn_stage_scale_shift), then streams rows with 16-byte loads and stores, four rows a
+// thread in flight, last rows first (those were read last by the first pass, so they are the ones still in L2).
 // Improves: fills the GPU for any N and C (the grid is sized to the SMs), 16-byte accesses, no atomics on data.
-// (The finalize was first done by the last block of each column to finish, found through a ticket counter, as
-// kernel 7 still does: with all of C in one column of blocks that is one block reading C x 264 partials, a
-// serial tail of about 65 us at bf16 65536 x 256 on an H100 (ncu: the first pass took 82 us for 33.5 MB).
-// Spread over C / 8 blocks it takes a few microseconds. Then the first pass folded groups of two or four rows
-// into Welford states and merged them channel by channel through shared memory, 8 x 7 barriers for 16-bit packs:
-// still ~40 us for 33.5 MB. Shifted sums replaced it; results/NOTES.md has the measured gain.)
 // Wrong: x crosses DRAM twice whenever it is larger than what L2 keeps (the default 67 MB fp32 x is: about 1.5x
 // the minimum bytes); three launches.
 
-#define K5_ROWS 4  // rows the normalize pass loads at once, as raw words (6 measured no faster on an H100)
+#define K5_ROWS 4  // rows the normalize pass loads at once, as raw words
 // loads the first pass keeps in flight, as raw words: 8, but 6 for 16-bit packs of 8 and 4 for 16-bit packs of 2
 // (more spill them under 64 registers)
 #define K5_LOADS(T, VEC) (sizeof(T) == 2 && (VEC) == 8 ? 6 : sizeof(T) == 2 && (VEC) == 2 ? 4 : 8)
 // Floats of dynamic shared memory the first pass asks for: rowgroup_shift_sums' sums, 32 KB at most.
 static int k5_smem_floats(int bs, int vec) { return 2 * bs * (vec < 4096 / bs ? vec : 4096 / bs); }
 
-// A block's shifted sums (kernel 5's first pass, and the first phase of kernels 9 and 11): block bx's G packs of
+// A block's shifted sums (kernel 5's first pass, and the first phase of kernels 8 and 10): block bx's G packs of
 // channels over rows [row0, row1), around the values of row shift_row. Returns whether the thread has a pack of
 // channels and rows; threads rg == 0 of those hold their pack's block totals in s. sm: sm_floats of shared memory.
 template <typename T, int VEC>
@@ -672,7 +855,7 @@ __device__ __forceinline__ bool bn_block_shift_sums(const bn_args_t &a, ShiftSum
     rowgroup_shift_sums(s, sm, sm_floats, G, RG);
     return active;
 }
-// The first pass of block (bx, by) (kernel 5's, and kernel 9's first phase): shifted sums of its rows around its
+// The first pass of block (bx, by) (kernel 5's, and kernel 8's first phase): shifted sums of its rows around its
 // first row, one partial (mean, M2) per channel into ws[by * C + c].
 template <typename T, int VEC>
 __device__ __forceinline__ void bn_partial_pass(const bn_args_t &a, float *ws_mean, float *ws_m2, int G,
@@ -692,7 +875,7 @@ __device__ __forceinline__ void bn_partial_pass(const bn_args_t &a, float *ws_me
     }
 }
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_partial_kernel(bn_args_t a, float *ws_mean, float *ws_m2, int G,
+__global__ void __launch_bounds__(1024) batchnorm_split_rows_partial_kernel(bn_args_t a, float *ws_mean, float *ws_m2, int G,
                                                                  long rows_per_block, int sm_floats) {
     extern __shared__ float sm[];  // sm_floats
     bn_partial_pass<T, VEC>(a, ws_mean, ws_m2, G, rows_per_block, sm_floats, sm, blockIdx.x, blockIdx.y);
@@ -703,8 +886,7 @@ __global__ void __launch_bounds__(1024) batchnorm_partial_kernel(bn_args_t a, fl
 // t / 32 (RG = blockDim.x / 32 row groups), so a warp reads 32 consecutive channels of one partial (one 128-byte
 // line) with eight partials' loads in flight; then the block merges its row groups (rowgroup_welford). Threads t < 32 get
 // their channel's state. Every thread of the block must call it (barriers). Used by kernel 5's finalize and
-// kernel 6's combine. (One warp per channel, lanes over the partials, read 32 lines for 32 values: ncu timed that
-// finalize at 16 us for 256 channels x 525 partials at bf16 65536 x 256.)
+// kernels 6 and 8's combine.
 // One chain of combine_partials_block: folds partials first, first + stride, ... < P of channel c into w, their
 // means as offsets from m0 (partial 0's mean). Each merge rounds the running mean to an ulp of its magnitude: a
 // chain of 4096 merges of means near 1000 drifted by 2e-3 (kernel 6 at 32 threads, one chain; caught by the
@@ -713,9 +895,7 @@ __global__ void __launch_bounds__(1024) batchnorm_partial_kernel(bn_args_t a, fl
 __host__ __device__ __forceinline__ Welford fold_partials(Welford w, const float *ws_mean, const float *ws_m2, long C,
                                                           long c, long first, long stride, long P,
                                                           long rows_per_block, long M, float m0) {
-    // FOLD_BATCH partials' loads are issued before any is merged (a loop that merged each as it came, unrolled 4
-    // times: kernel 9's combine took 6.9 us for 264 partials a channel at bf16 65536 x 256 on an H100, 6.0 us
-    // batched; the rest is not explained, results/NOTES.md). A missing partial (past P, or a block without rows,
+    // FOLD_BATCH partials' loads are issued before any is merged. A missing partial (past P, or a block without rows,
     // which wrote none: not read, for initcheck) enters with count 0, which welford_merge_nocall leaves out exactly.
     constexpr int FOLD_BATCH = 8;
     for (long p = first; p < P; p += FOLD_BATCH * stride) {
@@ -751,7 +931,7 @@ __device__ __forceinline__ Welford combine_partials_block(const float *ws_mean, 
 }
 
 // Kernel 5's finalize: a block per 32 channels over the P partials of the first pass.
-__global__ void __launch_bounds__(1024) batchnorm_finalize_kernel(bn_args_t a, const float *ws_mean,
+__global__ void __launch_bounds__(1024) batchnorm_split_rows_finalize_kernel(bn_args_t a, const float *ws_mean,
                                                                   const float *ws_m2, long P, long rows_per_block) {
     const long M = a.M, C = a.C;
     __shared__ Welford sm[1024];
@@ -764,7 +944,7 @@ __global__ void __launch_bounds__(1024) batchnorm_finalize_kernel(bn_args_t a, c
 // The normalize pass over x[M, C] (kernel 5's third launch): y = x * scale + shift, the block's channels staged by
 // bn_stage_scale_shift from save_mean and save_invstd.
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_normalize_cl_kernel(bn_args_t a, int G) {
+__global__ void __launch_bounds__(1024) batchnorm_split_rows_normalize_kernel(bn_args_t a, int G) {
     const T *__restrict__ x = (const T *)a.x;
     T *__restrict__ y = (T *)a.y;
     const long M = a.M, C = a.C;
@@ -797,24 +977,62 @@ __global__ void __launch_bounds__(1024) batchnorm_normalize_cl_kernel(bn_args_t 
         }
     }
 }
+// The partial pass, the finalize (a block per 32 channels) and the normalize pass: G lanes across packs
+// (cl_lanes), bs / G row groups; the grids aim at one full wave of blocks.
+template <typename T, int VEC>
+static void launch_split_rows_t(const bn_problem_t *p, int bs) {
+    long nvec = p->C / VEC;
+    int G = cl_lanes(nvec), RG = bs / G;
+    int sm_floats = k5_smem_floats(bs, VEC);
+    size_t smem = sizeof(float) * (size_t)sm_floats;
+    long gx = ceil_div(nvec, G), wave = bn_wave((const void *)batchnorm_split_rows_partial_kernel<T, VEC>, bs, smem);
+    long gy = clamp_long(ceil_div(wave, gx), 1, p->M);
+    gy = clamp_long(gy, 1, 65535);
+    if (gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // the workspace holds gy x C partials
+    long rows_per_block = ceil_div(p->M, gy);
+    gy = ceil_div(p->M, rows_per_block);  // no block without rows
+    batchnorm_split_rows_partial_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs, smem>>>(bn_args(p), p->ws_mean, p->ws_m2,
+                                                                                     G, rows_per_block, sm_floats);
+    batchnorm_split_rows_finalize_kernel<<<(unsigned)ceil_div(p->C, 32), 1024>>>(bn_args(p), p->ws_mean, p->ws_m2, gy,
+                                                                    rows_per_block);
+    long wave2 = bn_wave((const void *)batchnorm_split_rows_normalize_kernel<T, VEC>, bs);
+    long gy2 = clamp_long(ceil_div(wave2, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
+    batchnorm_split_rows_normalize_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy2), bs>>>(bn_args(p), G);  // training
+}
+static void launch_split_rows(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    int vec = bn_vec_width(p->h.dtype, p->C);
+    DISPATCH_VEC(p->h.dtype, vec, launch_split_rows_t, p, l->block_size);
+    snprintf(l->path, sizeof l->path, "%d-wide packs", vec);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 6: single read. A cooperative launch of exactly the blocks that fit the GPU at once (blocks per SM from
 // the occupancy calculator x SMs); block b owns a slice of rows and keeps it on chip: the first K6_RPR rows of
 // each thread in registers, the rest in shared memory (dynamic, up to ~220 KB a block on sm_90). Each block
 // writes per-channel partials (as 5), a grid-wide sync, then each block combines the partials of a share of
-// the channels (32 channels a block, combine_partials_block) and writes the statistics, a second grid sync, and every block writes y
-// from its on-chip copy: x crosses DRAM once. Thread t of a block owns pack column t % (C / VEC) of rows
-// t / (C / VEC), + RG, ... (RG = row groups); 16-byte packs only. Up to 512 threads a block: 128 registers a
-// thread, 48 of them holding x (at 1024 threads the 64-register cap left no room for rows in registers).
+// the channels (32 channels a block, combine_partials_block) and writes the statistics, a second grid sync, and
+// every block writes y from its on-chip copy: x crosses DRAM once. Thread t of a block owns pack column
+// t % (C / VEC) of rows t / (C / VEC), + RG, ... (RG = row groups); 16-byte packs only. Up to 512 threads a
+// block: 128 registers a thread, 48 of them holding x (at 1024 threads the 64-register cap leaves no room for
+// rows in registers).
 // Improves: the minimum DRAM traffic, the one thing 5 lacks; one launch.
 // Wrong: x must fit on chip (on an H100 about 132 x (220 KB + 96 KB) = 41 MB: bf16 [65536, 256] fits, the fp32
 // default does not and says skipped); a row must fit one block's threads (C <= 512 packs); the phases do not
 // overlap across the GPU (everyone reads, waits, then everyone writes), and the grid syncs cost a few
-// microseconds each. Kernel 9 gets the same DRAM bytes from L2 with no on-chip limit and is faster wherever both
-// run (H100, bf16 65536 x 256: 46.0 us against 36.0), so the dispatcher no longer takes 6.
+// microseconds each. Kernel 8 gets the same DRAM bytes from L2 with no on-chip limit and is faster wherever both
+// run (H100, bf16 65536 x 256: 46.0 us against 36.0): the dispatcher does not take 6.
 
 #define K6_RPR 12  // rows (packs) a thread keeps in registers: 48 of its (at most) 128 registers
+
+// The plan (blocks per SM, rows per block, shared memory) for a block size, or why there is none
+// (persistent_onchip_plan, below the launcher).
+typedef struct {
+    long P, rows_per_block;
+    int blocks_per_sm;
+    size_t smem;
+} k6_plan_t;
+static const char *persistent_onchip_plan(const bn_problem_t *p, int bs, k6_plan_t *plan);
 
 // Hides a 16-byte pack's bits from the optimizer: afterwards the compiler must convert the pack again instead of
 // keeping the fp32 values it converted before (twice the registers for 16-bit packs) alive across the grid syncs.
@@ -825,26 +1043,12 @@ template <typename T, int VEC> __device__ __forceinline__ void keep_packed(Pack<
     asm volatile("" : "+r"(r.x), "+r"(r.y), "+r"(r.z), "+r"(r.w));
     memcpy(&p, &r, 16);
 }
-
+// The thread's rows of the block's slice on chip: rows RPR * RG on into shared memory (slice), the first RPR in
+// registers (reg), each added to the shifted sums st. xb: the thread's pack column in the slice's first row.
 template <typename T, int VEC, int RPR>
-__global__ void __launch_bounds__(512) batchnorm_persistent_kernel(bn_args_t a, float *ws_mean, float *ws_m2,
-                                                                    long rows_per_block) {
-    const T *__restrict__ x = (const T *)a.x;
-    T *__restrict__ y = (T *)a.y;
-    const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
-    const long M = a.M, C = a.C;
-    cg::grid_group grid = cg::this_grid();
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    Pack<T, VEC> *slice = reinterpret_cast<Pack<T, VEC> *>(smem_raw);
-    __shared__ __align__(16) float sm[2048];  // rowgroup_shift_sums, then combine_partials_block's states
-    // block-local indices fit 32 bits: a slice is on chip, so it has fewer than 2^31 rows
-    int t = threadIdx.x, nvec = (int)(C / VEC), g = t % nvec, rg = t / nvec, RG = blockDim.x / nvec;
-    long row0 = blockIdx.x * rows_per_block;
-    int block_rows = (int)max(0L, min(rows_per_block, M - row0));
-    int rows = rg < RG ? block_rows : 0;  // 0: a thread beyond the row groups
-    const T *xb = x + row0 * C + g * VEC;
-    ShiftSums<VEC> st;
-    shift_sums_init(st, load_pack<T, VEC>(block_rows > 0 ? xb : x));  // the slice's first row: the block's shift
+__device__ __forceinline__ void persistent_onchip_load(const T *xb, long C, int nvec, int g, int rg, int RG, int rows,
+                                                       Pack<T, VEC> *slice, Pack<T, VEC> (&reg)[RPR],
+                                                       ShiftSums<VEC> &st) {
     // rows first.. of the slice into shared memory, four loads in flight
     int first = RPR * RG;
     for (int lr = first + rg; lr < rows; lr += 4 * RG) {
@@ -860,7 +1064,6 @@ __global__ void __launch_bounds__(512) batchnorm_persistent_kernel(bn_args_t a, 
             }
     }
     // the first RPR rows of the thread stay in registers
-    Pack<T, VEC> reg[RPR];
 #pragma unroll
     for (int s = 0; s < RPR; s++)
         if (rg + s * RG < rows) reg[s] = load_pack_cs<T, VEC>(xb + (long)(rg + s * RG) * C);
@@ -870,29 +1073,18 @@ __global__ void __launch_bounds__(512) batchnorm_persistent_kernel(bn_args_t a, 
             shift_sums_add(st, reg[s]);
             keep_packed(reg[s]);
         }
-    // the block's partials
-    rowgroup_shift_sums(st, sm, 2048, nvec, RG);
-    if (t < nvec && block_rows > 0) {
-#pragma unroll
-        for (int j = 0; j < VEC; j++) {
-            Welford w = shift_sums_welford(st, j, (float)block_rows);
-            ws_mean[blockIdx.x * C + t * VEC + j] = w.mean;
-            ws_m2[blockIdx.x * C + t * VEC + j] = w.m2;
-        }
-    }
-    grid.sync();
-    // a block per 32 channels combines the P partials (as kernel 5's finalize); the loop is uniform in the block
-    for (long c0 = blockIdx.x * 32L; c0 < C; c0 += (long)gridDim.x * 32) {
-        Welford w = combine_partials_block(ws_mean, ws_m2, C, c0, gridDim.x, rows_per_block, M,
-                                           reinterpret_cast<Welford *>(sm));  // 512 states fit sm's 8 KB
-        if (t < 32 && c0 + t < C)
-            bn_finalize_channel(a, c0 + t, w.mean, w.m2, (float)M);
-    }
-    grid.sync();
-    if (rows == 0) return;
-    // y = x * scale + b with scale = invstd * gamma, b = beta - mean * scale: two registers a channel (the third
-    // would spill the 16-bit instances); the extra rounding is an ulp of |mean| * scale, inside y's tolerance (see
-    // the header)
+}
+// y = x * scale + b of the thread's rows, from registers and from the slice, with scale = invstd * gamma and
+// b = beta - mean * scale: two registers a channel (the third would spill the 16-bit instances); the extra
+// rounding is an ulp of |mean| * scale, inside y's tolerance (see the header).
+template <typename T, int VEC, int RPR>
+__device__ __forceinline__ void persistent_onchip_store(const bn_args_t &a, long row0, int nvec, int g, int rg, int RG,
+                                                        int rows, const Pack<T, VEC> *slice,
+                                                        const Pack<T, VEC> (&reg)[RPR]) {
+    T *__restrict__ y = (T *)a.y;
+    const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
+    const long C = a.C;
+    const int first = RPR * RG;
     float scale[VEC], b[VEC];
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
@@ -915,6 +1107,134 @@ __global__ void __launch_bounds__(512) batchnorm_persistent_kernel(bn_args_t a, 
         for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(p.v[j]), scale[j], b[j]));
         store_pack_cs<T, VEC>(yb + (long)lr * C, out);
     }
+}
+
+template <typename T, int VEC, int RPR>
+__global__ void __launch_bounds__(512) batchnorm_persistent_onchip_kernel(bn_args_t a, float *ws_mean, float *ws_m2,
+                                                                          long rows_per_block) {
+    const T *__restrict__ x = (const T *)a.x;
+    const long M = a.M, C = a.C;
+    cg::grid_group grid = cg::this_grid();
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    Pack<T, VEC> *slice = reinterpret_cast<Pack<T, VEC> *>(smem_raw);
+    __shared__ __align__(16) float sm[2048];  // rowgroup_shift_sums, then combine_partials_block's states
+    // block-local indices fit 32 bits: a slice is on chip, so it has fewer than 2^31 rows
+    int t = threadIdx.x, nvec = (int)(C / VEC), g = t % nvec, rg = t / nvec, RG = blockDim.x / nvec;
+    long row0 = blockIdx.x * rows_per_block;
+    int block_rows = (int)max(0L, min(rows_per_block, M - row0));
+    int rows = rg < RG ? block_rows : 0;  // 0: a thread beyond the row groups
+    const T *xb = x + row0 * C + g * VEC;
+    ShiftSums<VEC> st;
+    shift_sums_init(st, load_pack<T, VEC>(block_rows > 0 ? xb : x));  // the slice's first row: the block's shift
+    Pack<T, VEC> reg[RPR];
+    persistent_onchip_load<T, VEC, RPR>(xb, C, nvec, g, rg, RG, rows, slice, reg, st);
+    // the block's partials
+    rowgroup_shift_sums(st, sm, 2048, nvec, RG);
+    if (t < nvec && block_rows > 0) {
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            Welford w = shift_sums_welford(st, j, (float)block_rows);
+            ws_mean[blockIdx.x * C + t * VEC + j] = w.mean;
+            ws_m2[blockIdx.x * C + t * VEC + j] = w.m2;
+        }
+    }
+    grid.sync();
+    // a block per 32 channels combines the P partials (as kernel 5's finalize); the loop is uniform in the block
+    for (long c0 = blockIdx.x * 32L; c0 < C; c0 += (long)gridDim.x * 32) {
+        Welford w = combine_partials_block(ws_mean, ws_m2, C, c0, gridDim.x, rows_per_block, M,
+                                           reinterpret_cast<Welford *>(sm));  // 512 states fit sm's 8 KB
+        if (t < 32 && c0 + t < C)
+            bn_finalize_channel(a, c0 + t, w.mean, w.m2, (float)M);
+    }
+    grid.sync();
+    if (rows == 0) return;
+    persistent_onchip_store<T, VEC, RPR>(a, row0, nvec, g, rg, RG, rows, slice, reg);
+}
+
+template <typename T> static const void *persistent_onchip_fn_t(void) {
+    return (const void *)batchnorm_persistent_onchip_kernel<T, 16 / sizeof(T), K6_RPR>;
+}
+static const void *persistent_onchip_fn(dtype_t d) {
+    return d == DT_FP32 ? persistent_onchip_fn_t<float>()
+           : d == DT_FP16 ? persistent_onchip_fn_t<__half>() : persistent_onchip_fn_t<__nv_bfloat16>();
+}
+static void launch_persistent_onchip(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    k6_plan_t plan;
+    if (persistent_onchip_plan(p, l->block_size, &plan)) return;  // supports said why; never reached by the harness
+    bn_args_t a = bn_args(p);
+    float *wm = p->ws_mean, *wv = p->ws_m2;
+    long rpb = plan.rows_per_block;
+    void *args[] = {(void *)&a, (void *)&wm, (void *)&wv, (void *)&rpb};
+    CUDA_CHECK(cudaLaunchCooperativeKernel(persistent_onchip_fn(p->h.dtype), dim3((unsigned)plan.P),
+                                           dim3(l->block_size), args, plan.smem, 0));
+}
+static const char *supports_persistent_onchip(const void *pp, int bs) {
+    k6_plan_t plan;
+    return persistent_onchip_plan((const bn_problem_t *)pp, bs, &plan);
+}
+static const char *persistent_onchip_make_plan(const bn_problem_t *p, int bs, k6_plan_t *plan) {
+    const char *why = training_cl_only(p);
+    if (why) return why;
+    if (!g_dev.prop.cooperativeLaunch) return "the device does not support cooperative launch";
+    int vec = 16 / (int)dtype_size(p->h.dtype);
+    if (p->C % vec) return reasonf("C = %ld is not a multiple of %d (16-byte packs only)", p->C, vec);
+    long nvec = p->C / vec;
+    if (nvec > bs) return reasonf("a row of %ld packs needs a block of at least %ld threads", nvec, nvec);
+    const void *fn = persistent_onchip_fn(p->h.dtype);
+    if ((why = block_fits(fn, bs))) return why;
+    cudaFuncAttributes fa;
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
+    long static_smem = (long)fa.sharedSizeBytes, max_dyn = (long)g_dev.prop.sharedMemPerBlockOptin - static_smem;
+    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)max_dyn));
+    long RG = bs / nvec, reg_rows = (long)K6_RPR * RG, row_bytes = p->C * (long)dtype_size(p->h.dtype);
+    int SMs = g_dev.prop.multiProcessorCount, maxb = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&maxb, fn, bs, 0));
+    double best_capacity = 0;
+    for (int b = maxb; b >= 1; b--) {
+        long P = (long)b * SMs;
+        if (P * p->C > p->ws_states) continue;
+        long dyn_cap = (long)g_dev.prop.sharedMemPerMultiprocessor / b - (long)g_dev.prop.reservedSharedMemPerBlock - static_smem;
+        if (dyn_cap > max_dyn) dyn_cap = max_dyn;
+        if (dyn_cap < 0) dyn_cap = 0;
+        double capacity = (double)P * ((double)reg_rows * row_bytes + (double)(dyn_cap / row_bytes) * row_bytes);
+        if (capacity > best_capacity) best_capacity = capacity;
+        long rows_per_block = ceil_div(p->M, P);
+        long smem_rows = rows_per_block > reg_rows ? rows_per_block - reg_rows : 0;
+        size_t smem = (size_t)(smem_rows * row_bytes);
+        if ((long)smem > max_dyn) continue;
+        int occ = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, bs, smem));
+        if (occ >= b) {
+            plan->P = P;
+            plan->rows_per_block = rows_per_block;
+            plan->blocks_per_sm = b;
+            plan->smem = smem;
+            return NULL;
+        }
+    }
+    double xbytes = (double)p->M * row_bytes;
+    return reasonf("x (%.1f MB) does not fit on chip: at most %.1f MB in the registers and shared memory of the "
+                   "resident %d-thread blocks", xbytes / 1e6, best_capacity / 1e6, bs);
+}
+// The plan is made once per block size (occupancy queries stay out of the timed launches).
+static const char *persistent_onchip_plan(const bn_problem_t *p, int bs, k6_plan_t *plan) {
+    static struct {
+        const bn_problem_t *p;
+        k6_plan_t plan;
+        int ok;
+        char why[256];
+    } cache[1024 / 32 + 1];
+    int i = bs / 32;
+    if (i < 0 || i > 1024 / 32) return "block size out of range";
+    if (cache[i].p != p) {
+        const char *why = persistent_onchip_make_plan(p, bs, &cache[i].plan);
+        cache[i].ok = why == NULL;
+        snprintf(cache[i].why, sizeof cache[i].why, "%s", why ? why : "");
+        cache[i].p = p;
+    }
+    *plan = cache[i].plan;
+    return cache[i].ok ? NULL : cache[i].why;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -956,9 +1276,32 @@ __device__ __forceinline__ void nchw_retreat(long &n, long &i, long step, long n
     }
 }
 
+// Warp 0 of channel c's last block: Chan's merge of the channel's S = gridDim.y partials (packs_per_block packs of
+// VEC values each, K packs in all), then the statistics; sets the channel's ticket counter back to zero.
+template <int VEC>
+__device__ __forceinline__ void nchw_split_planes_combine(const bn_args_t &a, const float *ws_mean, const float *ws_m2,
+                                                          unsigned *counters, long c, long K, long packs_per_block) {
+    const long N = a.N, C = a.C, HW = a.HW;
+    int lane = threadIdx.x, S = gridDim.y;
+    float shift = __ldcg(ws_mean + c), s = 0.f;
+    for (int p = lane; p < S; p += 32)
+        s += (float)((min(K, (p + 1) * packs_per_block) - p * packs_per_block) * VEC) * (__ldcg(ws_mean + p * C + c) - shift);
+    float M = (float)(N * HW), mean = shift + __fdividef(warp_sum(s), M), q = 0.f;
+    for (int p = lane; p < S; p += 32) {
+        float d = __ldcg(ws_mean + p * C + c) - mean;
+        q += __ldcg(ws_m2 + p * C + c) + (float)((min(K, (p + 1) * packs_per_block) - p * packs_per_block) * VEC) * d * d;
+    }
+    float m2 = warp_sum(q);
+    if (lane == 0) {
+        bn_finalize_channel(a, c, mean, m2, M);
+        counters[c] = 0;
+    }
+}
+
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_nchw_partial_kernel(bn_args_t a, float *ws_mean, float *ws_m2,
-                                                                      unsigned *counters, long packs_per_block) {
+__global__ void __launch_bounds__(1024) batchnorm_nchw_split_planes_partial_kernel(bn_args_t a, float *ws_mean,
+                                                                                   float *ws_m2, unsigned *counters,
+                                                                                   long packs_per_block) {
     const T *__restrict__ x = (const T *)a.x;
     const long N = a.N, C = a.C, HW = a.HW;
     __shared__ Welford scratch[33];
@@ -1003,26 +1346,13 @@ __global__ void __launch_bounds__(1024) batchnorm_nchw_partial_kernel(bn_args_t 
     if (!s_last || threadIdx.x >= 32) return;
     __threadfence();
     // warp 0 of the channel's last block combines the S partials
-    int lane = threadIdx.x, S = gridDim.y;
-    float shift = __ldcg(ws_mean + c), s = 0.f;
-    for (int p = lane; p < S; p += 32)
-        s += (float)((min(K, (p + 1) * packs_per_block) - p * packs_per_block) * VEC) * (__ldcg(ws_mean + p * C + c) - shift);
-    float M = (float)(N * HW), mean = shift + __fdividef(warp_sum(s), M), q = 0.f;
-    for (int p = lane; p < S; p += 32) {
-        float d = __ldcg(ws_mean + p * C + c) - mean;
-        q += __ldcg(ws_m2 + p * C + c) + (float)((min(K, (p + 1) * packs_per_block) - p * packs_per_block) * VEC) * d * d;
-    }
-    float m2 = warp_sum(q);
-    if (lane == 0) {
-        bn_finalize_channel(a, c, mean, m2, M);
-        counters[c] = 0;
-    }
+    nchw_split_planes_combine<VEC>(a, ws_mean, ws_m2, counters, c, K, packs_per_block);
 }
 
 // The NCHW normalize pass (kernel 7's second launch): x as one flat array of Q = N*C*H*W/VEC packs, walked from
 // the end, with the batch's statistics (save_mean, save_invstd).
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(bn_args_t a, long nvh, long Q) {
+__global__ void __launch_bounds__(1024) batchnorm_nchw_split_planes_normalize_kernel(bn_args_t a, long nvh, long Q) {
     const T *__restrict__ x = (const T *)a.x;
     T *__restrict__ y = (T *)a.y;
     const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
@@ -1048,8 +1378,42 @@ __global__ void __launch_bounds__(1024) batchnorm_normalize_nchw_kernel(bn_args_
         }
     }
 }
+// Grid (C, S) with S shares per channel, S sized for one wave; the flat normalize pass.
+template <typename T, int VEC>
+static void launch_nchw_split_planes_t(const bn_problem_t *p, int bs) {
+    long nvh = p->HW / VEC, K = p->N * nvh;
+    long wave = bn_wave((const void *)batchnorm_nchw_split_planes_partial_kernel<T, VEC>, bs);
+    long S = clamp_long(ceil_div(wave, p->C), 1, ceil_div(K, (long)bs * K7_PACKS(VEC)));
+    S = clamp_long(S, 1, 65535);
+    if (S * p->C > p->ws_states) S = p->ws_states / p->C;
+    long packs_per_block = ceil_div(K, S);
+    S = ceil_div(K, packs_per_block);
+    batchnorm_nchw_split_planes_partial_kernel<T, VEC><<<dim3((unsigned)p->C, (unsigned)S), bs>>>(bn_args(p), p->ws_mean, p->ws_m2,
+                                                                                     p->counters, packs_per_block);
+    long Q = p->N * p->C * nvh;
+    long wave2 = bn_wave((const void *)batchnorm_nchw_split_planes_normalize_kernel<T, VEC>, bs);
+    long blocks = clamp_long(ceil_div(Q, (long)bs * K7_PACKS(VEC)), 1, 2 * wave2);
+    batchnorm_nchw_split_planes_normalize_kernel<T, VEC><<<(unsigned)blocks, bs>>>(bn_args(p), nvh, Q);  // training
+}
+static void launch_nchw_split_planes(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    int vec = bn_vec_width(p->h.dtype, p->HW);
+    DISPATCH_VEC(p->h.dtype, vec, launch_nchw_split_planes_t, p, l->block_size);
+    snprintf(l->path, sizeof l->path, "NCHW planes, %d-wide packs", vec);
+}
+static const char *supports_nchw_split_planes(const void *pp, int bs) {
+    (void)bs;
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 11";
+    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10 and 12 run it";
+    return NULL;
+}
 
-// The normalize phase of kernels 9 and 11: block (blockIdx.x, .y)'s own slice, rows [row0, row1) of its G packs
+// ------------------------------------------------------------------------------------------------
+// Shared by kernels 8 and 10 (l2_two_pass, l2_one_sync): the normalize phase of a block's own slice, and the plan
+// of their cooperative grid.
+
+// The normalize phase of kernels 8 and 10: block (blockIdx.x, .y)'s own slice, rows [row0, row1) of its G packs
 // of channels, last rows first (those are the lines the block read last, the likeliest still in L2), four rows a
 // thread in flight as raw words, 16-byte packs; y = x * sc + sh with the block's channels' scale and shift staged
 // in shared memory.
@@ -1086,8 +1450,43 @@ __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, lo
     }
 }
 
+// The grid of kernels 8 and 10: kernel 5's first-pass grid cut to the blocks resident at once (a cooperative
+// launch needs all of them on the GPU together); the plan says why where there is none. fn: the kernel instance
+// (vec-wide packs); combine: kernel 8 (partials in the workspace, its combine's states in shared memory).
+typedef struct {
+    long gx, gy, rows_per_block;
+    int G, sm_floats, K;  // K: kernel 10's copies of the sums
+    size_t smem;
+} l2_plan_t;
+#define K10_ADDS_PER_COPY 32  // blocks adding into one copy of kernel 10's sums (the most; fewer copies otherwise)
+#define K10_MAX_COPIES 16
+// The plan, made at every launch: integer arithmetic and bn_wave's cached occupancy query.
+static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int vec, int combine, l2_plan_t *pl) {
+    const char *why = training_cl_only(p);
+    if (why) return why;
+    if (!g_dev.prop.cooperativeLaunch) return "the device does not support cooperative launch";
+    if ((why = block_fits(fn, bs))) return why;
+    long nvec = p->C / vec;
+    pl->G = cl_lanes(nvec);
+    if (bs % pl->G) return reasonf("%d threads are not a multiple of the %d lanes a row group takes", bs, pl->G);
+    pl->sm_floats = k5_smem_floats(bs, vec);
+    size_t states = combine ? sizeof(Welford) * (size_t)bs : 0;  // 8's combine, in the same shared memory
+    pl->smem = sizeof(float) * (size_t)pl->sm_floats > states ? sizeof(float) * (size_t)pl->sm_floats : states;
+    long resident = bn_wave(fn, bs, pl->smem);  // block_fits said at least one block fits an SM
+    pl->gx = ceil_div(nvec, pl->G);
+    if (resident < pl->gx)
+        return reasonf("C = %ld needs %ld columns of blocks, more than the %ld resident at once", p->C, pl->gx,
+                       resident);
+    long gy = clamp_long(resident / pl->gx, 1, p->M);
+    if (combine && gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // 8's partials (10 has none)
+    pl->rows_per_block = ceil_div(p->M, gy);
+    pl->gy = ceil_div(p->M, pl->rows_per_block);  // no block without rows
+    pl->K = (int)clamp_long(ceil_div(pl->gy, K10_ADDS_PER_COPY), 1, p->sum_copies);
+    return NULL;
+}
+
 // ------------------------------------------------------------------------------------------------
-// Kernel 9: kernel 5's two passes in one cooperative launch, the second read of x served by L2. A grid of exactly
+// Kernel 8: kernel 5's two passes in one cooperative launch, the second read of x served by L2. A grid of exactly
 // the blocks resident at once, (gx, gy) as kernel 5's first pass: block (bx, by) takes G packs of channels and a
 // slice of rows. Phase 1 is kernel 5's first pass (bn_partial_pass: shifted sums, one partial per channel and
 // slice); a grid sync; every block combines the partials of a share of the channels (32 channels at a time,
@@ -1095,16 +1494,14 @@ __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, lo
 // slice, its rows last first: those are the lines the block read last, so they are the likeliest still in L2.
 // Where x fits in L2 (bf16 [65536, 256] is 33.5 MB, L2 50 MB on an H100) DRAM then moves x once and y once, the
 // copy's bytes, with nothing held on chip across the syncs (kernel 6 keeps x in registers and shared memory and
-// must skip what does not fit). ncu there: 37.4 MB read from DRAM for x's 33.5, against 67 for kernel 5.
+// must skip what does not fit).
 // Improves: one launch instead of three; the second read of x from L2 wherever x fits in it, and the part of it
 // that L2 still holds where it does not; no on-chip limit. Ahead of 5 and 6 at every [N, C] and NHWC size tried.
-// Wrong: the phases do not overlap (all blocks read, sync, combine, sync, write): at bf16 65536 x 256 on an H100,
-// 13.6 us first pass (2.5 TB/s), 1.8 sync, 6.0 combine, 1.1 sync, 10.0 normalize; the copy of the same bytes
-// takes 18.6 us in all. (The combine is latency, not the 8 of 264 blocks busy at C = 256: spread over every block
-// it still took 5.4 us. Kernel 11 removes it.)
+// Wrong: the phases do not overlap (all blocks read, sync, combine, sync, write), and the combine between the
+// syncs is latency (6 us of 36 at bf16 65536 x 256 on an H100, where the copy of the same bytes takes 18.6).
 
 template <typename T, int VEC>
-__global__ void __launch_bounds__(512, 2) batchnorm_l2_kernel(bn_args_t a, float *ws_mean, float *ws_m2, int G,
+__global__ void __launch_bounds__(512, 2) batchnorm_l2_two_pass_kernel(bn_args_t a, float *ws_mean, float *ws_m2, int G,
                                                             long rows_per_block, int sm_floats) {
     cg::grid_group grid = cg::this_grid();
     extern __shared__ __align__(16) float sm[];  // max(sm_floats floats, a Welford state a thread)
@@ -1128,9 +1525,36 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_kernel(bn_args_t a, float
     bn_stage_scale_shift(a, c0, min((long)G * VEC, C - c0), sc, sh);
     bn_normalize_slice<T, VEC>(a, G, row0, min(M, row0 + rows_per_block), sc, sh);
 }
+template <typename T, int VEC> static void l2_two_pass_fn(const void **fn) {
+    *fn = (const void *)batchnorm_l2_two_pass_kernel<T, VEC>;
+}
+static const char *l2_two_pass_plan(const bn_problem_t *p, int bs, l2_plan_t *pl) {
+    const void *fn = NULL;
+    int vec = bn_vec_width(p->h.dtype, p->C);  // kernel 5's packs
+    DISPATCH_VEC(p->h.dtype, vec, l2_two_pass_fn, &fn);
+    return l2_plan(p, bs, fn, vec, 1, pl);
+}
+static void launch_l2_two_pass(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    l2_plan_t pl = {};
+    if (l2_two_pass_plan(p, l->block_size, &pl)) return;  // supports_l2_two_pass said why
+    const void *fn = NULL;
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_two_pass_fn, &fn);
+    bn_args_t a = bn_args(p);
+    float *wm = p->ws_mean, *wv = p->ws_m2;
+    void *args[] = {(void *)&a, (void *)&wm, (void *)&wv, (void *)&pl.G, (void *)&pl.rows_per_block,
+                    (void *)&pl.sm_floats};
+    CUDA_CHECK(cudaLaunchCooperativeKernel(fn, dim3((unsigned)pl.gx, (unsigned)pl.gy), dim3(l->block_size), args,
+                                           pl.smem, 0));
+    snprintf(l->path, sizeof l->path, "%ld x %ld blocks, %ld rows each", pl.gx, pl.gy, pl.rows_per_block);
+}
+static const char *supports_l2_two_pass(const void *pp, int bs) {
+    l2_plan_t pl = {};
+    return l2_two_pass_plan((const bn_problem_t *)pp, bs, &pl);
+}
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 10: NCHW, a channel per cluster, its second read from L2. A cluster of CL blocks (1, 2, 4 or 8: enough
+// Kernel 9: NCHW, a channel per cluster, its second read from L2. A cluster of CL blocks (1, 2, 4 or 8: enough
 // blocks for two a SM) takes one channel, each block a contiguous share of the channel's N planes of H*W packs.
 // Each block sums its share as shifted sums around the channel's first value (the same shift in every block of
 // the cluster), one block sum and one sum over the cluster through distributed shared memory (cluster_sum_once)
@@ -1138,26 +1562,20 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_kernel(bn_args_t a, float
 // writes the statistics; every block then normalizes its own share, last packs first (the lines it read last,
 // the likeliest still in L2).
 // Improves (over 7): one launch, no partials in memory, the second read from L2 where the resident shares fit it
-// (H100: 1.1-1.5x from 14 x 14 planes up, bf16 32x256x56x56 from 49% to 62% of the copy; ncu there: 55 MB read
-// from DRAM for x's 51 MB).
+// (H100: 1.1-1.5x of 7 from 14 x 14 planes up).
 // Wrong: a channel whose first value lies far from its mean (in standard deviations) loses precision in the
 // variance, as LayerNorm's shifted sums; where x is much larger than L2 most of the second read still comes from
 // DRAM (level with 7 at fp32 128x64x112x112); small planes (a few packs) leave the threads' positions wrapping
 // across planes on every step (7 x 7: 0.94x of 7).
 
+#define K9_PACKS 4  // packs a thread loads at once, as raw words
+
+// The block's shifted sums s1, s2 of x - shift over packs [k0, k1) of the channel whose planes start at xc.
 template <typename T, int VEC>
-__global__ void __launch_bounds__(512) batchnorm_nchw_cluster_kernel(bn_args_t a, int CL) {
-    const T *__restrict__ x = (const T *)a.x;
-    T *__restrict__ y = (T *)a.y;
-    constexpr int U = 4;  // packs a thread loads at once, as raw words
-    const long C = a.C, HW = a.HW, nvh = HW / VEC, K = a.N * nvh, bs = blockDim.x;
-    const long c = blockIdx.x / CL;
-    const int r = blockIdx.x % CL;  // the block's rank in its cluster (1-D clusters of consecutive blocks)
-    const long k0 = K * r / CL, k1 = K * (r + 1) / CL;  // the block's packs of the channel
-    const T *xc = x + c * HW;
-    T *yc = y + c * HW;
-    const float shift = to_float(xc[0]);
-    float s1 = 0.f, s2 = 0.f;
+__device__ __forceinline__ void nchw_cluster_l2_sums(const T *xc, long C, long HW, long nvh, long k0, long k1,
+                                                     float shift, float &s1, float &s2) {
+    constexpr int U = K9_PACKS;
+    const long bs = blockDim.x;
     long k = k0 + threadIdx.x, n = k / nvh, i = k - n * nvh;
     for (; k < k1; k += U * bs) {
         RawPack<T, VEC> p[U];
@@ -1181,15 +1599,17 @@ __global__ void __launch_bounds__(512) batchnorm_nchw_cluster_kernel(bn_args_t a
         n = pn;
         i = pi;
     }
-    __shared__ float2 scratch[32], mine;
-    float2 t = cluster_sum_once(block_sum_once(make_float2(s1, s2), scratch), &mine, CL);
-    const float M = (float)(a.N * HW), dm = __fdividef(t.x, M), mean = shift + dm, m2 = fmaxf(0.f, t.y - t.x * dm);
-    if (r == 0 && threadIdx.x == 0) bn_finalize_channel(a, c, mean, m2, M);
-    const float scale = bn_invstd(m2, M, a.eps) * __ldg(a.gamma + c), b = fmaf(-mean, scale, __ldg(a.beta + c));
-    // the block's packs again, last first: pack k1 - 1 - threadIdx.x, then U * bs back each trip
-    k = k1 - 1 - threadIdx.x;
-    n = k >= 0 ? k / nvh : -1;
-    i = k - n * nvh;
+}
+// y = x * scale + b over the block's packs [k0, k1) again, last first: pack k1 - 1 - threadIdx.x, then U * bs back
+// each trip.
+template <typename T, int VEC>
+__device__ __forceinline__ void nchw_cluster_l2_normalize(const T *xc, T *yc, long C, long HW, long nvh, long k0,
+                                                          long k1, float scale, float b) {
+    constexpr int U = K9_PACKS;
+    const long bs = blockDim.x;
+    long k = k1 - 1 - threadIdx.x;
+    long n = k >= 0 ? k / nvh : -1;
+    long i = k - n * nvh;
     for (; k >= k0; k -= U * bs) {
         RawPack<T, VEC> p[U];
         long pn = n, pi = i;
@@ -1213,51 +1633,93 @@ __global__ void __launch_bounds__(512) batchnorm_nchw_cluster_kernel(bn_args_t a
         n = pn;
         i = pi;
     }
+}
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(512) batchnorm_nchw_cluster_l2_kernel(bn_args_t a, int CL) {
+    const T *__restrict__ x = (const T *)a.x;
+    T *__restrict__ y = (T *)a.y;
+    const long C = a.C, HW = a.HW, nvh = HW / VEC, K = a.N * nvh;
+    const long c = blockIdx.x / CL;
+    const int r = blockIdx.x % CL;  // the block's rank in its cluster (1-D clusters of consecutive blocks)
+    const long k0 = K * r / CL, k1 = K * (r + 1) / CL;  // the block's packs of the channel
+    const T *xc = x + c * HW;
+    T *yc = y + c * HW;
+    const float shift = to_float(xc[0]);
+    float s1 = 0.f, s2 = 0.f;
+    nchw_cluster_l2_sums<T, VEC>(xc, C, HW, nvh, k0, k1, shift, s1, s2);
+    __shared__ float2 scratch[32], mine;
+    float2 t = cluster_sum_once(block_sum_once(make_float2(s1, s2), scratch), &mine, CL);
+    const float M = (float)(a.N * HW), dm = __fdividef(t.x, M), mean = shift + dm, m2 = fmaxf(0.f, t.y - t.x * dm);
+    if (r == 0 && threadIdx.x == 0) bn_finalize_channel(a, c, mean, m2, M);
+    const float scale = bn_invstd(m2, M, a.eps) * __ldg(a.gamma + c), b = fmaf(-mean, scale, __ldg(a.beta + c));
+    nchw_cluster_l2_normalize<T, VEC>(xc, yc, C, HW, nvh, k0, k1, scale, b);
     cluster_release_wait();
 }
 
+// C clusters of CL blocks, a 1-D grid; CL the least of 1, 2, 4, 8 that gives two blocks a SM (8 at most).
+static int nchw_cluster_l2_cluster(const bn_problem_t *p) {
+    int cl = 1;
+    while (cl < 8 && p->C * cl < 2L * g_dev.prop.multiProcessorCount) cl *= 2;
+    return cl;
+}
+template <typename T, int VEC> static const void *nchw_cluster_l2_fn(void) {
+    return (const void *)batchnorm_nchw_cluster_l2_kernel<T, VEC>;
+}
+template <typename T, int VEC> static void launch_nchw_cluster_l2_t(const bn_problem_t *p, int bs) {
+    bn_args_t a = bn_args(p);
+    int cl = nchw_cluster_l2_cluster(p);
+    void *args[] = {(void *)&a, (void *)&cl};
+    launch_kernel(nchw_cluster_l2_fn<T, VEC>(), p->C * cl, dim3(bs), 0, args, cl);
+}
+static void launch_nchw_cluster_l2(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    int vec = bn_vec_width(p->h.dtype, p->HW);
+    DISPATCH_VEC(p->h.dtype, vec, launch_nchw_cluster_l2_t, p, l->block_size);
+    snprintf(l->path, sizeof l->path, "a channel per cluster of %d blocks, %d-wide packs", nchw_cluster_l2_cluster(p),
+             vec);
+}
+template <typename T, int VEC> static void nchw_cluster_l2_why_t(const bn_problem_t *p, int bs, const char **why) {
+    *why = cluster_fits(nchw_cluster_l2_fn<T, VEC>(), bs, nchw_cluster_l2_cluster(p));
+}
+static const char *supports_nchw_cluster_l2(const void *pp, int bs) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 11";
+    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10 and 12 run it";
+    const char *why = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (why) return why;
+    if (p->C * (double)nchw_cluster_l2_cluster(p) > 2147483647.0) return "C x cluster blocks exceed a 1-D grid";
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), nchw_cluster_l2_why_t, p, bs ? bs : 512, &why);
+    return why;
+}
+
 // ------------------------------------------------------------------------------------------------
-// Kernel 11: kernel 9 with its combine phase and second grid sync gone: the per-channel sums travel through L2
+// Kernel 10: kernel 8 with its combine phase and second grid sync gone: the per-channel sums travel through L2
 // atomics. Every block takes its shifted sums around one shift for all blocks, row 0 of x (its own first row in
-// 5 and 9), so that the sums of different blocks add: each block's totals go into 2C double accumulators with
+// 5 and 8), so that the sums of different blocks add: each block's totals go into 2C double accumulators with
 // atomicAdd (red.add.f64, resolved in L2 while the slowest blocks still read). Adds to one line of L2 queue one
-// behind the other: with all 264 blocks of an H100 grid adding into the same 2 x 256 doubles (bf16 65536 x 256)
-// the kernel took 41.7 us against 9's 36.0; so there are K copies of the accumulators, block row by adding into
-// copy by % K, K = gy / K11_ADDS_PER_COPY rounded up (at C = 1024, 66 blocks to an address, 11 was already
-// ahead of 9 by 10%). After the one grid sync every block reads its own channels' K pairs of sums, makes the
-// mean and variance in double, and stages scale and shift; the blocks of row 0 also write the statistics. The
-// last block to have read the sums (a ticket) sets them back to zero for the next launch: no memset, no third
-// phase. The normalize phase is 9's.
-// Improves (over 9): one grid sync instead of two and no combine (9 spends 6 us and 1-2 us of sync there at bf16
-// 65536 x 256 on an H100, against an 18.6 us copy); the doubles keep the sums exact enough whatever the order.
+// behind the other, so there are K copies of the accumulators, block row by adding into copy by % K,
+// K = gy / K10_ADDS_PER_COPY rounded up. After the one grid sync every block reads its own channels' K pairs of
+// sums, makes the mean and variance in double, and stages scale and shift; the blocks of row 0 also write the
+// statistics. The last block to have read the sums (a ticket) sets them back to zero for the next launch: no
+// memset, no third phase. The normalize phase is 8's.
+// Improves (over 8): one grid sync instead of two and no combine; the doubles keep the sums exact enough whatever
+// the order.
 // Wrong: the order of the atomic adds changes from run to run, so the statistics can differ in their last bit
 // between runs (the doubles make that rare, not impossible); the shift is one row for the whole batch, so a row 0
-// far from its channel's mean (in standard deviations) costs the variance precision, as in 9 a block's first row;
+// far from its channel's mean (in standard deviations) costs the variance precision, as in 8 a block's first row;
 // the two passes still do not overlap.
 
+// After the grid sync: block (blockIdx.x, .y)'s channels' mean and M2 from the K copies of the sums (read through
+// L2: written by atomics in this launch), their scale and shift staged in sc and sh; the blocks of row 0 also write
+// the statistics. Then the last block to have read the sums sets them back to zero for the next launch.
 template <typename T, int VEC>
-__global__ void __launch_bounds__(512, 2) batchnorm_l2_atomic_kernel(bn_args_t a, double *sums, unsigned *ticket,
-                                                                   int K, int G, long rows_per_block, int sm_floats) {
-    cg::grid_group grid = cg::this_grid();
-    extern __shared__ __align__(16) float sm[];  // sm_floats
-    const long M = a.M, C = a.C, row0 = blockIdx.y * rows_per_block, row1 = min(M, row0 + rows_per_block);
+__device__ __forceinline__ void l2_one_sync_stage(const bn_args_t &a, double *sums, unsigned *ticket, int K, int G,
+                                                  float *sc, float *sh, int &last) {
+    const long M = a.M, C = a.C;
     const int t = threadIdx.x;
-    ShiftSums<VEC> s;
-    bool active = bn_block_shift_sums<T, VEC>(a, s, G, row0, row1, 0, sm_floats, sm, blockIdx.x);
-    if (t < G && active) {
-        double *mine = sums + (blockIdx.y % K) * 2 * C + (blockIdx.x * (long)G + t) * VEC;  // copy by % K
-#pragma unroll
-        for (int j = 0; j < VEC; j++) {
-            atomicAdd(mine + j, (double)s.s1[j]);
-            atomicAdd(mine + C + j, (double)s.s2[j]);
-        }
-    }
-    grid.sync();
-    // the block's channels: mean and M2 from the sums (read through L2: written by atomics in this launch)
     const T *__restrict__ x = (const T *)a.x;
     const long c0 = blockIdx.x * (long)G * VEC, nc = min((long)G * VEC, C - c0);
-    __shared__ __align__(16) float sc[BN_STAGED], sh[BN_STAGED];
-    __shared__ int last;
     for (int i = t; i < nc; i += blockDim.x) {
         long c = c0 + i;
         double s1 = 0.0, s2 = 0.0;
@@ -1280,22 +1742,77 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_atomic_kernel(bn_args_t a
         for (long i = t; i < 2 * C * K; i += blockDim.x) sums[i] = 0.0;
         if (t == 0) *ticket = 0u;
     }
+}
+
+template <typename T, int VEC>
+__global__ void __launch_bounds__(512, 2) batchnorm_l2_one_sync_kernel(bn_args_t a, double *sums, unsigned *ticket,
+                                                                       int K, int G, long rows_per_block,
+                                                                       int sm_floats) {
+    cg::grid_group grid = cg::this_grid();
+    extern __shared__ __align__(16) float sm[];  // sm_floats
+    const long M = a.M, C = a.C, row0 = blockIdx.y * rows_per_block, row1 = min(M, row0 + rows_per_block);
+    const int t = threadIdx.x;
+    ShiftSums<VEC> s;
+    bool active = bn_block_shift_sums<T, VEC>(a, s, G, row0, row1, 0, sm_floats, sm, blockIdx.x);
+    if (t < G && active) {
+        double *mine = sums + (blockIdx.y % K) * 2 * C + (blockIdx.x * (long)G + t) * VEC;  // copy by % K
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            atomicAdd(mine + j, (double)s.s1[j]);
+            atomicAdd(mine + C + j, (double)s.s2[j]);
+        }
+    }
+    grid.sync();
+    __shared__ __align__(16) float sc[BN_STAGED], sh[BN_STAGED];
+    __shared__ int last;
+    l2_one_sync_stage<T, VEC>(a, sums, ticket, K, G, sc, sh, last);
     bn_normalize_slice<T, VEC>(a, G, row0, row1, sc, sh);
 }
 
+template <typename T, int VEC> static void l2_one_sync_fn(const void **fn) {
+    *fn = (const void *)batchnorm_l2_one_sync_kernel<T, VEC>;
+}
+static const char *l2_one_sync_plan(const bn_problem_t *p, int bs, l2_plan_t *pl) {
+    const void *fn = NULL;
+    int vec = bn_vec_width(p->h.dtype, p->C);  // kernel 5's packs
+    DISPATCH_VEC(p->h.dtype, vec, l2_one_sync_fn, &fn);
+    return l2_plan(p, bs, fn, vec, 0, pl);
+}
+static void launch_l2_one_sync(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    l2_plan_t pl = {};
+    if (l2_one_sync_plan(p, l->block_size, &pl)) return;  // supports_l2_one_sync said why
+    const void *fn = NULL;
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_one_sync_fn, &fn);
+    bn_args_t a = bn_args(p);
+    double *sums = p->sums;
+    unsigned *ticket = p->counters + p->C;
+    void *args[] = {(void *)&a, (void *)&sums, (void *)&ticket, (void *)&pl.K, (void *)&pl.G,
+                    (void *)&pl.rows_per_block, (void *)&pl.sm_floats};
+    CUDA_CHECK(cudaLaunchCooperativeKernel(fn, dim3((unsigned)pl.gx, (unsigned)pl.gy), dim3(l->block_size), args,
+                                           pl.smem, 0));
+    snprintf(l->path, sizeof l->path, "two passes, one grid sync: %ld x %ld blocks, %ld rows each", pl.gx, pl.gy,
+             pl.rows_per_block);
+}
+static const char *supports_l2_one_sync(const void *pp, int bs) {
+    l2_plan_t pl = {};
+    return l2_one_sync_plan((const bn_problem_t *)pp, bs, &pl);
+}
+
 // ------------------------------------------------------------------------------------------------
-// Inference (the dispatcher's): y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the
-// copy it is held to: a grid of as many 256-thread blocks as it takes, one trip a thread, plain loads and stores,
-// the channel statistics through the read-only path (the block's neighbours have brought them into L1).
+// Kernel 11: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy it
+// is held to: a grid of as many blocks as it takes, one trip a thread, plain loads and stores, the channel
+// statistics through the read-only path (the block's neighbours have brought them into L1).
 // NCHW: one 16-byte pack a thread, its channel (q / (H*W/VEC)) % C, four scalar loads.
-// Channels contiguous: a thread takes one pack column (VEC channels) in R consecutive rows, its statistics loaded
-// once (16-byte loads of 4 channels) for R packs: R = 1 for fp32; R = 4 for 16-bit packs, where 8 channels'
-// statistics are 128 bytes a thread against 16 bytes of x (with R = 1 bf16 [N, C] ran at 77% of the copy).
-// (Before, inference ran kernel 5's and kernel 7's normalize passes: two waves of blocks looping over rows or
-// packs, evict-first accesses, the channels-contiguous one staging scale and shift in shared memory. On an H100
-// they held 91-93% of the copy (87% for bf16 NCHW 32x256x56x56); these kernels hold 98-99.7% in fp32 and NCHW and
-// 93-98% in 16-bit [N, C] and NHWC. torch.compile's kernel has this shape: ncu, fp32 65536 x 256, 256 threads,
-// 32768 blocks, 19 registers.)
+// Channels contiguous ([N, C], NHWC, and NCHW with H*W = 1): a thread takes one pack column (VEC channels) in R
+// consecutive rows, its statistics loaded once (16-byte loads of 4 channels) for R packs: R = 1 for fp32; R = 4
+// for 16-bit packs, where 8 channels' statistics are 128 bytes a thread against 16 bytes of x.
+// Improves: inference at the copy's pace (98-99.7% of it in fp32 and NCHW, 93-98% in 16-bit [N, C] and NHWC, on
+// an H100): the shape of torch.compile's kernel.
+// Wrong: blocks of at most K11_MAX_BS threads (its launch bounds: 256 is the dispatcher's choice); inference only.
+
+#define K11_MAX_BS 256
+
 // The scale and shift of channels c..c+V-1 from the running statistics (c a multiple of V).
 template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_args_t &a, long c, float *k, float *sh) {
     float m[V], v[V], g[V], b[V];
@@ -1323,7 +1840,7 @@ template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_a
     }
 }
 template <typename T, int VEC>
-__global__ void __launch_bounds__(256) batchnorm_infer_nchw_kernel(bn_args_t a, long Q, long nvh) {
+__global__ void __launch_bounds__(K11_MAX_BS) batchnorm_infer_elementwise_nchw_kernel(bn_args_t a, long Q, long nvh) {
     long q = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (q >= Q) return;
     const T *__restrict__ x = (const T *)a.x;
@@ -1337,7 +1854,7 @@ __global__ void __launch_bounds__(256) batchnorm_infer_nchw_kernel(bn_args_t a, 
     store_pack<T, VEC>(y + q * VEC, out);
 }
 template <typename T, int VEC, int R>
-__global__ void __launch_bounds__(256) batchnorm_infer_cl_kernel(bn_args_t a) {
+__global__ void __launch_bounds__(K11_MAX_BS) batchnorm_infer_elementwise_cl_kernel(bn_args_t a) {
     const long C = a.C, M = a.M, nvec = C / VEC, i = blockIdx.x * (long)blockDim.x + threadIdx.x;
     const long c = i % nvec * VEC, r0 = i / nvec * R;
     if (r0 >= M) return;
@@ -1359,545 +1876,130 @@ __global__ void __launch_bounds__(256) batchnorm_infer_cl_kernel(bn_args_t a) {
     }
 }
 
-// ------------------------------------------------------------------------------------------------
-// Launchers: pick the template instance and the grid, launch on the default stream.
-
-static bn_args_t bn_args(const bn_problem_t *p) {
-    bn_args_t a;
-    a.x = p->x;
-    a.y = p->y;
-    a.gamma = p->gamma;
-    a.beta = p->beta;
-    a.save_mean = p->save_mean;
-    a.save_invstd = p->save_invstd;
-    a.run_mean = p->run_mean;
-    a.run_var = p->run_var;
-    a.M = p->M;
-    a.C = p->C;
-    a.N = p->N;
-    a.HW = p->HW;
-    a.eps = p->eps;
-    a.momentum = p->momentum;
-    a.training = p->training;
-    return a;
-}
-
-// The widest pack (elements) that divides n: 16 bytes when it can.
-static int bn_vec_width(dtype_t d, long n) { return (int)gcd_long(16 / (long)dtype_size(d), n); }
-// One wave of blocks of `fn` at bs threads: the blocks the occupancy calculator says fit an SM at once (its
-// registers and static shared memory count, not threads alone) times the SMs. Threads alone said 2 per SM for
-// 1024-thread blocks of kernel 5's first pass, whose 63 registers a thread let only 1 fit: the "one wave" grid
-// ran in two. Cached: the query stays out of the timed launches.
-static long bn_wave(const void *fn, int bs, size_t smem = 0) {
-    static struct { const void *fn; int bs; size_t smem; long wave; } cache[256];
-    static int n = 0;
-    for (int i = 0; i < n; i++)
-        if (cache[i].fn == fn && cache[i].bs == bs && cache[i].smem == smem) return cache[i].wave;
-    int b = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, bs, smem));
-    long wave = (long)g_dev.prop.multiProcessorCount * (b < 1 ? 1 : b);
-    if (n < 256) cache[n++] = {fn, bs, smem, wave};
-    return wave;
-}
-static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-// Skip reasons shared by the channels-last training kernels (1-6).
-static const char *training_cl_only(const bn_problem_t *p) {
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 8";
-    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernels 7, 8 and 10 run NCHW)";
-    return NULL;
-}
-static const char *supports_cl(const void *pp, int bs) {
-    (void)bs;
-    return training_cl_only((const bn_problem_t *)pp);
-}
-
-static void launch_k1(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    int bs = l->block_size;
-    batchnorm_kernel1<<<(unsigned)ceil_div(p->C, bs), bs>>>((const float *)p->x, (float *)p->y, p->gamma, p->beta,
-                                                          p->save_mean, p->save_invstd, p->run_mean, p->run_var,
-                                                          p->M, p->C, p->eps, p->momentum);
-}
-static void launch_k2(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    batchnorm_kernel2<<<(unsigned)p->C, l->block_size>>>((const float *)p->x, (float *)p->y, p->gamma, p->beta,
-                                                         p->save_mean, p->save_invstd, p->run_mean, p->run_var, p->M,
-                                                         p->C, p->eps, p->momentum);
-}
-
-// Kernel 3: a 2-D grid, 32 channels x enough strips of rows for one wave.
-static const char *supports_k3(const void *pp, int bs) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    const char *why = supports_cl(pp, bs);
-    if (why) return why;
-    if (p->M < K3_MIN_M)
-        return reasonf("N*H*W = %ld < %d: E[x^2] - E[x]^2 loses the variance of channels this small", p->M, K3_MIN_M);
-    return NULL;
-}
-static void launch_k3(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    int bs = l->block_size, W = bs / 32;
-    long gx = ceil_div(p->C, 32);
-    long gy = clamp_long(ceil_div(bn_wave((const void *)batchnorm_kernel3_accumulate, bs), gx), 1,
-                         (long)(ceil_div(p->M, W) < 65535 ? ceil_div(p->M, W) : 65535));
-    dim3 grid((unsigned)gx, (unsigned)gy);
-    float *acc = p->ws_mean;  // sum[C], then sumsq[C]
-    CUDA_CHECK(cudaMemsetAsync(acc, 0, 2 * (size_t)p->C * sizeof(float)));
-    batchnorm_kernel3_accumulate<<<grid, bs>>>((const float *)p->x, acc, p->M, p->C);
-    batchnorm_kernel3_normalize<<<grid, bs>>>((const float *)p->x, (float *)p->y, acc, p->gamma, p->beta,
-                                              p->save_mean, p->save_invstd, p->run_mean, p->run_var, p->M, p->C,
-                                              p->eps, p->momentum);
-}
-
-static void launch_k4(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    unsigned gx = (unsigned)ceil_div(p->C, 32);
-    int bs = l->block_size;
-    switch (p->h.dtype) {
-    case DT_FP32: batchnorm_kernel4<float><<<gx, bs>>>(bn_args(p)); break;
-    case DT_FP16: batchnorm_kernel4<__half><<<gx, bs>>>(bn_args(p)); break;
-    default: batchnorm_kernel4<__nv_bfloat16><<<gx, bs>>>(bn_args(p)); break;
-    }
-}
-
-// Kernel 5 and the channels-last normalize pass: G lanes across packs (32, or the next power of two >= the
-// packs of a row), bs / G row groups; the grid aims at one full wave of blocks.
-static int cl_lanes(long nvec) {
-    int G = 1;
-    while (G < 32 && G < nvec) G *= 2;
-    return G;
-}
-template <typename T, int VEC>
-static void launch_split_t(const bn_problem_t *p, int bs) {
-    long nvec = p->C / VEC;
-    int G = cl_lanes(nvec), RG = bs / G;
-    int sm_floats = k5_smem_floats(bs, VEC);
-    size_t smem = sizeof(float) * (size_t)sm_floats;
-    long gx = ceil_div(nvec, G), wave = bn_wave((const void *)batchnorm_partial_kernel<T, VEC>, bs, smem);
-    long gy = clamp_long(ceil_div(wave, gx), 1, p->M);
-    gy = clamp_long(gy, 1, 65535);
-    if (gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // the workspace holds gy x C partials
-    long rows_per_block = ceil_div(p->M, gy);
-    gy = ceil_div(p->M, rows_per_block);  // no block without rows
-    batchnorm_partial_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs, smem>>>(bn_args(p), p->ws_mean, p->ws_m2,
-                                                                                     G, rows_per_block, sm_floats);
-    batchnorm_finalize_kernel<<<(unsigned)ceil_div(p->C, 32), 1024>>>(bn_args(p), p->ws_mean, p->ws_m2, gy,
-                                                                    rows_per_block);
-    long wave2 = bn_wave((const void *)batchnorm_normalize_cl_kernel<T, VEC>, bs);
-    long gy2 = clamp_long(ceil_div(wave2, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
-    batchnorm_normalize_cl_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy2), bs>>>(bn_args(p), G);  // training
-}
-// Inference: a thread per pack (NCHW) or per pack column and R rows (channels contiguous).
-template <typename T, int VEC>
-static void launch_infer_nchw_t(const bn_problem_t *p, int bs) {
+// A thread per pack (NCHW) or per pack column and R rows (channels contiguous).
+template <typename T, int VEC> static void launch_infer_elementwise_nchw_t(const bn_problem_t *p, int bs) {
     long Q = p->M * p->C / VEC;
-    batchnorm_infer_nchw_kernel<T, VEC><<<(unsigned)ceil_div(Q, bs), bs>>>(bn_args(p), Q, p->HW / VEC);
+    batchnorm_infer_elementwise_nchw_kernel<T, VEC><<<(unsigned)ceil_div(Q, bs), bs>>>(bn_args(p), Q, p->HW / VEC);
 }
-template <typename T, int VEC>
-static void launch_infer_cl_t(const bn_problem_t *p, int bs) {
+template <typename T, int VEC> static void launch_infer_elementwise_cl_t(const bn_problem_t *p, int bs) {
     constexpr int R = sizeof(T) == 2 ? 4 : 1;
     long threads = p->C / VEC * ceil_div(p->M, R);
-    batchnorm_infer_cl_kernel<T, VEC, R><<<(unsigned)ceil_div(threads, bs), bs>>>(bn_args(p));
+    batchnorm_infer_elementwise_cl_kernel<T, VEC, R><<<(unsigned)ceil_div(threads, bs), bs>>>(bn_args(p));
 }
-static void launch_k5(const void *pp, launch_t *l) {
+static void launch_infer_elementwise(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), launch_split_t, p, l->block_size);
-}
-
-// Kernel 6: the plan (blocks per SM, rows per block, shared memory) for a block size, or why there is none.
-typedef struct {
-    long P, rows_per_block;
-    int blocks_per_sm;
-    size_t smem;
-} k6_plan_t;
-template <typename T> static const void *k6_fn_t(void) {
-    return (const void *)batchnorm_persistent_kernel<T, 16 / sizeof(T), K6_RPR>;
-}
-static const void *k6_fn(dtype_t d) {
-    return d == DT_FP32 ? k6_fn_t<float>() : d == DT_FP16 ? k6_fn_t<__half>() : k6_fn_t<__nv_bfloat16>();
-}
-static const char *k6_make_plan(const bn_problem_t *p, int bs, k6_plan_t *plan) {
-    const char *why = training_cl_only(p);
-    if (why) return why;
-    if (!g_dev.prop.cooperativeLaunch) return "the device does not support cooperative launch";
-    int vec = 16 / (int)dtype_size(p->h.dtype);
-    if (p->C % vec) return reasonf("C = %ld is not a multiple of %d (16-byte packs only)", p->C, vec);
-    long nvec = p->C / vec;
-    if (nvec > bs) return reasonf("a row of %ld packs needs a block of at least %ld threads", nvec, nvec);
-    const void *fn = k6_fn(p->h.dtype);
-    if ((why = block_fits(fn, bs))) return why;
-    cudaFuncAttributes fa;
-    CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
-    long static_smem = (long)fa.sharedSizeBytes, max_dyn = (long)g_dev.prop.sharedMemPerBlockOptin - static_smem;
-    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)max_dyn));
-    long RG = bs / nvec, reg_rows = (long)K6_RPR * RG, row_bytes = p->C * (long)dtype_size(p->h.dtype);
-    int SMs = g_dev.prop.multiProcessorCount, maxb = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&maxb, fn, bs, 0));
-    double best_capacity = 0;
-    for (int b = maxb; b >= 1; b--) {
-        long P = (long)b * SMs;
-        if (P * p->C > p->ws_states) continue;
-        long dyn_cap = (long)g_dev.prop.sharedMemPerMultiprocessor / b - (long)g_dev.prop.reservedSharedMemPerBlock - static_smem;
-        if (dyn_cap > max_dyn) dyn_cap = max_dyn;
-        if (dyn_cap < 0) dyn_cap = 0;
-        double capacity = (double)P * ((double)reg_rows * row_bytes + (double)(dyn_cap / row_bytes) * row_bytes);
-        if (capacity > best_capacity) best_capacity = capacity;
-        long rows_per_block = ceil_div(p->M, P);
-        long smem_rows = rows_per_block > reg_rows ? rows_per_block - reg_rows : 0;
-        size_t smem = (size_t)(smem_rows * row_bytes);
-        if ((long)smem > max_dyn) continue;
-        int occ = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, bs, smem));
-        if (occ >= b) {
-            plan->P = P;
-            plan->rows_per_block = rows_per_block;
-            plan->blocks_per_sm = b;
-            plan->smem = smem;
-            return NULL;
-        }
-    }
-    double xbytes = (double)p->M * row_bytes;
-    return reasonf("x (%.1f MB) does not fit on chip: at most %.1f MB in the registers and shared memory of the "
-                   "resident %d-thread blocks", xbytes / 1e6, best_capacity / 1e6, bs);
-}
-// The plan is made once per block size (occupancy queries stay out of the timed launches).
-static const char *k6_plan(const bn_problem_t *p, int bs, k6_plan_t *plan) {
-    static struct {
-        const bn_problem_t *p;
-        k6_plan_t plan;
-        int ok;
-        char why[256];
-    } cache[1024 / 32 + 1];
-    int i = bs / 32;
-    if (i < 0 || i > 1024 / 32) return "block size out of range";
-    if (cache[i].p != p) {
-        const char *why = k6_make_plan(p, bs, &cache[i].plan);
-        cache[i].ok = why == NULL;
-        snprintf(cache[i].why, sizeof cache[i].why, "%s", why ? why : "");
-        cache[i].p = p;
-    }
-    *plan = cache[i].plan;
-    return cache[i].ok ? NULL : cache[i].why;
-}
-static const char *supports_k6(const void *pp, int bs) {
-    k6_plan_t plan;
-    return k6_plan((const bn_problem_t *)pp, bs, &plan);
-}
-template <typename T>
-static void launch_persistent_t(const bn_problem_t *p, int bs, const k6_plan_t *plan) {
-    bn_args_t a = bn_args(p);
-    float *wm = p->ws_mean, *wv = p->ws_m2;
-    long rpb = plan->rows_per_block;
-    void *args[] = {(void *)&a, (void *)&wm, (void *)&wv, (void *)&rpb};
-    CUDA_CHECK(cudaLaunchCooperativeKernel(k6_fn_t<T>(), dim3((unsigned)plan->P), dim3(bs), args, plan->smem, 0));
-}
-static void launch_persistent(const bn_problem_t *p, int bs, const k6_plan_t *plan) {
-    switch (p->h.dtype) {
-    case DT_FP32: launch_persistent_t<float>(p, bs, plan); break;
-    case DT_FP16: launch_persistent_t<__half>(p, bs, plan); break;
-    default: launch_persistent_t<__nv_bfloat16>(p, bs, plan); break;
-    }
-}
-static void launch_k6(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    k6_plan_t plan;
-    if (k6_plan(p, l->block_size, &plan)) return;  // supports_k6 said why; never reached by the harness
-    launch_persistent(p, l->block_size, &plan);
-}
-
-// Kernel 7: grid (C, S) with S shares per channel, S sized for one wave; the flat normalize pass.
-static const char *supports_k7(const void *pp, int bs) {
-    (void)bs;
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 8";
-    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6 and 8 run it";
-    return NULL;
-}
-template <typename T, int VEC>
-static void launch_nchw_t(const bn_problem_t *p, int bs) {
-    long nvh = p->HW / VEC, K = p->N * nvh;
-    long wave = bn_wave((const void *)batchnorm_nchw_partial_kernel<T, VEC>, bs);
-    long S = clamp_long(ceil_div(wave, p->C), 1, ceil_div(K, (long)bs * K7_PACKS(VEC)));
-    S = clamp_long(S, 1, 65535);
-    if (S * p->C > p->ws_states) S = p->ws_states / p->C;
-    long packs_per_block = ceil_div(K, S);
-    S = ceil_div(K, packs_per_block);
-    batchnorm_nchw_partial_kernel<T, VEC><<<dim3((unsigned)p->C, (unsigned)S), bs>>>(bn_args(p), p->ws_mean, p->ws_m2,
-                                                                                     p->counters, packs_per_block);
-    long Q = p->N * p->C * nvh;
-    long wave2 = bn_wave((const void *)batchnorm_normalize_nchw_kernel<T, VEC>, bs);
-    long blocks = clamp_long(ceil_div(Q, (long)bs * K7_PACKS(VEC)), 1, 2 * wave2);
-    batchnorm_normalize_nchw_kernel<T, VEC><<<(unsigned)blocks, bs>>>(bn_args(p), nvh, Q);  // training
-}
-static void launch_k7(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), launch_nchw_t, p, l->block_size);
-}
-
-// Kernels 9 and 11: the grid is kernel 5's first-pass grid cut to the blocks resident at once (a cooperative
-// launch needs all of them on the GPU together); the plan says why where there is none.
-typedef struct {
-    long gx, gy, rows_per_block;
-    int G, sm_floats, K;  // K: kernel 11's copies of the sums
-    size_t smem;
-} k9_plan_t;
-#define K11_ADDS_PER_COPY 32  // blocks adding into one copy of kernel 11's sums (the most; fewer copies otherwise)
-#define K11_MAX_COPIES 16
-template <typename T, int VEC> static const void *l2_fn(int kid) {
-    return kid == 9 ? (const void *)batchnorm_l2_kernel<T, VEC> : (const void *)batchnorm_l2_atomic_kernel<T, VEC>;
-}
-template <typename T, int VEC>
-static void k9_plan_for(const bn_problem_t *p, int bs, int kid, k9_plan_t *pl, const char **why) {
-    const void *fn = l2_fn<T, VEC>(kid);
-    if ((*why = block_fits(fn, bs))) return;
-    long nvec = p->C / VEC;
-    pl->G = cl_lanes(nvec);
-    if (bs % pl->G) {
-        *why = reasonf("%d threads are not a multiple of the %d lanes a row group takes", bs, pl->G);
-        return;
-    }
-    pl->sm_floats = k5_smem_floats(bs, VEC);
-    size_t states = kid == 9 ? sizeof(Welford) * (size_t)bs : 0;  // 9's combine, in the same shared memory
-    pl->smem = sizeof(float) * (size_t)pl->sm_floats > states ? sizeof(float) * (size_t)pl->sm_floats : states;
-    long resident = bn_wave(fn, bs, pl->smem);  // block_fits said at least one block fits an SM
-    pl->gx = ceil_div(nvec, pl->G);
-    if (resident < pl->gx) {
-        *why = reasonf("C = %ld needs %ld columns of blocks, more than the %ld resident at once", p->C, pl->gx,
-                       resident);
-        return;
-    }
-    long gy = clamp_long(resident / pl->gx, 1, p->M);
-    if (kid == 9 && gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // 9's partials (11 has none)
-    pl->rows_per_block = ceil_div(p->M, gy);
-    pl->gy = ceil_div(p->M, pl->rows_per_block);  // no block without rows
-    pl->K = (int)clamp_long(ceil_div(pl->gy, K11_ADDS_PER_COPY), 1, p->sum_copies);
-}
-// The plan, made at every launch: integer arithmetic and bn_wave's cached occupancy query.
-static const char *k9_plan(const bn_problem_t *p, int bs, int kid, k9_plan_t *pl) {
-    const char *why = training_cl_only(p);
-    if (why) return why;
-    if (!g_dev.prop.cooperativeLaunch) return "the device does not support cooperative launch";
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), k9_plan_for, p, bs, kid, pl, &why);  // kernel 5's packs
-    return why;
-}
-static const char *supports_k9(const void *pp, int bs) {
-    k9_plan_t pl = {};
-    return k9_plan((const bn_problem_t *)pp, bs, 9, &pl);
-}
-static const char *supports_k11(const void *pp, int bs) {
-    k9_plan_t pl = {};
-    return k9_plan((const bn_problem_t *)pp, bs, 11, &pl);
-}
-// Launches kernel 9 or 11 with a plan k9_plan made for this problem, kernel and block size (once a launch: the
-// caller's).
-template <typename T, int VEC>
-static void launch_l2_t(const bn_problem_t *p, int bs, int kid, k9_plan_t pl) {
-    bn_args_t a = bn_args(p);
-    float *wm = p->ws_mean, *wv = p->ws_m2;
-    double *sums = p->sums;
-    unsigned *ticket = p->counters + p->C;
-    void *args9[] = {(void *)&a, (void *)&wm, (void *)&wv, (void *)&pl.G, (void *)&pl.rows_per_block,
-                     (void *)&pl.sm_floats};
-    void *args11[] = {(void *)&a, (void *)&sums, (void *)&ticket, (void *)&pl.K, (void *)&pl.G,
-                      (void *)&pl.rows_per_block, (void *)&pl.sm_floats};
-    CUDA_CHECK(cudaLaunchCooperativeKernel(l2_fn<T, VEC>(kid), dim3((unsigned)pl.gx, (unsigned)pl.gy), dim3(bs),
-                                           kid == 9 ? args9 : args11, pl.smem, 0));
-}
-static void launch_l2(const void *pp, launch_t *l, int kid) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    k9_plan_t pl = {};
-    if (k9_plan(p, l->block_size, kid, &pl)) return;  // supports_k9 / supports_k11 said why
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), launch_l2_t, p, l->block_size, kid, pl);
-}
-static void launch_k9(const void *pp, launch_t *l) { launch_l2(pp, l, 9); }
-static void launch_k11(const void *pp, launch_t *l) { launch_l2(pp, l, 11); }
-
-// Kernel 10: C clusters of CL blocks, a 1-D grid; CL the least of 1, 2, 4, 8 that gives two blocks a SM (8 at
-// most); 512 threads unless --block-size says otherwise.
-static int k10_cluster(const bn_problem_t *p) {
-    int cl = 1;
-    while (cl < 8 && p->C * cl < 2L * g_dev.prop.multiProcessorCount) cl *= 2;
-    return cl;
-}
-template <typename T, int VEC> static const void *k10_fn(void) {
-    return (const void *)batchnorm_nchw_cluster_kernel<T, VEC>;
-}
-template <typename T, int VEC> static void k10_why_t(const bn_problem_t *p, int bs, const char **why) {
-    *why = cluster_fits(k10_fn<T, VEC>(), bs, k10_cluster(p));
-}
-static const char *supports_k10(const void *pp, int bs) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 8";
-    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 9 and 11 run it";
-    const char *why = needs_sm90(g_dev.prop.major, g_dev.sm);
-    if (why) return why;
-    if (p->C * (double)k10_cluster(p) > 2147483647.0) return "C x cluster blocks exceed a 1-D grid";
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), k10_why_t, p, bs ? bs : 512, &why);
-    return why;
-}
-template <typename T, int VEC> static void launch_nchw_cluster_t(const bn_problem_t *p, int bs) {
-    bn_args_t a = bn_args(p);
-    int cl = k10_cluster(p);
-    void *args[] = {(void *)&a, (void *)&cl};
-    launch_kernel(k10_fn<T, VEC>(), p->C * cl, dim3(bs), 0, args, cl);
-}
-static void launch_k10(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), launch_nchw_cluster_t, p, l->block_size);
-}
-
-// ------------------------------------------------------------------------------------------------
-// Kernel 8: the dispatcher.
-//   inference, channels contiguous (or NCHW with H*W = 1, the same memory as [N, C])
-//                                        -> batchnorm_infer_cl_kernel, 256 threads
-//   inference, NCHW                      -> batchnorm_infer_nchw_kernel, 256 threads
-//   training, NCHW with H*W = 1          -> 5 on the [N, C] view (7 would read each channel with stride C)
-//   training, NCHW, planes of at least K8_NCHW_CLUSTER_HW values, where its clusters fit (sm_90)
-//                                        -> 10, 256 threads with clusters of 1 or 2 blocks, else 128
-//   training, NCHW otherwise             -> 7, 256 threads
-//   training, channels contiguous        -> 11 at 512 threads where it has a plan (cooperative launch, C/8 packs
-//                                           of columns resident), else 5 at 512
-// The bytes of x against L2 (read from the device) were to choose between 9, 6 and 5. Measured on an H100
-// (L2 50 MB), 9 is ahead of 5 and 6 at every size tried, x from 8 MB to 268 MB: below L2 its second read is an
-// L2 hit; above it, the backwards walk still finds the last lines read there (results/NOTES.md). 6 (x on chip)
-// lost to 9 at every point where it runs, so it is no longer chosen; 11 is 9 with one grid sync.
-// A --block-size given on the command line is passed to the path (11 then needs a plan at that size).
-// Kernel 10 against 7 on an H100 (NCHW, H = W from 7 to 112, fp32 and bf16, results/NOTES.md): ahead from 14 x 14
-// up (1.1-1.5x; level at 112 x 112 in fp32), behind at 7 x 7 (0.94x: planes of 49 values, one-value packs). Its
-// best block size followed the cluster: 256 threads with clusters of 2 blocks, 128 with 4 or 8.
-#define K8_NCHW_CLUSTER_HW 196
-static void launch_k8(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    int cl = p->layout != LAYOUT_NCHW || p->HW == 1;  // [M, C] in memory
     dtype_t d = p->h.dtype;
-    int bs = l->block_size;
-    if (!p->training) {
-        bs = bs ? bs : 256;
-        int vec = bn_vec_width(d, cl ? p->C : p->HW);
-        if (cl) {
-            DISPATCH_VEC(d, vec, launch_infer_cl_t, p, bs);
-            snprintf(l->path, sizeof l->path, "inference: elementwise over [M, C], %d-wide packs, %s a thread", vec,
-                     dtype_size(d) == 2 ? "4 rows" : "1 row");
-        } else {
-            DISPATCH_VEC(d, vec, launch_infer_nchw_t, p, bs);
-            snprintf(l->path, sizeof l->path, "inference: elementwise over NCHW, %d-wide packs, one a thread", vec);
-        }
-        l->block_used = bs;
-        return;
+    int bs = l->block_size, cl = p->layout != LAYOUT_NCHW || p->HW == 1;  // [M, C] in memory
+    int vec = bn_vec_width(d, cl ? p->C : p->HW);
+    if (cl) {
+        DISPATCH_VEC(d, vec, launch_infer_elementwise_cl_t, p, bs);
+        snprintf(l->path, sizeof l->path, "elementwise over [M, C], %d-wide packs, %s a thread", vec,
+                 dtype_size(d) == 2 ? "4 rows" : "1 row");
+    } else {
+        DISPATCH_VEC(d, vec, launch_infer_elementwise_nchw_t, p, bs);
+        snprintf(l->path, sizeof l->path, "elementwise over NCHW, %d-wide packs, one a thread", vec);
     }
-    if (!cl) {
-        int vec = bn_vec_width(d, p->HW), bs10 = bs ? bs : k10_cluster(p) <= 2 ? 256 : 128;
-        if (p->HW >= K8_NCHW_CLUSTER_HW && !supports_k10(pp, bs10)) {
-            bs = l->block_used = bs10;
-            DISPATCH_VEC(d, vec, launch_nchw_cluster_t, p, bs);
-            snprintf(l->path, sizeof l->path, "10 (a channel per cluster of %d blocks, %d-wide packs)",
-                     k10_cluster(p), vec);
-            return;
-        }
-        bs = l->block_used = bs ? bs : 256;
-        DISPATCH_VEC(d, vec, launch_nchw_t, p, bs);
-        snprintf(l->path, sizeof l->path, "7 (NCHW planes, %d-wide packs)", vec);
-        return;
-    }
-    bs = bs ? bs : 512;  // 11 and 5 alike
-    k9_plan_t plan = {};
-    if (!k9_plan(p, bs, 11, &plan)) {
-        DISPATCH_VEC(d, bn_vec_width(d, p->C), launch_l2_t, p, bs, 11, plan);
-        l->block_used = bs;
-        snprintf(l->path, sizeof l->path, "11 (two passes, one grid sync: %ld x %ld blocks, %ld rows each)", plan.gx,
-                 plan.gy, plan.rows_per_block);
-        return;
-    }
-    int vec = bn_vec_width(d, p->C);
-    DISPATCH_VEC(d, vec, launch_split_t, p, bs);
     l->block_used = bs;
-    snprintf(l->path, sizeof l->path, "5 (split rows, %d-wide packs%s)", vec,
-             p->layout == LAYOUT_NCHW ? ", NCHW with H*W = 1 read as [N, C]" : "");
 }
-
-// ------------------------------------------------------------------------------------------------
-// Kernel 0: cuDNN, the vendor baseline: its BatchNorm functions cudnnBatchNormalizationForwardTraining, the Ex
-// form cudnnBatchNormalizationForwardTrainingEx and cudnnBatchNormalizationForwardInference. cuDNN 9 marks these
-// legacy functions deprecated (the graph API's norm-forward node is the successor) but still ships them, and they
-// are what PyTorch calls for BatchNorm on cuDNN. The calls themselves are common.h's (harness/cudnn.h, "cuDNN's
-// legacy BatchNorm API": the descriptors, the candidates call x mode x format and NORM_CUDNN_BN, one trial
-// execution of each, the timing, the choice of the fastest, the deprecation pragmas). This program describes its
-// problem to it (bn_cudnn_describe: [N, C] is N x C x 1 x 1, given as NHWC; NCHW and NHWC images in their own
-// format) and keeps the rules of BatchNorm below.
-// cuDNN writes straight into this program's buffers: y, save_mean and save_invstd (resultSaveMean and
-// resultSaveInvVariance: the mean and 1/sqrt(var + eps)), and running_mean and running_var in place with
-// exponentialAverageFactor = momentum (cuDNN: running = factor * batch + (1 - factor) * running, the variance
-// unbiased, as PyTorch and this program's reference do). Inference writes y alone.
-// Skipped by shape, before cuDNN is asked (bn_cudnn_precheck):
-//   N*C*H*W >= 2^31: the legacy API describes tensors with int dimensions and strides (PyTorch sends such
-//     problems to its own kernels for the same reason).
-//   eps below CUDNN_BN_MIN_EPSILON (0 in cuDNN 9; the check stays for other versions).
-//   Training with N*H*W = 1. This program defines running_var as unchanged there (the header). cuDNN has no
-//     such case: it applies the unbiased factor M / (M - 1) and writes NaN into running_var at M = 1. That is
-//     what the frameworks found that call it: TensorFlow's cuDNN-fused batch norm gave NaN moving variance for
-//     a (1, 1, 1, C) input (tensorflow/tensorflow#34062; PR #40338: "the GPU implementation (CUDNN) explicitly
-//     returns NaN" for N < 2), and cudnn.torch#199 reports the division by N - 1 producing NaNs. A different
-//     convention, not a wrong kernel: kernel 0 says so in its skip reason instead of failing validation. (Not
-//     observed on a GPU when this was written. NORM_CUDNN_BN_M1=run lifts the rule, so that validation shows
-//     what cuDNN writes there: the GPU suite expects running_var alone to be wrong, with NaN, and fails with
-//     "drop the rule" if cuDNN matches this program's definition instead.)
-#ifdef HAVE_CUDNN
-// The rules of kernel 0 that need no GPU and no cuDNN call (the CPU tests call this): NULL or the skip reason.
-static const char *bn_cudnn_precheck(const bn_problem_t *p) {
-    if ((double)p->M * (double)p->C >= 2147483648.0)
-        return "N*C*H*W >= 2^31: cuDNN's BatchNorm API describes tensors with 32-bit int dimensions and strides";
-    if ((double)p->eps < CUDNN_BN_MIN_EPSILON)
-        return reasonf("eps %g is below cuDNN's minimum CUDNN_BN_MIN_EPSILON = %g", (double)p->eps,
-                       (double)CUDNN_BN_MIN_EPSILON);
-    const char *m1 = getenv("NORM_CUDNN_BN_M1");  // "run": ask cuDNN anyway (the GPU suite checks the claim)
-    if (p->training && p->M == 1 && !(m1 && strcmp(m1, "run") == 0))
-        return "N*H*W = 1: cuDNN's running_var update divides by M - 1 = 0 (NaN); this program leaves running_var "
-               "unchanged";
+static const char *supports_infer_elementwise(const void *pp, int bs) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    if (p->training) return "an inference kernel (y from the running statistics): training runs in kernels 1-10";
+    if (bs > K11_MAX_BS)
+        return reasonf("%d threads: the kernels are built for blocks of at most %d (__launch_bounds__)", bs, K11_MAX_BS);
     return NULL;
 }
 
-// The problem as cuDNN's BatchNorm functions see it, with this program's buffers.
-static void bn_cudnn_describe(const bn_problem_t *p, cudnn_bn_t *d) {
-    memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
-    d->N = p->N;
-    d->C = p->C;
-    d->H = p->H;
-    d->W = p->W;
-    d->format = p->layout == LAYOUT_NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
-    d->dtype = p->h.dtype;
-    d->training = p->training;
-    d->eps = p->eps;
-    d->momentum = p->momentum;
-    d->x = p->x;
-    d->y = p->y;
-    d->gamma = p->gamma;
-    d->beta = p->beta;
-    d->save_mean = p->save_mean;
-    d->save_invstd = p->save_invstd;
-    d->run_mean = p->run_mean;
-    d->run_var = p->run_var;
-}
+// ------------------------------------------------------------------------------------------------
+// Kernel 12: the dispatcher. The rule is the table below, first match wins: each row is a condition (in words
+// and as a predicate of the problem and the row's block size), the rung it runs and that rung's block size
+// (a --block-size given on the command line replaces it: the predicates then ask about that size). The
+// launcher evaluates the table and calls the rung's launcher; supports_dispatch gives the chosen rung's reason.
+// Why these rungs (measured on an H100, results/NOTES.md):
+//   channels contiguous: 8 is ahead of 5 and 6 at every size tried, x from 8 MB to 268 MB (below L2 its second
+//     read is an L2 hit; above it, the backwards walk still finds the last lines read there); 10 is 8 with one
+//     grid sync. 5 takes what 10 has no plan for (more columns of blocks than are resident).
+//   NCHW: 9 is ahead of 7 from 14 x 14 planes up (1.1-1.5x), behind at 7 x 7 (0.94x); its best block size
+//     follows the cluster: 256 threads with clusters of 1 or 2 blocks, 128 with 4 or 8. H*W = 1 is [N, C] in
+//     memory (7 would read each channel with stride C): 5 on the [N, C] view.
 
-static cudnn_bn_state_t g_bn_cudnn;
+#define K12_NCHW_CLUSTER_HW 196  // the planes (values) from which 9 runs instead of 7
 
-// Kernel 0's supports(): the shape rules, then every candidate tried and timed; the fastest is kept. Asked
-// again for the same problem, the answer is returned without trying anything anew.
-static const char *supports_k0(const void *pp, int bs) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    REASON_TRY(cudnn_refuse_block_size(bs));
-    REASON_TRY(bn_cudnn_precheck(p));
-    cudnn_bn_t d;
-    bn_cudnn_describe(p, &d);
-    return cudnn_bn_prepare(&g_bn_cudnn, &d);
-}
+typedef struct {
+    const char *when;                               // the condition, in words
+    int (*match)(const bn_problem_t *p, int bs);    // the condition (bs: the row's block size)
+    int rung;                                       // the rung it runs,
+    const char *name;                               //   its registry name,
+    void (*launch)(const void *p, launch_t *l);     //   its launcher
+    const char *(*supports)(const void *p, int bs); //   and its supports
+    int (*block)(const bn_problem_t *p);            // the block size, where --block-size gives none
+    int nc_view;                                    // 1: the rung runs on the [N, C] view of NCHW with H*W = 1
+} bn_dispatch_row_t;
 
-static void launch_k0(const void *pp, launch_t *l) {
-    cudnn_bn_t d;
-    bn_cudnn_describe((const bn_problem_t *)pp, &d);
-    cudnn_bn_execute(&g_bn_cudnn, &d, l);
+static int when_inference(const bn_problem_t *p, int) { return !p->training; }
+static int when_nchw_pixels(const bn_problem_t *p, int) { return p->training && p->layout == LAYOUT_NCHW && p->HW == 1; }
+static int when_nchw_cluster(const bn_problem_t *p, int bs) {
+    return p->training && p->layout == LAYOUT_NCHW && p->HW >= K12_NCHW_CLUSTER_HW && !supports_nchw_cluster_l2(p, bs);
 }
-#endif  // HAVE_CUDNN
+static int when_nchw(const bn_problem_t *p, int) { return p->training && p->layout == LAYOUT_NCHW; }
+static int when_l2_plan(const bn_problem_t *p, int bs) { return p->training && !supports_l2_one_sync(p, bs); }
+static int when_training(const bn_problem_t *p, int) { return p->training; }
+static int bs_256(const bn_problem_t *) { return 256; }
+static int bs_512(const bn_problem_t *) { return 512; }
+static int bs_cluster(const bn_problem_t *p) { return nchw_cluster_l2_cluster(p) <= 2 ? 256 : 128; }
+
+static const bn_dispatch_row_t k_dispatch[] = {
+    {"inference, every layout", when_inference, 11, "infer_elementwise", launch_infer_elementwise,
+     supports_infer_elementwise, bs_256, 0},
+    {"training, NCHW with H*W = 1 (the memory of [N, C])", when_nchw_pixels, 5, "split_rows", launch_split_rows,
+     supports_cl, bs_512, 1},
+    {"training, NCHW, planes of >= K12_NCHW_CLUSTER_HW values, where 9's clusters fit (sm_90)", when_nchw_cluster, 9,
+     "nchw_cluster_l2", launch_nchw_cluster_l2, supports_nchw_cluster_l2, bs_cluster, 0},
+    {"training, NCHW otherwise", when_nchw, 7, "nchw_split_planes", launch_nchw_split_planes,
+     supports_nchw_split_planes, bs_256, 0},
+    {"training, channels contiguous, where 10 has a plan (cooperative launch, the columns of blocks resident)",
+     when_l2_plan, 10, "l2_one_sync", launch_l2_one_sync, supports_l2_one_sync, bs_512, 0},
+    {"training, channels contiguous otherwise", when_training, 5, "split_rows", launch_split_rows, supports_cl, bs_512,
+     0},
+};
+
+// The first row that matches p (bs: --block-size, 0 for the rows' own); its block size in *rbs, and in *q the
+// problem the rung runs: p, or its [N, C] view (in *view) for a row that asks for it.
+static const bn_dispatch_row_t *dispatch_row(const bn_problem_t *p, int bs, int *rbs, bn_problem_t *view,
+                                             const bn_problem_t **q) {
+    for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++) {
+        const bn_dispatch_row_t *r = &k_dispatch[i];
+        *rbs = bs ? bs : r->block(p);
+        if (!r->match(p, *rbs)) continue;
+        *q = p;
+        if (r->nc_view) {  // H*W = 1: the same memory, M = N rows of C channels
+            *view = *p;
+            view->layout = LAYOUT_NC;
+            *q = view;
+        }
+        return r;
+    }
+    return NULL;  // not reached: the first row takes every inference problem, the last every training one
+}
+static const char *supports_dispatch(const void *pp, int bs) {
+    bn_problem_t view;
+    const bn_problem_t *q;
+    int rbs;
+    const bn_dispatch_row_t *r = dispatch_row((const bn_problem_t *)pp, bs, &rbs, &view, &q);
+    return r->supports(q, rbs);
+}
+static void launch_dispatch(const void *pp, launch_t *l) {
+    bn_problem_t view;
+    const bn_problem_t *q;
+    int rbs;
+    const bn_dispatch_row_t *r = dispatch_row((const bn_problem_t *)pp, l->block_size, &rbs, &view, &q);
+    launch_t rl;
+    memset(&rl, 0, sizeof rl);
+    rl.block_size = rbs;
+    r->launch(q, &rl);
+    l->block_used = rbs;
+    snprintf(l->path, sizeof l->path, "rung %d %s%s: %.90s", r->rung, r->name, r->nc_view ? " on the [N, C] view" : "",
+             rl.path);
+}
 
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment and --list in agreement).
@@ -1906,36 +2008,43 @@ static void launch_k0(const void *pp, launch_t *l) {
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "all; training needs NHW>=2",
      "cuDNN 9 legacy BatchNorm API (deprecated, still shipped), fastest of its modes and calls", 1,
-     CUDNN_FNS(supports_k0, launch_k0)},
-    {1, "thread-per-channel", FP32_ONLY, "[N,C], NHWC; training",
+     CUDNN_FNS(supports_cudnn, launch_cudnn)},
+    {1, "thread_per_channel", FP32_ONLY, "[N,C], NHWC; training",
      "one thread per channel walking down all rows: coalesced across channels, only C threads", 0, supports_cl,
-     launch_k1},
-    {2, "block-per-channel", FP32_ONLY, "[N,C], NHWC; training",
-     "one block per channel reading down its column: strided, uncoalesced reads", 0, supports_cl, launch_k2},
-    {3, "atomic-partials", FP32_ONLY, "[N,C], NHWC; training; NHW>=16",
-     "partial sums and squares from many blocks, accumulated with global atomics", 0, supports_k3, launch_k3},
-    {4, "2d-block-column", DT_ALL, "[N,C], NHWC; training",
+     launch_thread_per_channel},
+    {2, "block_per_channel", FP32_ONLY, "[N,C], NHWC; training",
+     "one block per channel reading down its column: strided, uncoalesced reads", 0, supports_cl,
+     launch_block_per_channel},
+    {3, "atomic_partials", FP32_ONLY, "[N,C], NHWC; training; NHW>=16",
+     "partial sums and squares from many blocks, accumulated with global atomics", 0, supports_atomic_partials,
+     launch_atomic_partials},
+    {4, "2d_block_column", DT_ALL, "[N,C], NHWC; training",
      "2-D blocks: lanes across channels, warps across rows, shared-memory merge; one column of blocks", 0,
-     supports_cl, launch_k4},
-    {5, "split-rows", DT_ALL, "[N,C], NHWC; training",
+     supports_cl, launch_2d_block_column},
+    {5, "split_rows", DT_ALL, "[N,C], NHWC; training",
      "rows split over many blocks: shifted-sum partials, a finalize kernel (a block per 32 channels), a normalize pass", 0,
-     supports_cl, launch_k5},
-    {6, "persistent-onchip", DT_ALL, "[N,C], NHWC; training; on chip",
-     "cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once", 0, supports_k6,
-     launch_k6},
-    {7, "nchw-split-planes", DT_ALL, "NCHW; training",
-     "NCHW: vectorized reductions over each channel's planes, split over many blocks", 0, supports_k7, launch_k7},
-    {8, "dispatch", DT_ALL, "all layouts and modes",
-     "picks the path by layout, N, C, dtype and mode, and says which ran", 1, NULL, launch_k8},
-    {9, "l2-two-pass", DT_ALL, "[N,C], NHWC; training",
+     supports_cl, launch_split_rows},
+    {6, "persistent_onchip", DT_ALL, "[N,C], NHWC; training; on chip",
+     "cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once", 0,
+     supports_persistent_onchip, launch_persistent_onchip},
+    {7, "nchw_split_planes", DT_ALL, "NCHW; training",
+     "NCHW: vectorized reductions over each channel's planes, split over many blocks", 0, supports_nchw_split_planes,
+     launch_nchw_split_planes},
+    {8, "l2_two_pass", DT_ALL, "[N,C], NHWC; training",
      "5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2", 0,
-     supports_k9, launch_k9},
-    {10, "nchw-cluster-l2", DT_ALL, "NCHW; training; sm_90",
+     supports_l2_two_pass, launch_l2_two_pass},
+    {9, "nchw_cluster_l2", DT_ALL, "NCHW; training; sm_90",
      "NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second "
-     "read from L2", 0, supports_k10, launch_k10},
-    {11, "l2-one-sync", DT_ALL, "[N,C], NHWC; training",
-     "9 with the per-channel sums added by L2 atomics: one grid sync, no combine phase", 0, supports_k11,
-     launch_k11},
+     "read from L2", 0, supports_nchw_cluster_l2, launch_nchw_cluster_l2},
+    {10, "l2_one_sync", DT_ALL, "[N,C], NHWC; training",
+     "8 with the per-channel sums added by L2 atomics: one grid sync, no combine phase", 0, supports_l2_one_sync,
+     launch_l2_one_sync},
+    {11, "infer_elementwise", DT_ALL, "all; inference; block<=256",
+     "inference: y from the running statistics, elementwise and shaped like the copy, every layout", 0,
+     supports_infer_elementwise, launch_infer_elementwise},
+    {12, "dispatch", DT_ALL, "all layouts and modes",
+     "picks the rung by layout, H*W, mode and plan (a table, first match wins), and says which ran", 1,
+     supports_dispatch, launch_dispatch},
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -2043,8 +2152,8 @@ static problem_t *bn_setup(const options_t *o) {
     p->counters = (unsigned *)dev_alloc((C + 1) * sizeof(unsigned));
     CUDA_CHECK(cudaMemset(p->counters, 0, (C + 1) * sizeof(unsigned)));
     CUDA_CHECK(cudaMemset(p->ws_mean, 0, 2 * (size_t)p->ws_states * sizeof(float)));
-    // kernel 11 has a plan only where C / 8 packs of channels fit one wave of blocks (C < 2^17 on any GPU so far)
-    p->sum_copies = C < (1L << 17) ? K11_MAX_COPIES : 1;
+    // kernel 10 has a plan only where C / 8 packs of channels fit one wave of blocks (C < 2^17 on any GPU so far)
+    p->sum_copies = C < (1L << 17) ? K10_MAX_COPIES : 1;
     p->sums = (double *)dev_alloc(p->sum_copies * 2 * (size_t)C * sizeof(double));
     CUDA_CHECK(cudaMemset(p->sums, 0, p->sum_copies * 2 * (size_t)C * sizeof(double)));
     p->hx = host_alloc_doubles(numel);
@@ -2139,7 +2248,7 @@ static const program_t k_program = {
     256,
     k_kernels,
     (int)(sizeof k_kernels / sizeof k_kernels[0]),
-    8,
+    12,
     k_extra,
     (int)(sizeof k_extra / sizeof k_extra[0]),
     parse_extra,

@@ -47,7 +47,7 @@ for layout in nchw nhwc; do
     done
 done
 
-# inference (the dispatcher's elementwise kernels; 1-7 say skipped)
+# inference (kernel 11 and the dispatcher, which runs it; 1-10 say skipped)
 INF=("-N 1 -C 33" "-N 1031 -C 1000")
 [ "$QUICK" = 1 ] && INF=("-N 7 -C 33")
 for dt in fp32 fp16 bf16; do
@@ -59,22 +59,25 @@ for dt in fp32 fp16 bf16; do
 done
 
 # compute-sanitizer on every kernel, small shapes (kernel 6 runs in the first two: C a multiple of the pack).
-# Quick mode: one memcheck pass, at [N, C] (kernels 0-6, 8, 9 and 11; N*H*W >= 16 for kernel 3) and NCHW (kernels
-# 7 and 10 and the dispatcher's NCHW path)
+# Quick mode: one memcheck pass, at [N, C] (kernels 0-6, 8, 10 and 12; N*H*W >= 16 for kernel 3), NCHW (kernels
+# 7 and 9 and the dispatcher's NCHW path) and inference at odd shapes in NHWC and NCHW (kernels 11 and 12)
 if [ "$QUICK" = 1 ]; then
     sanitize memcheck $BN --dtype fp32 -N 17 -C 1000
     sanitize memcheck $BN --dtype fp16 --layout nchw -N 3 -C 5 --height 7 --width 8
+    sanitize memcheck $BN --dtype bf16 --inference --layout nhwc -N 3 -C 40 --height 7 --width 5
+    sanitize memcheck $BN --dtype fp16 --inference --layout nchw -N 3 -C 5 --height 7 --width 9
 else
     for tool in memcheck racecheck synccheck initcheck; do
         for shape in "--dtype fp32 -N 7 -C 1000" "--dtype bf16 --layout nhwc -N 2 -C 64 --height 7 --width 7" \
                      "--dtype fp16 --layout nchw -N 3 -C 5 --height 7 --width 8" "--dtype bf16 --inference -N 5 -C 33" \
-                     "--dtype fp32 -N 33 -C 64 --block-size 96"; do
+                     "--dtype fp32 -N 33 -C 64 --block-size 96" \
+                     "--dtype fp16 --inference --layout nchw -N 3 -C 5 --height 7 --width 9"; do
             sanitize $tool $BN $shape
         done
     done
 fi
 
-# planted bugs live in kernel 5 (the dispatcher's default path); small N*H*W so that the factor M/(M-1) shows
+# planted bugs live in kernel 5 (the dispatcher's path where 10 has no plan, and for NCHW with H*W = 1); small N*H*W so that the factor M/(M-1) shows
 planted $BN 5 -N 7 -C 33
 planted $BN 5 --dtype bf16 --layout nhwc -N 2 -C 1000 --height 2 --width 1
 
@@ -84,30 +87,49 @@ out=$(./$BN 6 --check 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: x (.* MB) does not fit on chip"; then pass "$BN 6 skips the default fp32 shape: x does not fit on chip"
 else fail "$BN 6 at the default shape (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
 
+# every rung at a forced block size above some of their launch bounds (11: 256, 6, 8, 9 and 10: 512) and one
+# below: `skipped: <reason>` or OK for every point, never a CUDA error (11 at 512 used to exit 3, "invalid argument")
+for bsz in 64 512 1024; do
+    check_all $BN --block-size $bsz --dtype bf16 --inference --layout nhwc -N 3 -C 40 --height 7 --width 5
+    check_all $BN --block-size $bsz --dtype fp16 --inference --layout nchw -N 3 -C 5 --height 7 --width 9
+done
+check_all $BN --block-size 1024 --dtype bf16 -N 7 -C 1000
+check_all $BN --block-size 1024 --dtype fp32 --layout nchw -N 2 -C 33 --height 56 --width 56
+for args in "--dtype bf16 --inference --layout nhwc -N 3 -C 40 --height 7 --width 5" \
+            "--dtype fp16 --inference --layout nchw -N 3 -C 40 --height 7 --width 5"; do
+    for bsz in 512 1024; do
+        out=$(./$BN 12 --check --block-size $bsz $args 2>&1); rc=$?
+        { echo "### $BN 12 --check --block-size $bsz $args (exit $rc)"; echo "$out"; } >> "$LOG"
+        if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: .*256"; then pass "$BN 12 --block-size $bsz $args: skipped with 11's reason"
+        else fail "$BN 12 --block-size $bsz $args (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
+    done
+done
+
 # the dispatcher's paths at standard sizes (each validated on every element)
-dispatch() {  # dispatch PATTERN ARGS...: `8 --check ARGS` exits 0 and its path matches PATTERN
+dispatch() {  # dispatch PATTERN ARGS...: `12 --check ARGS` exits 0 and its path matches PATTERN
     local pat=$1
     shift
     local out rc
-    out=$(./$BN 8 --check "$@" 2>&1); rc=$?
-    { echo "### $BN 8 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
-    if [ $rc -eq 0 ] && echo "$out" | grep -q "OK | path $pat"; then pass "$BN 8 $*: path $pat"
-    else fail "$BN 8 $* (exit $rc): $(echo "$out" | grep -E 'path|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
+    out=$(./$BN 12 --check "$@" 2>&1); rc=$?
+    { echo "### $BN 12 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && echo "$out" | grep -q "OK | path $pat"; then pass "$BN 12 $*: path $pat"
+    else fail "$BN 12 $* (exit $rc): $(echo "$out" | grep -E 'path|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
 }
-# (check_all runs 8 before 11 in one process: kernel 11's own validation then reads the sums 8's launch of 11 left
-# behind, so a launch that does not set them back to zero fails there)
-dispatch "11 (two passes, one grid sync" --dtype fp32
-dispatch "5 (split rows" --dtype fp32 -N 64 -C 65536  # 512 columns of blocks: more than are resident, no plan for 11
-dispatch "5 (split rows, .*read as \[N, C\])" --layout nchw -N 4096 -C 64
+# (check_all runs 10 before 12 in one process: the dispatcher's launch of 10 then reads the sums 10's own launches
+# left behind, so a launch that does not set them back to zero fails there)
+dispatch "rung 10 l2_one_sync: two passes, one grid sync" --dtype fp32
+dispatch "rung 5 split_rows: " --dtype fp32 -N 64 -C 65536  # 512 columns of blocks: more than are resident, no plan for 10
+dispatch "rung 5 split_rows on the \[N, C\] view" --layout nchw -N 4096 -C 64
+dispatch "rung 11 infer_elementwise: elementwise over \[M, C\], 8-wide packs" --inference --dtype bf16 -N 7 -C 40
 if [ "$QUICK" != 1 ]; then
-    dispatch "11 (two passes, one grid sync" --dtype bf16
-    # NCHW with 56 x 56 planes: 10 where clusters exist (sm_90), else 7
-    expect_path $BN 8 "path 10 (a channel per cluster" "path 7 (NCHW" --layout nchw -N 32 -C 256 --height 56 --width 56
-    dispatch "7 (NCHW" --layout nchw --dtype bf16 -N 64 -C 128 --height 7 --width 7
-    dispatch "11 (two passes, one grid sync" --layout nhwc --dtype bf16 -N 32 -C 256 --height 56 --width 56
-    dispatch "inference: elementwise over NCHW, 8-wide packs" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
-    dispatch "inference: elementwise over \[M, C\], 4-wide packs, 1 row a thread" --inference --dtype fp32 -N 1031 -C 1000
-    dispatch "inference: elementwise over \[M, C\], 8-wide packs, 4 rows a thread" --inference --dtype bf16 -N 1031 -C 1000
+    dispatch "rung 10 l2_one_sync: two passes, one grid sync" --dtype bf16
+    # NCHW with 56 x 56 planes: 9 where clusters exist (sm_90), else 7
+    expect_path $BN 12 "path rung 9 nchw_cluster_l2: a channel per cluster" "path rung 7 nchw_split_planes: NCHW" --layout nchw -N 32 -C 256 --height 56 --width 56
+    dispatch "rung 7 nchw_split_planes: NCHW planes" --layout nchw --dtype bf16 -N 64 -C 128 --height 7 --width 7
+    dispatch "rung 10 l2_one_sync: two passes, one grid sync" --layout nhwc --dtype bf16 -N 32 -C 256 --height 56 --width 56
+    dispatch "rung 11 infer_elementwise: elementwise over NCHW, 8-wide packs" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
+    dispatch "rung 11 infer_elementwise: elementwise over \[M, C\], 4-wide packs, 1 row a thread" --inference --dtype fp32 -N 1031 -C 1000
+    dispatch "rung 11 infer_elementwise: elementwise over \[M, C\], 8-wide packs, 4 rows a thread" --inference --dtype bf16 -N 1031 -C 1000
 fi
 
 # precision: the one-pass variance of kernel 3 fails when |mean| >> std; the Welford kernels do not (1, 2 and 4,
@@ -115,12 +137,12 @@ fi
 out=$(./$BN 3 --check --input-mean 1000 -N 16384 -C 64 2>&1); rc=$?
 { echo "### $BN 3 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 1 ] && echo "$out" | grep -q FAIL; then pass "$BN 3 at --input-mean 1000 is reported FAIL"; else fail "$BN 3 at --input-mean 1000 not reported (exit $rc)"; fi
-for k in 1 2 4 5 6 8 9 11; do
+for k in 1 2 4 5 6 8 10 12; do
     out=$(./$BN $k --check --input-mean 1000 -N 16384 -C 64 2>&1); rc=$?
     echo "$out" >> "$LOG"
     if [ $rc -eq 0 ]; then pass "$BN $k at --input-mean 1000 passes"; else fail "$BN $k at --input-mean 1000 (exit $rc)"; fi
 done
-for k in 7 10; do
+for k in 7 9 12; do
     out=$(./$BN $k --check --input-mean 1000 --layout nchw -N 16 -C 8 --height 16 --width 16 2>&1); rc=$?
     echo "$out" >> "$LOG"
     if [ $rc -eq 0 ]; then pass "$BN $k (NCHW) at --input-mean 1000 passes"; else fail "$BN $k (NCHW) at --input-mean 1000 (exit $rc)"; fi
@@ -129,9 +151,9 @@ done
 # timing mode: the CSV carries the image shape string
 tmp=build/suite_bn_timing
 rm -f $tmp.csv
-out=$(./$BN 8 --layout nhwc -N 8 -C 64 --height 14 --width 14 --repeats 5 --csv $tmp.csv 2>&1); rc=$?
+out=$(./$BN 12 --layout nhwc -N 8 -C 64 --height 14 --width 14 --repeats 5 --csv $tmp.csv 2>&1); rc=$?
 echo "$out" >> "$LOG"
-if [ $rc -eq 0 ] && grep -q "^batchnorm,8,dispatch,fp32,8x64x14x14:nhwc,.*,OK," $tmp.csv; then pass "$BN timing mode: CSV row with shape 8x64x14x14:nhwc"
+if [ $rc -eq 0 ] && grep -q "^batchnorm,12,dispatch,fp32,8x64x14x14:nhwc,.*,OK," $tmp.csv; then pass "$BN timing mode: CSV row with shape 8x64x14x14:nhwc"
 else fail "$BN timing mode CSV (exit $rc): $(tail -n 1 $tmp.csv 2>/dev/null)"; fi
 
 # kernel 0 (cuDNN), where the build has it. check_all above validates it at every shape (or shows why it skipped);

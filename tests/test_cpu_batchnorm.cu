@@ -338,30 +338,89 @@ static void test_supports(void) {
     p.layout = LAYOUT_NC;
     int ok = 1;
     for (int i = 1; i <= 5; i++) ok &= k[i].supports(&p, 128) == NULL;
-    ok &= k[7].supports(&p, 128) != NULL && k[10].supports(&p, 128) && strstr(k[10].supports(&p, 128), "contiguous");
-    check("supports: [N, C] training runs in 1-5, not in 7 or 10", ok);
+    ok &= k[7].supports(&p, 128) != NULL && k[9].supports(&p, 128) && strstr(k[9].supports(&p, 128), "contiguous");
+    check("supports: [N, C] training runs in 1-5, not in 7 or 9", ok);
     p.layout = LAYOUT_NHWC;
     ok = 1;
     for (int i = 1; i <= 5; i++) ok &= k[i].supports(&p, 128) == NULL;
     check("supports: NHWC training runs in 1-5, not in 7", ok && k[7].supports(&p, 128) != NULL);
     p.layout = LAYOUT_NCHW;
     ok = k[7].supports(&p, 128) == NULL && k[6].supports(&p, 96) != NULL;
-    for (int i = 1; i <= 11; i++)
-        ok &= i == 6 || i == 7 || i == 8 || i == 10 || (k[i].supports(&p, 128) && strstr(k[i].supports(&p, 128), "NCHW"));
-    check("supports: NCHW runs in 7 and 10 (and 8), the others say why", ok);
+    for (int i = 1; i <= 10; i++)
+        ok &= i == 6 || i == 7 || i == 9 || (k[i].supports(&p, 128) && strstr(k[i].supports(&p, 128), "NCHW"));
+    check("supports: NCHW runs in 7 and 9 (and 12), the others say why", ok);
+    const char *why = k[11].supports(&p, 128);
+    check("supports: kernel 11 (inference) skips training, saying so", why && strstr(why, "inference"), "%s",
+          why ? why : "NULL");
     p.training = 0;
     ok = k[6].supports(&p, 160) != NULL;
-    for (int i = 1; i <= 11; i++)
-        ok &= i == 6 || i == 8 || (k[i].supports(&p, 128) && strstr(k[i].supports(&p, 128), "inference"));
-    check("supports: inference skips 1-7 and 9-11 with a reason naming it", ok);
-    check("supports: the dispatcher takes everything", k[8].supports == NULL && k[8].launch != NULL);
+    for (int i = 1; i <= 10; i++)
+        ok &= i == 6 || (k[i].supports(&p, 128) && strstr(k[i].supports(&p, 128), "inference"));
+    check("supports: inference skips 1-10 with a reason naming it", ok);
+    ok = 1;
+    for (int l = LAYOUT_NC; l <= LAYOUT_NHWC; l++) {
+        p.layout = (bn_layout_t)l;
+        for (int bs = 32; bs <= 256; bs *= 2) ok &= k[11].supports(&p, bs) == NULL;
+    }
+    check("supports: kernel 11 runs inference in every layout at 32-256 threads", ok);
+    why = k[11].supports(&p, 512);
+    check("supports: kernel 11 refuses 512 threads (its launch bounds) with a reason", why && strstr(why, "256"), "%s",
+          why ? why : "NULL");
     p.training = 1;
     p.layout = LAYOUT_NC;
     p.M = 15;
-    const char *why = k[3].supports(&p, 128);
+    why = k[3].supports(&p, 128);
     check("supports: kernel 3 refuses N*H*W < 16 (one-pass variance) with a reason", why && strstr(why, "16"), "%s", why ? why : "NULL");
     p.M = 16;
     check("supports: kernel 3 runs at N*H*W = 16", k[3].supports(&p, 128) == NULL);
+}
+
+// ---- the dispatcher's table (no GPU here: no cooperative launch, no clusters, so 10 and 9 have no plan)
+
+static int dispatch_rung(const bn_problem_t *p, int bs, int *rbs) {
+    bn_problem_t view;
+    const bn_problem_t *q;
+    const bn_dispatch_row_t *r = dispatch_row(p, bs, rbs, &view, &q);
+    return r ? r->rung * (q == p ? 1 : -1) : 0;  // negative: the rung runs on the [N, C] view
+}
+
+static void test_dispatch(void) {
+    bn_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.N = 64; p.C = 32; p.H = p.W = p.HW = 1; p.M = 64; p.training = 0; p.h.dtype = DT_BF16;
+    const kernel_t *d = &k_program.kernels[12];
+    check("dispatch: the last kernel, its own block size, supports and launch", d->number == 12 && d->own_block == 1 &&
+                                                                               d->supports && d->launch);
+    int ok = 1, bs;
+    for (int l = LAYOUT_NC; l <= LAYOUT_NHWC; l++) {
+        p.layout = (bn_layout_t)l;
+        ok &= dispatch_rung(&p, 0, &bs) == 11 && bs == 256 && d->supports(&p, 0) == NULL;
+        ok &= dispatch_rung(&p, 128, &bs) == 11 && bs == 128;
+    }
+    check("dispatch: inference in every layout -> 11 at 256 threads (a --block-size passed through)", ok);
+    p.layout = LAYOUT_NHWC;
+    const char *why = d->supports(&p, 512);
+    check("dispatch: inference at --block-size 512 skips with 11's reason (no CUDA error)", why && strstr(why, "256"),
+          "%s", why ? why : "NULL");
+    p.layout = LAYOUT_NCHW;
+    why = d->supports(&p, 1024);
+    check("dispatch: NCHW inference at --block-size 1024 skips with 11's reason", why && strstr(why, "256"), "%s",
+          why ? why : "NULL");
+    p.training = 1;
+    check("dispatch: NCHW training with H*W = 1 -> 5 at 512 on the [N, C] view, which 5 supports",
+          dispatch_rung(&p, 0, &bs) == -5 && bs == 512 && d->supports(&p, 0) == NULL);
+    p.H = p.W = 7; p.HW = 49; p.M = 64 * 49;
+    check("dispatch: NCHW training, 7 x 7 planes -> 7 at 256", dispatch_rung(&p, 0, &bs) == 7 && bs == 256 &&
+                                                                  d->supports(&p, 0) == NULL);
+    p.H = p.W = 56; p.HW = 3136; p.M = 64 * 3136;
+    check("dispatch: NCHW training, 56 x 56 planes without clusters -> 7 at 256, 1024 passed through",
+          dispatch_rung(&p, 0, &bs) == 7 && bs == 256 && dispatch_rung(&p, 1024, &bs) == 7 && bs == 1024);
+    p.layout = LAYOUT_NHWC;
+    check("dispatch: NHWC training without cooperative launch -> 5 at 512",
+          dispatch_rung(&p, 0, &bs) == 5 && bs == 512 && d->supports(&p, 0) == NULL);
+    p.layout = LAYOUT_NC; p.H = p.W = p.HW = 1; p.M = 64;
+    check("dispatch: [N, C] training without cooperative launch -> 5 at 512, 96 passed through",
+          dispatch_rung(&p, 0, &bs) == 5 && bs == 512 && dispatch_rung(&p, 96, &bs) == 5 && bs == 96);
 }
 
 // ---- kernel 0 (cuDNN): the rules that need neither a GPU nor a cuDNN call. With cuDNN, supports(p, 0) plans
@@ -430,7 +489,7 @@ static options_t parse(const char *line) {
 static void test_parsing(void) {
     options_t o = parse("");
     check("parse: defaults are [N, C] = 65536 x 256, training, the dispatcher, fp32, momentum 0.1, eps 1e-5",
-          o.rows == 65536 && o.cols == 256 && o.kernel == KERNEL_DEFAULT && k_program.default_kernel == 8 &&
+          o.rows == 65536 && o.cols == 256 && o.kernel == KERNEL_DEFAULT && k_program.default_kernel == 12 &&
               o.dtype == DT_FP32 && g_layout == LAYOUT_NC && g_height == 1 && g_width == 1 && !g_inference &&
               g_momentum == 0.1 && g_eps == 1e-5);
     o = parse("7 --layout nchw -N 32 -C 256 --height 56 --width 56 --dtype bf16 --check");
@@ -484,11 +543,11 @@ static void test_parsing(void) {
 // ---- registry
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 12);
+    check_registry_shape(&k_program, 13);
     int dt = 1;
     for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 4; i <= 11; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
-    check("registry: 1-3 are fp32 only, 4-11 run fp32, fp16 and bf16", dt);
+    for (int i = 4; i <= 12; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
+    check("registry: 1-3 are fp32 only, 4-12 run fp32, fp16 and bf16", dt);
     check("registry: the program resets the running statistics before validation", k_program.reset != NULL);
 }
 
@@ -620,6 +679,7 @@ int main(void) {
     test_inference();
     test_describe();
     test_supports();
+    test_dispatch();
     test_cudnn_slot();
     test_parsing();
     test_registry();
