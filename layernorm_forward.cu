@@ -4,24 +4,35 @@ rstd = 1 / sqrt(var + eps), biased variance, eps 1e-5 (--eps). Outputs y (dtype 
 statistics mean and rstd (fp32), as a training forward pass saves them for the backward pass.
 
 Kernels (`./layernorm_forward --list` prints the same registry; the CPU tests check that they agree):
-   0  cudnn              cuDNN 9 graph API norm-forward (training phase), fastest of the heuristics' engine configs
-   1  thread-per-row     one thread per row, three loops over the row
-   2  three-launch       block per row: shared-memory tree for the mean, again for rstd, then one element per thread
-   3  warp-per-row       one warp per row, cooperative-groups reductions, two-pass variance, streaming hints
-   4  warp-single-pass   as 3 with var = E[x^2] - E[x]^2 in one pass: fast to write, loses precision
-   5  block-per-row      one block per row: warp shuffles, then across warps through shared memory
-   6  block-row-regs     one block per row with the row held in registers: x read once, two-pass on registers
-   7  subwarp-regs-vec   a warp or part of one per row, row in registers, two group sums, 16-byte packs
-   8  block-smem-welford one block per row, row cached in shared memory, Welford all-reduce, occupancy block size
-   9  block-reread       one block per row, no cache: Welford pass then a normalize pass that re-reads x
-  10  dispatch           picks the path by rows, C and dtype and says which ran
+   0  cudnn               cuDNN 9 graph API norm-forward (training phase), fastest of the heuristics' engine configs
+   1  thread_per_row      one thread per row, three loops over the row
+   2  three_launch        block per row: shared-memory tree for the mean, again for rstd, then one element per thread
+   3  warp_per_row        one warp per row, cooperative-groups reductions, two-pass variance, streaming hints
+   4  warp_single_pass    as 3 with var = E[x^2] - E[x]^2 in one pass: fast to write, loses precision
+   5  block_per_row       one block per row: warp shuffles, then across warps through shared memory
+   6  block_row_regs      one block per row with the row held in registers: x read once, two-pass on registers
+   7  subwarp_regs_vec    a warp or part of one per row, row in registers, two group sums, 16-byte packs
+   8  block_smem_welford  one block per row, row cached in shared memory, Welford all-reduce, occupancy block size
+   9  block_reread        one block per row, no cache: Welford pass then a normalize pass that re-reads x
+  10  subwarp_persistent  7's layout in a grid of resident blocks that walk the rows, the next row loaded early
+  11  cluster_row_regs    row in registers in 16-byte packs, split over a thread-block cluster when one block cannot hold it
+  12  latency_split       a row over 1-16 blocks, w and b loaded with x, one reduction round
+  13  dispatch            picks a rung by rows, C and dtype and says which ran
 
 Run:
   make && ./layernorm_forward 7                 validate kernel 7, sweep block sizes, time each
   ./layernorm_forward all --dtype bf16          every kernel, ranked
-  ./layernorm_forward 10 -N 16384 -C 4096 --check
+  ./layernorm_forward 13 -N 16384 -C 4096 --check
+  ./layernorm_forward 12 -N 4 -C 65536 --cluster 8    a row over 8 blocks (--cluster: kernels 11, 12 and 13)
   ./layernorm_forward --list                    the registry (no GPU needed)
-Kernels 1-5 are the fp32 teaching ladder; 6-10 run fp32, fp16 and bf16 with fp32 arithmetic.
+Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for an H100/H200, where the
+cluster kernels have their code):
+  nvcc -O3 -std=c++17 --default-stream per-thread -arch=sm_90 -Xcompiler -fopenmp -o layernorm_forward layernorm_forward.cu -lcurand -lgomp -ldl
+  CUPTI (the GPU's own clock for the timing; else CUDA events): add -DHAVE_CUPTI -lcupti, and where the toolkit
+    keeps CUPTI apart, -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64
+  cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L to cuDNN where it is not in the toolkit's directories)
+Kernels 1-5 are the fp32 teaching ladder; 6-13 run fp32, fp16 and bf16 with fp32 arithmetic, except 10 (fp32
+only: where it measured better than 7).
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
 validation and outside the timed region; its planning line and the `path` say which engine runs.
@@ -45,14 +56,14 @@ typedef struct {
 } ln_problem_t;
 
 static double g_eps = 1e-5;
-static int g_cluster = 0;    // --cluster K: kernel 10's register path forced to clusters of K blocks (0: its rule)
-#define LN_DISPATCHER 10      // kernel 10, the dispatcher (the default kernel): what --cluster steers
+static int g_cluster = 0;    // --cluster K: kernels 11, 12 (and 13 through them) split rows over K blocks (0: their rule)
+#define LN_DISPATCHER 13      // kernel 13, the dispatcher (the default kernel)
 
 // Kernel arguments, one convention in all three programs: the plain fp32 ladder (kernels 1-5 here) takes
 // llm.c's positional arguments; every templated kernel (6 on) takes this struct by value, first, and binds
 // the fields it uses to typed __restrict__ locals. Values that belong to one launch only would follow it.
-// (The locals keep x's loads as they were with __restrict__ parameters; in the kernels that store y with
-// __stcs, w and b come through plain loads instead of read-only ones: C elements, L1-resident; NOTES.)
+// (With these locals x's loads compile as with __restrict__ parameters; in the kernels that store y with
+// __stcs, w and b come through plain loads instead of read-only ones: C elements, L1-resident; results/NOTES.md.)
 typedef struct {
     const void *x, *w, *b;  // x [N, C]; weight and bias [C]: the run's dtype
     void *y;                // [N, C]
@@ -60,6 +71,17 @@ typedef struct {
     long N, C;
     float eps;
 } ln_args_t;
+
+// The arguments of the templated kernels (6 on), from the problem.
+static ln_args_t ln_args(const ln_problem_t *p) {
+    ln_args_t a = {p->x, p->w, p->b, p->y, p->mean, p->rstd, p->N, p->C, p->eps};
+    return a;
+}
+
+// The widest pack (elements) that divides C: 16 bytes when it can.
+static int vec_width(const ln_problem_t *p) { return (int)gcd_long(16 / (long)dtype_size(p->h.dtype), p->C); }
+// 1 when C takes 16-byte packs (the pack width of kernels 10, 11 and 12).
+static int full_packs(const ln_problem_t *p) { return vec_width(p) == 16 / (int)dtype_size(p->h.dtype); }
 
 // ------------------------------------------------------------------------------------------------
 // CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
@@ -85,12 +107,47 @@ static void layernorm_forward_cpu(double *y, double *mean, double *rstd, const d
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 1: one thread per row, three loops over the row (mean, variance, normalize).
+// Kernel 0, cudnn: the vendor baseline. The graph API's norm-forward node in LayerNorm mode, training phase
+// (it writes mean and rstd), x/y/weight/bias in the dtype, statistics and arithmetic in fp32, writing
+// straight into this program's buffers. supports() builds the graph, tries every engine config the
+// heuristics give and keeps the fastest (harness/cudnn.h, cudnn_norm_prepare); launch() only executes.
+#ifdef HAVE_CUDNN
+static cudnn_norm_state_t g_cudnn;
+
+// The problem as cuDNN's graph sees it (no GPU needed: the CPU tests finalize its operation).
+static void cudnn_describe(const ln_problem_t *p, cudnn_norm_t *d) {
+    memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
+    d->mode = CUDNN_LAYER_NORM;
+    d->dtype = p->h.dtype;
+    cudnn_norm_rows(d, p->N, p->C);
+    d->x = p->x;
+    d->scale = p->w;
+    d->bias = p->b;
+    d->y = p->y;
+    d->mean = p->mean;
+    d->rstd = p->rstd;
+    d->eps = p->eps;
+    snprintf(d->label, sizeof d->label, "LayerNorm %s %s", dtype_name(p->h.dtype), p->h.shape);
+}
+static const char *supports_cudnn(const void *pp, int bs) {
+    REASON_TRY(cudnn_refuse_block_size(bs));
+    cudnn_norm_t d;
+    cudnn_describe((const ln_problem_t *)pp, &d);
+    return cudnn_norm_prepare(&g_cudnn, &d);
+}
+static void launch_cudnn(const void *pp, launch_t *l) {
+    (void)pp;  // the plan holds the problem's pointers
+    cudnn_plan_execute(&g_cudnn.plan, l);
+}
+#endif
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 1, thread_per_row: one thread per row, three loops over the row (mean, variance, normalize).
 // Wrong: neighbouring threads read addresses C floats apart, so every load is its own memory
 // transaction (uncoalesced), and there are only `rows` threads: too few to fill the GPU at small rows.
 
-__global__ void layernorm_kernel1(const float *x, const float *w, const float *b, float *y, float *mean, float *rstd,
-                                  long N, long C, float eps) {
+__global__ void layernorm_thread_per_row_kernel(const float *x, const float *w, const float *b, float *y, float *mean, float *rstd,
+                                                long N, long C, float eps) {
     long row = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (row >= N) return;
     const float *xr = x + row * C;
@@ -106,15 +163,19 @@ __global__ void layernorm_kernel1(const float *x, const float *w, const float *b
     mean[row] = m;
     rstd[row] = s;
 }
+static void launch_thread_per_row(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    layernorm_thread_per_row_kernel<<<(unsigned)ceil_div(p->N, l->block_size), l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->N, p->C, p->eps);
+}
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 2: three launches. A block per row reduces the mean through a shared-memory tree; a second
+// Kernel 2, three_launch: three launches. A block per row reduces the mean through a shared-memory tree; a second
 // kernel does the same for rstd; a third normalizes one element per thread.
 // Improves: coalesced reads (consecutive threads read consecutive elements) and a block of threads per row.
 // Wrong: x crosses memory three times, mean/rstd take a round trip through global memory, the tree idles
 // half the threads at each step, and three launches pay three launch latencies. Needs a power-of-two block.
 
-__global__ void layernorm_kernel2_mean(const float *x, float *mean, long C) {
+__global__ void layernorm_three_launch_mean_kernel(const float *x, float *mean, long C) {
     extern __shared__ float shared[];
     const float *xr = x + blockIdx.x * C;
     float s = 0.f;
@@ -128,7 +189,7 @@ __global__ void layernorm_kernel2_mean(const float *x, float *mean, long C) {
     if (threadIdx.x == 0) mean[blockIdx.x] = shared[0] / C;
 }
 
-__global__ void layernorm_kernel2_rstd(const float *x, const float *mean, float *rstd, long C, float eps) {
+__global__ void layernorm_three_launch_rstd_kernel(const float *x, const float *mean, float *rstd, long C, float eps) {
     extern __shared__ float shared[];
     const float *xr = x + blockIdx.x * C;
     float m = mean[blockIdx.x];
@@ -143,26 +204,39 @@ __global__ void layernorm_kernel2_rstd(const float *x, const float *mean, float 
     if (threadIdx.x == 0) rstd[blockIdx.x] = 1.f / sqrtf(shared[0] / C + eps);
 }
 
-__global__ void layernorm_kernel2_normalize(const float *x, const float *w, const float *b, const float *mean,
-                                            const float *rstd, float *y, long N, long C) {
+__global__ void layernorm_three_launch_normalize_kernel(const float *x, const float *w, const float *b, const float *mean,
+                                                        const float *rstd, float *y, long N, long C) {
     long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (i >= N * C) return;
     long row = i / C, c = i % C;
     y[i] = (x[i] - mean[row]) * rstd[row] * w[c] + b[c];
 }
 
+static void launch_three_launch(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int bs = l->block_size;
+    size_t smem = bs * sizeof(float);
+    layernorm_three_launch_mean_kernel<<<(unsigned)p->N, bs, smem>>>((const float *)p->x, p->mean, p->C);
+    layernorm_three_launch_rstd_kernel<<<(unsigned)p->N, bs, smem>>>((const float *)p->x, p->mean, p->rstd, p->C, p->eps);
+    layernorm_three_launch_normalize_kernel<<<(unsigned)ceil_div(p->N * p->C, bs), bs>>>(
+        (const float *)p->x, (const float *)p->w, (const float *)p->b, p->mean, p->rstd, (float *)p->y, p->N, p->C);
+}
+static const char *supports_three_launch(const void *pp, int bs) {
+    (void)pp;
+    return is_pow2(bs) ? NULL : "the shared-memory tree needs a power-of-two block size";
+}
+
 // ------------------------------------------------------------------------------------------------
-// Kernel 3: one warp per row. Lanes stride over the row (coalesced), cooperative-groups reductions
+// Kernel 3, warp_per_row: one warp per row. Lanes stride over the row (coalesced), cooperative-groups reductions
 // (shuffles, no shared memory, no __syncthreads), two-pass variance around the mean, __restrict__, and
 // streaming cache hints on the last read of x and on y (evict-first: they are not read again).
 // Wrong: x is read three times (the re-reads mostly hit L1/L2, but cost instructions and bandwidth), loads
-// are 4 bytes wide, and one warp per row leaves large rows to a single warp. The hints themselves turned out
-// not to pay: kernel 10 ran 1.5-5% faster on an H100 without them, so kernels 6-8 use plain access; the
-// re-read (9), the persistent and the cluster paths keep them, where plain access cost 2-11 points.
+// are 4 bytes wide, and one warp per row leaves large rows to a single warp. The hints do not pay as a rule
+// (kernels 6-8 use plain access); 9, 10 and 11 keep them where plain access measured slower (results/NOTES.md).
 
-__global__ void layernorm_kernel3(const float *__restrict__ x, const float *__restrict__ w,
-                                  const float *__restrict__ b, float *__restrict__ y, float *__restrict__ mean,
-                                  float *__restrict__ rstd, long N, long C, float eps) {
+__global__ void layernorm_warp_per_row_kernel(const float *__restrict__ x, const float *__restrict__ w,
+                                              const float *__restrict__ b, float *__restrict__ y, float *__restrict__ mean,
+                                              float *__restrict__ rstd, long N, long C, float eps) {
     cg::thread_block block = cg::this_thread_block();
     cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
     long row = blockIdx.x * (long)warp.meta_group_size() + warp.meta_group_rank();
@@ -181,17 +255,22 @@ __global__ void layernorm_kernel3(const float *__restrict__ x, const float *__re
         __stcs(rstd + row, r);
     }
 }
+static void launch_warp_per_row(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    layernorm_warp_per_row_kernel<<<(unsigned)ceil_div(p->N, l->block_size / 32), l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->N, p->C,
+                                                                                       p->eps);
+}
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 4: as kernel 3, but sum and sum of squares in one pass: var = E[x^2] - E[x]^2.
+// Kernel 4, warp_single_pass: as kernel 3, but sum and sum of squares in one pass: var = E[x^2] - E[x]^2.
 // Improves: one read of x fewer before normalizing.
 // Wrong: catastrophic cancellation. When |mean| >> std, E[x^2] and E[x]^2 are huge and nearly equal, and
 // fp32 keeps only ~7 digits of each: with --input-mean 1000 (std 1) the variance loses about six digits
 // and the harness reports FAIL. It can even come out negative (clamped here to 0).
 
-__global__ void layernorm_kernel4(const float *__restrict__ x, const float *__restrict__ w,
-                                  const float *__restrict__ b, float *__restrict__ y, float *__restrict__ mean,
-                                  float *__restrict__ rstd, long N, long C, float eps) {
+__global__ void layernorm_warp_single_pass_kernel(const float *__restrict__ x, const float *__restrict__ w,
+                                                  const float *__restrict__ b, float *__restrict__ y, float *__restrict__ mean,
+                                                  float *__restrict__ rstd, long N, long C, float eps) {
     cg::thread_block block = cg::this_thread_block();
     cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
     long row = blockIdx.x * (long)warp.meta_group_size() + warp.meta_group_rank();
@@ -215,17 +294,22 @@ __global__ void layernorm_kernel4(const float *__restrict__ x, const float *__re
         __stcs(rstd + row, r);
     }
 }
+static void launch_warp_single_pass(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    layernorm_warp_single_pass_kernel<<<(unsigned)ceil_div(p->N, l->block_size / 32), l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->N, p->C,
+                                                                                       p->eps);
+}
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 5: one block per row. Each warp reduces by shuffles, then the per-warp partials meet in shared
-// memory and one warp finishes (block_sum in common.h); two-pass statistics.
+// Kernel 5, block_per_row: one block per row. Each warp reduces by shuffles, then the per-warp partials meet in shared
+// memory and one warp finishes (block_sum, harness/device_helpers.h); two-pass statistics.
 // Improves: a whole block works on each row, so large rows get enough loads in flight.
 // Wrong: x still crosses the memory system three times (the later reads hit L2 only while the row stays
 // there), loads are 4 bytes wide, and at small C most of the block idles.
 
-__global__ void layernorm_kernel5(const float *__restrict__ x, const float *__restrict__ w,
-                                  const float *__restrict__ b, float *__restrict__ y, float *__restrict__ mean,
-                                  float *__restrict__ rstd, long C, float eps) {
+__global__ void layernorm_block_per_row_kernel(const float *__restrict__ x, const float *__restrict__ w,
+                                               const float *__restrict__ b, float *__restrict__ y, float *__restrict__ mean,
+                                               float *__restrict__ rstd, long C, float eps) {
     __shared__ float scratch[33];
     long row = blockIdx.x;
     const float *xr = x + row * C;
@@ -242,23 +326,24 @@ __global__ void layernorm_kernel5(const float *__restrict__ x, const float *__re
         rstd[row] = r;
     }
 }
+static void launch_block_per_row(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    layernorm_block_per_row_kernel<<<(unsigned)p->N, l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->C, p->eps);
+}
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 6: one block per row with the row held in registers: each thread loads its PACKS packs of VEC
-// elements once, and the mean, the variance around it and y all come from those registers, so x crosses
-// DRAM once. Templated on the dtype; fp32 arithmetic.
-// Kernel 6 itself runs VEC = 1 (scalar loads, the one new idea is "x read once"); the dispatcher (10)
-// runs this same kernel with 16-byte packs. All of a thread's loads are issued before the first add (a
-// loop of loads, then a loop of sums): summing inside the loading loop compiled to one branch per pack
-// holding its load and its adds, so a thread had one load in flight, and the dispatcher sent 16-bit rows
-// above C = 2048 to kernel 9 instead (on an H200, bf16 C = 4096-16384: kernel 9 76-80% of the copy; this
-// kernel with its loads first 87-91%).
+// Kernel 6, block_row_regs: one block per row with the row held in registers: each thread loads its PACKS packs
+// of VEC elements once, and the mean, the variance around it and y all come from those registers, so x crosses
+// DRAM once. Templated on the dtype; fp32 arithmetic. Kernel 6 runs it with VEC = 1 (scalar loads: the one new
+// idea is "x read once"); kernel 11 runs this same kernel with 16-byte packs. All of a thread's loads are issued
+// before the first add (a loop of loads, then a loop of sums), so they are all in flight at once.
+// Improves: x crosses DRAM once, where 5 reads it three times.
 // Wrong: scalar 2- or 4-byte loads need many instructions per byte; the row must fit in
 // block_size * PACKS registers (at most 16 per thread here; 16 fp32 scalars already spill a few registers
 // under the 64-register cap of 1024-thread blocks), and at small C most threads hold nothing.
 
 // The register kernels' loops over the packs a thread holds (pack p: i = threadIdx.x + p * blockDim.x < nvec),
-// kernel 6's: the sum, the sum of squares around m, and y.
+// kernels 6 and 11: the sum, the sum of squares around m, and y.
 template <typename T, int VEC, int PACKS>
 __device__ __forceinline__ float rowreg_sum(const Pack<T, VEC> (&v)[PACKS], int nvec) {
     float s = 0.f;
@@ -305,8 +390,8 @@ __device__ __forceinline__ void rowreg_store(const Pack<T, VEC> (&v)[PACKS], int
     }
 }
 
-template <typename T, int VEC, int PACKS, bool CS = false>  // CS: streaming access (a choice of the dispatcher)
-__global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(ln_args_t a) {
+template <typename T, int VEC, int PACKS, bool CS = false>  // CS: streaming access (a choice of kernel 11)
+__global__ void __launch_bounds__(1024) layernorm_block_row_regs_kernel(ln_args_t a) {
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
@@ -321,8 +406,7 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(ln_args_t a) {
     int nvec = (int)(C / VEC);  // the launcher guarantees C % VEC == 0
     Pack<T, VEC> v[PACKS];
     // Every load first, in a loop of its own: each `if` then holds only a load, which the compiler
-    // predicates, so the thread has all PACKS loads in flight before the first add. (Summing inside the
-    // loading loop put each load in its own branch with its adds: one load in flight at a time; results/NOTES.md.)
+    // predicates, so the thread has all PACKS loads in flight before the first add.
 #pragma unroll
     for (int p = 0; p < PACKS; p++) {
         int i = threadIdx.x + p * blockDim.x;
@@ -336,14 +420,45 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(ln_args_t a) {
         rstd[row] = r;
     }
 }
+// Packs per thread, the smallest power of two <= max_packs with which bs threads hold the row (0: none). Kernel 6
+// (scalar) goes to 16, the most that fits 64 registers (the limit at 1024 threads) without spilling; kernel 11's
+// 16-byte packs to 8 (bs = all threads of a cluster there).
+static const int ROWREG_MAX_PACKS = 16;
+static int rowreg_packs(long nvec, int bs, int max_packs) {
+    for (int packs = 1; packs <= max_packs; packs *= 2)
+        if ((long)packs * bs >= nvec) return packs;
+    return 0;
+}
+template <typename T>
+static void launch_block_row_regs_t(const ln_problem_t *p, int bs, int packs) {  // scalar (VEC = 1)
+    const void *fn;
+    with_pow2<1, 16>(packs, [&](auto P) { fn = (const void *)layernorm_block_row_regs_kernel<T, 1, P.value>; });
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel(fn, p->N, bs, 0, args, 1);
+}
+static void launch_block_row_regs(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int packs = rowreg_packs(p->C, l->block_size, ROWREG_MAX_PACKS);
+    switch (p->h.dtype) {
+    case DT_FP32: launch_block_row_regs_t<float>(p, l->block_size, packs); break;
+    case DT_FP16: launch_block_row_regs_t<__half>(p, l->block_size, packs); break;
+    default: launch_block_row_regs_t<__nv_bfloat16>(p, l->block_size, packs); break;
+    }
+}
+static const char *supports_block_row_regs(const void *pp, int bs) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    if (!rowreg_packs(p->C, bs, ROWREG_MAX_PACKS))
+        return reasonf("row of %ld does not fit %d threads x %d registers", p->C, bs, ROWREG_MAX_PACKS);
+    return NULL;
+}
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 7: a warp, or TPR lanes of one (TPR = 1..32 by C), per row; the row lives in registers as 16-byte
-// packs (VEC elements, the widest that divides C); the lanes of a row sum it by shuffles (group_sum) for the
-// mean, then sum the squares around that mean the same way: the exact two-pass variance, from registers, so
-// statistics need one read of x and no shared memory. Several rows per warp when C is small, several warps
-// per block. (It first merged per-lane Welford states by shuffles: three floats a step and a division each,
-// 83% of the copy at bf16 8192x768 on an H100; results/NOTES.md has the change.)
+// Kernel 7, subwarp_regs_vec: a warp, or TPR lanes of one (TPR = 1..32 by C), per row; the row lives in
+// registers as 16-byte packs (VEC elements, the widest that divides C); the lanes of a row sum it by shuffles
+// (group_sum) for the mean, then sum the squares around that mean the same way: the exact two-pass variance,
+// from registers, so statistics need one read of x and no shared memory. Several rows per warp when C is small,
+// several warps per block.
 // Improves: 16-byte loads and stores (a quarter of the instructions of scalar fp32, an eighth for
 // 16-bit types), all loads of a row issued before the first use, no __syncthreads.
 // Wrong: built for C up to 1024 (fp32) / 2048 (16-bit) with up to 8 packs per lane; beyond that the
@@ -353,9 +468,9 @@ __global__ void __launch_bounds__(1024) layernorm_rowreg_kernel(ln_args_t a) {
 // bf16 cost 91 registers: fewer warps resident, and too many registers for 1024-thread blocks).
 #define K7_MAX_PACKS 8
 
-// One row as TPR lanes see it (kernel 7, and kernel 10's persistent path): lane `lane` holds packs lane,
-// lane + TPR, ... of the row in v[]. Loads are all issued before any use. CS: streaming (evict-first) access
-// to x and y, which the persistent path keeps (plain access cost it 3-7 points on an H100, results/NOTES.md).
+// One row as TPR lanes see it (kernels 7 and 10): lane `lane` holds packs lane, lane + TPR, ... of the row in v[].
+// Loads are all issued before any use. CS: streaming (evict-first) access to x and y, which kernel 10 keeps
+// (plain access cost it 3-7 points on an H100, results/NOTES.md).
 template <typename T, int VEC, int TPR, int MAXP, bool CS = false>
 __device__ __forceinline__ void subwarp_load_row(Pack<T, VEC> (&v)[MAXP], const T *__restrict__ xr, bool valid,
                                                  int lane, int nvec) {
@@ -417,7 +532,7 @@ __device__ __forceinline__ void subwarp_finish_row(const Pack<T, VEC> (&v)[MAXP]
 }
 
 template <typename T, int VEC, int TPR, int MAXP>
-__global__ void layernorm_subwarp_kernel(ln_args_t a) {
+__global__ void layernorm_subwarp_regs_vec_kernel(ln_args_t a) {
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
@@ -433,18 +548,57 @@ __global__ void layernorm_subwarp_kernel(ln_args_t a) {
     subwarp_load_row<T, VEC, TPR, MAXP>(v, x + row * C, valid, lane, nvec);
     subwarp_finish_row<T, VEC, TPR, MAXP>(v, valid, lane, nvec, row, C, w, b, y, mean, rstd, eps);
 }
+// Lanes per row chosen by C: the fewest that hold the row in 4 packs each, else a whole warp with up to 8 packs
+// each; 0 when the row does not fit.
+static int subwarp_tpr(long nvec) {
+    int tpr = 1;
+    while (tpr < 32 && (long)tpr * 4 < nvec) tpr *= 2;
+    return (long)tpr * (tpr == 32 ? K7_MAX_PACKS : 4) >= nvec ? tpr : 0;
+}
+template <typename T, int VEC>
+static void subwarp_kernel_for(int tpr, long nvec, const void **fn) {  // 4 packs a lane; 8 for a warp's long row
+    with_pow2<1, 32>(tpr, [&](auto P) {
+        if (P.value == 32 && nvec > 32 * 4) *fn = (const void *)layernorm_subwarp_regs_vec_kernel<T, VEC, 32, K7_MAX_PACKS>;
+        else *fn = (const void *)layernorm_subwarp_regs_vec_kernel<T, VEC, P.value, 4>;
+    });
+}
+template <typename T, int VEC>
+static void launch_subwarp_t(const ln_problem_t *p, int bs, int tpr) {
+    const void *fn;
+    subwarp_kernel_for<T, VEC>(tpr, p->C / VEC, &fn);
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel(fn, ceil_div(p->N, bs / tpr), bs, 0, args, 1);
+}
+static void launch_subwarp_regs_vec(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int vec = vec_width(p), tpr = subwarp_tpr(p->C / vec);
+    DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, l->block_size, tpr);
+    snprintf(l->path, sizeof l->path, "%d lanes/row, %d-wide packs", tpr, vec);
+}
+static const char *supports_subwarp_regs_vec(const void *pp, int bs) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int vec = vec_width(p), tpr = subwarp_tpr(p->C / vec);
+    if (!tpr) return reasonf("row of %ld needs more than 32 lanes x %d packs of %d", p->C, K7_MAX_PACKS, vec);
+    const void *fn;
+    DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->C / vec, &fn);
+    return block_fits(fn, bs);
+}
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 8: one block per row with the row cached in shared memory (dynamic, C elements of T): one read of
+// Kernel 8, block_smem_welford: one block per row with the row cached in shared memory (dynamic, C elements of T): one read of
 // x from DRAM into shared memory with 16-byte packs, per-thread (count, mean, M2) from its part, a Welford
-// block all-reduce (block_welford in common.h), and y written from the shared copy. The block size comes
+// block all-reduce (block_welford, harness/device_helpers.h), and y written from the shared copy. The block size comes
 // from the occupancy calculator for this kernel and its shared-memory size.
 // Improves: any C whose row fits shared memory (up to ~227 KB a block on sm_90), without register limits.
 // Wrong: the occupancy calculator maximises resident threads, not bytes in flight; with large rows only
 // one or two blocks fit an SM, and the load -> reduce -> write phases of a block do not overlap.
 
+// The launcher's instance helper (the occupancy query, cached), below the launcher.
+template <typename T, int VEC> static void launch_block_smem_welford_t(const ln_problem_t *p, launch_t *l);
+
 template <typename T, int VEC>
-__global__ void layernorm_smem_kernel(ln_args_t a) {
+__global__ void layernorm_block_smem_welford_kernel(ln_args_t a) {
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
@@ -496,8 +650,49 @@ __global__ void layernorm_smem_kernel(ln_args_t a) {
     }
 }
 
+static void launch_block_smem_welford(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    DISPATCH_VEC(p->h.dtype, vec_width(p), launch_block_smem_welford_t, p, l);
+}
+static const char *supports_block_smem_welford(const void *pp, int bs) {
+    (void)bs;
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    size_t need = (size_t)p->C * dtype_size(p->h.dtype);
+    size_t have = g_dev.prop.sharedMemPerBlockOptin - 33 * sizeof(Welford);
+    if (need > have) return reasonf("row of %.0f KB does not fit %.0f KB of shared memory", need / 1024.0, have / 1024.0);
+    return NULL;
+}
+// The block size: the occupancy calculator's for this kernel and its shared-memory size, unless one is given.
+template <typename T, int VEC>
+static void smem_kernel_config(const ln_problem_t *p, int requested, int *bs_out, cudaError_t *err) {
+    size_t smem = (size_t)p->C * sizeof(T);
+    *err = cudaFuncSetAttribute(layernorm_block_smem_welford_kernel<T, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    int min_grid = 0, bs = requested;
+    if (*err == cudaSuccess && !requested)
+        *err = cudaOccupancyMaxPotentialBlockSize(&min_grid, &bs, layernorm_block_smem_welford_kernel<T, VEC>, smem, 1024);
+    *bs_out = bs;
+}
+template <typename T, int VEC>
+static void launch_block_smem_welford_t(const ln_problem_t *p, launch_t *l) {
+    static int cached_bs = 0;  // the occupancy answer for the last C (queried once, outside the timing)
+    static long cached_C = -1;
+    int bs = l->block_size;
+    if (!bs && cached_C == p->C) {
+        bs = cached_bs;
+    } else {
+        cudaError_t err = cudaSuccess;
+        smem_kernel_config<T, VEC>(p, bs, &bs, &err);
+        CUDA_CHECK(err);
+        if (!l->block_size) { cached_C = p->C; cached_bs = bs; }
+    }
+    l->block_used = bs;
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel((const void *)layernorm_block_smem_welford_kernel<T, VEC>, p->N, bs, (size_t)p->C * sizeof(T), args, 1);
+}
+
 // ------------------------------------------------------------------------------------------------
-// Kernel 9: one block per row without any cache: a first pass folds each 16-byte pack into the thread's
+// Kernel 9, block_reread: one block per row without any cache: a first pass folds each 16-byte pack into the thread's
 // Welford state (one read of x), a block all-reduce, then a second pass re-reads x to write y.
 // Improves: no limit on C at all (the fallback for very large rows), 16-byte packs, large blocks.
 // Wrong: x is read twice. The second read is served by L2 only while all resident rows fit in it
@@ -505,7 +700,7 @@ __global__ void layernorm_smem_kernel(ln_args_t a) {
 // the minimum bytes.
 
 template <typename T, int VEC>
-__global__ void layernorm_reread_kernel(ln_args_t a) {
+__global__ void layernorm_block_reread_kernel(ln_args_t a) {
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
@@ -550,207 +745,30 @@ __global__ void layernorm_reread_kernel(ln_args_t a) {
     }
 }
 
-// ------------------------------------------------------------------------------------------------
-// Launchers: pick the template instance, check the launch.
-
-// The arguments of the templated kernels (6 on), from the problem.
-static ln_args_t ln_args(const ln_problem_t *p) {
-    ln_args_t a = {p->x, p->w, p->b, p->y, p->mean, p->rstd, p->N, p->C, p->eps};
-    return a;
-}
-
-// The widest pack (elements) that divides C: 16 bytes when it can.
-static int vec_width(const ln_problem_t *p) { return (int)gcd_long(16 / (long)dtype_size(p->h.dtype), p->C); }
-
-static void launch_k1(const void *pp, launch_t *l) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    layernorm_kernel1<<<(unsigned)ceil_div(p->N, l->block_size), l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->N, p->C, p->eps);
-}
-
-static const char *supports_k2(const void *pp, int bs) {
-    (void)pp;
-    return is_pow2(bs) ? NULL : "the shared-memory tree needs a power-of-two block size";
-}
-static void launch_k2(const void *pp, launch_t *l) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    int bs = l->block_size;
-    size_t smem = bs * sizeof(float);
-    layernorm_kernel2_mean<<<(unsigned)p->N, bs, smem>>>((const float *)p->x, p->mean, p->C);
-    layernorm_kernel2_rstd<<<(unsigned)p->N, bs, smem>>>((const float *)p->x, p->mean, p->rstd, p->C, p->eps);
-    layernorm_kernel2_normalize<<<(unsigned)ceil_div(p->N * p->C, bs), bs>>>(
-        (const float *)p->x, (const float *)p->w, (const float *)p->b, p->mean, p->rstd, (float *)p->y, p->N, p->C);
-}
-
-static void launch_k3(const void *pp, launch_t *l) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    layernorm_kernel3<<<(unsigned)ceil_div(p->N, l->block_size / 32), l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->N, p->C,
-                                                                                       p->eps);
-}
-static void launch_k4(const void *pp, launch_t *l) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    layernorm_kernel4<<<(unsigned)ceil_div(p->N, l->block_size / 32), l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->N, p->C,
-                                                                                       p->eps);
-}
-static void launch_k5(const void *pp, launch_t *l) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    layernorm_kernel5<<<(unsigned)p->N, l->block_size>>>((const float *)p->x, (const float *)p->w, (const float *)p->b, (float *)p->y, p->mean, p->rstd, p->C, p->eps);
-}
-
-// Packs per thread, the smallest power of two <= max_packs with which bs threads hold the row (0: none). Kernel 6
-// (scalar) goes to 16, the most that fits 64 registers (the limit at 1024 threads) without spilling; the
-// dispatcher's 16-byte packs to 8 (bs = all threads of a cluster there).
-static const int ROWREG_MAX_PACKS = 16;
-static int rowreg_packs(long nvec, int bs, int max_packs) {
-    for (int packs = 1; packs <= max_packs; packs *= 2)
-        if ((long)packs * bs >= nvec) return packs;
-    return 0;
-}
-template <typename T>
-static void launch_rowreg_t(const ln_problem_t *p, int bs, int packs) {  // kernel 6: scalar (VEC = 1)
-    const void *fn;
-    switch (packs) {
-    case 1: fn = (const void *)layernorm_rowreg_kernel<T, 1, 1>; break;
-    case 2: fn = (const void *)layernorm_rowreg_kernel<T, 1, 2>; break;
-    case 4: fn = (const void *)layernorm_rowreg_kernel<T, 1, 4>; break;
-    case 8: fn = (const void *)layernorm_rowreg_kernel<T, 1, 8>; break;
-    default: fn = (const void *)layernorm_rowreg_kernel<T, 1, 16>; break;
-    }
+template <typename T, int VEC>
+static void launch_block_reread_t(const ln_problem_t *p, int bs) {
     ln_args_t a = ln_args(p);
     void *args[] = {&a};
-    launch_kernel(fn, p->N, bs, 0, args, 1);
+    launch_kernel((const void *)layernorm_block_reread_kernel<T, VEC>, p->N, bs, 0, args, 1);
 }
-// Kernel 6 proper: scalar (VEC = 1).
-static const char *supports_k6(const void *pp, int bs) {
+static void launch_block_reread(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    if (!rowreg_packs(p->C, bs, ROWREG_MAX_PACKS))
-        return reasonf("row of %ld does not fit %d threads x %d registers", p->C, bs, ROWREG_MAX_PACKS);
-    return NULL;
-}
-static void launch_k6(const void *pp, launch_t *l) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    int packs = rowreg_packs(p->C, l->block_size, ROWREG_MAX_PACKS);
-    switch (p->h.dtype) {
-    case DT_FP32: launch_rowreg_t<float>(p, l->block_size, packs); break;
-    case DT_FP16: launch_rowreg_t<__half>(p, l->block_size, packs); break;
-    default: launch_rowreg_t<__nv_bfloat16>(p, l->block_size, packs); break;
-    }
-}
-
-// Kernel 7: lanes per row chosen by C: the fewest that hold the row in 4 packs each, else a whole warp with
-// up to 8 packs each; 0 when the row does not fit.
-static int subwarp_tpr(long nvec) {
-    int tpr = 1;
-    while (tpr < 32 && (long)tpr * 4 < nvec) tpr *= 2;
-    return (long)tpr * (tpr == 32 ? K7_MAX_PACKS : 4) >= nvec ? tpr : 0;
-}
-typedef void (*ln_kernel_t)(ln_args_t);
-template <typename T, int VEC>
-static void subwarp_kernel_for(int tpr, long nvec, const void **fn) {
-    ln_kernel_t k;
-    switch (tpr) {
-    case 1: k = layernorm_subwarp_kernel<T, VEC, 1, 4>; break;
-    case 2: k = layernorm_subwarp_kernel<T, VEC, 2, 4>; break;
-    case 4: k = layernorm_subwarp_kernel<T, VEC, 4, 4>; break;
-    case 8: k = layernorm_subwarp_kernel<T, VEC, 8, 4>; break;
-    case 16: k = layernorm_subwarp_kernel<T, VEC, 16, 4>; break;
-    default:
-        if (nvec <= 32 * 4) k = layernorm_subwarp_kernel<T, VEC, 32, 4>;
-        else k = layernorm_subwarp_kernel<T, VEC, 32, K7_MAX_PACKS>;
-        break;
-    }
-    *fn = (const void *)k;
-}
-template <typename T, int VEC>
-static void launch_subwarp_t(const ln_problem_t *p, int bs, int tpr) {
-    const void *fn;
-    subwarp_kernel_for<T, VEC>(tpr, p->C / VEC, &fn);
-    ln_args_t a = ln_args(p);
-    void *args[] = {&a};
-    launch_kernel(fn, ceil_div(p->N, bs / tpr), bs, 0, args, 1);
-}
-static const char *supports_k7(const void *pp, int bs) {
-    (void)bs;
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    int vec = vec_width(p), tpr = subwarp_tpr(p->C / vec);
-    if (!tpr) return reasonf("row of %ld needs more than 32 lanes x %d packs of %d", p->C, K7_MAX_PACKS, vec);
-    const void *fn;
-    DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->C / vec, &fn);
-    return block_fits(fn, bs);
-}
-static void launch_k7(const void *pp, launch_t *l) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    int vec = vec_width(p), tpr = subwarp_tpr(p->C / vec);
-    DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, l->block_size, tpr);
-}
-
-// Kernel 8: shared-memory row cache; block size from the occupancy calculator.
-template <typename T, int VEC>
-static void smem_kernel_config(const ln_problem_t *p, int requested, int *bs_out, cudaError_t *err) {
-    size_t smem = (size_t)p->C * sizeof(T);
-    *err = cudaFuncSetAttribute(layernorm_smem_kernel<T, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    int min_grid = 0, bs = requested;
-    if (*err == cudaSuccess && !requested)
-        *err = cudaOccupancyMaxPotentialBlockSize(&min_grid, &bs, layernorm_smem_kernel<T, VEC>, smem, 1024);
-    *bs_out = bs;
-}
-template <typename T, int VEC>
-static void launch_smem_t(const ln_problem_t *p, launch_t *l) {
-    static int cached_bs = 0;  // the occupancy answer for the last C (queried once, outside the timing)
-    static long cached_C = -1;
-    int bs = l->block_size;
-    if (!bs && cached_C == p->C) {
-        bs = cached_bs;
-    } else {
-        cudaError_t err = cudaSuccess;
-        smem_kernel_config<T, VEC>(p, bs, &bs, &err);
-        CUDA_CHECK(err);
-        if (!l->block_size) { cached_C = p->C; cached_bs = bs; }
-    }
-    l->block_used = bs;
-    ln_args_t a = ln_args(p);
-    void *args[] = {&a};
-    launch_kernel((const void *)layernorm_smem_kernel<T, VEC>, p->N, bs, (size_t)p->C * sizeof(T), args, 1);
-}
-static const char *supports_k8(const void *pp, int bs) {
-    (void)bs;
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    size_t need = (size_t)p->C * dtype_size(p->h.dtype);
-    size_t have = g_dev.prop.sharedMemPerBlockOptin - 33 * sizeof(Welford);
-    if (need > have) return reasonf("row of %.0f KB does not fit %.0f KB of shared memory", need / 1024.0, have / 1024.0);
-    return NULL;
-}
-static void launch_k8(const void *pp, launch_t *l) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    DISPATCH_VEC(p->h.dtype, vec_width(p), launch_smem_t, p, l);
-}
-
-// Kernel 9: no cache.
-template <typename T, int VEC>
-static void launch_reread_t(const ln_problem_t *p, int bs) {
-    ln_args_t a = ln_args(p);
-    void *args[] = {&a};
-    launch_kernel((const void *)layernorm_reread_kernel<T, VEC>, p->N, bs, 0, args, 1);
-}
-static void launch_k9(const void *pp, launch_t *l) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    DISPATCH_VEC(p->h.dtype, vec_width(p), launch_reread_t, p, l->block_size);
+    int vec = vec_width(p);
+    DISPATCH_VEC(p->h.dtype, vec, launch_block_reread_t, p, l->block_size);
+    snprintf(l->path, sizeof l->path, "%d-wide packs", vec);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 10, the dispatcher: its own machinery. Two paths that are not ladder steps of their own (the
-// persistent subwarp path 7p and the cluster path), their launch helpers, the register plan, the rule and
-// the launcher. The ladder above stays readable without it.
-
-// Kernel 10's persistent path (7p): kernel 7's layout, but the grid holds only the blocks that are resident
-// at once, and each group of TPR lanes walks rows row, row + stride, ...; the next row's x is loaded before
-// the current row is reduced and written, so loads stay in flight while a row's shuffles, w/b loads and
-// stores run, and no block is launched or drained per row. Two rows of MAXP packs live in registers.
-// Measured (H100, results/NOTES.md): fp32 C = 128-512 (4 packs a lane, 64 registers) 3-6 points of the copy
-// above kernel 7; fp32 C = 768-1024 (6-8 packs, 117-127 registers) and bf16 1-5 points below it, so the
-// dispatcher takes this path for fp32 rows of at most 4 packs a lane only.
-// Wrong: twice kernel 7's registers for x; the last pass over the rows leaves part of the grid idle.
+// Kernel 10, subwarp_persistent: kernel 7's layout, but the grid holds only the blocks that are resident at once,
+// and each group of TPR lanes walks rows row, row + stride, ...; the next row's x is loaded before the current
+// row is reduced and written, so loads stay in flight while a row's shuffles, w/b loads and stores run, and no
+// block is launched or drained per row. Two rows of MAXP packs live in registers. fp32 rows of at most 4
+// 16-byte packs a lane only (C <= 512, a multiple of 4): where it measured better than 7.
+// Improves: fp32 C = 128-512 (4 packs a lane, 64 registers): 3-6 points of the copy above kernel 7 (H100).
+// Wrong: twice kernel 7's registers for x (fp32 C = 768-1024, 6-8 packs and 117-127 registers, and bf16 ran 1-5
+// points below 7: results/NOTES.md); the last pass over the rows leaves part of the grid idle.
 template <typename T, int VEC, int TPR, int MAXP>
-__global__ void layernorm_subwarp_persist_kernel(ln_args_t a) {
+__global__ void layernorm_subwarp_persistent_kernel(ln_args_t a) {
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
@@ -773,9 +791,55 @@ __global__ void layernorm_subwarp_persist_kernel(ln_args_t a) {
     }
 }
 
-// The shifted sums of kernel 10's cluster and latency paths: s.x += d and s.y += d * d over a pack, d = x - k
-// with k the row's first element; then the row's rstd from the sums over its C elements (var = E[d^2] - E[d]^2,
-// which loses little while k lies within a few standard deviations of the mean; the mean is k + s.x / C).
+// Its instance: fp32 rows of at most 4 packs a lane (C <= 512), else NULL.
+static const void *persist_fn(const ln_problem_t *p) {
+    long nvec = p->C / vec_width(p);
+    int tpr = subwarp_tpr(nvec);
+    if (p->h.dtype != DT_FP32 || vec_width(p) != 4 || !tpr || nvec > 4L * tpr) return NULL;
+    const void *fn;
+    with_pow2<1, 32>(tpr, [&](auto P) { fn = (const void *)layernorm_subwarp_persistent_kernel<float, 4, P.value, 4>; });
+    return fn;
+}
+// Resident blocks of the grid: blocks an SM (occupancy calculator, kept: launch() runs inside the timed
+// region) x SMs, at most the blocks that have a row to do.
+static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem) {
+    static const void *c_fn;
+    static int c_bs, c_nb;
+    static size_t c_smem;
+    if (fn != c_fn || bs != c_bs || smem != c_smem) {
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, smem));
+        c_fn = fn;
+        c_bs = bs;
+        c_smem = smem;
+    }
+    long g = (long)c_nb * g_dev.prop.multiProcessorCount;
+    return g < blocks_needed ? g : blocks_needed;
+}
+static void launch_subwarp_persistent(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    const void *fn = persist_fn(p);
+    int vec = vec_width(p), tpr = subwarp_tpr(p->C / vec), bs = l->block_size;
+    long grid = persist_grid(fn, bs, ceil_div(p->N, bs / tpr), 0);
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel(fn, grid, bs, 0, args, 1);
+    snprintf(l->path, sizeof l->path, "%d lanes/row, %d-wide packs, %ld blocks", tpr, vec, grid);
+}
+static const char *supports_subwarp_persistent(const void *pp, int bs) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    const void *fn = persist_fn(p);
+    if (fn) return block_fits(fn, bs);
+    if (p->h.dtype != DT_FP32) return "fp32 only (16-bit rows ran slower than kernel 7)";
+    if (vec_width(p) != 4) return reasonf("needs 16-byte packs: C a multiple of 4 (C = %ld)", p->C);
+    return reasonf("row of %ld is more than 32 lanes x 4 packs of 4 (C <= 512)", p->C);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Shared by kernels 11 and 12: the shifted sums (device), and their plan's type (host).
+
+// The shifted sums: s.x += d and s.y += d * d over a pack, d = x - k with k the row's first element; then the
+// row's rstd from the sums over its C elements (var = E[d^2] - E[d]^2, which loses little while k lies within a
+// few standard deviations of the mean; the mean is k + s.x / C).
 template <typename T, int VEC> __device__ __forceinline__ void shifted_add(float2 &s, const Pack<T, VEC> &v, float k) {
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
@@ -789,24 +853,53 @@ __device__ __forceinline__ float shifted_rstd(float2 s, long C, float eps) {  //
     return rsqrtf(fmaxf(s.y / C - dm * dm, 0.f) + eps);
 }
 
-// Kernel 10's cluster path (sm_90+; not a ladder step of its own: the dispatcher runs it, and its gain is in
-// results/NOTES.md). Kernel 6's row in registers, split across a thread-block cluster of CL blocks (CL <= 8,
-// the portable size): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row. The
-// statistics take one reduction round, as in the latency path below: every thread sums d = x - k and d * d
-// around k, the row's first element; the block's pair (block_sum_once, one barrier) goes through distributed
-// shared memory to every block of the cluster (cluster_sum_once, one cluster barrier); the cluster barrier
-// that keeps each block's shared memory alive until the others have read it is waited on after the stores.
+// A plan: cl blocks a row of bs threads, packs 16-byte packs a thread (at most); the residency it reaches.
+typedef struct { int cl, bs, packs, blocks_sm, threads_sm; } regplan_t;
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 11, cluster_row_regs: the row in registers in 16-byte packs, split over a thread-block cluster when one
+// block cannot hold it. Planned per problem (regs_plan, below the launcher): a row that one block of <= 1024
+// threads x 8 packs holds runs kernel 6's kernel with 16-byte packs (layernorm_block_row_regs_kernel, CL = 1) at
+// the block size with most threads resident; a larger row runs the cluster kernel below, CL = 2..8 blocks a row
+// (8: the portable size), block rank k holding packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row. Its
+// statistics take one reduction round, as in kernel 12: every thread sums d = x - k and d * d around k, the
+// row's first element; the block's pair (block_sum_once, one barrier) goes through distributed shared memory to
+// every block of the cluster (cluster_sum_once, one cluster barrier); the cluster barrier that keeps each
+// block's shared memory alive until the others have read it is waited on after the stores.
 // Improves: x read once for rows beyond what one block holds at good occupancy (fp32 C = 65536 is 256 KB:
 // more than an SM's registers or shared memory, so kernel 9 re-reads it from DRAM), and a large row in
 // registers at 2+ blocks an SM instead of one 1024-thread block, so one block's reductions overlap another's
-// loads.
-// Wrong: needs clusters (sm_90+); a block still waits, between its loads and its stores, for the slowest block
-// of its cluster; w and b come in after the reduction (from L2); a row whose first element lies far from its
-// mean (in standard deviations) loses precision in the variance; a block holds 1/CL of a row, so small rows
-// gain nothing from it.
+// loads; 16-byte packs where kernel 6 loads scalars.
+// Wrong: needs clusters (sm_90+) beyond one block; a block still waits, between its loads and its stores, for the
+// slowest block of its cluster; w and b come in after the reduction (from L2); a row whose first element lies
+// far from its mean (in standard deviations) loses precision in the variance; a block holds 1/CL of a row, so
+// small rows gain nothing from it.
+
+// The cluster kernel's phases: a thread's packs of the row (pack p at first + p * blockDim.x, np of them inside
+// the row) loaded, and y from them.
+template <typename T, int VEC, int PACKS>
+__device__ __forceinline__ void cluster_row_load(Pack<T, VEC> (&v)[PACKS], const T *xr, int first, int np) {
+#pragma unroll
+    for (int p = 0; p < PACKS; p++)
+        if (p < np) v[p] = load_pack_cs<T, VEC>(xr + (long)(first + p * blockDim.x) * VEC);  // streaming: see kernel 3
+}
+template <typename T, int VEC, int PACKS>
+__device__ __forceinline__ void cluster_row_store(const Pack<T, VEC> (&v)[PACKS], int first, int np, float m, float r,
+                                                  const T *__restrict__ w, const T *__restrict__ b, T *yr) {
+#pragma unroll
+    for (int p = 0; p < PACKS; p++)
+        if (p < np) {
+            int i = first + p * blockDim.x;
+            Pack<T, VEC> wv = load_pack<T, VEC>(w + (long)i * VEC), bv = load_pack<T, VEC>(b + (long)i * VEC), out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
+            store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
+        }
+}
 
 template <typename T, int VEC, int PACKS>
-__global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
+__global__ void __launch_bounds__(1024) layernorm_cluster_row_regs_kernel(ln_args_t a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
@@ -826,9 +919,7 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
     int np = nvec > first ? (nvec - first + blockDim.x - 1) / blockDim.x : 0;  // its packs inside the row
     const float k = to_float(xr[0]);
     Pack<T, VEC> v[PACKS];
-#pragma unroll
-    for (int p = 0; p < PACKS; p++)
-        if (p < np) v[p] = load_pack_cs<T, VEC>(xr + (long)(first + p * blockDim.x) * VEC);  // streaming: see kernel 3
+    cluster_row_load(v, xr, first, np);
     float2 s = make_float2(0.f, 0.f);
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
@@ -836,17 +927,7 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
     s = block_sum_once(s, warp_part);
     s = cluster_sum_once(s, &block_part, nblocks);
     const float m = k + s.x / C, r = shifted_rstd(s, C, eps);
-    T *yr = y + row * C;
-#pragma unroll
-    for (int p = 0; p < PACKS; p++)
-        if (p < np) {
-            int i = first + p * blockDim.x;
-            Pack<T, VEC> wv = load_pack<T, VEC>(w + (long)i * VEC), bv = load_pack<T, VEC>(b + (long)i * VEC), out;
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-            store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
-        }
+    cluster_row_store(v, first, np, m, r, w, b, y + row * C);
     if (rank == 0 && threadIdx.x == 0) {
         mean[row] = m;
         rstd[row] = r;
@@ -855,43 +936,142 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_kernel(ln_args_t a) {
 #endif
 }
 
-// Kernel 10's latency path (the rows of one decode step, single long rows). Few rows cannot fill the GPU at a
-// block a row, and a row's time is then its critical path: memory latency, barriers, a second trip for w and b.
+// The plan and its kernel instance, defined below the launcher.
+static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs);
+static const void *regplan_fn(dtype_t d, int cl, int packs);
+static void launch_cluster_row_regs(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    regplan_t pl = regs_plan(p->h.dtype, p->N, p->C / vec_width(p), l->block_size);
+    l->block_used = pl.bs;
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel(regplan_fn(p->h.dtype, pl.cl, pl.packs), p->N * pl.cl, pl.bs, 0, args, pl.cl);
+    if (pl.cl == 1)
+        snprintf(l->path, sizeof l->path, "one block a row (%d packs/thread, %d blocks/SM)", pl.packs, pl.blocks_sm);
+    else
+        snprintf(l->path, sizeof l->path, "cluster of %d blocks a row (%d packs/thread, %d blocks/SM)", pl.cl,
+                 pl.packs, pl.blocks_sm);
+}
+static const char *supports_cluster_row_regs(const void *pp, int bs) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int full = 16 / (int)dtype_size(p->h.dtype);
+    if (!full_packs(p)) return reasonf("needs 16-byte packs: C a multiple of %d", full);
+    long nvec = p->C / full;
+    if (regs_plan(p->h.dtype, p->N, nvec, bs).packs) return NULL;
+    int clusters = g_cluster ? g_cluster > 1 : nvec > 1024 * 8 || (full == 8 && nvec > 512 * 8);  // as regs_plan
+    const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (clusters && arch) return arch;
+    return reasonf("the row (%ld 16-byte packs) fits no plan of <= 8 packs a thread (--cluster %d, --block-size %d; 0: "
+                   "the rule's)", nvec, g_cluster, bs);
+}
+
+// The instance of a plan: kernel 6's kernel with 16-byte packs for cl = 1, else the cluster kernel.
+template <typename T, int VEC>
+static void regplan_fn_t(int cl, int packs, const void **fn) {
+    if (cl == 1) {
+        // fp32 rows of 8 16-byte packs a thread (fp32 C > 16384 at one block an SM) take the streaming
+        // (evict-first) forms: with plain ones the median at fp32 2048x32768 rose 7% above the minimum on an
+        // H100 (86.8% of the copy against 92.5%; results/NOTES.md). Every other plan: plain access.
+        with_pow2<1, 8>(packs, [&](auto P) {
+            *fn = (const void *)layernorm_block_row_regs_kernel<T, VEC, P.value, P.value == 8 && sizeof(T) == 4>;
+        });
+    } else {
+        with_pow2<1, 8>(packs, [&](auto P) { *fn = (const void *)layernorm_cluster_row_regs_kernel<T, VEC, P.value>; });
+    }
+}
+static const void *regplan_fn(dtype_t d, int cl, int packs) {  // 16-byte packs
+    const void *fn = NULL;
+    switch (d) {
+    case DT_FP32: regplan_fn_t<float, 4>(cl, packs, &fn); break;
+    case DT_FP16: regplan_fn_t<__half, 8>(cl, packs, &fn); break;
+    default: regplan_fn_t<__nv_bfloat16, 8>(cl, packs, &fn); break;
+    }
+    return fn;
+}
+// Residency of one candidate: blocks and threads an SM holds; 0 when it cannot launch.
+static int regplan_rate(dtype_t d, long N, regplan_t *c) {
+    const void *fn = regplan_fn(d, c->cl, c->packs);
+    if (block_fits(fn, c->bs)) return 0;
+    if (c->cl == 1) {
+        int nb = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, c->bs, 0));
+        c->blocks_sm = nb;
+    } else {
+        int n = 0;
+        if (cluster_fits_n(fn, c->bs, c->cl, &n) || (double)N * c->cl > 2147483647.0) return 0;
+        c->blocks_sm = n * c->cl / g_dev.prop.multiProcessorCount;
+    }
+    c->threads_sm = c->blocks_sm * c->bs;
+    return c->blocks_sm > 0;
+}
+// The plan for a row of nvec 16-byte packs (H200 sweep of every CL x block size, results/NOTES.md):
+// - the row fits one block of <= 1024 threads x 8 packs: CL = 1 (kernel 6's block kernel). Of the block
+//   sizes 128..1024 (packs: the fewest that hold the row) the one with most threads resident an SM, then
+//   most blocks an SM (a block's reductions overlap another's loads): within 2% of the best block size at
+//   every measured C, up to 16-bit rows of 512 threads x 8 packs.
+// - larger rows (fp32 C = 65536): the cluster kernel, 256 threads x 8 packs, the fewest blocks that hold the
+//   row (CL = 8 at 65536: best of all CL x block sizes measured, 87.9% of the copy on an H100, where kernel 9
+//   re-reads x). 16-bit rows that would need 1024 threads x 8 packs take it too (bf16 1024x65536 on an H100:
+//   CL = 4 x 256 threads 100.9 us, against 110.0 for kernel 9's re-read).
+// --cluster K forces CL = K (then the block size is chosen as for CL = 1); --block-size the threads.
+static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
+    // the last plan is kept: launch() runs inside the timed region, the occupancy queries are not free
+    static dtype_t c_d;
+    static long c_N = -1, c_nvec = -1;
+    static int c_bs = -1;
+    static regplan_t c_plan;
+    if (d == c_d && N == c_N && nvec == c_nvec && req_bs == c_bs) return c_plan;
+    regplan_t best;
+    memset(&best, 0, sizeof best);
+    int cl = g_cluster ? g_cluster : 1;
+    // beyond one block, and 16-bit rows that need 1024 threads x 8 packs (C = 65536): the cluster kernel
+    if (!g_cluster && (nvec > 1024 * 8 || (dtype_size(d) == 2 && nvec > 512 * 8))) {
+        int bs = req_bs ? req_bs : 256;
+        while (cl < 8 && (long)cl * bs * 8 < nvec) cl *= 2;
+    }
+    if (cl == 1 || g_dev.prop.major >= 9) {
+        for (int bs = 128; bs <= 1024; bs *= 2) {
+            if (req_bs ? bs != req_bs : (cl > 1 && !g_cluster && bs != 256)) continue;
+            regplan_t c = {cl, bs, rowreg_packs(nvec, cl * bs, 8), 0, 0};
+            if (!c.packs || !regplan_rate(d, N, &c)) continue;
+            if (c.threads_sm > best.threads_sm || (c.threads_sm == best.threads_sm && c.blocks_sm > best.blocks_sm))
+                best = c;
+        }
+    }
+    c_d = d;
+    c_N = N;
+    c_nvec = nvec;
+    c_bs = req_bs;
+    c_plan = best;
+    return best;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 12, latency_split: the rows of a decode step, single long rows. Few rows cannot fill the GPU at a block
+// a row, and a row's time is then its critical path: memory latency, barriers, a second trip for w and b.
 // One kernel, three ideas:
 // - the row split across a cluster of CL blocks (CL = 1..16; 1: a plain block), so few rows still use many SMs
 //   and a long row's bytes in flight are spread over CL SMs;
 // - w and b loaded at the start with x: one memory trip for all the row needs. Launched alone, each pack's
-//   x, w and b loads are issued together (H100, cold, bf16 1x4096: 2.35 us against 2.91 with w and b first;
-//   fp32 2.4 either way; in one probe build that switched the order at run time, interleaved beat x first and
-//   w first at every point: results/NOTES.md); in a chain of launches (pdl = 1, --pdl) the weights' loads go
-//   before the wait for the grid before, and overlap its end;
+//   x, w and b loads are issued together (H100, cold, bf16 1x4096: 2.35 us against 2.91 with w and b first);
+//   in a chain of launches (pdl = 1, --pdl) the weights' loads go before the wait for the grid before, and
+//   overlap its end;
 // - the statistics in one reduction round: each thread sums d = x - k and d * d around k, the row's first
 //   element (shifted sums: var = E[d^2] - E[d]^2, which loses little while k lies within a few standard
 //   deviations of the mean), so one block barrier and one cluster barrier, where the register kernels take
-//   two block reductions of three barriers each (the cluster path above reduces the same way).
+//   two block reductions of three barriers each (kernel 11's cluster kernel reduces the same way).
+// Runs at any row count; the dispatcher takes it where rows x blocks a row fit the SMs.
 // Wrong: a row whose first element lies far from its mean (in standard deviations) loses precision in the
 // variance; at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); with many
 // rows the cluster buys nothing and w and b in registers cost occupancy.
 #define SPLIT_PACKS 4
-// fp32 with clusters of 16: two blocks of 512 threads an SM (64 registers, no spills). Unbounded, ptxas takes 82
-// (the two load branches), one block an SM, and the 8 clusters of 16 blocks of fp32 8x128256 no longer fit the
-// GPU at once: 11.8 us against 8.5 bounded (H100). Elsewhere the bound cost 1-3% (the fp32 instances with
-// smaller clusters: 1x4096, 64x8192) and 16-bit instances would spill under it: 0 leaves those unbounded.
-template <typename T, int VEC, int CL>
-__global__ void __launch_bounds__(512, sizeof(T) == 4 && CL == 16 ? 2 : 0) layernorm_split_kernel(ln_args_t a, int pdl) {
-    const T *__restrict__ x = (const T *)a.x;
-    const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
-    T *__restrict__ y = (T *)a.y;
-    float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
-    const long C = a.C;
-    const float eps = a.eps;
-    __shared__ float2 warp_part[32];
-    __shared__ float2 block_part;
-    const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
-    const long row = blockIdx.x / CL;
-    const int nvec = (int)(C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
-    const T *xr = x + row * C;
-    // the packs held as raw words until all loads are issued (load_raw: why)
+
+// A thread's packs of the row, x, w and b (pack p: first + p * blockDim.x < nvec), loaded as raw words until
+// every load is issued (load_raw: why); returns the shift k, the row's first element.
+template <typename T, int VEC>
+__device__ __forceinline__ float split_load(Pack<T, VEC> (&v)[SPLIT_PACKS], Pack<T, VEC> (&wv)[SPLIT_PACKS],
+                                            Pack<T, VEC> (&bv)[SPLIT_PACKS], const T *xr, const T *__restrict__ w,
+                                            const T *__restrict__ b, int first, int nvec, int pdl) {
     typedef RawPack<T, VEC> R;
     R xraw[SPLIT_PACKS], wraw[SPLIT_PACKS], braw[SPLIT_PACKS];
     float k;  // the shift: the row's first element
@@ -924,21 +1104,19 @@ __global__ void __launch_bounds__(512, sizeof(T) == 4 && CL == 16 ? 2 : 0) layer
             }
         }
     }
-    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS], bv[SPLIT_PACKS];
 #pragma unroll
     for (int p = 0; p < SPLIT_PACKS; p++) {
         v[p] = raw_pack<T, VEC>(xraw[p]);
         wv[p] = raw_pack<T, VEC>(wraw[p]);
         bv[p] = raw_pack<T, VEC>(braw[p]);
     }
-    float2 s = make_float2(0.f, 0.f);
-#pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++)
-        if (first + p * (int)blockDim.x < nvec) shifted_add(s, v[p], k);
-    s = block_sum_once(s, warp_part);
-    if constexpr (CL > 1) s = cluster_sum_once(s, &block_part, CL);
-    const float m = k + s.x / C, r = shifted_rstd(s, C, eps);
-    T *yr = y + row * C;
+    return k;
+}
+// y from the packs.
+template <typename T, int VEC>
+__device__ __forceinline__ void split_store(const Pack<T, VEC> (&v)[SPLIT_PACKS], const Pack<T, VEC> (&wv)[SPLIT_PACKS],
+                                            const Pack<T, VEC> (&bv)[SPLIT_PACKS], int first, int nvec, float m,
+                                            float r, T *yr) {
 #pragma unroll
     for (int p = 0; p < SPLIT_PACKS; p++) {
         int i = first + p * blockDim.x;
@@ -950,6 +1128,35 @@ __global__ void __launch_bounds__(512, sizeof(T) == 4 && CL == 16 ? 2 : 0) layer
             store_pack<T, VEC>(yr + (long)i * VEC, out);
         }
     }
+}
+
+// fp32 with clusters of 16: bounded to two blocks of 512 threads an SM (64 registers, no spills), so the 8 clusters
+// of 16 blocks of fp32 8x128256 fit the GPU at once (unbounded: 82 registers, one block an SM, 11.8 us against
+// 8.5 on an H100). 0 leaves the other instances unbounded (16-bit ones would spill under it).
+template <typename T, int VEC, int CL>
+__global__ void __launch_bounds__(512, sizeof(T) == 4 && CL == 16 ? 2 : 0) layernorm_latency_split_kernel(ln_args_t a, int pdl) {
+    const T *__restrict__ x = (const T *)a.x;
+    const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
+    T *__restrict__ y = (T *)a.y;
+    float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
+    const long C = a.C;
+    const float eps = a.eps;
+    __shared__ float2 warp_part[32];
+    __shared__ float2 block_part;
+    const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
+    const long row = blockIdx.x / CL;
+    const int nvec = (int)(C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
+    const T *xr = x + row * C;
+    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS], bv[SPLIT_PACKS];
+    const float k = split_load(v, wv, bv, xr, w, b, first, nvec, pdl);
+    float2 s = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++)
+        if (first + p * (int)blockDim.x < nvec) shifted_add(s, v[p], k);
+    s = block_sum_once(s, warp_part);
+    if constexpr (CL > 1) s = cluster_sum_once(s, &block_part, CL);
+    const float m = k + s.x / C, r = shifted_rstd(s, C, eps);
+    split_store(v, wv, bv, first, nvec, m, r, y + row * C);
     if (rank == 0 && threadIdx.x == 0) {
         mean[row] = m;
         rstd[row] = r;
@@ -957,162 +1164,14 @@ __global__ void __launch_bounds__(512, sizeof(T) == 4 && CL == 16 ? 2 : 0) layer
     if constexpr (CL > 1) cluster_release_wait();
 }
 
-// Kernel 10's persistent path: fp32 rows of at most 4 packs a lane (C <= 512; the measured rule above the
-// kernel), else NULL.
-static const void *persist_fn(const ln_problem_t *p) {
-    long nvec = p->C / vec_width(p);
-    int tpr = subwarp_tpr(nvec);
-    if (p->h.dtype != DT_FP32 || vec_width(p) != 4 || !tpr || nvec > 4L * tpr) return NULL;
-    switch (tpr) {
-    case 1: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 1, 4>;
-    case 2: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 2, 4>;
-    case 4: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 4, 4>;
-    case 8: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 8, 4>;
-    case 16: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 16, 4>;
-    default: return (const void *)layernorm_subwarp_persist_kernel<float, 4, 32, 4>;
-    }
-}
-// Resident blocks of the grid: blocks an SM (occupancy calculator, kept: launch() runs inside the timed
-// region) x SMs, at most the blocks that have a row to do.
-static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem) {
-    static const void *c_fn;
-    static int c_bs, c_nb;
-    static size_t c_smem;
-    if (fn != c_fn || bs != c_bs || smem != c_smem) {
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, smem));
-        c_fn = fn;
-        c_bs = bs;
-        c_smem = smem;
-    }
-    long g = (long)c_nb * g_dev.prop.multiProcessorCount;
-    return g < blocks_needed ? g : blocks_needed;
-}
-
-// The rule: paths by rows, C and dtype, chosen from block-size sweeps on an H100 and an H200
-// (results/<gpu>/layernorm.csv, notes in results/NOTES.md):
-//   16-byte packs, rows x CL <= SMs        -> the latency path (rows of a decode step, single long rows):
-//                                             CL = the fewest blocks of <= 512 threads x 4 packs that hold the
-//                                             row, doubled up to 16 while rows x 2 CL fit the SMs when the row
-//                                             needs a cluster anyway; threads: the fewest that hold the
-//                                             block's share in 4 packs (H100, split_plan)
-//   C <= 1024 and the row fits kernel 7    -> fp32 rows of <= 4 packs a lane (C <= 512): the persistent path
-//                                             (7p: kernel 7's layout, a resident grid, the next row loaded
-//                                             early); else 7; 256 threads
-//   16-byte packs, the row fits 8 blocks x -> the row in registers: kernel 6's block kernel (CL = 1) or the
-//   1024 threads x 8 packs                    cluster path (CL = 2..8 blocks a row; beyond one block of 1024
-//                                             threads x 8 packs, and 16-bit rows beyond 512 x 8), planned by
-//                                             regs_plan(); no clusters (before sm_90): 9 for those
-//   anything else                          -> 9, about 32 elements a thread, 128..1024 threads
-// A --block-size given on the command line is passed to the path.
-typedef struct { int cl, bs, packs, blocks_sm, threads_sm; } regplan_t;
-
-template <typename T, int VEC>
-static void regplan_fn_t(int cl, int packs, const void **fn) {
-    if (cl == 1) {
-        switch (packs) {
-        case 1: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 1>; break;
-        case 2: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 2>; break;
-        case 4: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 4>; break;
-        // fp32 rows of 8 16-byte packs a thread (fp32 C > 16384 at one block an SM) take the streaming
-        // (evict-first) forms: with plain ones the median at fp32 2048x32768 rose 7% above the minimum on an
-        // H100 (86.8% of the copy against 92.5%; results/NOTES.md). Every other plan: plain access.
-        default: *fn = (const void *)layernorm_rowreg_kernel<T, VEC, 8, sizeof(T) == 4>; break;
-        }
-    } else {
-        switch (packs) {
-        case 1: *fn = (const void *)layernorm_cluster_kernel<T, VEC, 1>; break;
-        case 2: *fn = (const void *)layernorm_cluster_kernel<T, VEC, 2>; break;
-        case 4: *fn = (const void *)layernorm_cluster_kernel<T, VEC, 4>; break;
-        default: *fn = (const void *)layernorm_cluster_kernel<T, VEC, 8>; break;
-        }
-    }
-}
-static const void *regplan_fn(dtype_t d, int cl, int packs) {  // 16-byte packs
-    const void *fn = NULL;
-    switch (d) {
-    case DT_FP32: regplan_fn_t<float, 4>(cl, packs, &fn); break;
-    case DT_FP16: regplan_fn_t<__half, 8>(cl, packs, &fn); break;
-    default: regplan_fn_t<__nv_bfloat16, 8>(cl, packs, &fn); break;
-    }
-    return fn;
-}
-// Residency of one candidate: blocks and threads an SM holds; 0 when it cannot launch.
-static int regplan_rate(dtype_t d, long N, regplan_t *c) {
-    const void *fn = regplan_fn(d, c->cl, c->packs);
-    if (block_fits(fn, c->bs)) return 0;
-    if (c->cl == 1) {
-        int nb = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, c->bs, 0));
-        c->blocks_sm = nb;
-    } else {
-        int n = 0;
-        if (cluster_fits_n(fn, c->bs, c->cl, &n) || (double)N * c->cl > 2147483647.0) return 0;
-        c->blocks_sm = n * c->cl / g_dev.prop.multiProcessorCount;
-    }
-    c->threads_sm = c->blocks_sm * c->bs;
-    return c->blocks_sm > 0;
-}
-// The register plan for a row of nvec 16-byte packs (H200 sweep of every CL x block size, results/NOTES.md):
-// - the row fits one block of <= 1024 threads x 8 packs: CL = 1 (kernel 6's block kernel). Of the block
-//   sizes 128..1024 (packs: the fewest that hold the row) the one with most threads resident an SM, then
-//   most blocks an SM (a block's reductions overlap another's loads): within 2% of the best block size at
-//   every measured C, up to 16-bit rows of 512 threads x 8 packs.
-// - larger rows (fp32 C = 65536): the cluster path, 256 threads x 8 packs, the fewest blocks that hold the
-//   row (CL = 8 at 65536: 70% against 9's 65%, best of all CL x block sizes measured, with the two-round
-//   reduction the cluster path had then; with one round 87.9%, H100). 16-bit rows that would need 1024
-//   threads x 8 packs take it too (bf16 1024x65536 on an H100: CL = 4 x 256 threads 100.9 us, against 110.0
-//   for kernel 9's re-read and 101.4-101.9 for 8 x 128 and 2 x 512; kernel 6 at one block an SM had reached
-//   69% of the copy where 9 reached 73% on an H200).
-// --cluster K forces CL = K (then the block size is chosen as for CL = 1).
-static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
-    // the last plan is kept: launch() runs inside the timed region, the occupancy queries are not free
-    static dtype_t c_d;
-    static long c_N = -1, c_nvec = -1;
-    static int c_bs = -1;
-    static regplan_t c_plan;
-    if (d == c_d && N == c_N && nvec == c_nvec && req_bs == c_bs) return c_plan;
-    regplan_t best;
-    memset(&best, 0, sizeof best);
-    int cl = g_cluster ? g_cluster : 1;
-    // beyond one block, and 16-bit rows that need 1024 threads x 8 packs (C = 65536): the cluster path
-    if (!g_cluster && (nvec > 1024 * 8 || (dtype_size(d) == 2 && nvec > 512 * 8))) {
-        int bs = req_bs ? req_bs : 256;
-        while (cl < 8 && (long)cl * bs * 8 < nvec) cl *= 2;
-    }
-    if (cl == 1 || g_dev.prop.major >= 9) {
-        for (int bs = 128; bs <= 1024; bs *= 2) {
-            if (req_bs ? bs != req_bs : (cl > 1 && !g_cluster && bs != 256)) continue;
-            regplan_t c = {cl, bs, rowreg_packs(nvec, cl * bs, 8), 0, 0};
-            if (!c.packs || !regplan_rate(d, N, &c)) continue;
-            if (c.threads_sm > best.threads_sm || (c.threads_sm == best.threads_sm && c.blocks_sm > best.blocks_sm))
-                best = c;
-        }
-    }
-    c_d = d;
-    c_N = N;
-    c_nvec = nvec;
-    c_bs = req_bs;
-    c_plan = best;
-    return best;
-}
-
-// The latency path: its kernel for a dtype and cluster size (16-byte packs), and its plan (split_plan), from an
-// H100 (cold L2, results/NOTES.md): CL = the fewest blocks of <= 512 threads x SPLIT_PACKS packs that hold the
-// row (a cluster launch cost about 0.9 us at 1x4096 fp32: 3.3 us at CL = 2..8 against 2.4 at CL = 1), then, for
-// a row that needs a cluster anyway, twice the blocks while rows x 2 CL fit the SMs (fp32 1x65536: 16 blocks of
-// 256 threads 4.6 us, 8 of 512 4.8); threads: the fewest that hold the block's share in SPLIT_PACKS packs (fp32
-// 1x4096: 256 x 4 2.43 us, 512 x 2 2.56; 8 packs a thread under 256 threads, fewer warps, was slower everywhere:
-// 2.91 us here, bf16 3.90 against 2.91). The rule is split_row_plan's (harness/gpu.h); --cluster K forces CL = K,
-// --block-size the threads. cl = 0: the row does not fit.
+// Its instance for a dtype and cluster size (16-byte packs), and its plan, from an H100 (cold L2, results/NOTES.md):
+// CL = the fewest blocks of <= 512 threads x SPLIT_PACKS packs that hold the row (a cluster launch costs about
+// 0.9 us), then, for a row that needs a cluster anyway, twice the blocks while rows x 2 CL fit the SMs; threads:
+// the fewest that hold the block's share in SPLIT_PACKS packs. The rule is split_row_plan's (harness/gpu.h);
+// --cluster K forces CL = K, --block-size the threads. cl = 0: the row does not fit.
 template <typename T, int VEC>
 static void split_fn_t(int cl, const void **fn) {
-    switch (cl) {
-    case 1: *fn = (const void *)layernorm_split_kernel<T, VEC, 1>; break;
-    case 2: *fn = (const void *)layernorm_split_kernel<T, VEC, 2>; break;
-    case 4: *fn = (const void *)layernorm_split_kernel<T, VEC, 4>; break;
-    case 8: *fn = (const void *)layernorm_split_kernel<T, VEC, 8>; break;
-    default: *fn = (const void *)layernorm_split_kernel<T, VEC, 16>; break;
-    }
+    with_pow2<1, 16>(cl, [&](auto P) { *fn = (const void *)layernorm_latency_split_kernel<T, VEC, P.value>; });
 }
 static const void *split_fn(dtype_t d, int cl) {
     const void *fn = NULL;
@@ -1131,145 +1190,152 @@ static regplan_t split_plan(dtype_t d, long N, long nvec, int req_bs) {
     else pl.cl = 0;
     return pl;
 }
-
-static const char *dispatch_path(const ln_problem_t *p, int *vec_out, int *bs_out, regplan_t *plan, int req_bs) {
-    int vec = vec_width(p);
-    long nvec = p->C / vec;
-    *vec_out = vec;
-    if (vec == 16 / (int)dtype_size(p->h.dtype)) {  // few rows: the latency path, where its blocks fit one wave
-        *plan = split_plan(p->h.dtype, p->N, nvec, req_bs);
-        if (plan->cl && p->N * plan->cl <= g_dev.prop.multiProcessorCount) {
-            *bs_out = plan->bs;
-            return "s";
-        }
-    }
-    if (subwarp_tpr(nvec) && p->C <= 1024) {
-        *bs_out = req_bs ? req_bs : 256;
-        const void *fn = persist_fn(p);
-        if (fn && !block_fits(fn, *bs_out)) return "7p";
-        return "7";
-    }
-    if (vec == 16 / (int)dtype_size(p->h.dtype)) {
-        *plan = regs_plan(p->h.dtype, p->N, nvec, req_bs);
-        if (plan->packs) {
-            *bs_out = plan->bs;
-            return "6v";
-        }
-    }
-    int bs = 128;
-    while (bs < 1024 && (long)bs * 32 < p->C) bs *= 2;
-    *bs_out = req_bs ? req_bs : bs;
-    return "9";
-}
-static void launch_k10(const void *pp, launch_t *l) {
+static void launch_latency_split(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    int vec = 1, bs = 0;
-    regplan_t pl;
-    memset(&pl, 0, sizeof pl);
-    const char *path = dispatch_path(p, &vec, &bs, &pl, l->block_size);
-    l->block_used = bs;
-    // the kernel's arguments for the paths launched through a function pointer (7p, 6 and the cluster path)
+    regplan_t pl = split_plan(p->h.dtype, p->N, p->C / vec_width(p), l->block_size);
+    l->block_used = pl.bs;
     ln_args_t a = ln_args(p);
-    void *args[] = {&a};
-    long N = p->N;
-    if (path[0] == 's') {
-        int pdl = g_pdl;
-        void *split_args[] = {&a, &pdl};
-        launch_kernel(split_fn(p->h.dtype, pl.cl), N * pl.cl, bs, 0, split_args, pl.cl);
-        snprintf(l->path, sizeof l->path, "latency (a row over %d block%s of %d threads; w, b with x; one reduction)",
-                 pl.cl, pl.cl > 1 ? "s" : "", bs);
-    } else if (path[0] == '7' && path[1] == 'p') {
-        const void *fn = persist_fn(p);
-        int tpr = subwarp_tpr(p->C / vec);
-        long grid = persist_grid(fn, bs, ceil_div(N, bs / tpr), 0);
-        launch_kernel(fn, grid, bs, 0, args, 1);
-        snprintf(l->path, sizeof l->path, "7p (persistent subwarp, %d lanes/row, %d-wide packs, %ld blocks)", tpr,
-                 vec, grid);
-    } else if (path[0] == '7') {
-        int tpr = subwarp_tpr(p->C / vec);
-        DISPATCH_VEC(p->h.dtype, vec, launch_subwarp_t, p, bs, tpr);
-        snprintf(l->path, sizeof l->path, "7 (subwarp, %d lanes/row, %d-wide packs)", tpr, vec);
-    } else if (path[0] == '6') {
-        const void *fn = regplan_fn(p->h.dtype, pl.cl, pl.packs);
-        if (pl.cl == 1) {
-            launch_kernel(fn, N, bs, 0, args, 1);
-            snprintf(l->path, sizeof l->path, "6 with 16-byte packs (%d packs/thread, %d blocks/SM)", pl.packs,
-                     pl.blocks_sm);
-        } else {
-            launch_kernel(fn, N * pl.cl, bs, 0, args, pl.cl);
-            snprintf(l->path, sizeof l->path, "cluster of %d blocks a row (%d packs/thread, %d blocks/SM)", pl.cl,
-                     pl.packs, pl.blocks_sm);
-        }
-    } else {
-        DISPATCH_VEC(p->h.dtype, vec, launch_reread_t, p, bs);
-        snprintf(l->path, sizeof l->path, "9 (re-read, %d-wide packs)", vec);
-    }
+    int pdl = g_pdl;
+    void *args[] = {&a, &pdl};
+    launch_kernel(split_fn(p->h.dtype, pl.cl), p->N * pl.cl, pl.bs, 0, args, pl.cl);
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; w, b with x; one reduction", pl.cl,
+             pl.cl > 1 ? "s" : "", pl.bs);
+}
+static const char *supports_latency_split(const void *pp, int bs) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int full = 16 / (int)dtype_size(p->h.dtype);
+    if (!full_packs(p)) return reasonf("needs 16-byte packs: C a multiple of %d", full);
+    long nvec = p->C / full;
+    if (split_plan(p->h.dtype, p->N, nvec, bs).cl) return NULL;
+    if (bs > 512) return "at most 512 threads a block";
+    const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (arch && (g_cluster > 1 || nvec > 512L * SPLIT_PACKS)) return arch;
+    return reasonf("the row (%ld 16-byte packs) fits no plan of <= %d packs a thread (--cluster %d, --block-size %d; "
+                   "0: the rule's)", nvec, SPLIT_PACKS, g_cluster, bs);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 0: cuDNN, the vendor baseline. The graph API's norm-forward node in LayerNorm mode, training phase
-// (it writes mean and rstd), x/y/weight/bias in the dtype, statistics and arithmetic in fp32, writing
-// straight into this program's buffers. supports() builds the graph, tries every engine config the
-// heuristics give and keeps the fastest (common.h, cudnn_norm_prepare); launch() only executes.
-#ifdef HAVE_CUDNN
-static cudnn_norm_state_t g_cudnn;
+// Kernel 13, dispatch: the rule. No kernel of its own: a table, first match wins; each row names the rung it runs
+// and that rung's block size. Chosen from block-size sweeps on an H100 and an H200 (results/<gpu>/layernorm.csv,
+// notes in results/NOTES.md). A --block-size given is passed to the rung; --cluster K steers rungs 11 and 12 as
+// when they run alone.
 
-// The problem as cuDNN's graph sees it (no GPU needed: the CPU tests finalize its operation).
-static void cudnn_describe(const ln_problem_t *p, cudnn_norm_t *d) {
-    memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
-    d->mode = CUDNN_LAYER_NORM;
-    d->dtype = p->h.dtype;
-    cudnn_norm_rows(d, p->N, p->C);
-    d->x = p->x;
-    d->scale = p->w;
-    d->bias = p->b;
-    d->y = p->y;
-    d->mean = p->mean;
-    d->rstd = p->rstd;
-    d->eps = p->eps;
-    snprintf(d->label, sizeof d->label, "LayerNorm %s %s", dtype_name(p->h.dtype), p->h.shape);
+// The conditions (req_bs: the --block-size given, 0 for none).
+static int when_latency(const ln_problem_t *p, int req_bs) {  // rows x blocks a row fit the SMs: one wave
+    if (!full_packs(p)) return 0;
+    regplan_t pl = split_plan(p->h.dtype, p->N, p->C / vec_width(p), req_bs);
+    return pl.cl && p->N * pl.cl <= g_dev.prop.multiProcessorCount;
 }
-static const char *supports_k0(const void *pp, int bs) {
-    REASON_TRY(cudnn_refuse_block_size(bs));
-    cudnn_norm_t d;
-    cudnn_describe((const ln_problem_t *)pp, &d);
-    return cudnn_norm_prepare(&g_cudnn, &d);
+static int bs_256(const ln_problem_t *p, int req_bs) { (void)p; return req_bs ? req_bs : 256; }
+static int when_persistent(const ln_problem_t *p, int req_bs) {
+    const void *fn = persist_fn(p);
+    return fn && !block_fits(fn, bs_256(p, req_bs));
 }
-static void launch_k0(const void *pp, launch_t *l) {
-    (void)pp;  // the plan holds the problem's pointers
-    cudnn_plan_execute(&g_cudnn.plan, l);
+static int when_subwarp(const ln_problem_t *p, int req_bs) {
+    (void)req_bs;
+    return subwarp_tpr(p->C / vec_width(p)) && p->C <= 1024;
 }
-#endif
+static int when_row_regs(const ln_problem_t *p, int req_bs) {
+    return full_packs(p) && regs_plan(p->h.dtype, p->N, p->C / vec_width(p), req_bs).packs;
+}
+static int always(const ln_problem_t *p, int req_bs) { (void)p; (void)req_bs; return 1; }
+// The block size rules.
+static int bs_own(const ln_problem_t *p, int req_bs) { (void)p; return req_bs; }  // the rung's plan, or the one given
+static int bs_reread(const ln_problem_t *p, int req_bs) {
+    int bs = 128;
+    while (bs < 1024 && (long)bs * 32 < p->C) bs *= 2;
+    return req_bs ? req_bs : bs;
+}
+
+typedef struct {
+    const char *when;  // the condition, in words
+    int (*applies)(const ln_problem_t *p, int req_bs);
+    int rung;
+    const char *name;  // the rung's registry name, its launcher and its supports_ (NULL: it runs any problem)
+    void (*launch)(const void *p, launch_t *l);
+    const char *(*supports)(const void *p, int bs);
+    const char *block;  // the block size rule, in words
+    int (*block_size)(const ln_problem_t *p, int req_bs);
+} dispatch_rule_t;
+static const dispatch_rule_t k_dispatch[] = {
+    {"16-byte packs, rows x blocks a row <= SMs (a decode step's rows, single long rows)", when_latency, 12,
+     "latency_split", launch_latency_split, supports_latency_split, "its plan (split_plan)", bs_own},
+    {"fp32 rows of <= 4 16-byte packs a lane (C <= 512), its kernel fits the block", when_persistent, 10,
+     "subwarp_persistent", launch_subwarp_persistent, supports_subwarp_persistent, "256", bs_256},
+    {"C <= 1024 and the row fits 32 lanes x 8 packs", when_subwarp, 7, "subwarp_regs_vec", launch_subwarp_regs_vec,
+     supports_subwarp_regs_vec, "256", bs_256},
+    {"16-byte packs, the row fits 8 blocks x 8 packs a thread (clusters beyond one block: sm_90+)", when_row_regs, 11,
+     "cluster_row_regs", launch_cluster_row_regs, supports_cluster_row_regs, "its plan (regs_plan)", bs_own},
+    {"anything else", always, 9, "block_reread", launch_block_reread, NULL, "about 32 elements a thread, 128..1024",
+     bs_reread},
+};
+
+static const dispatch_rule_t *dispatch_rule(const ln_problem_t *p, int req_bs) {
+    const int n = (int)(sizeof k_dispatch / sizeof k_dispatch[0]);
+    for (int i = 0; i < n - 1; i++)
+        if (k_dispatch[i].applies(p, req_bs)) return &k_dispatch[i];
+    return &k_dispatch[n - 1];
+}
+static void launch_dispatch(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    const dispatch_rule_t *r = dispatch_rule(p, l->block_size);
+    launch_t sub;
+    memset(&sub, 0, sizeof sub);
+    sub.block_size = r->block_size(p, l->block_size);
+    r->launch(p, &sub);
+    l->block_used = sub.block_used ? sub.block_used : sub.block_size;
+    snprintf(l->path, sizeof l->path, "rung %d %s%s%.96s", r->rung, r->name, sub.path[0] ? ": " : "", sub.path);
+}
+static const char *supports_dispatch(const void *pp, int bs) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    const dispatch_rule_t *r = dispatch_rule(p, bs);
+    return r->supports ? r->supports(p, r->block_size(p, bs)) : NULL;
+}
 
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
-// (The last field: 1 where the kernel takes --pdl, the templated kernels 6-10.)
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 6-13.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "where cuDNN has an engine",
      "cuDNN 9 graph API norm-forward (training phase), fastest of the heuristics' engine configs", 1,
-     CUDNN_FNS(supports_k0, launch_k0)},
-    {1, "thread-per-row", FP32_ONLY, "any C", "one thread per row, three loops over the row", 0, NULL, launch_k1},
-    {2, "three-launch", FP32_ONLY, "any C; power-of-two blocks",
-     "block per row: shared-memory tree for the mean, again for rstd, then one element per thread", 0, supports_k2,
-     launch_k2},
-    {3, "warp-per-row", FP32_ONLY, "any C",
-     "one warp per row, cooperative-groups reductions, two-pass variance, streaming hints", 0, NULL, launch_k3},
-    {4, "warp-single-pass", FP32_ONLY, "any C; fails when |mean|>>std",
-     "as 3 with var = E[x^2] - E[x]^2 in one pass: fast to write, loses precision", 0, NULL, launch_k4},
-    {5, "block-per-row", FP32_ONLY, "any C", "one block per row: warp shuffles, then across warps through shared memory",
-     0, NULL, launch_k5},
-    {6, "block-row-regs", DT_ALL, "C <= 16 x block size",
-     "one block per row with the row held in registers: x read once, two-pass on registers", 0, supports_k6, launch_k6, 1},
-    {7, "subwarp-regs-vec", DT_ALL, "C <= 256 packs (1024 fp32)",
-     "a warp or part of one per row, row in registers, two group sums, 16-byte packs", 0, supports_k7, launch_k7, 1},
-    {8, "block-smem-welford", DT_ALL, "row fits shared memory",
-     "one block per row, row cached in shared memory, Welford all-reduce, occupancy block size", 1, supports_k8,
-     launch_k8, 1},
-    {9, "block-reread", DT_ALL, "any C",
-     "one block per row, no cache: Welford pass then a normalize pass that re-reads x", 0, NULL, launch_k9, 1},
-    {10, "dispatch", DT_ALL, "any C", "picks the path by rows, C and dtype and says which ran", 1, NULL, launch_k10, 1},
+     CUDNN_FNS(supports_cudnn, launch_cudnn)},
+    {1, "thread_per_row", FP32_ONLY, "any C", "one thread per row, three loops over the row", 0, NULL,
+     launch_thread_per_row},
+    {2, "three_launch", FP32_ONLY, "any C; power-of-two blocks",
+     "block per row: shared-memory tree for the mean, again for rstd, then one element per thread", 0,
+     supports_three_launch, launch_three_launch},
+    {3, "warp_per_row", FP32_ONLY, "any C",
+     "one warp per row, cooperative-groups reductions, two-pass variance, streaming hints", 0, NULL,
+     launch_warp_per_row},
+    {4, "warp_single_pass", FP32_ONLY, "any C; fails when |mean|>>std",
+     "as 3 with var = E[x^2] - E[x]^2 in one pass: fast to write, loses precision", 0, NULL, launch_warp_single_pass},
+    {5, "block_per_row", FP32_ONLY, "any C", "one block per row: warp shuffles, then across warps through shared memory",
+     0, NULL, launch_block_per_row},
+    {6, "block_row_regs", DT_ALL, "C <= 16 x block size",
+     "one block per row with the row held in registers: x read once, two-pass on registers", 0,
+     supports_block_row_regs, launch_block_row_regs, 1},
+    {7, "subwarp_regs_vec", DT_ALL, "C <= 256 packs (1024 fp32)",
+     "a warp or part of one per row, row in registers, two group sums, 16-byte packs", 0, supports_subwarp_regs_vec,
+     launch_subwarp_regs_vec, 1},
+    {8, "block_smem_welford", DT_ALL, "row fits shared memory",
+     "one block per row, row cached in shared memory, Welford all-reduce, occupancy block size", 1,
+     supports_block_smem_welford, launch_block_smem_welford, 1},
+    {9, "block_reread", DT_ALL, "any C",
+     "one block per row, no cache: Welford pass then a normalize pass that re-reads x", 0, NULL, launch_block_reread,
+     1},
+    {10, "subwarp_persistent", FP32_ONLY, "C <= 512, a multiple of 4",
+     "7's layout in a grid of resident blocks that walk the rows, the next row loaded early", 0,
+     supports_subwarp_persistent, launch_subwarp_persistent, 1},
+    {11, "cluster_row_regs", DT_ALL, "16-byte packs, row <= 256 KB",
+     "row in registers in 16-byte packs, split over a thread-block cluster when one block cannot hold it", 1,
+     supports_cluster_row_regs, launch_cluster_row_regs, 1},
+    {12, "latency_split", DT_ALL, "16-byte packs, row <= 512 KB",
+     "a row over 1-16 blocks, w and b loaded with x, one reduction round", 1, supports_latency_split,
+     launch_latency_split, 1},
+    {13, "dispatch", DT_ALL, "any C", "picks a rung by rows, C and dtype and says which ran", 1, supports_dispatch,
+     launch_dispatch, 1},
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -1278,8 +1344,8 @@ static const kernel_t k_kernels[] = {
 static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E          epsilon (default 1e-5)"},
     {"cluster", required_argument,
-     "--cluster K      kernel 10: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row) in the path\n"
-     "                   it takes (latency or register path), the block size from --block-size or its rule"}};
+     "--cluster K      kernels 11, 12 and 13: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
+     "                   the block size from --block-size or the kernel's rule"}};
 static const char *parse_extra(int index, const char *arg) {
     if (index == 1) {
         long k;
@@ -1294,11 +1360,16 @@ static const char *parse_extra(int index, const char *arg) {
     return NULL;
 }
 
-// --cluster steers kernel 10's register path: refused with any other kernel (or several), where it would do
+// --cluster steers kernels 11 and 12 (and 13 through them): refused with any other kernel, where it would do
 // nothing.
+static int takes_cluster(int k) { return k == 11 || k == 12 || k == LN_DISPATCHER || k == KERNEL_DEFAULT; }
 static const char *check_options(const options_t *o) {
-    int dispatcher = o->kernel == LN_DISPATCHER || o->kernel == KERNEL_DEFAULT;
-    if (g_cluster && !dispatcher) return "--cluster applies to kernel 10 alone (give it as the kernel)";
+    int ok = takes_cluster(o->kernel);
+    if (o->kernel == KERNEL_LIST) {
+        ok = 1;
+        for (int i = 0; i < o->n_picked; i++) ok &= takes_cluster(o->picked[i]);
+    }
+    if (g_cluster && !ok) return "--cluster applies to kernels 11, 12 and 13 alone (give them as the kernel)";
     return check_rows_cols(o);
 }
 

@@ -76,22 +76,24 @@ expect "layernorm: kernel 1 refuses bf16 with exit 2" 2 $NODEV ./layernorm_forwa
 contains "layernorm: says kernel 1 has no bf16" "kernel 1 does not support --dtype bf16"
 expect "layernorm: --eps -1 exits 2" 2 $NODEV ./layernorm_forward --eps -1
 contains "layernorm: names the bad eps" "eps '-1'"
-expect "layernorm: --cluster 16 passes parsing" 2 $NODEV ./layernorm_forward 10 --cluster 16
+expect "layernorm: --cluster 16 passes parsing" 2 $NODEV ./layernorm_forward 12 --cluster 16
 contains "layernorm: --cluster 16 gets as far as the device" "no CUDA device"
 for k in 0 3 32 x; do
-    expect "layernorm: --cluster $k exits 2" 2 $NODEV ./layernorm_forward 10 --cluster $k
+    expect "layernorm: --cluster $k exits 2" 2 $NODEV ./layernorm_forward 13 --cluster $k
     contains "layernorm: names the bad cluster size $k" "cluster size '$k'"
 done
-expect "layernorm: --prefetch is not an option" 2 $NODEV ./layernorm_forward 10 --prefetch 1
+expect "layernorm: --prefetch is not an option" 2 $NODEV ./layernorm_forward 13 --prefetch 1
 contains "layernorm: --prefetch is unknown" "unknown option '--prefetch'"
-for args in "7 --cluster 2" "all --cluster 2" "0,10 --cluster 1" "9 --cluster 8"; do
-    expect "layernorm: '$args' exits 2 (kernel 10's options with another kernel)" 2 $NODEV ./layernorm_forward $args
-    contains "layernorm: '$args' says the option is kernel 10's" "applies to kernel 10 alone"
+for args in "7 --cluster 2" "10 --cluster 2" "all --cluster 2" "0,13 --cluster 1" "9 --cluster 8" "11,9 --cluster 4"; do
+    expect "layernorm: '$args' exits 2 (--cluster with a kernel that does not take it)" 2 $NODEV ./layernorm_forward $args
+    contains "layernorm: '$args' says the option is kernels 11-13's" "applies to kernels 11, 12 and 13 alone"
 done
-expect "layernorm: --cluster with the default kernel (10) passes parsing" 2 $NODEV ./layernorm_forward --cluster 2
-contains "layernorm: --cluster with the default kernel gets as far as the device" "no CUDA device"
-expect "layernorm: --list shows kernels 0-10" 0 $NODEV ./layernorm_forward --list
-if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 " ]; then pass "layernorm: --list numbers are 0..10"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
+for args in "11 --cluster 2" "12 --cluster 8" "13 --cluster 1" "11,12,13 --cluster 4" "--cluster 2"; do
+    expect "layernorm: '$args' passes parsing (11, 12, 13, the default 13, or a list of them)" 2 $NODEV ./layernorm_forward $args
+    contains "layernorm: '$args' gets as far as the device" "no CUDA device"
+done
+expect "layernorm: --list shows kernels 0-13" 0 $NODEV ./layernorm_forward --list
+if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 " ]; then pass "layernorm: --list numbers are 0..13"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
 contains "layernorm: --list names kernel 0 as the cuDNN slot" "^ 0  cudnn"
 
 # RMSNorm's own options

@@ -232,6 +232,11 @@ static void test_parsing(void) {
     o = parse("--eps 1e-3");
     check("parse: --eps (the program's own option)", g_eps == 1e-3);
     g_eps = 1e-5;
+    o = parse("11,12,13 --cluster 4");
+    int list_ok = g_cluster == 4 && o.kernel == KERNEL_LIST;
+    o = parse("12 --cluster 16");
+    check("parse: --cluster with kernels 11, 12, 13 (alone or as a list)", list_ok && g_cluster == 16 && o.kernel == 12);
+    g_cluster = 0;
     o = parse("--list");
     check("parse: --list", o.list);
     long v;
@@ -243,12 +248,28 @@ static void test_parsing(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 11);
+    check_registry_shape(&k_program, 14);
     int teaching = 1;
     for (int i = 1; i <= 5; i++) teaching &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 6; i <= 10; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
-    check("registry: 1-5 are fp32 only, 6-10 run fp32, fp16 and bf16", teaching);
-    check("registry: the default kernel is the dispatcher", k_program.default_kernel == 10);
+    for (int i = 6; i <= 13; i++) teaching &= k_program.kernels[i].dtypes == (i == 10 ? DT_BIT(DT_FP32) : DT_ALL);
+    check("registry: 1-5 are fp32 only, 6-13 run fp32, fp16 and bf16 but 10 (fp32 only)", teaching);
+    check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 13 &&
+                                                                          k_program.n_kernels == 14 &&
+                                                                          strcmp(k_program.kernels[13].name, "dispatch") == 0);
+    int pdl = 1;
+    for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 13);
+    check("registry: the templated kernels 6-13 take --pdl, the others do not", pdl);
+    // the dispatcher's table: each row runs a rung of the ladder below it, through that rung's own launcher
+    const int nd = (int)(sizeof k_dispatch / sizeof k_dispatch[0]);
+    int rows_ok = nd == 5, order[5] = {12, 10, 7, 11, 9};
+    for (int i = 0; i < nd && rows_ok; i++) {
+        const dispatch_rule_t *r = &k_dispatch[i];
+        const kernel_t *k = &k_program.kernels[r->rung];
+        rows_ok &= r->rung == order[i] && k->number == r->rung && strcmp(k->name, r->name) == 0 &&
+                   k->launch == r->launch && k->supports == r->supports && r->when && r->block;
+    }
+    check("dispatch: its table calls rungs 12, 10, 7, 11, 9 through their registry launchers, last row 'anything else'",
+          rows_ok && strcmp(k_dispatch[nd - 1].when, "anything else") == 0);
 }
 
 // ---- kernel 0 (cuDNN) without a GPU: the slot, and the norm-forward operation cuDNN is given finalizes for
