@@ -13,6 +13,7 @@ import ncu_check  # noqa: E402
 import regress  # noqa: E402
 import run_all  # noqa: E402
 import shapes  # noqa: E402
+import standings  # noqa: E402
 import summary  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -185,6 +186,27 @@ with tempfile.TemporaryDirectory() as d:
     expect("ncu_check.csv: a point measured again replaces its row, others stay",
            sorted((r["shape"], r["ratio"]) for r in stored) == [("16x8", "1"), ("8x8", "1.01")], stored)
 
+# standings: the dispatcher against the best rung of its ladder, and the one line per op.
+def srow(k, name, dtype, shape, gbps, status="OK", sol=None):
+    return {"op": "layernorm", "kernel": str(k), "kernel_name": name, "dtype": dtype, "shape": shape, "block_size": "256",
+            "time_ms_median": "1", "bytes": "1000", "gbps": str(gbps), "sol_gbps": "100", "sol_pct": str(sol or gbps),
+            "status": status, "gpu": "G", "clock": "cupti"}
+rows = [srow(0, "cudnn", "fp32", "8192x768", 90), srow(7, "subwarp_regs_vec", "fp32", "8192x768", 80),
+        srow(9, "block_reread", "fp32", "8192x768", 60), srow(13, "dispatch", "fp32", "8192x768", 76),
+        srow(7, "subwarp_regs_vec", "fp32", "16384x4096", 50, "SKIP"), srow(9, "block_reread", "fp32", "16384x4096", 95),
+        srow(13, "dispatch", "fp32", "16384x4096", 95.5)]
+reg = standings.regret_rows(rows)
+expect("standings: the dispatcher against its best rung (never itself, never cuDNN), SKIP rows left out",
+       [(s, b["kernel"], round(r, 4)) for _d, s, _x, b, r in reg] == [("8192x768", "7", round(80 / 76, 4)),
+                                                                       ("16384x4096", "9", round(95 / 95.5, 4))], reg)
+table = standings.regret_table(rows)
+expect("standings: a dispatcher more than 2% behind its best rung is marked lost",
+       "**lost**" in table[2] and "**lost**" not in table[3], table)
+line = standings.op_line("layernorm", rows, [])
+expect("standings: the line gives the range of %SOL, cuDNN beside it, and the dispatcher's worst point",
+       "80-96% (fp32)" in line and "behind by more than 2% at 1 of 1 " in line and "at 1 of 2 points (worst 1.05x" in line,
+       line)
+
 # Every script of scripts/ (cli.py is a module they share): executable, run as `scripts/NAME` through its shebang, it
 # answers --help, and a bad input is one line on stderr and exit 2 (never a traceback). BAD: each one's bad inputs.
 fixture = os.path.join(ROOT, "tests", "fixtures", "layernorm_small.csv")
@@ -205,6 +227,7 @@ with tempfile.TemporaryDirectory() as d:
         "run_all.py": [["--kernels", "x"], ["nosuchop"]],
         "shapes.py": [[], ["nosuchop"]],
         "side_by_side.py": [[], ["/nonexistent"], [fixtures, "nosuchop"]],
+        "standings.py": [[], ["/nonexistent"], [fixtures, "nosuchop"]],
         "summary.py": [["/nonexistent.csv"], [fixtures], [readme], [fixture, "--ladder-shape", "1x1"]],
         "update_readme.py": [["/nonexistent"], [fixtures, "--readme", "/nonexistent"]],
     }
