@@ -294,14 +294,19 @@ static int is_stdout(const char *path) {
            !S_ISCHR(a.st_mode);  // a terminal or /dev/null on stdout: no human output to keep apart from
 }
 
+// The name itself, as parsed (with --help too: an option taken for the file name is a parse error).
+static const char *output_name(const program_t *prog, const char *option, const char *path) {
+    if (!path[0]) die_usage(prog, "%s needs a file name (got an empty one)", option);
+    if (path[0] == '-' && path[1])
+        die_usage(prog, "%s needs a file name, not the option '%s' (a file named so: write ./%s)", option, path, path);
+    return path;
+}
+
 static void check_output_file(const program_t *prog, const char *option, const char *path, const char *header,
                               out_file_t *out) {
     out->path = path;
     out->stream = NULL;
     out->header_done = 0;
-    if (!path[0]) die_usage(prog, "%s needs a file name (got an empty one)", option);
-    if (path[0] == '-' && path[1])
-        die_usage(prog, "%s needs a file name, not the option '%s' (a file named so: write ./%s)", option, path, path);
     if (is_stdout(path)) return;  // opened by open_outputs, after every check
     struct stat st;
     if (stat(path, &st) == 0) {
@@ -444,8 +449,8 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         case O_HOT: o->hot = 1; break;
         case O_PDL: o->pdl = 1; break;
         case O_LIST: o->list = 1; break;
-        case O_CSV: o->csv_path = optarg; break;
-        case O_JSON: o->json_path = optarg; break;
+        case O_CSV: o->csv_path = output_name(prog, "--csv", optarg); break;
+        case O_JSON: o->json_path = output_name(prog, "--json", optarg); break;
         case O_DEVICE:
             if (parse_long(optarg, 0, 1023, &v)) die_usage(prog, "invalid device '%s' (--device: a GPU index >= 0)", optarg);
             o->device = (int)v; break;
