@@ -1,4 +1,5 @@
-// harness/options.h: the kernel registry a program fills in, its options, --help, --list and the parser.
+// harness/options.h: the kernel registry a program fills in, its options, --help, --list, the parser and the checks of
+// its --csv/--json files (opened here when they are streams).
 // Included by common.h, in dependency order; not meant to be included on its own.
 #pragma once
 
