@@ -121,16 +121,18 @@ test-full: $(TEST_BUILDS) plant
 	HAVE_GPU=$(HAVE_GPU) SUITE_BUGS="$(PLANT_BUGS)" bash tests/run_tests.sh full
 
 # ---- scripts: matplotlib in a virtual environment (the rest of scripts/ needs only the standard library).
-# It is installed from PyPI over the network, which the one line it prints says; where it cannot be (offline),
-# the same line says that plots are skipped (pip's output: build/venv.log). Nothing else depends on it.
+# It is installed from PyPI over the network, which the one line printed when it is done says; where it cannot be
+# (offline), that line says that plots are skipped (pip's output: build/venv.log). One whole line, printed at
+# the end: under make -j a line begun before the install would be cut by the other jobs' output. Nothing else
+# depends on it.
 VENV := .venv
 $(VENV)/.installed: scripts/requirements.txt
 	@rm -rf $(VENV); mkdir -p build
-	@printf 'venv: installing matplotlib from PyPI (network) into $(VENV) ... '; \
-	 if $(PYTHON) -m venv $(VENV) >build/venv.log 2>&1 && \
+	@if $(PYTHON) -m venv $(VENV) >build/venv.log 2>&1 && \
 	    PIP_DEFAULT_TIMEOUT=10 $(VENV)/bin/pip install -q --retries 1 -r scripts/requirements.txt >>build/venv.log 2>&1; \
-	 then touch $@; echo "done"; \
-	 else rm -rf $(VENV); echo "failed (offline? build/venv.log): plots are skipped"; fi
+	 then touch $@; echo "venv: installed matplotlib from PyPI (network) into $(VENV) for the plots"; \
+	 else rm -rf $(VENV); \
+	   echo "venv: matplotlib could not be installed from PyPI (offline? build/venv.log): plots are skipped"; fi
 venv: $(VENV)/.installed
 
 # README_GPU: the results folder whose numbers the README shows

@@ -240,6 +240,12 @@ def bracketed(harness, active, ncu_ms, tolerance):
     return "yes" if active * (1 - tolerance) <= harness <= ncu_ms * (1 + tolerance) else "no"
 
 
+def read_rows(path):
+    """The rows of an ncu_check.csv (csvfile.read, strict, in this file's schema); a file of before the last two
+    columns is read too (store() writes them, empty, for its rows)."""
+    return csvfile.read(path, required=CSV_FIELDS[:-2], floats=(), ints=(), kernel_numbers=False, choices=None)
+
+
 def store(out_dir, new_rows):
     """Writes DIR/<gpu-slug>/ncu_check.csv: the stored rows, those of the points measured again replaced."""
     by_gpu = {}
@@ -251,9 +257,7 @@ def store(out_dir, new_rows):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         key = lambda r: (r["op"], r["kernel"], r["dtype"], r["shape"])  # noqa: E731
         fresh = {key(r) for r in rows}
-        # the stored rows: files of before the last two columns are read too (and get them, empty)
-        old = [r for r in csvfile.read(path, required=CSV_FIELDS[:-2], floats=(), ints=(), kernel_numbers=False,
-                                       choices=None) if key(r) not in fresh] if os.path.exists(path) else []
+        old = [r for r in read_rows(path) if key(r) not in fresh] if os.path.exists(path) else []
         with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=CSV_FIELDS, lineterminator="\n", extrasaction="ignore")
             w.writeheader()

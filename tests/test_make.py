@@ -15,9 +15,13 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from fixture_csv import expect, status  # noqa: E402
 
 
+# run from make test: the parent make's jobserver and flags stay out of these makes
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+
+
 def make(*args, cwd=ROOT, env=None):
     r = subprocess.run(["make", "--no-print-directory", "CI=true", *args], capture_output=True, text=True, cwd=cwd,
-                       env=dict(os.environ, **(env or {})), timeout=300)
+                       env=dict(CLEAN_ENV, **(env or {})), timeout=300)
     return r.returncode, (r.stdout + r.stderr).strip().splitlines()
 
 
