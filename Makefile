@@ -121,21 +121,27 @@ test-full: $(TEST_BUILDS) plant
 	HAVE_GPU=$(HAVE_GPU) SUITE_BUGS="$(PLANT_BUGS)" bash tests/run_tests.sh full
 
 # ---- scripts: matplotlib in a virtual environment (the rest of scripts/ needs only the standard library).
-# Where it cannot be installed (no PyPI), plots are skipped with a message; nothing else depends on it.
+# It is installed from PyPI over the network, which the one line printed when it is done says; where it cannot be
+# (offline), that line says that plots are skipped (pip's output: build/venv.log). One whole line, printed at
+# the end: under make -j a line begun before the install would be cut by the other jobs' output. Nothing else
+# depends on it.
 VENV := .venv
 $(VENV)/.installed: scripts/requirements.txt
-	@rm -rf $(VENV)
-	@( $(PYTHON) -m venv $(VENV) && \
-	   PIP_DEFAULT_TIMEOUT=10 $(VENV)/bin/pip install -q --retries 1 -r scripts/requirements.txt && \
-	   touch $@ ) || { rm -rf $(VENV); echo "venv: matplotlib could not be installed; plots will be skipped"; }
+	@rm -rf $(VENV); mkdir -p build
+	@if $(PYTHON) -m venv $(VENV) >build/venv.log 2>&1 && \
+	    PIP_DEFAULT_TIMEOUT=10 $(VENV)/bin/pip install -q --retries 1 -r scripts/requirements.txt >>build/venv.log 2>&1; \
+	 then touch $@; echo "venv: installed matplotlib from PyPI (network) into $(VENV) for the plots"; \
+	 else rm -rf $(VENV); \
+	   echo "venv: matplotlib could not be installed from PyPI (offline? build/venv.log): plots are skipped"; fi
 venv: $(VENV)/.installed
 
 # README_GPU: the results folder whose numbers the README shows
 README_GPU ?= h100-80gb-hbm3
+# without matplotlib (the venv line above said why): nothing to do
 plots: venv
-	@for d in results/*/; do \
-	  if [ -x $(VENV)/bin/python ]; then $(VENV)/bin/python scripts/plot.py $$d; \
-	  else $(PYTHON) scripts/plot.py $$d; fi; done
+	@py=$(PYTHON); if [ -x $(VENV)/bin/python ]; then py=$(VENV)/bin/python; fi; \
+	 if $$py -c 'import matplotlib' 2>/dev/null; then \
+	   for d in results/*/; do $$py scripts/plot.py $$d || exit 1; done; fi
 regress: all venv
 	$(PYTHON) scripts/regress.py
 readme:
@@ -152,8 +158,14 @@ NCU ?= ncu
 profile: all
 	$(NCU) --set full -k regex:$(OP) ./$(OP)_forward $(KERNEL) --check $(ARGS)
 
-CUOBJDUMP ?= cuobjdump
-sass: all
+# cuobjdump: the toolkit's beside nvcc, else the one on PATH; a toolkit without it stops make sass at once, in one line
+CUOBJDUMP ?= $(or $(wildcard $(CUDA_HOME)/bin/cuobjdump),cuobjdump)
+ifneq ($(filter sass,$(MAKECMDGOALS)),)
+  ifeq ($(shell command -v $(CUOBJDUMP) 2>/dev/null),)
+    $(error make sass needs cuobjdump, which this CUDA toolkit lacks ($(CUOBJDUMP) not found; CUOBJDUMP=PATH names one))
+  endif
+endif
+sass: $(OP)_forward
 	$(CUOBJDUMP) -sass ./$(OP)_forward
 
 info:

@@ -3,7 +3,8 @@
 // below in dependency order):
 //   base.h            C/CUDA headers, exit codes, error checks, dtypes and their tolerances
 //   device_helpers.h  for kernel authors: conversions, 16-byte packs, warp/block reductions, Welford merges
-//   options.h         the kernel registry a program fills in, the options, --help, --list, the parser
+//   options.h         the kernel registry a program fills in, the options, --help, --list, the parser, the
+//                     checks of the --csv/--json files
 //   gpu.h             the GPU's header line and launch helpers for thread-block clusters
 //   validate.h        inputs from cuRAND (the same values on the host) and the element-by-element validation
 //   measure.h         the GPU clock (CUPTI), the L2 flush, cold timing, the speed-of-light copy

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <float.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -15,6 +16,9 @@
 #include <stdlib.h>
 #include <type_traits>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

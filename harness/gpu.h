@@ -52,7 +52,13 @@ static void open_device(const program_t *prog, int index) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {  // no driver: the count is garbage, the error says why
-        fprintf(stderr, "%s: no CUDA device (%s)\n", prog->binary, cudaGetErrorString(e));
+        // With no driver at all the runtime says "CUDA driver version is insufficient": the driver version it
+        // reads is 0 then, which tells the two apart.
+        int dv = 0;
+        if (e == cudaErrorInsufficientDriver && (cudaDriverGetVersion(&dv) != cudaSuccess || dv == 0))
+            fprintf(stderr, "%s: no CUDA device (no CUDA driver found)\n", prog->binary);
+        else
+            fprintf(stderr, "%s: no CUDA device (%s)\n", prog->binary, cudaGetErrorString(e));
         exit(EXIT_USAGE);
     }
     if (count <= 0) {

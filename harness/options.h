@@ -1,4 +1,5 @@
-// harness/options.h: the kernel registry a program fills in, its options, --help, --list and the parser.
+// harness/options.h: the kernel registry a program fills in, its options, --help, --list, the parser and the checks of
+// its --csv/--json files (opened here when they are streams).
 // Included by common.h, in dependency order; not meant to be included on its own.
 #pragma once
 
@@ -51,15 +52,19 @@ static const char *block_fits(const void *fn, int bs) {
     return NULL;
 }
 
-static char g_reason[256];
+// Every argument is at most MAX_ARG_CHARS characters (parse_args refuses longer ones), so a reason that quotes
+// one fits g_reason whole; one that does not anyway ends in "..." instead of being cut silently.
+#define MAX_ARG_CHARS 4096
+static char g_reason[2 * MAX_ARG_CHARS + 512];
 // --check (validation only): kernels that choose among variants by timing them (kernel 0, cuDNN) take their
 // first variant that runs instead, untimed.
 static int g_check_only;
 static const char *reasonf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_reason, sizeof g_reason, fmt, ap);
+    int n = vsnprintf(g_reason, sizeof g_reason, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof g_reason) memcpy(g_reason + sizeof g_reason - 4, "...", 4);
     return g_reason;
 }
 
@@ -177,8 +182,11 @@ static void usage(const program_t *prog, FILE *f) {
             "                    before it (kernels that support it; the copy too)\n"
             "  --check           validate only, no timing\n"
             "  --list            print the kernel registry and exit (needs no GPU)\n"
-            "  --csv FILE        append one row per measured point (CSV)\n"
-            "  --json FILE       append one JSON object per measured point (JSON Lines)\n"
+            "  --csv FILE        append one row per measured point (CSV); FILE may be a pipe or FIFO (written as a\n"
+            "                    stream, the header first), or - for stdout: then the human-readable output goes to\n"
+            "                    stderr, so that stdout carries the rows alone\n"
+            "  --json FILE       append one JSON object per measured point (JSON Lines); FILE as for --csv (- is\n"
+            "                    stdout; --csv and --json cannot both name it, nor one file)\n"
             "  --device D        GPU index (default 0)\n",
             prog->binary, prog->what, prog->default_kernel,
             prog->rows_help ? prog->rows_help : "rows; -B N -T N set rows = B*T as in llm.c", prog->default_rows,
@@ -197,20 +205,32 @@ static void print_list(const program_t *prog) {
     }
 }
 
-// A bad argument: one line that names it, a usage hint, exit 2.
+// A bad argument: one line that names it, a usage hint, exit 2. The line stays one line whatever the arguments
+// it quotes hold: control characters (a newline in a file name) are written as \xNN.
 static void die_usage(const program_t *prog, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", prog->binary);
-    vfprintf(stderr, fmt, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
+    char *msg = (char *)malloc(n > 0 ? (size_t)n + 1 : 1);
+    if (msg) {
+        va_start(ap, fmt);
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    fflush(stdout);
+    fprintf(stderr, "%s: ", prog->binary);
+    for (const char *c = msg ? msg : fmt; *c; c++) {
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) fprintf(stderr, "\\x%02x", (unsigned char)*c);
+        else fputc(*c, stderr);
+    }
     fprintf(stderr, "\nTry './%s --help'.\n", prog->binary);
     exit(EXIT_USAGE);
 }
 
-// Strict integer parsing: the whole string, in range.
+// Strict integer parsing: the whole string (no leading or trailing space), in range.
 static int parse_long(const char *s, long lo, long hi, long *out) {
-    if (!s || !*s) return -1;
+    if (!s || !*s || isspace((unsigned char)*s)) return -1;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
@@ -218,12 +238,14 @@ static int parse_long(const char *s, long lo, long hi, long *out) {
     *out = v;
     return 0;
 }
+// Strict number parsing: the whole string (no leading or trailing space), finite, and within what a float holds
+// (|v| <= FLT_MAX): every such option (eps, the input mean and std, a weight offset) ends up in fp32 arithmetic.
 static int parse_double(const char *s, double *out) {
-    if (!s || !*s) return -1;
+    if (!s || !*s || isspace((unsigned char)*s)) return -1;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v)) return -1;
+    if (errno || *end || !isfinite(v) || fabs(v) > FLT_MAX) return -1;
     *out = v;
     return 0;
 }
@@ -243,7 +265,112 @@ static const char *check_rows_cols(const options_t *o) {
     return NULL;
 }
 
-static void check_output_file(const program_t *prog, const char *option, const char *path, const char *header);
+// ------------------------------------------------------------------------------------------------
+// --csv FILE and --json FILE: checked before any work (exit 2 with the reason, never waiting on anything).
+//   a regular file (new or existing): rows are appended, the file opened for each row; a new file is created by the
+//     first row (the check removes the file it creates); an existing one must be of its kind: a CSV with this
+//     program's header (a file of an older schema would get rows whose columns do not match it), JSON Lines
+//     whose first line is an object;
+//   a stream (a pipe as from `| cat` or `>(cat)`, a FIFO, a terminal, /dev/null): opened once for writing and
+//     never read; the CSV header goes first. A FIFO no process reads is refused instead of waited on;
+//   - (or a name of stdout itself, /dev/stdout): stdout carries the rows alone, and the human-readable output
+//     goes to stderr.
+// One file cannot take both formats; a name that starts with '-' is an option that took the file's place
+// (--csv --check), refused.
+typedef struct {
+    const char *path;  // as given; NULL = not asked for
+    FILE *stream;      // a stream (stdout, a pipe, ...), open from the check on; NULL: a regular file
+    int header_done;   // a CSV stream's header is written
+} out_file_t;
+static out_file_t g_csv_out, g_json_out;
+
+// The (device, inode) of a path, or of stdout for "-"; 0 when it has none (a new file).
+static int file_id(const char *path, struct stat *st) {
+    return strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, st) == 0 : stat(path, st) == 0;
+}
+static int is_stdout(const char *path) {
+    struct stat a, b;
+    if (strcmp(path, "-") == 0) return 1;
+    return stat(path, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+           !S_ISCHR(a.st_mode);  // a terminal or /dev/null on stdout: no human output to keep apart from
+}
+
+// The name itself, as parsed (with --help too: an option taken for the file name is a parse error).
+static const char *output_name(const program_t *prog, const char *option, const char *path) {
+    if (!path[0]) die_usage(prog, "%s needs a file name (got an empty one)", option);
+    if (path[0] == '-' && path[1])
+        die_usage(prog, "%s needs a file name, not the option '%s' (a file named so: write ./%s)", option, path, path);
+    return path;
+}
+
+static void check_output_file(const program_t *prog, const char *option, const char *path, const char *header,
+                              out_file_t *out) {
+    out->path = path;
+    out->stream = NULL;
+    out->header_done = 0;
+    if (is_stdout(path)) return;  // opened by open_outputs, after every check
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) die_usage(prog, "%s %s: is a folder, not a file", option, path);
+        if (!S_ISREG(st.st_mode)) {  // a stream: opened now, never read; O_NONBLOCK: a FIFO with no reader fails
+            int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+            if (fd < 0 && errno == ENXIO)
+                die_usage(prog, "%s %s: a FIFO that no process reads (start its reader first)", option, path);
+            if (fd < 0) die_usage(prog, "%s %s: cannot write it (%s)", option, path, strerror(errno));
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // then written as any file: waiting for room
+            out->stream = fdopen(fd, "a");
+            if (!out->stream) die_usage(prog, "%s %s: cannot write it (%s)", option, path, strerror(errno));
+            return;
+        }
+    } else if (errno != ENOENT) {
+        die_usage(prog, "%s %s: cannot write it (%s)", option, path, strerror(errno));
+    }
+    // a regular file, or none yet
+    FILE *f = fopen(path, "r");
+    int existed = f != NULL;
+    char line[1024] = "";
+    int empty = !f || !fgets(line, sizeof line, f);
+    if (f) fclose(f);
+    f = fopen(path, "a");
+    if (!f) die_usage(prog, "%s %s: cannot write it (%s)", option, path, strerror(errno));
+    fclose(f);
+    if (!existed) remove(path);
+    if (empty) return;
+    line[strcspn(line, "\r\n")] = 0;
+    if (header && line[0] == '{')
+        die_usage(prog, "%s %s: the file holds JSON Lines, not CSV; name a new file", option, path);
+    if (header && strcmp(line, header) != 0)
+        die_usage(prog, "%s %s: the file's header is not this program's CSV schema (an older file?); name a new file",
+                  option, path);
+    if (!header && line[0] != '{')
+        die_usage(prog, "%s %s: the file is not JSON Lines (%s); name a new file", option, path,
+                  strncmp(line, "op,", 3) == 0 ? "a CSV of results" : "its first line is not an object");
+}
+
+// After every check: --csv/--json to stdout take it over (the human-readable output goes to stderr from here on).
+static void open_outputs(const program_t *prog, const options_t *o) {
+    if (o->csv_path && o->json_path) {
+        struct stat a, b;
+        int same = strcmp(o->csv_path, o->json_path) == 0 || (is_stdout(o->csv_path) && is_stdout(o->json_path)) ||
+                   (file_id(o->csv_path, &a) && file_id(o->json_path, &b) && a.st_dev == b.st_dev &&
+                    a.st_ino == b.st_ino && !S_ISCHR(a.st_mode));
+        if (same)
+            die_usage(prog, "--csv %s and --json %s: one file cannot take both formats; name two", o->csv_path,
+                      o->json_path);
+    }
+    if (o->csv_path) check_output_file(prog, "--csv", o->csv_path, CSV_HEADER, &g_csv_out);
+    if (o->json_path) check_output_file(prog, "--json", o->json_path, NULL, &g_json_out);
+    out_file_t *to_stdout = o->csv_path && is_stdout(o->csv_path)     ? &g_csv_out
+                            : o->json_path && is_stdout(o->json_path) ? &g_json_out
+                                                                       : NULL;
+    if (to_stdout) {
+        fflush(stdout);
+        int fd = dup(STDOUT_FILENO);
+        if (fd < 0 || !(to_stdout->stream = fdopen(fd, "w")) || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+            die_usage(prog, "%s: cannot take stdout over for the rows (%s)", to_stdout->path, strerror(errno));
+        setvbuf(stdout, NULL, _IOLBF, 0);  // the human-readable lines, now on stderr's file
+    }
+}
 
 static void parse_args(int argc, char **argv, const program_t *prog, options_t *o) {
     memset(o, 0, sizeof *o);
@@ -273,6 +400,10 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         longopts[n++] = (struct option){prog->extra[i].name, prog->extra[i].has_arg, 0, O_EXTRA + i};
     longopts[n] = (struct option){0, 0, 0, 0};
 
+    // No argument is cut short anywhere (a kernel list, a file name, a reason that quotes it): a longer one is refused.
+    for (int i = 1; i < argc; i++)
+        if (strlen(argv[i]) > MAX_ARG_CHARS)
+            die_usage(prog, "argument %d is %zu characters long (at most %d)", i, strlen(argv[i]), MAX_ARG_CHARS);
     opterr = 0;  // we print our own one-line messages
     optind = 1;
     int c, longindex = 0;
@@ -280,16 +411,16 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
     while ((c = getopt_long(argc, argv, ":N:C:B:T:h", longopts, &longindex)) != -1) {
         switch (c) {
         case 'N':
-            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid rows '%s' (-N/--rows: a positive integer)", optarg);
+            if (parse_long(optarg, 1, INT_MAX, &v)) die_usage(prog, "invalid rows '%s' (-N/--rows: an integer in [1, 2147483647])", optarg);
             o->rows = v; o->rows_set = 1; break;
         case 'C':
-            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid cols '%s' (-C/--cols: a positive integer)", optarg);
+            if (parse_long(optarg, 1, INT_MAX, &v)) die_usage(prog, "invalid cols '%s' (-C/--cols: an integer in [1, 2147483647])", optarg);
             o->cols = v; o->cols_set = 1; break;
         case 'B':
-            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid B '%s' (-B: a positive integer)", optarg);
+            if (parse_long(optarg, 1, INT_MAX, &v)) die_usage(prog, "invalid B '%s' (-B: an integer in [1, 2147483647])", optarg);
             o->B = v; o->bt_set = 1; break;
         case 'T':
-            if (parse_long(optarg, 1, 1L << 31, &v)) die_usage(prog, "invalid T '%s' (-T: a positive integer)", optarg);
+            if (parse_long(optarg, 1, INT_MAX, &v)) die_usage(prog, "invalid T '%s' (-T: an integer in [1, 2147483647])", optarg);
             o->T = v; o->bt_set = 1; break;
         case O_DTYPE:
             if (parse_dtype(optarg, &o->dtype)) die_usage(prog, "invalid dtype '%s' (--dtype: fp32, fp16 or bf16)", optarg);
@@ -305,22 +436,22 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
             char *end;
             errno = 0;
             unsigned long long s = strtoull(optarg, &end, 10);
-            if (errno || *end || !*optarg || optarg[0] == '-') die_usage(prog, "invalid seed '%s' (--seed: a non-negative integer)", optarg);
+            if (errno || *end || !*optarg || optarg[0] == '-' || isspace((unsigned char)optarg[0])) die_usage(prog, "invalid seed '%s' (--seed: a non-negative integer)", optarg);
             o->seed = s; break;
         }
         case O_IMEAN:
-            if (parse_double(optarg, &o->input_mean)) die_usage(prog, "invalid input mean '%s' (--input-mean: a finite number)", optarg);
+            if (parse_double(optarg, &o->input_mean)) die_usage(prog, "invalid input mean '%s' (--input-mean: a finite number within fp32's range)", optarg);
             break;
         case O_ISTD:
             if (parse_double(optarg, &o->input_std) || o->input_std < 0)
-                die_usage(prog, "invalid input std '%s' (--input-std: a finite number >= 0)", optarg);
+                die_usage(prog, "invalid input std '%s' (--input-std: a finite number >= 0 within fp32's range)", optarg);
             break;
         case O_CHECK: o->check_only = 1; break;
         case O_HOT: o->hot = 1; break;
         case O_PDL: o->pdl = 1; break;
         case O_LIST: o->list = 1; break;
-        case O_CSV: o->csv_path = optarg; break;
-        case O_JSON: o->json_path = optarg; break;
+        case O_CSV: o->csv_path = output_name(prog, "--csv", optarg); break;
+        case O_JSON: o->json_path = output_name(prog, "--json", optarg); break;
         case O_DEVICE:
             if (parse_long(optarg, 0, 1023, &v)) die_usage(prog, "invalid device '%s' (--device: a GPU index >= 0)", optarg);
             o->device = (int)v; break;
@@ -351,19 +482,25 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         const char *k = argv[optind++];
         if (strcmp(k, "all") == 0) {
             o->kernel = KERNEL_ALL;
-        } else if (strchr(k, ',')) {  // K1,K2,...
-            char buf[256];
-            snprintf(buf, sizeof buf, "%s", k);
+        } else if (strchr(k, ',')) {  // K1,K2,...: read in place (no copy to cut it short), every item a kernel
             o->kernel = KERNEL_LIST;
-            for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                if (parse_long(t, 0, 1000000, &v) != 0 || !find_kernel(prog, (int)v))
-                    die_usage(prog, "unknown kernel '%s' in '%s' (numbers from --list, separated by commas)", t, k);
+            for (const char *t = k;; t++) {
+                size_t len = strcspn(t, ",");
+                if (len == 0)
+                    die_usage(prog, "empty item in the kernel list '%s' (numbers from --list, separated by commas)", k);
+                char *num = strndup(t, len);
+                int bad = !num || parse_long(num, 0, 1000000, &v) != 0 || !find_kernel(prog, (int)v);
+                free(num);
+                if (bad)
+                    die_usage(prog, "unknown kernel '%.*s' in '%s' (numbers from --list, separated by commas)", (int)len,
+                              t, k);
                 for (int i = 0; i < o->n_picked; i++)
                     if (o->picked[i] == (int)v) die_usage(prog, "kernel %ld named twice in '%s'", v, k);
                 if (o->n_picked == MAX_PICKED) die_usage(prog, "too many kernels in '%s'", k);
                 o->picked[o->n_picked++] = (int)v;
+                t += len;
+                if (!*t) break;
             }
-            if (o->n_picked < 2) die_usage(prog, "unknown kernel '%s' (a number from --list, K1,K2,..., or 'all')", k);
         } else if (parse_long(k, 0, 1000000, &v) == 0 && find_kernel(prog, (int)v)) {
             o->kernel = (int)v;
         } else {
@@ -376,8 +513,17 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         long B = o->B ? o->B : 8, T = o->T ? o->T : 1024;
         o->rows = B * T;
     }
+    if (o->bt_set && (double)o->rows > INT_MAX)
+        die_usage(prog, "-B x -T = %ld rows, more than 2147483647", o->rows);
     if (o->pdl && !o->hot)
         die_usage(prog, "--pdl needs --hot (it overlaps a launch with the one before it, as in a replayed graph)");
+    if (o->hot && o->check_only)
+        die_usage(prog, "--hot is a timing mode and --check does not time: give one of them");
+    // The inputs are drawn from N(mean, std): mean +- 6 std must be a value of the dtype (beyond, x holds infinities).
+    double dt_max = o->dtype == DT_FP16 ? 65504.0 : o->dtype == DT_BF16 ? 3.3895313892515355e38 : (double)FLT_MAX;
+    if (fabs(o->input_mean) + 6.0 * o->input_std > dt_max)
+        die_usage(prog, "--input-mean %g --input-std %g: inputs up to %g (mean + 6 std) do not fit %s (largest %g)",
+                  o->input_mean, o->input_std, fabs(o->input_mean) + 6.0 * o->input_std, dtype_name(o->dtype), dt_max);
     if (o->kernel >= 0) {
         const kernel_t *k = find_kernel(prog, o->kernel);
         if (!(k->dtypes & DT_BIT(o->dtype)))
@@ -386,6 +532,5 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
     // A program with its own checks owns the shape check too (its tensor need not be rows x cols).
     const char *err = prog->check_options ? prog->check_options(o) : check_rows_cols(o);
     if (err) die_usage(prog, "%s", err);
-    if (o->csv_path) check_output_file(prog, "--csv", o->csv_path, CSV_HEADER);
-    if (o->json_path) check_output_file(prog, "--json", o->json_path, NULL);
+    open_outputs(prog, o);
 }

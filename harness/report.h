@@ -20,36 +20,33 @@ typedef struct {
     const char *detail;  // skip reason or dispatcher path (JSON only)
 } point_t;
 
-// --csv FILE and --json FILE append: checked before any work (exit 2 with the reason) that the file can be
-// opened for appending (a file this check creates is removed again: it is written when the first row is) and,
-// for the CSV, that an existing file carries this header (a file of an older schema would get rows whose
-// columns do not match its header).
-static void check_output_file(const program_t *prog, const char *option, const char *path, const char *header) {
-    FILE *f = fopen(path, "r");
-    int existed = f != NULL;
-    char line[1024] = "";
-    int empty = !f || !fgets(line, sizeof line, f);
-    if (f) fclose(f);
-    f = fopen(path, "a");
-    if (!f) die_usage(prog, "%s %s: cannot write it (%s)", option, path, strerror(errno));
-    fclose(f);
-    if (!existed) remove(path);
-    line[strcspn(line, "\r\n")] = 0;
-    if (header && !empty && strcmp(line, header) != 0)
-        die_usage(prog, "%s %s: the file's header is not this program's CSV schema (an older file?); name a new file",
-                  option, path);
+// The file a row goes to (--csv/--json; see options.h): a stream (stdout, a pipe) stays open, a regular file is
+// opened for each row. NULL: it cannot be opened (exit 3).
+static FILE *open_row_file(const char *option, out_file_t *out, const char *mode) {
+    if (out->stream) return out->stream;
+    FILE *f = fopen(out->path, mode);
+    if (!f) { fprintf(stderr, "cannot open %s file '%s': %s\n", option, out->path, strerror(errno)); exit(EXIT_CUDA); }
+    return f;
+}
+static void close_row_file(out_file_t *out, FILE *f) {
+    if (f == out->stream) fflush(f);  // a reader of the stream sees each row as it is measured
+    else fclose(f);
 }
 
-static void write_csv_row(const char *path, const point_t *p) {
-    FILE *f = fopen(path, "a+");
-    if (!f) { fprintf(stderr, "cannot open --csv file '%s': %s\n", path, strerror(errno)); exit(EXIT_CUDA); }
-    fseek(f, 0, SEEK_END);
-    if (ftell(f) == 0) fprintf(f, "%s\n", CSV_HEADER);
+static void write_csv_row(out_file_t *out, const point_t *p) {
+    FILE *f = open_row_file("--csv", out, "a+");
+    if (!out->stream) {
+        fseek(f, 0, SEEK_END);
+        if (ftell(f) == 0) fprintf(f, "%s\n", CSV_HEADER);
+    } else if (!out->header_done) {
+        fprintf(f, "%s\n", CSV_HEADER);
+        out->header_done = 1;
+    }
     fprintf(f, "%s,%d,%s,%s,%s,%d,%.6f,%.6f,%.0f,%.2f,%.2f,%.2f,%.3e,%.3e,%s,%s,%s,%s,%s,%.6f,%.6f,%s\n", p->op,
             p->kernel, p->kernel_name, dtype_name(p->dtype), p->shape, p->block_size, p->ms_median, p->ms_min, p->bytes,
             p->gbps, p->sol_gbps, p->sol_pct, p->max_abs, p->max_rel, p->status, g_dev.name, g_dev.sm, g_dev.cuda,
             GIT_REV, p->launch_median, p->launch_min, p->clock ? p->clock : "");
-    fclose(f);
+    close_row_file(out, f);
 }
 
 static void json_string(FILE *f, const char *s) {
@@ -62,9 +59,8 @@ static void json_string(FILE *f, const char *s) {
     fputc('"', f);
 }
 
-static void write_json_row(const char *path, const point_t *p) {
-    FILE *f = fopen(path, "a");
-    if (!f) { fprintf(stderr, "cannot open --json file '%s': %s\n", path, strerror(errno)); exit(EXIT_CUDA); }
+static void write_json_row(out_file_t *out, const point_t *p) {
+    FILE *f = open_row_file("--json", out, "a");
     fprintf(f, "{\"op\":");
     json_string(f, p->op);
     fprintf(f, ",\"kernel\":%d,\"kernel_name\":", p->kernel);
@@ -81,10 +77,10 @@ static void write_json_row(const char *path, const point_t *p) {
             g_dev.sm, g_dev.cuda, GIT_REV, p->launch_median, p->launch_min, p->clock ? p->clock : "");
     json_string(f, p->detail ? p->detail : "");
     fprintf(f, "}\n");
-    fclose(f);
+    close_row_file(out, f);
 }
 
 static void emit_point(const options_t *o, const point_t *p) {
-    if (o->csv_path) write_csv_row(o->csv_path, p);
-    if (o->json_path) write_json_row(o->json_path, p);
+    if (o->csv_path) write_csv_row(&g_csv_out, p);
+    if (o->json_path) write_json_row(&g_json_out, p);
 }

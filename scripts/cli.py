@@ -44,8 +44,27 @@ def folder(path):
     return path
 
 
+class DataError(Exception):
+    """An input file the script cannot use (csvfile.CsvError: a malformed CSV); the message names the file and
+    the line. run() ends the script with it: one line, exit 2."""
+
+
+def status_of(main, argv):
+    """main(argv)'s exit status: its return value, its SystemExit (argparse's errors), or 2 with one line on stderr
+    for an input file it cannot use (DataError). Anything else propagates (a traceback: a bug)."""
+    try:
+        return main(argv)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except DataError as e:
+        name = os.path.splitext(os.path.basename(argv[0]))[0]
+        print(f"{name}: {e}", file=sys.stderr)
+        return 2
+
+
 def run(main):
-    """A script's entry point: exits with main(sys.argv)'s status. Output cut short by its reader (`| head`) ends
-    the script quietly, as it ends a Unix tool, instead of with a BrokenPipeError traceback."""
+    """A script's entry point: exits with main(sys.argv)'s status (status_of: an input file it cannot use ends it
+    with one line naming the file and the line, exit 2). Output cut short by its reader (`| head`) ends the script
+    quietly, as it ends a Unix tool, instead of with a BrokenPipeError traceback."""
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    sys.exit(main(sys.argv))
+    sys.exit(status_of(main, sys.argv))

@@ -16,7 +16,8 @@ and, apart, cuDNN (kernel 0). The comparison to make across GPU models: there a 
 change, and what the program offers is its best kernel; cuDNN on the same two GPUs shows what the GPU changed.
 Prints a summary first (the problems counted per op and kernel, where with --best-only every kernel of the
 ladder counts in one row; the notes; the verdict), then each file's table and problems. Exit 1 on any failure or
-regression, 0 otherwise, 2 on bad arguments.
+regression, or when nothing was compared (an empty NEW, files of two different ops), 0 otherwise, 2 on bad
+arguments or a malformed CSV.
 """
 import os
 import sys
@@ -186,7 +187,7 @@ def main(argv):
             details.append(f"  no baseline {bpath}: nothing to compare")
             problems.append(Problem("no baseline", label, "", f"no baseline for {label} in {a.base}"))
             continue
-        table, file_problems, file_notes, file_compared = compare(load(bpath), load(npath), a.threshold, a.strict,
+        table, file_problems, file_notes, file_compared = compare(load(bpath, kernel_numbers=False), load(npath, kernel_numbers=False), a.threshold, a.strict,
                                                                   a.best_only)
         details += table + [f"  PROBLEM: {p.text}" for p in file_problems]
         problems += file_problems
@@ -200,6 +201,10 @@ def main(argv):
     for p in problems:
         if p.kind not in KINDS:  # a file of NEW with no baseline: no kernel to count it against
             print(p.text)
+    if not problems and not sum(compared.values()):  # an empty NEW, or files of different ops: no evidence of a pass
+        print(f"\nverdict: FAIL (nothing compared: no point of NEW has an OK row of BASE to compare with)")
+        print("\n".join(details))
+        return 1
     print(f"\nverdict: {'FAIL' if problems else 'PASS'} ({len(problems)} problem(s), threshold {a.threshold:.0%})")
     print("\n".join(details))
     return 1 if problems else 0

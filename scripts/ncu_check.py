@@ -40,6 +40,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
+import csvfile  # noqa: E402
 import run_all  # noqa: E402  (slugify)
 import shapes  # noqa: E402
 import summary  # noqa: E402
@@ -71,6 +72,10 @@ UNITS = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3,
          "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3,
          "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9,
          "KiB": 1024.0, "MiB": 1024.0 ** 2, "GiB": 1024.0 ** 3}
+# the SM metrics' units, as ncu scales them for display (lower case): cycles, and the SM clock in cycles a second
+SM_UNITS = {"cycle": 1.0, "kcycle": 1e3, "mcycle": 1e6, "gcycle": 1e9,
+            "cycle/second": 1.0, "cycle/msecond": 1e3, "cycle/usecond": 1e6, "cycle/nsecond": 1e9,
+            "hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
 NCU_METRICS = ["--cache-control", "all", "--clock-control", "none", "--metrics",
                "gpu__time_duration.sum,dram__bytes.sum,sm__cycles_active.max,sm__cycles_elapsed.avg.per_second"]
 
@@ -96,9 +101,13 @@ def parse_ncu_csv(text):
             raw = float(r[col["Metric Value"]].replace(",", ""))
         except ValueError:
             continue
-        v = raw * UNITS.get(r[col["Metric Unit"]], float("nan"))
+        unit = r[col["Metric Unit"]]
+        if r[col["Metric Name"]].startswith("sm__cycles"):  # cycles and cycles a second ("cycle/nsecond": GHz)
+            v = raw * SM_UNITS.get(unit.strip().lower(), float("nan"))
+        else:
+            v = raw * UNITS.get(unit, float("nan"))
         e = by_id.setdefault(int(r[col["ID"]]), {"name": r[col["Kernel Name"]]})
-        e[r[col["Metric Name"]]] = raw if r[col["Metric Name"]].startswith("sm__cycles") else v
+        e[r[col["Metric Name"]]] = v
     nan = float("nan")
     out = []
     for i in sorted(by_id):
@@ -218,7 +227,8 @@ def check(op, kernel, args, tolerance):
             "dram_ratio": f"{dram / counted:.4f}", "ncu_minus_harness_us": f"{(ncu_ms - harness) * 1e3:.2f}",
             "kernels": max(e[2] for e in launches), "block_size": best.get("block_size", ""),
             "harness_clock": summary.row_clock(best), "dram_mb": f"{dram / 1e6:.2f}", "counted_mb": f"{counted / 1e6:.2f}",
-            "gpu": best["gpu"], "git_rev": best["git_rev"], "ncu_sm_active_ms": f"{active:.6f}",
+            "gpu": best["gpu"], "git_rev": best["git_rev"],
+            "ncu_sm_active_ms": f"{active:.6f}" if active == active else "",  # "" where the profile has none
             "bracketed": bracketed(harness, active, ncu_ms, tolerance)}
 
 
@@ -228,6 +238,12 @@ def bracketed(harness, active, ncu_ms, tolerance):
     if active != active:
         return ""
     return "yes" if active * (1 - tolerance) <= harness <= ncu_ms * (1 + tolerance) else "no"
+
+
+def read_rows(path):
+    """The rows of an ncu_check.csv (csvfile.read, strict, in this file's schema); a file of before the last two
+    columns is read too (store() writes them, empty, for its rows)."""
+    return csvfile.read(path, required=CSV_FIELDS[:-2], floats=(), ints=(), kernel_numbers=False, choices=None)
 
 
 def store(out_dir, new_rows):
@@ -241,7 +257,7 @@ def store(out_dir, new_rows):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         key = lambda r: (r["op"], r["kernel"], r["dtype"], r["shape"])  # noqa: E731
         fresh = {key(r) for r in rows}
-        old = [r for r in summary.load(path) if key(r) not in fresh] if os.path.exists(path) else []
+        old = [r for r in read_rows(path) if key(r) not in fresh] if os.path.exists(path) else []
         with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=CSV_FIELDS, lineterminator="\n", extrasaction="ignore")
             w.writeheader()
@@ -284,7 +300,7 @@ def main(argv):
         bad += off
         print(f"| {op} | {kernel} | {r['dtype']} | {r['shape']} | {float(r['harness_ms']):.4f} | "
               f"{float(r['ncu_ms']):.4f} | {float(r['ratio']):.3f}{' OUTSIDE' if off else ''} | "
-              f"{float(r['ncu_minus_harness_us']):.2f} | {float(r['ncu_sm_active_ms']):.4f} | {r['bracketed']} | "
+              f"{float(r['ncu_minus_harness_us']):.2f} | {r['ncu_sm_active_ms'] or '-'} | {r['bracketed'] or '-'} | "
               f"{float(r['dram_ratio']):.3f} |", flush=True)
     if rows and not a.no_write:
         print(f"ncu_check: wrote {paths[0]}", file=sys.stderr)

@@ -80,6 +80,7 @@ import warnings
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
+import csvfile  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 from summary import CSV_FIELDS  # noqa: E402  (the programs' schema, its three newer columns last)
 
@@ -275,8 +276,7 @@ def write_csv(path, rows):
 def read_csv(path):
     if not os.path.exists(path):
         return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    return csvfile.read(path, kernel_numbers=False)
 
 
 def json_row(r):

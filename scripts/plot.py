@@ -8,7 +8,11 @@ For each <op>.csv of the folder, and each dtype in it:
   <op>_sol_vs_c_<dtype>.png       (b) %SOL against C: the best kernel of the op, cuDNN (kernel 0) and, where
                                       peers.csv holds them, torch and torch.compile; the copy is the 100% line
   <op>_ladder_<dtype>_<shape>.png (c) bars: each kernel's best GB/s at the default shape, with the gain of
-                                      each step over the previous kernel that ran
+                                      each step (kernels 1 and up) over the previous one that ran; cuDNN's bar
+                                      (kernel 0) has no gain
+The sweep draws a kernel that picks its own block size (cuDNN: block size 0) as a horizontal line at its best
+GB/s. BatchNorm's %SOL chart is against the channel count C, one line per form ([N, C], NCHW, NHWC, training
+and inference).
 Titles name the GPU, dtype and shape.
 """
 import os
@@ -36,13 +40,34 @@ def save(fig, path):
     plt.close(fig)
 
 
-def cols_of(shape):
-    """C of a rows x C shape string; None for other layouts."""
-    parts = shape.split("x")
+def c_of(op, shape):
+    """(C, form) of a shape string for the %SOL-against-C chart, None for shapes it does not show. LayerNorm and
+    RMSNorm: C of a plain rows x C shape (form None). BatchNorm: the channel count C of [N, C] and of the image
+    shapes N x C x H x W, with the form ("[N, C]", "NCHW", "NHWC", and " inference" for the :inf points)."""
+    base, _, tail = shape.partition(":")
+    tags = tail.split(":") if tail else []
     try:
-        return int(parts[-1]) if len(parts) == 2 else None
+        dims = [int(p) for p in base.split("x")]
     except ValueError:
         return None
+    if op != "batchnorm":
+        return (dims[1], None) if len(dims) == 2 and not tags else None
+    layout = [t for t in tags if t != "inf"]
+    if len(dims) == 2 and not layout:
+        form = "[N, C]"
+    elif len(dims) == 4 and layout in (["nchw"], ["nhwc"]):
+        form = layout[0].upper()
+    else:
+        return None
+    return dims[1], form + (" inference" if "inf" in tags else "")
+
+
+def kernel_colors(kernels):
+    """A colour for each kernel number (1 and up: all different, up to 20); cuDNN (0) grey."""
+    palette = plt.get_cmap("tab20").colors
+    colors = {k: palette[i % len(palette)] for i, k in enumerate(sorted(k for k in kernels if k != 0))}
+    colors[0] = "0.45"
+    return colors
 
 
 def plot_sweep(rows, op, dtype, shape, gpu, path):
@@ -52,9 +77,16 @@ def plot_sweep(rows, op, dtype, shape, gpu, path):
         if r["dtype"] == dtype and r["shape"] == shape and r["status"] == "OK":
             by_kernel.setdefault((int(r["kernel"]), r["kernel_name"]), []).append(
                 (int(r["block_size"]), float(r["gbps"])))
+    colors = kernel_colors({k for k, _ in by_kernel})
     for (k, name), pts in sorted(by_kernel.items()):
         pts.sort()
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{k} {name}")
+        swept = [p for p in pts if p[0] > 0]
+        if swept:
+            ax.plot([p[0] for p in swept], [p[1] for p in swept], marker="o", color=colors[k], label=f"{k} {name}")
+        if len(swept) < len(pts):  # block size 0: the kernel (cuDNN) chose its own; no place on the block-size axis
+            best = max(p[1] for p in pts if p[0] <= 0)
+            ax.axhline(best, color=colors[k], linestyle="-.", linewidth=1.2,
+                       label=f"{k} {name} (its own launch configuration)")
     sol = [float(r["sol_gbps"]) for r in rows if r["dtype"] == dtype and r["shape"] == shape and float(r["sol_gbps"]) > 0]
     if sol:
         ax.axhline(max(sol), color="black", linestyle="--", linewidth=1, label="device copy (SOL)")
@@ -73,19 +105,25 @@ def plot_sol_vs_c(rows, peers, op, dtype, gpu, path):
     best = best_points(rows)
     series = {}
     latency = shapes_mod.latency_labels(op)  # few rows: a question of microseconds, not of %SOL against C
+
+    def named(name, form):
+        return f"{name}, {form}" if form else name
+
     for (d, shape, k), r in best.items():
-        c = cols_of(shape)
-        if d != dtype or not isinstance(r, dict) or c is None or shape in latency:
+        cf = c_of(op, shape)
+        if d != dtype or not isinstance(r, dict) or cf is None or shape in latency:
             continue
-        name = "cuDNN (kernel 0)" if k == 0 else f"best kernel of {op}"
+        c, form = cf
+        name = named("cuDNN (kernel 0)" if k == 0 else f"best kernel of {op}", form)
         cur = series.setdefault(name, {})
         if c not in cur or float(r["sol_pct"]) > cur[c][0]:
             cur[c] = (float(r["sol_pct"]), shape)
     for r in peers:
-        c = cols_of(r["shape"])
-        if r["op"] != op or r["dtype"] != dtype or r["status"] != "OK" or c is None or r["shape"] in latency:
+        cf = c_of(op, r["shape"])
+        if r["op"] != op or r["dtype"] != dtype or r["status"] != "OK" or cf is None or r["shape"] in latency:
             continue
-        cur = series.setdefault(r["kernel"], {})
+        c = cf[0]
+        cur = series.setdefault(named(r["kernel"], cf[1]), {})
         if c not in cur or float(r["sol_pct"]) > cur[c][0]:
             cur[c] = (float(r["sol_pct"]), r["shape"])
     fig, ax = plt.subplots(figsize=(8, 5))
@@ -94,7 +132,7 @@ def plot_sol_vs_c(rows, peers, op, dtype, gpu, path):
         ax.plot(xs, [pts[x][0] for x in xs], marker="o", label=name)
     ax.axhline(100, color="black", linestyle="--", linewidth=1, label="device copy = 100%")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("C (normalized size)")
+    ax.set_xlabel("C (channels)" if op == "batchnorm" else "C (normalized size)")
     ax.set_ylabel("% of speed of light")
     ax.set_ylim(0, 110)
     ax.set_title(f"{op} {dtype}: %SOL against C (standard shapes)\n{gpu}")
@@ -107,7 +145,7 @@ def plot_ladder(rows, op, dtype, shape, gpu, path):
     best = best_points(rows)
     names = {int(r["kernel"]): r["kernel_name"] for r in rows}
     labels, vals, gains = [], [], []
-    prev = None
+    prev = None  # the previous rung of the ladder (kernels 1 and up): cuDNN (0) is no rung and has no gain
     for k in sorted(names):
         r = best.get((dtype, shape, k))
         if not isinstance(r, dict):
@@ -115,8 +153,9 @@ def plot_ladder(rows, op, dtype, shape, gpu, path):
         g = float(r["gbps"])
         labels.append(f"{k}\n{names[k]}")
         vals.append(g)
-        gains.append(f"{g / prev:.2f}x" if prev else "")
-        prev = g
+        gains.append(f"{g / prev:.2f}x" if prev and k >= 1 else "")
+        if k >= 1:
+            prev = g
     fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(vals) + 2), 5))
     bars = ax.bar(range(len(vals)), vals, color="tab:blue")
     for b, g, v in zip(bars, gains, vals):
@@ -149,7 +188,7 @@ def main(argv):
     except OSError as e:
         ap.error(f"cannot make the folder {out}: {e.strerror}")
     peers_path = os.path.join(a.folder, "peers.csv")
-    peers = load(peers_path) if os.path.exists(peers_path) else []
+    peers = load(peers_path, kernel_numbers=False) if os.path.exists(peers_path) else []
     written = []
     for op, rows in op_results(a.folder):
         gpu = rows[0]["gpu"]
@@ -164,9 +203,12 @@ def main(argv):
             p = os.path.join(out, f"{op}_ladder_{dtype}_{shape}.png")
             plot_ladder(rows, op, dtype, shape, gpu, p)
             written.append(p)
+    if not written:
+        print(f"plot: no rows in any results CSV of {a.folder}: nothing to plot", file=sys.stderr)
+        return 1
     for p in written:
         print(p)
-    return 0 if written else 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ results/<gpu-slug>/ (the same GPU model: compared in GB/s) or, when there is non
 of the same architecture (sm_XX: compared in %SOL). Draws the plots of the new run where matplotlib is
 available (the Makefile's venv). Exit 0 when the verdict is PASS.
 """
-import csv
 import os
 import subprocess
 import sys
@@ -18,15 +17,15 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import compare as compare_mod  # noqa: E402
 import run_all as run_all_mod  # noqa: E402
+import summary as summary_mod  # noqa: E402
 
 
 def folder_sm(folder):
     """The sm column of the first CSV row in a results folder, or None."""
     for name in sorted(os.listdir(folder)):
-        if name.endswith(".csv"):
-            with open(os.path.join(folder, name), newline="") as f:
-                for r in csv.DictReader(f):
-                    return r.get("sm")
+        if summary_mod.is_program_csv(name):
+            for r in summary_mod.load(os.path.join(folder, name)):
+                return r.get("sm")
     return None
 
 

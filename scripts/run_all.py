@@ -202,9 +202,9 @@ def sick_gpus(dirs, threshold=0.05):
     per_point = {}
     for gpu, d in dirs:
         for name in os.listdir(d):
-            if not name.endswith(".csv"):
+            if not name.endswith(".csv") or name == "ncu_check.csv":  # ncu_check.csv: another schema
                 continue
-            for r in summary_mod.load(os.path.join(d, name)):
+            for r in summary_mod.load(os.path.join(d, name), kernel_numbers=False):
                 if r["status"] != "OK":
                     continue
                 key = (r["op"], r["kernel"], r["dtype"], r["shape"], r["block_size"])

@@ -165,7 +165,7 @@ def latency_table(op, rows, peers):
 def folder_tables(folder, ops=None):
     """{op: (lines, problems, latency lines)} for a results folder: table() and latency_table() of each op."""
     ppath = os.path.join(folder, "peers.csv")
-    peers = load(ppath) if os.path.exists(ppath) else []
+    peers = load(ppath, kernel_numbers=False) if os.path.exists(ppath) else []
     res = {}
     for op, rows in op_results(folder):
         if not ops or op in ops:

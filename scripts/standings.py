@@ -176,7 +176,7 @@ def op_line(op, rows, peers):
 def folder_standings(folder, ops=None):
     """{op: (line, regret table lines, standing table lines)} for a results folder."""
     ppath = os.path.join(folder, "peers.csv")
-    peers = load(ppath) if os.path.exists(ppath) else []
+    peers = load(ppath, kernel_numbers=False) if os.path.exists(ppath) else []
     out = {}
     for op, rows in op_results(folder):
         if not ops or op in ops:

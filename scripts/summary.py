@@ -15,19 +15,19 @@ import sys
 from collections import OrderedDict
 
 import cli
+import csvfile
 import shapes
 
 
-# The programs' CSV schema (harness/options.h CSV_HEADER), in order. The last three columns came later: a row without
-# them was timed with CUDA events (row_clock).
-CSV_FIELDS = ["op", "kernel", "kernel_name", "dtype", "shape", "block_size", "time_ms_median", "time_ms_min", "bytes",
-              "gbps", "sol_gbps", "sol_pct", "max_abs_err", "max_rel_err", "status", "gpu", "sm", "cuda", "git_rev",
-              "time_ms_launch_median", "time_ms_launch_min", "clock"]
+# The programs' CSV schema (harness/options.h CSV_HEADER), in order: csvfile.CSV_FIELDS. The last three columns
+# came later: a row without them was timed with CUDA events (row_clock).
+CSV_FIELDS = csvfile.CSV_FIELDS
 
 
-def load(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+def load(path, kernel_numbers=True):
+    """The rows of a results CSV, read strictly (csvfile.read: a malformed row ends the script with one line naming
+    the file and line). kernel_numbers=False: peers.csv (peer names in the kernel column)."""
+    return csvfile.read(path, kernel_numbers=kernel_numbers)
 
 
 def results_csv(path):

@@ -4,7 +4,11 @@
 # Run from the repository root after `make`. Sourced by run_tests.sh (shares its counters) or run alone.
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
-NODEV="env CUDA_VISIBLE_DEVICES="   # hides any GPU: the no-device path on every machine
+NODEV="timeout 20 env CUDA_VISIBLE_DEVICES="   # hides any GPU: the no-device path on every machine (a hang: exit 124)
+# no CUDA driver at all (this machine has no libcuda): the no-device line says so
+NO_DRIVER=0
+python3 -c "import ctypes; ctypes.CDLL('libcuda.so.1')" 2>/dev/null || NO_DRIVER=1
+mkdir -p build
 
 for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
     [ -x "./$prog" ] || { fail "$prog: not built"; continue; }
@@ -69,6 +73,64 @@ for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
     expect "$prog: a new --csv file passes the check (no GPU: exit 2 at the device)" 2 $NODEV ./$prog --csv build/cli_new.csv
     contains "$prog: a new --csv file gets as far as the device" "no CUDA device"
     if [ -e build/cli_new.csv ]; then fail "$prog: the --csv check left a file behind"; else pass "$prog: the --csv check leaves no file behind"; fi
+
+    # --csv/--json to a stream: never read, never waited on (a pipe as stdout, >(cat), a FIFO), - is stdout
+    nodev() {  # nodev NAME ARGS...: passes every check, ends at the no-device line
+        local name=$1
+        shift
+        expect "$prog: $name passes the checks (no GPU: exit 2 at the device)" 2 $NODEV ./$prog "$@" &&
+            contains "$prog: $name gets as far as the device" "^$prog: no CUDA device"
+    }
+    nodev "--json /dev/stdout (a pipe: never read)" --json /dev/stdout
+    nodev "--csv /dev/stdout" --csv /dev/stdout
+    nodev "--json >(cat)" --json >(cat >/dev/null)
+    nodev "--csv - (stdout)" --csv -
+    nodev "--csv - --json FILE" --csv - --json build/cli_new.jsonl
+    rm -f build/cli_fifo && mkfifo build/cli_fifo
+    bad "--csv a FIFO no process reads" "--csv build/cli_fifo: a FIFO that no process reads" --csv build/cli_fifo
+    (timeout 20 cat build/cli_fifo >/dev/null &)
+    sleep 0.2
+    nodev "--csv a FIFO with a reader" --csv build/cli_fifo
+    rm -f build/cli_fifo
+    expect "$prog --help says where the rows go for -" 0 $NODEV ./$prog --help
+    contains "$prog --help: - is stdout, the human-readable output then on stderr" "or - for stdout: then the human-readable output goes to"
+    # refused: a file name that is an option, one file for two formats, a file of the other kind
+    bad "--csv --check (an option as the file name)" "--csv needs a file name, not the option '--check'" --csv --check
+    bad "--json -N 5" "--json needs a file name, not the option '-N'" --json -N 5
+    bad "--csv '' (an empty name)" "--csv needs a file name" --csv ""
+    bad "--csv X --json X" "one file cannot take both formats" --csv build/cli_both --json build/cli_both
+    bad "--csv - --json -" "one file cannot take both formats" --csv - --json -
+    bad "--csv - --json /dev/stdout" "one file cannot take both formats" --csv - --json /dev/stdout
+    bad "--json into an existing CSV" "not JSON Lines" --json build/cli_old_schema.csv
+    printf '{"op":"layernorm"}\n' > build/cli_rows.jsonl
+    bad "--csv into an existing JSON Lines file" "holds JSON Lines, not CSV" --csv build/cli_rows.jsonl
+    nodev "--json into an existing JSON Lines file" --json build/cli_rows.jsonl
+    bad "--csv a folder" "--csv build: is a folder" --csv build
+    # refused: timing mode with validation only, empty list items, spaces in numbers, values the dtype cannot hold
+    bad "--hot --check" "--hot is a timing mode and --check does not time" --hot --check
+    bad "an empty item in a kernel list (1,,2)" "empty item in the kernel list '1,,2'" 1,,2
+    bad "a kernel list ending in a comma" "empty item in the kernel list" 1,
+    bad "seed ' -1' (a leading space)" "invalid seed ' -1'" --seed " -1"
+    bad "seed '5 ' (a trailing space)" "invalid seed '5 '" --seed "5 "
+    bad "rows ' 5' (a leading space)" "invalid rows ' 5'" -N " 5"
+    bad "input mean 1e39 (beyond fp32)" "invalid input mean '1e39'" --input-mean 1e39
+    bad "input std 1e39 (beyond fp32)" "invalid input std '1e39'" --input-std 1e39
+    bad "fp16 inputs of mean 100000" "do not fit fp16" --dtype fp16 --input-mean 100000
+    bad "fp16 inputs of std 20000" "do not fit fp16" --dtype fp16 --input-std 20000
+    bad "eps 1e39 (beyond fp32)" "invalid eps '1e39'" --eps 1e39
+    # one limit for rows in the three programs: 2^31 - 1
+    bad "-N 2147483648 -C 1" "invalid rows '2147483648'" -N 2147483648 -C 1
+    bad "-C 2147483648 -N 1" "invalid cols '2147483648'" -C 2147483648 -N 1
+    nodev "-N 2147483647 -C 1" -N 2147483647 -C 1
+    # no silent truncation: a 300-character kernel list is read whole (it was cut at 255 and ran kernel 0)
+    long_list="7,$(printf '0%.0s' $(seq 300))99"
+    bad "a 300-character kernel list" "unknown kernel '0+99' in '7,0+99'" "$long_list"
+    bad "a 5000-character argument" "argument 2 is 5000 characters long \(at most 4096\)" --csv "$(printf 'a%.0s' $(seq 5000))"
+    bad "a newline in a refused argument (still one line)" "invalid dtype 'fp.x0a32'" --dtype "$(printf 'fp\n32')"
+    if [ "$NO_DRIVER" = 1 ]; then
+        expect "$prog without a CUDA driver exits 2" 2 $NODEV ./$prog
+        contains "$prog without a CUDA driver says so" "^$prog: no CUDA device \(no CUDA driver found\)$"
+    fi
 done
 
 # LayerNorm's own options and dtype limits

@@ -73,10 +73,22 @@ expect("resume: with fewer kernels asked for, both points are complete",
 if os.access(os.path.join(ROOT, "batchnorm_forward"), os.X_OK):
     expect("resume: the registry's kernels from --list", run_all.listed_kernels("batchnorm") == list(range(13)),
            run_all.listed_kernels("batchnorm"))
+def old_schema_csv(path, points):
+    """A CSV of the schema before its last three columns (the reader checks every column): (kernel, dtype,
+    shape, gbps) a row."""
+    old = summary.CSV_FIELDS[:-3]
+    fill = {"op": "layernorm", "kernel_name": "k", "block_size": "256", "status": "OK", "gpu": "G", "sm": "sm_90",
+            "cuda": "13.0", "git_rev": "x"}
+    with open(path, "w") as f:
+        f.write(",".join(old) + "\n")
+        for k, dt, shape, g in points:
+            r = dict(fill, kernel=k, dtype=dt, shape=shape, gbps=g)
+            f.write(",".join(r.get(c, "0") for c in old) + "\n")
+
+
 with tempfile.TemporaryDirectory() as d:
     p = os.path.join(d, "x.csv")
-    with open(p, "w") as f:
-        f.write("op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,1,bf16,8x8,2\nln,2,bf16,4x4,3\n")
+    old_schema_csv(p, [("1", "fp32", "8x8", "1"), ("1", "bf16", "8x8", "2"), ("2", "bf16", "4x4", "3")])
     run_all.drop_rows(p, points={("bf16", "8x8")})
     with open(p) as f:
         header = f.readline().strip().split(",")
@@ -85,8 +97,7 @@ with tempfile.TemporaryDirectory() as d:
            kept == [("1", "fp32", "8x8", "1", ""), ("2", "bf16", "4x4", "3", "")], kept)
     expect("drop_rows rewrites a file of an older schema in the current one (the program appends to it)",
            header == summary.CSV_FIELDS, header)
-    with open(p, "w") as f:
-        f.write("op,kernel,dtype,shape,gbps\nln,1,fp32,8x8,1\nln,1,bf16,8x8,2\nln,2,bf16,8x8,3\n")
+    old_schema_csv(p, [("1", "fp32", "8x8", "1"), ("1", "bf16", "8x8", "2"), ("2", "bf16", "8x8", "3")])
     run_all.drop_rows(p, [1], {("bf16", "8x8")})
     kept = [(r["kernel"], r["dtype"], r["shape"], r["gbps"]) for r in summary.load(p)]
     expect("--kernels with --dtype: only those kernels' rows at those points go",
@@ -182,7 +193,7 @@ with tempfile.TemporaryDirectory() as d:
            "ratio": "1", "dram_ratio": "1", "gpu": "NVIDIA H100 80GB HBM3", "git_rev": "x"}
     ncu_check.store(d, [row, dict(row, shape="16x8")])
     ncu_check.store(d, [dict(row, ratio="1.01")])
-    stored = summary.load(os.path.join(d, "h100-80gb-hbm3", "ncu_check.csv"))
+    stored = ncu_check.read_rows(os.path.join(d, "h100-80gb-hbm3", "ncu_check.csv"))
     expect("ncu_check.csv: a point measured again replaces its row, others stay",
            sorted((r["shape"], r["ratio"]) for r in stored) == [("16x8", "1"), ("8x8", "1.01")], stored)
 
@@ -207,7 +218,7 @@ expect("standings: the line gives the range of %SOL, cuDNN beside it, and the di
        "80-96% (fp32)" in line and "behind by more than 2% at 1 of 1 " in line and "at 1 of 2 points (worst 1.05x" in line,
        line)
 
-# Every script of scripts/ (cli.py is a module they share): executable, run as `scripts/NAME` through its shebang, it
+# Every script of scripts/ (cli.py and csvfile.py are modules they share): executable, run as `scripts/NAME` through its shebang, it
 # answers --help, and a bad input is one line on stderr and exit 2 (never a traceback). BAD: each one's bad inputs.
 fixture = os.path.join(ROOT, "tests", "fixtures", "layernorm_small.csv")
 fixtures = os.path.dirname(fixture)  # a results folder: one program CSV
@@ -231,7 +242,7 @@ with tempfile.TemporaryDirectory() as d:
         "summary.py": [["/nonexistent.csv"], [fixtures], [readme], [fixture, "--ladder-shape", "1x1"]],
         "update_readme.py": [["/nonexistent"], [fixtures, "--readme", "/nonexistent"]],
     }
-    listed = {n for n in os.listdir(os.path.join(ROOT, "scripts")) if n.endswith((".py", ".sh"))} - {"cli.py"}
+    listed = {n for n in os.listdir(os.path.join(ROOT, "scripts")) if n.endswith((".py", ".sh"))} - {"cli.py", "csvfile.py"}
     expect("every script of scripts/ is checked here", listed == set(BAD), listed ^ set(BAD))
     env = dict(os.environ, OUT=os.path.join(d, "out"))  # device_session.sh writes there once it runs
     for name, bads in sorted(BAD.items()):

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""CI test of the Makefile's messages (no GPU, no network needed): make sass where the toolkit has no cuobjdump
+stops at once with one line naming it; make venv / make plots where PyPI cannot be reached (pip with no index,
+as offline) say in one line that matplotlib is installed from PyPI and that plots are skipped, and make plots
+does not fail."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from fixture_csv import expect, status  # noqa: E402
+
+
+# run from make test: the parent make's jobserver and flags stay out of these makes
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+
+
+def make(*args, cwd=ROOT, env=None):
+    r = subprocess.run(["make", "--no-print-directory", "CI=true", *args], capture_output=True, text=True, cwd=cwd,
+                       env=dict(CLEAN_ENV, **(env or {})), timeout=300)
+    return r.returncode, (r.stdout + r.stderr).strip().splitlines()
+
+
+t0 = time.time()
+rc, lines = make("sass", "CUOBJDUMP=/nonexistent/cuobjdump")
+expect("make sass without cuobjdump: one line naming it, at once, non-zero",
+       rc != 0 and len(lines) == 1 and "cuobjdump" in lines[0] and time.time() - t0 < 60, "\n".join(lines))
+
+with tempfile.TemporaryDirectory() as d:
+    shutil.copy(os.path.join(ROOT, "Makefile"), d)
+    os.makedirs(os.path.join(d, "scripts"))
+    shutil.copy(os.path.join(ROOT, "scripts", "requirements.txt"), os.path.join(d, "scripts"))
+    os.makedirs(os.path.join(d, "results", "some-gpu"))
+    offline = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", "PIP_CONFIG_FILE": os.devnull}
+    rc, lines = make("venv", cwd=d, env=offline)
+    expect("make venv offline: one line, saying PyPI and that plots are skipped",
+           len(lines) == 1 and "PyPI" in lines[0] and "plots are skipped" in lines[0], "\n".join(lines))
+    rc, lines = make("plots", cwd=d, env=offline)
+    expect("make plots offline: exit 0, one line saying that plots are skipped",
+           rc == 0 and len(lines) == 1 and "plots are skipped" in lines[0], f"exit {rc}: " + "\n".join(lines))
+sys.exit(status())
