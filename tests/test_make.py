@@ -36,10 +36,15 @@ with tempfile.TemporaryDirectory() as d:
     shutil.copy(os.path.join(ROOT, "scripts", "requirements.txt"), os.path.join(d, "scripts"))
     os.makedirs(os.path.join(d, "results", "some-gpu"))
     offline = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", "PIP_CONFIG_FILE": os.devnull}
-    rc, lines = make("venv", cwd=d, env=offline)
+    # a Python without site-packages: where the system's Python has matplotlib, make plots would use it
+    bare = os.path.join(d, "python-bare")
+    with open(bare, "w") as f:
+        f.write(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
+    os.chmod(bare, 0o755)
+    rc, lines = make("venv", f"PYTHON={bare}", cwd=d, env=offline)
     expect("make venv offline: one line, saying PyPI and that plots are skipped",
            len(lines) == 1 and "PyPI" in lines[0] and "plots are skipped" in lines[0], "\n".join(lines))
-    rc, lines = make("plots", cwd=d, env=offline)
+    rc, lines = make("plots", f"PYTHON={bare}", cwd=d, env=offline)
     expect("make plots offline: exit 0, one line saying that plots are skipped",
            rc == 0 and len(lines) == 1 and "plots are skipped" in lines[0], f"exit {rc}: " + "\n".join(lines))
 sys.exit(status())
