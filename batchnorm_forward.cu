@@ -2085,7 +2085,7 @@ static const char *parse_extra(int index, const char *arg) {
         g_momentum = d;
         return NULL;
     case X_EPS:
-        if (parse_double(arg, &d) || d < 0) return reasonf("invalid eps '%s' (--eps: a finite number >= 0)", arg);
+        if (parse_double(arg, &d) || d < 0) return reasonf("invalid eps '%s' (--eps: a number >= 0 within fp32's range)", arg);
         g_eps = d;
         return NULL;
     default:

@@ -1355,7 +1355,7 @@ static const char *parse_extra(int index, const char *arg) {
         return NULL;
     }
     double v;
-    if (parse_double(arg, &v) || v < 0) return reasonf("invalid eps '%s' (--eps: a finite number >= 0)", arg);
+    if (parse_double(arg, &v) || v < 0) return reasonf("invalid eps '%s' (--eps: a number >= 0 within fp32's range)", arg);
     g_eps = v;
     return NULL;
 }

@@ -1087,7 +1087,7 @@ static const char *parse_extra(int index, const char *arg) {
     long n;
     switch (index) {
     case OPT_EPS:
-        if (parse_double(arg, &v) || v < 0) return reasonf("invalid eps '%s' (--eps: a finite number >= 0)", arg);
+        if (parse_double(arg, &v) || v < 0) return reasonf("invalid eps '%s' (--eps: a number >= 0 within fp32's range)", arg);
         g_eps = v;
         return NULL;
     case OPT_FUSED: g_fused = 1; return NULL;
