@@ -1921,6 +1921,7 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
 //   NCHW: 9 is ahead of 7 from 14 x 14 planes up (1.1-1.5x), behind at 7 x 7 (0.94x); its best block size
 //     follows the cluster: 256 threads with clusters of 1 or 2 blocks, 128 with 4 or 8. H*W = 1 is [N, C] in
 //     memory (7 would read each channel with stride C): 5 on the [N, C] view.
+// Wrong: the thresholds are read off an H100 sweep, not derived by a script for each GPU.
 
 #define K12_NCHW_CLUSTER_HW 196  // the planes (values) from which 9 runs instead of 7
 

@@ -230,6 +230,7 @@ static const char *supports_three_launch(const void *pp, int bs) {
 // Kernel 3, warp_per_row: one warp per row. Lanes stride over the row (coalesced), cooperative-groups reductions
 // (shuffles, no shared memory, no __syncthreads), two-pass variance around the mean, __restrict__, and
 // streaming cache hints on the last read of x and on y (evict-first: they are not read again).
+// Improves: no shared memory and no block barrier; 32 lanes share a row instead of a block of mostly idle threads.
 // Wrong: x is read three times (the re-reads mostly hit L1/L2, but cost instructions and bandwidth), loads
 // are 4 bytes wide, and one warp per row leaves large rows to a single warp. The hints do not pay as a rule
 // (kernels 6-8 use plain access); 9, 10 and 11 keep them where plain access measured slower (results/NOTES.md).
@@ -1060,7 +1061,8 @@ static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
 //   element (shifted sums: var = E[d^2] - E[d]^2, which loses little while k lies within a few standard
 //   deviations of the mean), so one block barrier and one cluster barrier, where the register kernels take
 //   two block reductions of three barriers each (kernel 11's cluster kernel reduces the same way).
-// Runs at any row count; the dispatcher takes it where rows x blocks a row fit the SMs.
+// Improves: the rows of a decode step and single long rows (it runs at any row count; the dispatcher takes it
+// where rows x blocks a row fit the SMs).
 // Wrong: a row whose first element lies far from its mean (in standard deviations) loses precision in the
 // variance; at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); with many
 // rows the cluster buys nothing and w and b in registers cost occupancy.
@@ -1219,6 +1221,8 @@ static const char *supports_latency_split(const void *pp, int bs) {
 // and that rung's block size. Chosen from block-size sweeps on an H100 and an H200 (results/<gpu>/layernorm.csv,
 // notes in results/NOTES.md). A --block-size given is passed to the rung; --cluster K steers rungs 11 and 12 as
 // when they run alone.
+// Wrong: its rows are thresholds read off earlier sweeps, not derived by a script, and it trails its best rung
+// at some points (results/<gpu>/summary.md, the dispatcher against its ladder).
 
 // The conditions (req_bs: the --block-size given, 0 for none).
 static int when_latency(const ln_problem_t *p, int req_bs) {  // rows x blocks a row fit the SMs: one wave

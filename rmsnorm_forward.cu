@@ -267,6 +267,7 @@ static const char *supports_block_smem_tree(const void *pp, int bs) {
 // Kernel 3 warp_per_row: one warp per row. Lanes stride over the row (coalesced), the sum of squares is reduced
 // by warp shuffles (warp_sum: no shared memory, no barrier), __restrict__, and streaming hints on the last read
 // of x and on y (evict-first: neither is read again).
+// Improves: no shared memory and no block barrier; the reduction stays inside one warp.
 // Wrong: 4-byte accesses, x read twice, and one warp per row leaves large rows to a single warp (few loads
 // in flight per row); at small C most lanes idle. The hints do not pay on an H100: kernels 4-9 read x and
 // write y plainly (the residual of --fused-add keeps the streaming forms in 5-7).
@@ -916,6 +917,8 @@ static const char *supports_latency_split(const void *pp, int bs) {
 // Kernel 9 dispatch: the rule, a table read top to bottom; the first row whose condition holds runs its kernel
 // at the row's block size (a --block-size given on the command line replaces it). The rows come from the RMSNorm
 // sweep on an H100 (results/h100-80gb-hbm3/rmsnorm.csv, results/NOTES.md).
+// Wrong: its rows are thresholds read off that sweep, not derived by a script, and it trails its best rung at
+// some points (results/<gpu>/summary.md, the dispatcher against its ladder: 16-bit rows of 768-1024 most).
 
 typedef struct {
     const rms_problem_t *p;
