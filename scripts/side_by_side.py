@@ -162,15 +162,17 @@ def latency_table(op, rows, peers):
     return out
 
 
+def folder_peers(folder):
+    """The rows of folder/peers.csv (scripts/peers.py), or [] where there is none."""
+    ppath = os.path.join(folder, "peers.csv")
+    return load(ppath, kernel_numbers=False) if os.path.exists(ppath) else []
+
+
 def folder_tables(folder, ops=None):
     """{op: (lines, problems, latency lines)} for a results folder: table() and latency_table() of each op."""
-    ppath = os.path.join(folder, "peers.csv")
-    peers = load(ppath, kernel_numbers=False) if os.path.exists(ppath) else []
-    res = {}
-    for op, rows in op_results(folder):
-        if not ops or op in ops:
-            res[op] = table(op, rows, peers) + (latency_table(op, rows, peers),)
-    return res
+    peers = folder_peers(folder)
+    return {op: table(op, rows, peers) + (latency_table(op, rows, peers),)
+            for op, rows in op_results(folder) if not ops or op in ops}
 
 
 def main(argv):

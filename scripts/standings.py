@@ -21,8 +21,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
-from side_by_side import best_peer_rows, us  # noqa: E402
-from summary import best_points, load, op_results, results_folder, row_clock  # noqa: E402
+from side_by_side import best_peer_rows, folder_peers  # noqa: E402
+from summary import best_points, op_results, results_folder, row_clock  # noqa: E402
 
 REGRET = 1.02  # the dispatcher may trail its best rung by the noise, no more
 BEHIND = 0.98  # "behind a peer": more than 2% slower
@@ -175,13 +175,9 @@ def op_line(op, rows, peers):
 
 def folder_standings(folder, ops=None):
     """{op: (line, regret table lines, standing table lines)} for a results folder."""
-    ppath = os.path.join(folder, "peers.csv")
-    peers = load(ppath, kernel_numbers=False) if os.path.exists(ppath) else []
-    out = {}
-    for op, rows in op_results(folder):
-        if not ops or op in ops:
-            out[op] = (op_line(op, rows, peers), regret_table(rows), standing_table(op, rows, peers))
-    return out
+    peers = folder_peers(folder)
+    return {op: (op_line(op, rows, peers), regret_table(rows), standing_table(op, rows, peers))
+            for op, rows in op_results(folder) if not ops or op in ops}
 
 
 def main(argv):
