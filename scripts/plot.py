@@ -9,7 +9,7 @@ For each <op>.csv of the folder, and each dtype in it:
                                       peers.csv holds them, torch and torch.compile; the copy is the 100% line
   <op>_ladder_<dtype>_<shape>.png (c) bars: each kernel's best GB/s at the default shape, with the gain of
                                       each step (kernels 1 and up) over the previous one that ran; cuDNN's bar
-                                      (kernel 0) has no gain
+                                      (kernel 0) and the dispatcher's have no gain
 The sweep draws a kernel that picks its own block size (cuDNN: block size 0) as a horizontal line at its best
 GB/s. BatchNorm's %SOL chart is against the channel count C, one line per form ([N, C], NCHW, NHWC, training
 and inference).
@@ -145,16 +145,17 @@ def plot_ladder(rows, op, dtype, shape, gpu, path):
     best = best_points(rows)
     names = {int(r["kernel"]): r["kernel_name"] for r in rows}
     labels, vals, gains = [], [], []
-    prev = None  # the previous rung of the ladder (kernels 1 and up): cuDNN (0) is no rung and has no gain
+    prev = None  # the previous rung of the ladder (kernels 1 and up): cuDNN (0) and the dispatcher are no rungs
     for k in sorted(names):
         r = best.get((dtype, shape, k))
         if not isinstance(r, dict):
             continue
         g = float(r["gbps"])
+        step = k >= 1 and names[k] != "dispatch"
         labels.append(f"{k}\n{names[k]}")
         vals.append(g)
-        gains.append(f"{g / prev:.2f}x" if prev and k >= 1 else "")
-        if k >= 1:
+        gains.append(f"{g / prev:.2f}x" if prev and step else "")
+        if step:
             prev = g
     fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(vals) + 2), 5))
     bars = ax.bar(range(len(vals)), vals, color="tab:blue")

@@ -106,10 +106,11 @@ checks.append(("layernorm %SOL: the x axis is still the normalized size",
 # (c) the ladder: gains from kernel 1 on, over the previous rung; cuDNN (0) none, and no rung for kernel 1
 figures.clear()
 plot.plot_ladder(rows_of([(0, "cudnn", "8192x768", 0, 2500), (1, "k1", "8192x768", 256, 25),
-                          (2, "k2", "8192x768", 256, 50)]), "layernorm", "fp32", "8192x768", "G", "unused.png")
+                          (2, "k2", "8192x768", 256, 50), (3, "dispatch", "8192x768", 256, 55)]),
+                 "layernorm", "fp32", "8192x768", "G", "unused.png")
 texts = [t.get_text() for t in figures[-1].axes[0].texts]
-checks.append(("ladder: cuDNN and kernel 1 show no gain, kernel 2 its gain over kernel 1",
-               texts == ["2500\n", "25\n", "50\n2.00x"], str(texts)))
+checks.append(("ladder: cuDNN, kernel 1 and the dispatcher show no gain, kernel 2 its gain over kernel 1",
+               texts == ["2500\n", "25\n", "50\n2.00x", "55\n"], str(texts)))
 bad = 0
 for name, good, detail in checks:
     print(f"{'ok  ' if good else 'FAIL'} {name}" + ("" if good else f": {detail}"))
