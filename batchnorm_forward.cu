@@ -74,11 +74,12 @@ Run:
   ./batchnorm_forward 12 --layout nchw -N 32 -C 256 --height 56 --width 56 --check
   ./batchnorm_forward 12 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
   ./batchnorm_forward --list                         the registry (no GPU needed)
-Build it alone (what `make` does for this program, one GPU architecture):
-  nvcc -O3 -std=c++17 --default-stream per-thread -Xcompiler -fopenmp -o batchnorm_forward batchnorm_forward.cu -lcurand -lgomp -ldl
-  with CUPTI (the GPU clock of the timed launches) add  -DHAVE_CUPTI -lcupti  (this toolkit keeps cupti.h and
-    libcupti in include/ and lib64/; others under extras/CUPTI: add -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64)
-  with cuDNN (kernel 0) add  -DHAVE_CUDNN -lcudnn  (plus -I/-L where cuDNN is not in the CUDA directory)
+Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for an H100/H200, where the
+cluster kernels have their code):
+  nvcc -O3 -std=c++17 --default-stream per-thread -arch=sm_90 -Xcompiler -fopenmp -o batchnorm_forward batchnorm_forward.cu -lcurand -lgomp -ldl
+  CUPTI (the GPU's own clock for the timing; else CUDA events): add -DHAVE_CUPTI -lcupti, and where the toolkit
+    keeps CUPTI apart, -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64
+  cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L to cuDNN where it is not in the toolkit's directories)
 */
 #include "common.h"
 

@@ -51,11 +51,12 @@ Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipp
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
 validation and outside the timed region; its planning line and the `path` say which engine runs.
 
-Build alone (beside `make`):
-  nvcc -O3 -std=c++17 --default-stream per-thread -Xcompiler -fopenmp -o rmsnorm_forward rmsnorm_forward.cu -lcurand -lgomp -ldl
-  with CUPTI (the GPU clock of the timed launches; this toolkit keeps it in include/ and lib64/):
-    add -DHAVE_CUPTI -L/usr/local/cuda/lib64 -lcupti (older toolkits: -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64)
-  with cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L its directory when it is not in the CUDA one)
+Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for an H100/H200, where the
+cluster kernels have their code):
+  nvcc -O3 -std=c++17 --default-stream per-thread -arch=sm_90 -Xcompiler -fopenmp -o rmsnorm_forward rmsnorm_forward.cu -lcurand -lgomp -ldl
+  CUPTI (the GPU's own clock for the timing; else CUDA events): add -DHAVE_CUPTI -lcupti, and where the toolkit
+    keeps CUPTI apart, -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64
+  cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L to cuDNN where it is not in the toolkit's directories)
 
 Planted bugs (tests/plant/rmsnorm_forward_bug<k>.patch, applied to a copy of this file for the test build
 build/rmsnorm_forward_bug<k>), all in kernel 5, in both its register
