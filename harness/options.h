@@ -43,12 +43,25 @@ static const char *supports_no_cudnn(const void *problem, int block_size) {
 
 // A reason with numbers in it (the host side is single-threaded).
 static const char *reasonf(const char *fmt, ...);
-// NULL when `fn` (a __global__ function) can launch with bs threads; else why not (registers).
+// NULL when `fn` (a __global__ function) can launch with bs threads; else why not (registers). A function's limit
+// does not change in a process: each is asked of the runtime once (launchers and dispatchers ask at every launch,
+// inside the timed region).
 static const char *block_fits(const void *fn, int bs) {
-    cudaFuncAttributes a;
-    CUDA_CHECK(cudaFuncGetAttributes(&a, fn));
-    if (bs > a.maxThreadsPerBlock)
-        return reasonf("%d registers a thread allow at most %d threads a block", a.numRegs, a.maxThreadsPerBlock);
+    static struct { const void *fn; int max_threads, regs; } cache[256];
+    static int n = 0;
+    int i = 0;
+    while (i < n && cache[i].fn != fn) i++;
+    if (i == n) {
+        cudaFuncAttributes a;
+        CUDA_CHECK(cudaFuncGetAttributes(&a, fn));
+        if (n == 256) i = 0;  // full: slot 0 is reused
+        else n++;
+        cache[i].fn = fn;
+        cache[i].max_threads = a.maxThreadsPerBlock;
+        cache[i].regs = a.numRegs;
+    }
+    if (bs > cache[i].max_threads)
+        return reasonf("%d registers a thread allow at most %d threads a block", cache[i].regs, cache[i].max_threads);
     return NULL;
 }
 
