@@ -856,6 +856,11 @@ __device__ __forceinline__ float shifted_rstd(float2 s, long C, float eps) {  //
 
 // A plan: cl blocks a row of bs threads, packs 16-byte packs a thread (at most); the residency it reaches.
 typedef struct { int cl, bs, packs, blocks_sm, threads_sm; } regplan_t;
+// Whether the plan for a row of nvec 16-byte packs runs the cluster kernel: --cluster K > 1, or, by the rule, rows
+// beyond one block of 1024 threads x 8 packs and 16-bit rows that would need 1024 threads x 8 packs (C = 65536).
+static int regs_plan_clusters(dtype_t d, long nvec) {
+    return g_cluster ? g_cluster > 1 : nvec > 1024 * 8 || (dtype_size(d) == 2 && nvec > 512 * 8);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 11, cluster_row_regs: the row in registers in 16-byte packs, split over a thread-block cluster when one
@@ -959,9 +964,8 @@ static const char *supports_cluster_row_regs(const void *pp, int bs) {
     if (!full_packs(p)) return reasonf("needs 16-byte packs: C a multiple of %d", full);
     long nvec = p->C / full;
     if (regs_plan(p->h.dtype, p->N, nvec, bs).packs) return NULL;
-    int clusters = g_cluster ? g_cluster > 1 : nvec > 1024 * 8 || (full == 8 && nvec > 512 * 8);  // as regs_plan
     const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
-    if (clusters && arch) return arch;
+    if (regs_plan_clusters(p->h.dtype, nvec) && arch) return arch;
     return reasonf("the row (%ld 16-byte packs) fits no plan of <= 8 packs a thread (--cluster %d, --block-size %d; 0: "
                    "the rule's)", nvec, g_cluster, bs);
 }
@@ -1025,8 +1029,7 @@ static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
     regplan_t best;
     memset(&best, 0, sizeof best);
     int cl = g_cluster ? g_cluster : 1;
-    // beyond one block, and 16-bit rows that need 1024 threads x 8 packs (C = 65536): the cluster kernel
-    if (!g_cluster && (nvec > 1024 * 8 || (dtype_size(d) == 2 && nvec > 512 * 8))) {
+    if (!g_cluster && regs_plan_clusters(d, nvec)) {  // the cluster kernel: the fewest blocks that hold the row
         int bs = req_bs ? req_bs : 256;
         while (cl < 8 && (long)cl * bs * 8 < nvec) cl *= 2;
     }
