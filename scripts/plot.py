@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
-from summary import best_points, load, op_results, results_folder  # noqa: E402
+from summary import best_points, is_rung, load, op_results, results_folder  # noqa: E402
 
 try:
     import matplotlib
@@ -151,7 +151,7 @@ def plot_ladder(rows, op, dtype, shape, gpu, path):
         if not isinstance(r, dict):
             continue
         g = float(r["gbps"])
-        step = k >= 1 and names[k] != "dispatch"
+        step = is_rung(k, names[k])
         labels.append(f"{k}\n{names[k]}")
         vals.append(g)
         gains.append(f"{g / prev:.2f}x" if prev and step else "")

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 from side_by_side import best_peer_rows, folder_peers  # noqa: E402
-from summary import best_points, op_results, results_folder, row_clock  # noqa: E402
+from summary import DISPATCHER, best_points, op_results, results_folder, row_clock  # noqa: E402
 
 REGRET = 1.02  # the dispatcher may trail its best rung by the noise, no more
 BEHIND = 0.98  # "behind a peer": more than 2% slower
@@ -30,7 +30,7 @@ BEHIND = 0.98  # "behind a peer": more than 2% slower
 
 def dispatcher(rows):
     """The dispatcher's number: the kernel named 'dispatch' (the last number of a ladder), or None."""
-    ks = {int(r["kernel"]) for r in rows if r["kernel_name"] == "dispatch"}
+    ks = {int(r["kernel"]) for r in rows if r["kernel_name"] == DISPATCHER}
     return max(ks) if ks else None
 
 

@@ -93,6 +93,16 @@ def best_points(rows):
     return best
 
 
+# The registry name of every program's dispatcher, its last number: it chooses among the rungs and is none of them.
+DISPATCHER = "dispatch"
+
+
+def is_rung(kernel, name):
+    """Whether a kernel is a step of its ladder, the steps a gain is counted between: kernel 1 and up, not cuDNN
+    (kernel 0) and not the dispatcher."""
+    return kernel >= 1 and name != DISPATCHER
+
+
 def ladder(rows, shape):
     best = best_points(rows)
     names = {int(r["kernel"]): r["kernel_name"] for r in rows}
@@ -109,7 +119,7 @@ def ladder(rows, shape):
                 out.append(f"| {k} | {names[k]} | - | - | - | {('FAIL' if p == 'FAIL' else 'skipped' if p else 'not measured')} |")
                 continue
             g = float(p["gbps"])
-            step = k >= 1 and names[k] != "dispatch"  # cuDNN and the dispatcher are no steps of the ladder
+            step = is_rung(k, names[k])
             gain = f"{g / prev:.2f}x" if step and prev else "-"
             out.append(f"| {k} | {names[k]} | {p['block_size']} | {g:.0f} | {float(p['sol_pct']):.1f}% | {gain} |")
             if step:

@@ -24,7 +24,7 @@ import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 from registry import header_kernels  # noqa: E402
 import standings  # noqa: E402
-from summary import best_points, op_results, results_folder, row_clock  # noqa: E402
+from summary import best_points, is_rung, op_results, results_folder, row_clock  # noqa: E402
 
 DTYPE_ORDER = ["fp32", "fp16", "bf16"]
 
@@ -63,7 +63,7 @@ def ladder_block(op, rows, folder):
             p = best.get((d, shape, k))
             if isinstance(p, dict):
                 g = float(p["gbps"])
-                step = k >= 1 and names[k] != "dispatch"  # cuDNN and the dispatcher are no steps of the ladder
+                step = is_rung(k, names[k])
                 gain = f"{g / prev[d]:.2f}x" if step and prev[d] else "-"
                 line += f" {g:.0f} | {float(p['sol_pct']):.1f}% | {gain} |"
                 if step:
