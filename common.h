@@ -6,6 +6,7 @@
 //   options.h         the kernel registry a program fills in, the options, --help, --list, the parser, the
 //                     checks of the --csv/--json files
 //   gpu.h             the GPU's header line and launch helpers for thread-block clusters
+//   dispatch.h        the dispatchers' tuned tables (scripts/tune_dispatch.py) and their lookup
 //   validate.h        inputs from cuRAND (the same values on the host) and the element-by-element validation
 //   measure.h         the GPU clock (CUPTI), the L2 flush, cold timing, the speed-of-light copy
 //   cudnn.h           the vendor baseline (kernel 0) where the build found cuDNN
@@ -23,6 +24,7 @@
 #include "harness/device_helpers.h"
 #include "harness/options.h"
 #include "harness/gpu.h"
+#include "harness/dispatch.h"
 #include "harness/validate.h"
 #include "harness/measure.h"
 #include "harness/cudnn.h"

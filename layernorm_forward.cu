@@ -17,13 +17,15 @@ Kernels (`./layernorm_forward --list` prints the same registry; the CPU tests ch
   10  subwarp_persistent  7's layout in a grid of resident blocks that walk the rows, the next row loaded early
   11  cluster_row_regs    row in registers in 16-byte packs, split over a thread-block cluster when one block cannot hold it
   12  latency_split       a row over 1-16 blocks, w and b loaded with x, one reduction round
-  13  dispatch            picks a rung by rows, C and dtype and says which ran
+  13  odd_rows            rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks
+  14  dispatch            picks a rung by rows, C and dtype and says which ran
 
 Run:
   make && ./layernorm_forward 7                 validate kernel 7, sweep block sizes, time each
   ./layernorm_forward all --dtype bf16          every kernel, ranked
-  ./layernorm_forward 13 -N 16384 -C 4096 --check
-  ./layernorm_forward 12 -N 4 -C 65536 --cluster 8    a row over 8 blocks (--cluster: kernels 11, 12 and 13)
+  ./layernorm_forward 14 -N 16384 -C 4096 --check
+  ./layernorm_forward 12 -N 4 -C 65536 --cluster 8    a row over 8 blocks (--cluster: kernels 11-14)
+  ./layernorm_forward 13 -N 4 -C 32769 --dtype bf16   rows of odd length
   ./layernorm_forward --list                    the registry (no GPU needed)
 Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for an H100/H200, where the
 cluster kernels have their code):
@@ -31,7 +33,7 @@ cluster kernels have their code):
   CUPTI (the GPU's own clock for the timing; else CUDA events): add -DHAVE_CUPTI -lcupti, and where the toolkit
     keeps CUPTI apart, -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64
   cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L to cuDNN where it is not in the toolkit's directories)
-Kernels 1-5 are the fp32 teaching ladder; 6-13 run fp32, fp16 and bf16 with fp32 arithmetic, except 10 (fp32
+Kernels 1-5 are the fp32 teaching ladder; 6-14 run fp32, fp16 and bf16 with fp32 arithmetic, except 10 (fp32
 only: where it measured better than 7).
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
@@ -56,8 +58,8 @@ typedef struct {
 } ln_problem_t;
 
 static double g_eps = 1e-5;
-static int g_cluster = 0;    // --cluster K: kernels 11, 12 (and 13 through them) split rows over K blocks (0: their rule)
-#define LN_DISPATCHER 13      // kernel 13, the dispatcher (the default kernel)
+static int g_cluster = 0;    // --cluster K: kernels 11, 12, 13 (and 14 through them) split rows over K blocks (0: their rule)
+#define LN_DISPATCHER 14      // kernel 14, the dispatcher (the default kernel)
 
 // Kernel arguments, one convention in all three programs: the plain fp32 ladder (kernels 1-5 here) takes
 // llm.c's positional arguments; every templated kernel (6 on) takes this struct by value, first, and binds
@@ -1220,13 +1222,191 @@ static const char *supports_latency_split(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 13, dispatch: the rule. No kernel of its own: a table, first match wins; each row names the rung it runs
-// and that rung's block size. Chosen from block-size sweeps on an H100 and an H200 (results/<gpu>/layernorm.csv,
-// notes in results/NOTES.md). A --block-size given is passed to the rung; --cluster K steers rungs 11 and 12 as
-// when they run alone.
-// Wrong: its rows are thresholds read off earlier sweeps, not derived by a script, and it trails its best rung
-// at some points (results/<gpu>/summary.md, the dispatcher against its ladder).
+// Kernel 13, odd_rows: rows of odd length. Row r starts at element r * C, so where C is odd (or not a multiple of
+// the 16-byte pack) most rows start off a 16-byte boundary and every kernel above either refuses the row (10-12)
+// or takes the widest pack that divides C (scalars for an odd C). Here each row is cut where its bytes allow
+// (row_parts): a head of < 8 elements up to the first 16-byte boundary, the aligned middle in 16-byte packs, a
+// tail; the head and tail elements go to one thread each. The row is split over a cluster of CL blocks and its
+// statistics take one reduction round, both as in kernel 12 (split_row_plan: 1-16 blocks, <= 512 threads x 4
+// packs; shifted sums around the row's first element). w and b share x's columns, not its alignment: their
+// elements are loaded one by one (from L2).
+// Improves: odd rows at 16 bytes a load, and a long odd row over many SMs (no rung above splits one).
+// Wrong: w and b loaded element by element (VEC loads where a pack would take one); at most 4 packs a thread,
+// 512 threads and 16 blocks a row (fp32 C <= 131075, 16-bit C <= 262151); the shifted sums' precision, as kernel 12.
+#define ODD_PACKS 4
 
+template <typename T, int CL>
+__global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
+    constexpr int VEC = 16 / sizeof(T);
+    __shared__ float2 warp_part[32];
+    __shared__ float2 block_part;
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
+    const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
+    const long row = blockIdx.x / CL;
+    const long C = a.C;
+    const T *__restrict__ xr = (const T *)a.x + row * C;
+    const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
+    T *__restrict__ yr = (T *)a.y + row * C;
+    const RowParts rp = row_parts(xr, C);  // y's rows start as x's: both buffers are 256-byte aligned
+    const int g = rank * blockDim.x + threadIdx.x;  // the thread's number in the row's cluster
+    // the head's and the tail's elements, one a thread
+    const int ns = rp.head + rp.tail;
+    const long scol = g < rp.head ? g : rp.head + (long)rp.packs * VEC + (g - rp.head);
+    const float k = to_float(xr[0]);
+    const float sv = g < ns ? to_float(xr[scol]) : 0.f;
+    const int first = rank * blockDim.x * ODD_PACKS + threadIdx.x;  // pack p of this thread: first + p * blockDim.x
+    RawPack<T, VEC> raw[ODD_PACKS];
+#pragma unroll
+    for (int p = 0; p < ODD_PACKS; p++) {
+        int i = first + p * blockDim.x;
+        if (i < rp.packs) raw[p] = load_raw<T, VEC>(xr + rp.head + (long)i * VEC);
+    }
+    float2 s = make_float2(0.f, 0.f);
+    if (g < ns) s = make_float2(sv - k, (sv - k) * (sv - k));
+    Pack<T, VEC> v[ODD_PACKS];
+#pragma unroll
+    for (int p = 0; p < ODD_PACKS; p++) {
+        v[p] = raw_pack<T, VEC>(raw[p]);
+        if (first + p * (int)blockDim.x < rp.packs) shifted_add(s, v[p], k);
+    }
+    s = block_sum_once(s, warp_part);
+    if constexpr (CL > 1) s = cluster_sum_once(s, &block_part, CL);
+    const float m = k + s.x / C, r = shifted_rstd(s, C, a.eps);
+    if (g < ns) yr[scol] = from_float<T>((sv - m) * r * to_float(w[scol]) + to_float(b[scol]));
+#pragma unroll
+    for (int p = 0; p < ODD_PACKS; p++) {
+        int i = first + p * blockDim.x;
+        if (i < rp.packs) {
+            const long c = rp.head + (long)i * VEC;
+            Pack<T, VEC> out;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(w[c + j]) + to_float(b[c + j]));
+            store_pack<T, VEC>(yr + c, out);
+        }
+    }
+    if (rank == 0 && threadIdx.x == 0) {
+        a.mean[row] = m;
+        a.rstd[row] = r;
+    }
+    if constexpr (CL > 1) cluster_release_wait();
+}
+
+static const void *odd_rows_fn(dtype_t d, int cl) {
+    const void *fn = NULL;
+    with_pow2<1, 16>(cl, [&](auto CL) {
+        switch (d) {
+        case DT_FP32: fn = (const void *)layernorm_odd_rows_kernel<float, CL.value>; break;
+        case DT_FP16: fn = (const void *)layernorm_odd_rows_kernel<__half, CL.value>; break;
+        default: fn = (const void *)layernorm_odd_rows_kernel<__nv_bfloat16, CL.value>; break;
+        }
+    });
+    return fn;
+}
+// The packs of a row's middle: at most C / VEC, whatever its head (one at least: the plan's unit).
+static long odd_rows_packs(dtype_t d, long C) { return C / (16 / (long)dtype_size(d)) > 0 ? C / (16 / (long)dtype_size(d)) : 1; }
+// The plan: split_row_plan over those packs; --cluster K forces the blocks a row.
+static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl) {
+    return split_row_plan(p->h.dtype, p->N, odd_rows_packs(p->h.dtype, p->C), ODD_PACKS, 512, req_bs, g_cluster,
+                          odd_rows_fn, cl);
+}
+static void launch_odd_rows(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int cl = 0, bs = odd_rows_plan(p, l->block_size, &cl);
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel(odd_rows_fn(p->h.dtype, cl), p->N * cl, bs, 0, args, cl);
+    l->block_used = bs;
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; head, 16-byte packs, tail", cl,
+             cl > 1 ? "s" : "", bs);
+}
+static const char *supports_odd_rows(const void *pp, int bs) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    if (bs && bs < 32) return "at least 32 threads (a thread for each head and tail element)";
+    int cl = 0;
+    if (odd_rows_plan(p, bs, &cl)) return NULL;
+    long nvec = odd_rows_packs(p->h.dtype, p->C);
+    if (bs > 512) return "at most 512 threads a block";
+    const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (arch && (g_cluster > 1 || nvec > 512L * ODD_PACKS)) return arch;
+    return reasonf("the row (%ld 16-byte packs, a head and a tail) fits no plan of <= %d packs a thread "
+                   "(--cluster %d, --block-size %d; 0: the rule's)", nvec, ODD_PACKS, g_cluster, bs);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 14, dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
+// scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
+// nearest the best at each measured point, over the GPUs of the architecture and the timing modes): the row of
+// the nearest measured point with the problem's element size and packing whose rung takes the problem. Where no
+// row does (another architecture, a shape no row's rung takes), the fallback rules below decide: a table, first
+// match wins; each row names the rung it runs and that rung's block size. A --block-size given replaces the
+// row's block size; --cluster K steers rungs 11 and 12 as when they run alone.
+// Wrong: between measured points the nearest one decides, which is a guess; the fallback rules are thresholds
+// read off earlier sweeps, not derived.
+
+// The nearest measured point's row; sm_90 rows from the H100 and H200 sweeps.
+static const tuned_row_t k_tuned[] = {
+    // tuned rows: begin (scripts/tune_dispatch.py layernorm --write; do not edit), from
+    // results/h100-80gb-hbm3/layernorm.csv
+    // results/h200/layernorm.csv
+    // sm, bytes, variant, 16-byte packs, N, C, rung, block    worst time over the best rung's (GPU, mode)
+    {90, 4, TV_PLAIN, 1, 32768, 128, 10, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 32768, 256, 10, 512},  // 1.003 h200 cold
+    {90, 4, TV_PLAIN, 1, 32768, 512, 7, 32},  // 1.007 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 8192, 768, 7, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 16384, 1024, 7, 64},  // 1.003 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 16384, 2048, 12, 128},  // 1.003 h200 cold
+    {90, 4, TV_PLAIN, 1, 1, 4096, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 4, 4096, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 16, 4096, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 64, 4096, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 128, 4096, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 512, 4096, 12, 256},  // 1.023 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 16384, 4096, 12, 256},  // 1.016 h200 cold
+    {90, 4, TV_PLAIN, 1, 1, 8192, 12, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 4, 8192, 12, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 16, 8192, 12, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 64, 8192, 12, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 128, 8192, 12, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 512, 8192, 11, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 8192, 8192, 11, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 4096, 16384, 11, 1024},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 4, 32768, 12, 128},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 2048, 32768, 11, 1024},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 1, 65536, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 1024, 65536, 11, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 8, 128256, 12, 512},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 32768, 128, 7, 64},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 256, 7, 32},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 512, 7, 64},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 8192, 768, 7, 64},  // 1.010 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 16384, 1024, 7, 64},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 16384, 2048, 11, 128},  // 1.015 h200 cold
+    {90, 2, TV_PLAIN, 1, 1, 4096, 12, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 4, 4096, 12, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 16, 4096, 12, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 64, 4096, 12, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 128, 4096, 12, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 512, 4096, 12, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 16384, 4096, 11, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 1, 8192, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 4, 8192, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 16, 8192, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 64, 8192, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 128, 8192, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 512, 8192, 11, 512},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 8192, 8192, 11, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 4096, 16384, 11, 1024},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 4, 32768, 12, 64},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 2048, 32768, 11, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 1, 65536, 12, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 1024, 65536, 11, 256},  // 1.006 h200 cold
+    {90, 2, TV_PLAIN, 1, 8, 128256, 12, 256},  // 1.000 h200 hot+pdl
+    // tuned rows: end
+};
+
+// The fallback rules.
 // The conditions (req_bs: the --block-size given, 0 for none).
 static int when_latency(const ln_problem_t *p, int req_bs) {  // rows x blocks a row fit the SMs: one wave
     if (!full_packs(p)) return 0;
@@ -1283,26 +1463,64 @@ static const dispatch_rule_t *dispatch_rule(const ln_problem_t *p, int req_bs) {
         if (k_dispatch[i].applies(p, req_bs)) return &k_dispatch[i];
     return &k_dispatch[n - 1];
 }
+
+// The registry entry of a rung (defined below the registry).
+static const kernel_t *ladder_rung(int k);
+static const char *tuned_supports(const void *pp, int rung, int bs) {
+    return registry_supports(ladder_rung(rung), pp, ((const ln_problem_t *)pp)->h.dtype, bs);
+}
+// What the dispatcher runs: a tuned row's rung, else a fallback rule's.
+typedef struct {
+    int rung, bs;
+    const char *name;
+    void (*launch)(const void *pp, launch_t *l);
+    const char *(*supports)(const void *pp, int bs);
+    char why[32];  // the tuned row, or "fallback rule"
+} ln_choice_t;
+static ln_choice_t dispatch_for(const ln_problem_t *p, int req_bs) {
+    ln_choice_t c;
+    memset(&c, 0, sizeof c);
+    const tuned_key_t key = {(int)dtype_size(p->h.dtype), TV_PLAIN, full_packs(p), p->N, p->C};
+    const tuned_row_t *t = tuned_pick(k_tuned, (int)(sizeof k_tuned / sizeof k_tuned[0]), &key, req_bs, p,
+                                      tuned_supports);
+    if (t) {
+        const kernel_t *k = ladder_rung(t->rung);
+        c.rung = t->rung;
+        c.bs = req_bs ? req_bs : t->block;
+        c.name = k->name;
+        c.launch = k->launch;
+        c.supports = k->supports;
+        snprintf(c.why, sizeof c.why, "tuned %ldx%ld", t->N, t->C);
+        return c;
+    }
+    const dispatch_rule_t *r = dispatch_rule(p, req_bs);
+    c.rung = r->rung;
+    c.bs = r->block_size(p, req_bs);
+    c.name = r->name;
+    c.launch = r->launch;
+    c.supports = r->supports;
+    snprintf(c.why, sizeof c.why, "fallback rule");
+    return c;
+}
 static void launch_dispatch(const void *pp, launch_t *l) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    const dispatch_rule_t *r = dispatch_rule(p, l->block_size);
+    ln_choice_t c = dispatch_for((const ln_problem_t *)pp, l->block_size);
     launch_t sub;
     memset(&sub, 0, sizeof sub);
-    sub.block_size = r->block_size(p, l->block_size);
-    r->launch(p, &sub);
+    sub.block_size = c.bs;
+    c.launch(pp, &sub);
     l->block_used = sub.block_used ? sub.block_used : sub.block_size;
-    snprintf(l->path, sizeof l->path, "rung %d %s%s%.96s", r->rung, r->name, sub.path[0] ? ": " : "", sub.path);
+    snprintf(l->path, sizeof l->path, "rung %d %.20s%s%.60s [%s]", c.rung, c.name, sub.path[0] ? ": " : "", sub.path,
+             c.why);
 }
 static const char *supports_dispatch(const void *pp, int bs) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    const dispatch_rule_t *r = dispatch_rule(p, bs);
-    return r->supports ? r->supports(p, r->block_size(p, bs)) : NULL;
+    ln_choice_t c = dispatch_for((const ln_problem_t *)pp, bs);
+    return c.supports ? c.supports(pp, c.bs) : NULL;
 }
 
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
-// (The last field: 1 where the kernel takes --pdl, the templated kernels 6-13.)
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 6-14.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "where cuDNN has an engine",
@@ -1341,9 +1559,13 @@ static const kernel_t k_kernels[] = {
     {12, "latency_split", DT_ALL, "16-byte packs, row <= 512 KB",
      "a row over 1-16 blocks, w and b loaded with x, one reduction round", 1, supports_latency_split,
      launch_latency_split, 1},
-    {13, "dispatch", DT_ALL, "any C", "picks a rung by rows, C and dtype and says which ran", 1, supports_dispatch,
+    {13, "odd_rows", DT_ALL, "row <= 512 KB",
+     "rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks", 1,
+     supports_odd_rows, launch_odd_rows, 1},
+    {14, "dispatch", DT_ALL, "any C", "picks a rung by rows, C and dtype and says which ran", 1, supports_dispatch,
      launch_dispatch, 1},
 };
+static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 
 // ------------------------------------------------------------------------------------------------
 // Setup, reference, teardown, options.
@@ -1351,7 +1573,7 @@ static const kernel_t k_kernels[] = {
 static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E          epsilon (default 1e-5)"},
     {"cluster", required_argument,
-     "--cluster K      kernels 11, 12 and 13: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
+     "--cluster K      kernels 11-14: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
      "                   the block size from --block-size or the kernel's rule"}};
 static const char *parse_extra(int index, const char *arg) {
     if (index == 1) {
@@ -1367,16 +1589,16 @@ static const char *parse_extra(int index, const char *arg) {
     return NULL;
 }
 
-// --cluster steers kernels 11 and 12 (and 13 through them): refused with any other kernel, where it would do
+// --cluster steers kernels 11, 12 and 13 (and 14 through them): refused with any other kernel, where it would do
 // nothing.
-static int takes_cluster(int k) { return k == 11 || k == 12 || k == LN_DISPATCHER || k == KERNEL_DEFAULT; }
+static int takes_cluster(int k) { return k == 11 || k == 12 || k == 13 || k == LN_DISPATCHER || k == KERNEL_DEFAULT; }
 static const char *check_options(const options_t *o) {
     int ok = takes_cluster(o->kernel);
     if (o->kernel == KERNEL_LIST) {
         ok = 1;
         for (int i = 0; i < o->n_picked; i++) ok &= takes_cluster(o->picked[i]);
     }
-    if (g_cluster && !ok) return "--cluster applies to kernels 11, 12 and 13 alone (give them as the kernel)";
+    if (g_cluster && !ok) return "--cluster applies to kernels 11-14 alone (give them as the kernel)";
     return check_rows_cols(o);
 }
 

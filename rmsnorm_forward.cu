@@ -14,11 +14,12 @@ Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests chec
    6  subwarp_rows       several rows per warp or block, lanes per row chosen by C, row in registers
    7  cluster_dsmem      one row split across a thread-block cluster, partial sums through distributed shared memory
    8  latency_split      a row over 1-16 blocks (a cluster), w loaded with x, one reduction round
-   9  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
+   9  odd_rows           rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks
+  10  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
 
-Variants (options of the program; kernels 4-7 and 9 run every one of them; kernels 1-3 are the plain fp32
-teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so does kernel 8 (plain rows with
-16-byte packs); kernels 1-9 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm with S = H*D,
+Variants (options of the program; kernels 4-7 and 10 run every one of them; kernels 1-3 are the plain fp32
+teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so do kernels 8 and 9 (plain rows);
+kernels 1-10 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm with S = H*D,
 and skips --fused-add, --weight-offset F != 0 and the strided QK view, which cuDNN 9.19's norm node refuses: it
 wants y with x's strides):
   --fused-add        the pre-norm transformer step: residual += x in place, then y = rmsnorm(residual). The sum
@@ -42,11 +43,11 @@ wants y with x's strides):
 Run:
   make && ./rmsnorm_forward 5                   validate kernel 5, sweep block sizes, time each
   ./rmsnorm_forward all --dtype bf16            every kernel, ranked (default shape 8192 x 4096)
-  ./rmsnorm_forward 9 --fused-add --weight-offset 1 --check
+  ./rmsnorm_forward 10 --fused-add --weight-offset 1 --check
   ./rmsnorm_forward 6 --heads 32 --head-dim 128 --dtype bf16   QK-norm, 4096 tokens, q inside qkv
   ./rmsnorm_forward 8 -N 4 -C 4096 --dtype bf16 --hot --pdl    a decode step's rows, chained launches
   ./rmsnorm_forward --list                      the registry (no GPU needed)
-Kernels 1-3 are the fp32 teaching ladder; 4-9 run fp32, fp16 and bf16 with fp32 arithmetic.
+Kernels 1-3 are the fp32 teaching ladder; 4-10 run fp32, fp16 and bf16 with fp32 arithmetic.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
 validation and outside the timed region; its planning line and the `path` say which engine runs.
@@ -217,8 +218,8 @@ static void launch_thread_per_row(const void *pp, launch_t *l) {
 // Kernels 1-3: the plain fp32 ladder (they apply --weight-offset, not the other variants).
 static const char *supports_plain(const void *pp) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-7 and 9 have it)";
-    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-7 and 9 have it)";
+    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-7 and 10 have it)";
+    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-7 and 10 have it)";
     return NULL;
 }
 static const char *supports_thread_per_row(const void *pp, int bs) {
@@ -270,7 +271,7 @@ static const char *supports_block_smem_tree(const void *pp, int bs) {
 // of x and on y (evict-first: neither is read again).
 // Improves: no shared memory and no block barrier; the reduction stays inside one warp.
 // Wrong: 4-byte accesses, x read twice, and one warp per row leaves large rows to a single warp (few loads
-// in flight per row); at small C most lanes idle. The hints do not pay on an H100: kernels 4-9 read x and
+// in flight per row); at small C most lanes idle. The hints do not pay on an H100: kernels 4-10 read x and
 // write y plainly (the residual of --fused-add keeps the streaming forms in 5-7).
 
 __global__ void rmsnorm_warp_per_row_kernel(const float *__restrict__ x, const float *__restrict__ w,
@@ -300,9 +301,9 @@ static const char *supports_warp_per_row(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Arguments of kernels 4-9 (every variant): one struct, passed by value, first (the convention of all three
+// Arguments of kernels 4-10 (every variant): one struct, passed by value, first (the convention of all three
 // programs: the plain fp32 steps 1-3 above keep llm.c's positional arguments). The pack helpers and the
-// launchers' host helpers shared by kernels 4-9.
+// launchers' host helpers shared by kernels 4-10.
 
 typedef struct {
     const void *x;  // the x view: row r at (r / H) * S + (r % H) * C
@@ -900,8 +901,8 @@ static void launch_latency_split(const void *pp, launch_t *l) {
 }
 static const char *supports_latency_split(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 9 have it)";
-    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 9 have it)";
+    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 10 have it)";
+    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 10 have it)";
     int full = 16 / (int)dtype_size(p->h.dtype), cl = 0;
     if (vec_width(p) != full) return reasonf("needs 16-byte packs: C a multiple of %d", full);
     if (latency_split_plan(p, bs, &cl)) return NULL;
@@ -915,12 +916,196 @@ static const char *supports_latency_split(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 9 dispatch: the rule, a table read top to bottom; the first row whose condition holds runs its kernel
-// at the row's block size (a --block-size given on the command line replaces it). The rows come from the RMSNorm
-// sweep on an H100 (results/h100-80gb-hbm3/rmsnorm.csv, results/NOTES.md).
-// Wrong: its rows are thresholds read off that sweep, not derived by a script, and it trails its best rung at
-// some points (results/<gpu>/summary.md, the dispatcher against its ladder: 16-bit rows of 768-1024 most).
+// Kernel 9 odd_rows: rows of odd length (plain rows). Row r starts at element r * C, so where C is odd (or not a
+// multiple of the 16-byte pack) most rows start off a 16-byte boundary, and every kernel above falls back to the
+// widest pack that divides C: scalar loads for an odd C, a quarter or an eighth of the bytes a load. Here each
+// row is cut where its bytes allow (row_parts): a head of < 8 elements up to the first 16-byte boundary, the
+// aligned middle in 16-byte packs, a tail; the head and tail elements go to one thread each. The row is split
+// over a cluster of CL blocks as in kernel 8 (split_row_plan: 1-16 blocks, <= 512 threads x 4 packs), one
+// reduction round. w shares x's columns, not its alignment: its elements are loaded one by one (from L2).
+// Improves: odd rows at 16 bytes a load, and a long odd row over many SMs (kernel 7 splits it too, but with
+// scalar loads).
+// Wrong: w loaded element by element (VEC loads where a pack would take one); at most 4 packs a thread, 512
+// threads and 16 blocks a row (fp32 C <= 131075, 16-bit C <= 262151); no fused add, no QK-norm view.
+#define ODD_PACKS 4
 
+template <typename T, int CL>
+__global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
+    constexpr int VEC = 16 / sizeof(T);
+    __shared__ float warp_part[32];
+    __shared__ float block_part;
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
+    const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
+    const long row = blockIdx.x / CL;
+    const T *__restrict__ xr = (const T *)a.x + row * a.C;
+    const T *__restrict__ w = (const T *)a.w;
+    T *__restrict__ yr = (T *)a.y + row * a.C;
+    const RowParts rp = row_parts(xr, a.C);  // y's rows start as x's: both buffers are 256-byte aligned
+    const int g = rank * blockDim.x + threadIdx.x;  // the thread's number in the row's cluster
+    // the head's and the tail's elements, one a thread
+    const int ns = rp.head + rp.tail;
+    const long scol = g < rp.head ? g : rp.head + (long)rp.packs * VEC + (g - rp.head);
+    const float sv = g < ns ? to_float(xr[scol]) : 0.f;
+    const int first = rank * blockDim.x * ODD_PACKS + threadIdx.x;  // pack p of this thread: first + p * blockDim.x
+    RawPack<T, VEC> raw[ODD_PACKS];
+#pragma unroll
+    for (int p = 0; p < ODD_PACKS; p++) {
+        int i = first + p * blockDim.x;
+        if (i < rp.packs) raw[p] = load_raw<T, VEC>(xr + rp.head + (long)i * VEC);
+    }
+    float s = sv * sv;
+    Pack<T, VEC> v[ODD_PACKS];
+#pragma unroll
+    for (int p = 0; p < ODD_PACKS; p++) {
+        v[p] = raw_pack<T, VEC>(raw[p]);
+        if (first + p * (int)blockDim.x < rp.packs) s += pack_sum_squares<T, VEC>(v[p]);
+    }
+    s = block_sum_once(s, warp_part);
+    if constexpr (CL > 1) s = cluster_sum_once(s, &block_part, CL);
+    const float r = rsqrtf(s / a.C + a.eps);
+    if (g < ns) yr[scol] = from_float<T>(sv * r * (to_float(w[scol]) + a.offset));
+#pragma unroll
+    for (int p = 0; p < ODD_PACKS; p++) {
+        int i = first + p * blockDim.x;
+        if (i < rp.packs) {
+            const long c = rp.head + (long)i * VEC;
+            Pack<T, VEC> wv;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) wv.v[j] = w[c + j];
+            store_pack<T, VEC>(yr + c, pack_normalize<T, VEC>(v[p], wv, r, a.offset));
+        }
+    }
+    if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
+    if constexpr (CL > 1) cluster_release_wait();
+}
+
+static const void *odd_rows_fn(dtype_t d, int cl) {
+    const void *fn = NULL;
+    with_pow2<1, 16>(cl, [&](auto CL) {
+        switch (d) {
+        case DT_FP32: fn = (const void *)rmsnorm_odd_rows_kernel<float, CL.value>; break;
+        case DT_FP16: fn = (const void *)rmsnorm_odd_rows_kernel<__half, CL.value>; break;
+        default: fn = (const void *)rmsnorm_odd_rows_kernel<__nv_bfloat16, CL.value>; break;
+        }
+    });
+    return fn;
+}
+// The packs of a row's middle: at most C / VEC, whatever its head (one at least: the plan's unit).
+static long odd_rows_packs(dtype_t d, long C) { return C / (16 / (long)dtype_size(d)) > 0 ? C / (16 / (long)dtype_size(d)) : 1; }
+// The plan: split_row_plan over those packs.
+static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl) {
+    return split_row_plan(p->h.dtype, p->s.N, odd_rows_packs(p->h.dtype, p->s.C), ODD_PACKS, 512, req_bs, 0,
+                          odd_rows_fn, cl);
+}
+static void launch_odd_rows(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int cl = 0, bs = odd_rows_plan(p, l->block_size, &cl);
+    rms_args_t a = rms_args(p);
+    void *args[] = {&a};
+    launch_kernel(odd_rows_fn(p->h.dtype, cl), p->s.N * cl, bs, 0, args, cl);
+    l->block_used = bs;
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; head, 16-byte packs, tail", cl,
+             cl > 1 ? "s" : "", bs);
+}
+static const char *supports_odd_rows(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 10 have it)";
+    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 10 have it)";
+    if (bs && bs < 32) return "at least 32 threads (a thread for each head and tail element)";
+    int cl = 0;
+    if (odd_rows_plan(p, bs, &cl)) return NULL;
+    long full = 16 / (long)dtype_size(p->h.dtype), nvec = odd_rows_packs(p->h.dtype, p->s.C);
+    if (nvec > 16L * 512 * ODD_PACKS)
+        return reasonf("row of %ld exceeds 16 blocks x 512 threads x %d packs of %ld", p->s.C, ODD_PACKS, full);
+    if (nvec > 512L * ODD_PACKS && needs_sm90(g_dev.prop.major, g_dev.sm))
+        return needs_sm90(g_dev.prop.major, g_dev.sm);  // a row over several blocks: a cluster
+    return bs ? reasonf("no plan at %d threads: at most 512, and blocks x threads x %d packs must hold the row",
+                        bs, ODD_PACKS)
+              : "the cluster of blocks a row does not fit this GPU";
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 10 dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
+// scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
+// nearest the best at each measured point, over the GPUs of the architecture and the timing modes): the row of
+// the nearest measured point with the problem's element size, variant and packing whose rung takes the problem.
+// Where no row does (another architecture, a shape no row's rung takes), the fallback rules below decide: a
+// table read top to bottom, the first row whose condition holds runs its rung. A --block-size given replaces the
+// row's block size.
+// Wrong: between measured points the nearest one decides, which is a guess; the fallback rules are thresholds
+// read off an H100 sweep, not derived.
+
+// The nearest measured point's row; sm_90 rows from the H100 and H200 sweeps.
+static const tuned_row_t k_tuned[] = {
+    // tuned rows: begin (scripts/tune_dispatch.py rmsnorm --write; do not edit), from
+    // results/h100-80gb-hbm3/rmsnorm.csv
+    // results/h200/rmsnorm.csv
+    // sm, bytes, variant, 16-byte packs, N, C, rung, block    worst time over the best rung's (GPU, mode)
+    {90, 4, TV_PLAIN, 1, 32768, 128, 6, 256},  // 1.015 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 256, 6, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 32768, 512, 6, 128},  // 1.005 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 8192, 768, 8, 64},  // 1.006 h200 cold
+    {90, 4, TV_PLAIN, 1, 16384, 1024, 8, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 16384, 2048, 8, 128},  // 1.001 h200 cold
+    {90, 4, TV_PLAIN, 1, 1, 4096, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 4, 4096, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 16, 4096, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 64, 4096, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 128, 4096, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 512, 4096, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 8192, 4096, 8, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 16384, 4096, 8, 256},  // 1.004 h200 cold
+    {90, 4, TV_PLAIN, 1, 1, 8192, 8, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 4, 8192, 8, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 16, 8192, 8, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 64, 8192, 8, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 128, 8192, 8, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 512, 8192, 8, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 8192, 8192, 8, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 4096, 16384, 5, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 4, 32768, 8, 128},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 2048, 32768, 5, 1024},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 1, 65536, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 1024, 65536, 7, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 8, 128256, 8, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_FUSED_ADD, 1, 8192, 4096, 4, 1024},  // 1.000 h200 cold
+    {90, 4, TV_FUSED_ADD, 1, 16384, 4096, 4, 1024},  // 1.000 h200 cold
+    {90, 4, TV_QK_VIEW, 1, 131072, 128, 6, 64},  // 1.002 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 128, 6, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 256, 6, 128},  // 1.009 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 32768, 512, 6, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 8192, 768, 8, 32},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 16384, 1024, 8, 32},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 16384, 2048, 5, 64},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 1, 4096, 8, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 4, 4096, 8, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 16, 4096, 8, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 64, 4096, 8, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 128, 4096, 8, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 512, 4096, 8, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 8192, 4096, 5, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 16384, 4096, 5, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 1, 8192, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 4, 8192, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 16, 8192, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 64, 8192, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 128, 8192, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 512, 8192, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 8192, 8192, 5, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 4096, 16384, 5, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 4, 32768, 8, 64},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 2048, 32768, 5, 1024},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 1, 65536, 8, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 1024, 65536, 5, 1024},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 8, 128256, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_FUSED_ADD, 1, 8192, 4096, 4, 512},  // 1.002 h200 cold
+    {90, 2, TV_FUSED_ADD, 1, 16384, 4096, 4, 256},  // 1.010 h100-80gb-hbm3 cold
+    {90, 2, TV_QK_VIEW, 1, 131072, 128, 6, 32},  // 1.002 h200 cold
+    // tuned rows: end
+};
+
+// The fallback rules.
 typedef struct {
     const rms_problem_t *p;
     int req_bs;      // --block-size; 0: the row's rule
@@ -1017,30 +1202,64 @@ static const rms_dispatch_row_t *dispatch_pick(const rms_dispatch_in_t *in, int 
     }
     return NULL;  // never: the last row always holds
 }
-static const rms_dispatch_row_t *dispatch_for(const rms_problem_t *p, int req_bs, int *bs) {
+// The registry entry of a rung (defined below the registry).
+static const kernel_t *ladder_rung(int k);
+static const char *tuned_supports(const void *pp, int rung, int bs) {
+    return registry_supports(ladder_rung(rung), pp, ((const rms_problem_t *)pp)->h.dtype, bs);
+}
+// What the dispatcher runs: a tuned row's rung, else a fallback rule's.
+typedef struct {
+    int rung, bs;
+    const char *name;
+    void (*launch)(const void *pp, launch_t *l);
+    const char *(*supports)(const void *pp, int bs);
+    char why[32];  // the tuned row, or "fallback rule"
+} rms_choice_t;
+static rms_choice_t dispatch_for(const rms_problem_t *p, int req_bs) {
+    rms_choice_t c;
+    memset(&c, 0, sizeof c);
+    const tuned_key_t key = {(int)dtype_size(p->h.dtype), p->s.fused ? TV_FUSED_ADD : p->s.qk ? TV_QK_VIEW : TV_PLAIN,
+                             vec_width(p) == 16 / (int)dtype_size(p->h.dtype), p->s.N, p->s.C};
+    const tuned_row_t *t = tuned_pick(k_tuned, (int)(sizeof k_tuned / sizeof k_tuned[0]), &key, req_bs, p,
+                                      tuned_supports);
+    if (t) {
+        const kernel_t *k = ladder_rung(t->rung);
+        c.rung = t->rung;
+        c.bs = req_bs ? req_bs : t->block;
+        c.name = k->name;
+        c.launch = k->launch;
+        c.supports = k->supports;
+        snprintf(c.why, sizeof c.why, "tuned %ldx%ld", t->N, t->C);
+        return c;
+    }
     rms_dispatch_in_t in = dispatch_in(p, req_bs, g_dev.prop.major >= 9, 1);
-    return dispatch_pick(&in, bs);
+    const rms_dispatch_row_t *row = dispatch_pick(&in, &c.bs);
+    c.rung = row->kernel;
+    c.name = row->name;
+    c.launch = row->launch;
+    c.supports = row->supports;
+    snprintf(c.why, sizeof c.why, "fallback rule");
+    return c;
 }
 static void launch_dispatch(const void *pp, launch_t *l) {
-    int bs = 0;
-    const rms_dispatch_row_t *row = dispatch_for((const rms_problem_t *)pp, l->block_size, &bs);
+    rms_choice_t c = dispatch_for((const rms_problem_t *)pp, l->block_size);
     launch_t k;
     memset(&k, 0, sizeof k);
-    k.block_size = bs;
-    row->launch(pp, &k);
-    l->block_used = k.block_used ? k.block_used : bs;
-    snprintf(l->path, sizeof l->path, "rung %d %s%s%.100s", row->kernel, row->name, k.path[0] ? ": " : "", k.path);
+    k.block_size = c.bs;
+    c.launch(pp, &k);
+    l->block_used = k.block_used ? k.block_used : c.bs;
+    snprintf(l->path, sizeof l->path, "rung %d %.20s%s%.60s [%s]", c.rung, c.name, k.path[0] ? ": " : "", k.path,
+             c.why);
 }
 static const char *supports_dispatch(const void *pp, int bs) {
-    int rbs = 0;
-    const rms_dispatch_row_t *row = dispatch_for((const rms_problem_t *)pp, bs, &rbs);
-    return row->supports ? row->supports(pp, rbs) : NULL;
+    rms_choice_t c = dispatch_for((const rms_problem_t *)pp, bs);
+    return c.supports ? c.supports(pp, c.bs) : NULL;
 }
 
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
-// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-9.)
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-10.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "plain; QK-norm with S = H*D",
@@ -1069,16 +1288,20 @@ static const kernel_t k_kernels[] = {
     {8, "latency_split", DT_ALL, "plain; C <= 8192 16-byte packs",
      "a row over 1-16 blocks (a cluster), w loaded with x, one reduction round", 1, supports_latency_split,
      launch_latency_split, 1},
-    {9, "dispatch", DT_ALL, "any C; every variant", "picks the kernel by rows, C, dtype and mode and says which ran",
+    {9, "odd_rows", DT_ALL, "plain; C <= 8192 16-byte packs + 7",
+     "rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks", 1,
+     supports_odd_rows, launch_odd_rows, 1},
+    {10, "dispatch", DT_ALL, "any C; every variant", "picks the kernel by rows, C, dtype and mode and says which ran",
      1, supports_dispatch, launch_dispatch, 1},
 };
+static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 
 // ------------------------------------------------------------------------------------------------
 // Options, shape, setup, reference, reset, teardown.
 
 static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E           epsilon (default 1e-6)"},
-    {"fused-add", no_argument, "--fused-add       residual += x in place, then y = rmsnorm(residual) (kernels 4-7, 9)"},
+    {"fused-add", no_argument, "--fused-add       residual += x in place, then y = rmsnorm(residual) (kernels 4-7, 10)"},
     {"weight-offset", required_argument, "--weight-offset F y = x * rstd * (weight + F); F = 1 is Gemma's form (default 0)"},
     {"heads", required_argument, "--heads H         QK-norm: heads per token, with --head-dim (-N gives tokens, default 4096)"},
     {"head-dim", required_argument, "--head-dim D      QK-norm: elements per head (the normalized size; weight has D)"},
@@ -1242,7 +1465,7 @@ static const program_t k_program = {
     4096,
     k_kernels,
     (int)(sizeof k_kernels / sizeof k_kernels[0]),
-    9,
+    10,
     k_extra,
     (int)(sizeof k_extra / sizeof k_extra[0]),
     parse_extra,

@@ -233,6 +233,20 @@ __device__ __forceinline__ Welford block_welford(Welford w, Welford *scratch) {
 // paths and the cluster paths of the dispatchers. Component-wise warp sum and add for both:
 __device__ __forceinline__ float2 warp_sum(float2 v) { return make_float2(warp_sum(v.x), warp_sum(v.y)); }
 __device__ __forceinline__ float vadd(float a, float b) { return a + b; }
+// A row that may start anywhere (rows of odd length: row r starts at element r * C): `head` elements up to the
+// first 16-byte boundary, then `packs` whole 16-byte packs, then `tail` elements (head, tail < 16 / sizeof(T)).
+struct RowParts {
+    int head, packs, tail;
+};
+template <typename T> __device__ __forceinline__ RowParts row_parts(const T *row, long C) {
+    constexpr int VEC = 16 / sizeof(T);
+    const int mis = (int)(((size_t)row & 15) / sizeof(T));
+    RowParts rp;
+    rp.head = (int)min((long)(mis ? VEC - mis : 0), C);
+    rp.packs = (int)((C - rp.head) / VEC);
+    rp.tail = (int)(C - rp.head - (long)rp.packs * VEC);
+    return rp;
+}
 __device__ __forceinline__ float2 vadd(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
 // The sum over a 1-D block with one barrier: warp shuffles, then every thread adds the per-warp values from
 // shared memory itself (instead of one warp adding them and a second barrier to hand out the result).

@@ -5,8 +5,9 @@
 
 Runs scripts/run_all.py --quick into build/regress/<gpu-slug>/, then scripts/compare.py against
 results/<gpu-slug>/ (the same GPU model: compared in GB/s) or, when there is none, against the stored GPU
-of the same architecture (sm_XX: compared in %SOL). Draws the plots of the new run where matplotlib is
-available (the Makefile's venv). Exit 0 when the verdict is PASS.
+of the same architecture (sm_XX: compared in %SOL), and checks that each dispatcher of the new run is within
+2% of the best rung of its own ladder at every point it ran (scripts/standings.py). Draws the plots of the new
+run where matplotlib is available (the Makefile's venv). Exit 0 when both pass.
 """
 import os
 import subprocess
@@ -17,6 +18,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import compare as compare_mod  # noqa: E402
 import run_all as run_all_mod  # noqa: E402
+import standings  # noqa: E402
 import summary as summary_mod  # noqa: E402
 
 
@@ -42,6 +44,17 @@ def find_baseline(results_dir, slug, sm):
     return None, f"no stored results for {slug} or any {sm} GPU in {results_dir}"
 
 
+def dispatch_check(folder):
+    """1 (and one line each) where a dispatcher trails the best rung of its ladder by more than 2% in a folder."""
+    lost = [(op, r) for op, rows in summary_mod.op_results(folder) for r in standings.regret_rows(rows)
+            if r[4] > standings.REGRET]
+    for op, (dtype, shape, _d, b, ratio) in lost:
+        print(f"regress: {op} {dtype} {shape}: the dispatcher takes {ratio:.3f}x the time of rung {b['kernel']} "
+              f"{b['kernel_name']}")
+    print(f"regress: dispatchers against their ladders: {'FAIL' if lost else 'PASS'}")
+    return 1 if lost else 0
+
+
 def main(argv):
     ap = cli.Parser("regress", __doc__)
     ap.add_argument("--device", default="0", help="GPU index (default 0)")
@@ -62,13 +75,14 @@ def main(argv):
     if not base:
         return 1
     rc_cmp = compare_mod.main(["compare", base, new, "--threshold", str(a.threshold)])
+    rc_disp = dispatch_check(new)
     venv_python = os.path.join(ROOT, ".venv", "bin", "python")
     python = venv_python if os.path.exists(venv_python) else sys.executable
     if subprocess.run([python, "-c", "import matplotlib"], capture_output=True).returncode == 0:
         subprocess.run([python, os.path.join(ROOT, "scripts", "plot.py"), new])
     else:
         print("regress: no plots (no matplotlib here, and `make venv` could not install it)")
-    return 1 if rc_run or rc_cmp else 0
+    return 1 if rc_run or rc_cmp or rc_disp else 0
 
 
 if __name__ == "__main__":

@@ -6,9 +6,10 @@ update_readme).
 
 A point is (program arguments, label); the label is the program's own CSV shape string. Quick mode runs
 each op's default point (the program's default shape) alone. LayerNorm and RMSNorm have two sets: the standard
-throughput points and the latency points (the rows of one decode step and single long rows), each of those cold
+throughput points, the latency points (the rows of one decode step and single long rows), each of those cold,
 hot (--hot: inputs in L2, launches replayed from a CUDA graph) and hot with programmatic dependent launch (the
-programs only); every run takes both sets unless one is named. BatchNorm's standard points are seven shapes in
+programs only), and the odd points (few rows of odd length, each beside the same rows at C + 1); every run takes
+every set unless one is named. BatchNorm's standard points are seven shapes in
 training and the same seven in inference (--inference).
 """
 import cli
@@ -21,6 +22,9 @@ ROWS_X_C = [(8192, 768), (32768, 128), (32768, 256), (32768, 512), (16384, 1024)
 # Latency points: the rows of one decode step at LLM widths, single long rows, one vocabulary-sized row a token
 LATENCY_ROWS_X_C = [(n, c) for c in (4096, 8192) for n in (1, 4, 16, 64, 128, 512)] + [(1, 65536), (4, 32768),
                                                                                      (8, 128256)]
+# Odd points: rows whose length takes no 16-byte pack (row r starts at element r * C, off a 16-byte boundary):
+# an odd C beside C + 1 (even, still no 16-byte pack for fp32 and bf16), 1 to 64 rows
+ODD_ROWS_X_C = [(n, c + d) for c in (4097, 16385, 65537, 131073) for d in (0, 1) for n in (1, 4, 16, 64)]
 # Timing modes: program arguments and label suffix. hot+pdl (programmatic dependent launch) is the programs' own:
 # the peers have no such launch, and kernel 0 (cuDNN) skips it.
 MODES = {"cold": ([], ""), "hot": (["--hot"], ":hot"), "hot+pdl": (["--hot", "--pdl"], ":hot:pdl")}
@@ -44,6 +48,7 @@ POINTS = {
         "default": rows_c(8192, 768),  # llm.c: B=8, T=1024, C=768
         "full": [rows_c(r, c) for r, c in ROWS_X_C],
         "latency": [rows_c(r, c, *MODES[m]) for m in MODES for r, c in LATENCY_ROWS_X_C],
+        "odd": [rows_c(r, c) for r, c in ODD_ROWS_X_C],
     },
     "rmsnorm": {
         "default": rows_c(8192, 4096),
@@ -53,6 +58,7 @@ POINTS = {
            rows_c(8192, 4096, ["--fused-add"], ":add"),
            rows_c(16384, 4096, ["--fused-add"], ":add")],
         "latency": [rows_c(r, c, *MODES[m]) for m in MODES for r, c in LATENCY_ROWS_X_C],
+        "odd": [rows_c(r, c) for r, c in ODD_ROWS_X_C],
     },
     "batchnorm": {
         "default": rows_c(65536, 256),
@@ -76,6 +82,11 @@ def latency_labels(op):
     return {label for _args, label in POINTS.get(op, {}).get("latency", [])}
 
 
+def odd_labels(op):
+    """The labels of an op's odd points (an empty set for an op without them)."""
+    return {label for _args, label in POINTS.get(op, {}).get("odd", [])}
+
+
 def default_label(op):
     return POINTS[op]["default"][1]
 
@@ -86,7 +97,8 @@ def default_shape(op, rows):
     return label if any(r["shape"] == label for r in rows) else rows[0]["shape"]
 
 
-SETS = ["standard", "latency"]
+SETS = ["standard", "latency", "odd"]
+SET_KEYS = {"standard": "full", "latency": "latency", "odd": "odd"}  # a set's key in POINTS[op]
 
 
 def points(op, quick=False, sets=None):
@@ -97,9 +109,7 @@ def points(op, quick=False, sets=None):
     if quick:
         pts = [POINTS[op]["default"]]
     else:
-        sets = sets or SETS
-        pts = (POINTS[op]["full"] if "standard" in sets else []) + (POINTS[op].get("latency", [])
-                                                                     if "latency" in sets else [])
+        pts = [pt for name in SETS if name in (sets or SETS) for pt in POINTS[op].get(SET_KEYS[name], [])]
     return [(dtype, list(args), label) for dtype in DTYPES for args, label in pts]
 
 

@@ -7,7 +7,9 @@ Per op, two tables (scripts/run_all.py puts them into summary.md):
 - the dispatcher against the best rung of its own ladder at every point where the dispatcher ran: its GB/s, the
   best rung's, and the dispatcher's time over the best rung's (1.00x: it picked the best; above 1.02x: it lost);
 - the standing at the throughput points: the best kernel of the ladder (1 and up) as % of the copy, and its time
-  against the best of cuDNN (kernel 0) and the peers (scripts/peers.py) timed on the same clock.
+  against the best of cuDNN (kernel 0) and the peers (scripts/peers.py) timed on the same clock;
+- rows of odd length (the odd points, LayerNorm and RMSNorm): the dispatcher's time at an odd C over its time at
+  the same rows of C + 1 (at most ODD_COST), and the best of cuDNN and the peers at the odd C.
 --line prints one line per op instead (update_readme.py puts it into the README): the range of % of the copy
 per dtype, the geometric mean against the best peer and the points behind it, the latency points cold and hot,
 and the dispatcher's worst point against its ladder.
@@ -25,6 +27,7 @@ from side_by_side import best_peer_rows, folder_peers  # noqa: E402
 from summary import DISPATCHER, best_points, op_results, results_folder, row_clock  # noqa: E402
 
 REGRET = 1.02  # the dispatcher may trail its best rung by the noise, no more
+ODD_COST = 1.25  # a row of odd length may cost this much more than the same rows at C + 1
 BEHIND = 0.98  # "behind a peer": more than 2% slower
 
 
@@ -91,10 +94,10 @@ def standing_rows(op, rows, peers):
     """[(dtype, shape, best kernel row, (peer GB/s, peer name) or None)] at the throughput points."""
     best = best_points(rows)
     pbest = best_peer_rows(peers, op)
-    lat = shapes_mod.latency_labels(op)
+    few = shapes_mod.latency_labels(op) | shapes_mod.odd_labels(op)  # few rows: times, not % of the copy
     out = []
     for dtype, shape in points(rows):
-        if shape in lat:
+        if shape in few:
             continue
         b = best_rung(best, dtype, shape)
         if b is not None:
@@ -117,6 +120,36 @@ def standing_table(op, rows, peers):
 
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def odd_rows(op, rows, peers):
+    """[(dtype, rows, C, dispatcher row at C, dispatcher row at C + 1, best peer (GB/s, name) at C or None)] at the
+    odd points whose C is odd and where the dispatcher ran at both."""
+    disp = dispatcher(rows)
+    best = best_points(rows)
+    pbest = best_peer_rows(peers, op)
+    out = []
+    for args, label in shapes_mod.POINTS.get(op, {}).get("odd", []):
+        n, c = (int(v) for v in label.split("x"))
+        if c % 2 == 0:
+            continue
+        for dtype in shapes_mod.DTYPES:
+            d, e = best.get((dtype, label, disp)), best.get((dtype, f"{n}x{c + 1}", disp))
+            if isinstance(d, dict) and isinstance(e, dict):
+                out.append((dtype, n, c, d, e, best_peer(best, pbest, dtype, label, row_clock(d))))
+    return out
+
+
+def odd_table(op, rows, peers):
+    out = ["| dtype | rows x C | dispatcher us | at C + 1 us | C over C + 1 | best of cuDNN and the peers us |",
+           "|---|---|---:|---:|---:|---|"]
+    for dtype, n, c, d, e, p in odd_rows(op, rows, peers):
+        ratio = float(d["time_ms_median"]) / float(e["time_ms_median"])
+        mark = " **over**" if ratio > ODD_COST else ""
+        peer = f"{float(d['bytes']) / p[0] / 1e3:.2f} {p[1]}" if p else "-"
+        out.append(f"| {dtype} | {n}x{c} | {1e3 * float(d['time_ms_median']):.2f} | "
+                   f"{1e3 * float(e['time_ms_median']):.2f} | {ratio:.2f}x{mark} | {peer} |")
+    return out if len(out) > 2 else []
 
 
 def latency_counts(op, rows, peers, mode):
@@ -164,6 +197,12 @@ def op_line(op, rows, peers):
         ahead, n, g = latency_counts(op, rows, peers, mode)
         if n:
             line += f"; latency points {word}: ahead at {ahead} of {n} ({g:.2f}x)"
+    odd = [(float(d["time_ms_median"]) / float(e["time_ms_median"]), dt, f"{n}x{c}")
+           for dt, n, c, d, e, _p in odd_rows(op, rows, peers)]
+    if odd:
+        worst = max(odd)
+        line += (f"; rows of odd length: at most {worst[0]:.2f}x the time at C + 1 ({worst[1]} {worst[2]}) over "
+                 f"{len(odd)} points")
     reg = regret_rows(rows)
     if reg:
         worst = max(reg, key=lambda r: r[4])
@@ -174,9 +213,10 @@ def op_line(op, rows, peers):
 
 
 def folder_standings(folder, ops=None):
-    """{op: (line, regret table lines, standing table lines)} for a results folder."""
+    """{op: (line, regret table lines, standing table lines, odd rows table lines)} for a results folder."""
     peers = folder_peers(folder)
-    return {op: (op_line(op, rows, peers), regret_table(rows), standing_table(op, rows, peers))
+    return {op: (op_line(op, rows, peers), regret_table(rows), standing_table(op, rows, peers),
+                 odd_table(op, rows, peers))
             for op, rows in op_results(folder) if not ops or op in ops}
 
 
@@ -190,7 +230,7 @@ def main(argv):
     absent = [op for op in a.ops if op not in res]
     if absent or not res:
         ap.error(f"no rows of {' '.join(absent) or 'any op'} in {a.folder}")
-    for op, (line, reg, st) in res.items():
+    for op, (line, reg, st, odd) in res.items():
         if a.line:
             print(f"{op}: {line}")
             continue
@@ -200,7 +240,10 @@ def main(argv):
             print("\n".join(reg) + "\n")
         if st:
             print("The best kernel against the best of cuDNN and the peers, throughput points:\n")
-            print("\n".join(st))
+            print("\n".join(st) + "\n")
+        if odd:
+            print("Rows of odd length, the dispatcher at C against C + 1:\n")
+            print("\n".join(odd))
     return 0
 
 

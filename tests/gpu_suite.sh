@@ -124,7 +124,7 @@ if in_ops layernorm; then
 # timing mode: CSV with the programs' schema (harness/options.h CSV_HEADER), JSON Lines that parse
 tmp=build/suite_timing
 rm -f $tmp.csv $tmp.jsonl
-out=$(./layernorm_forward 13 -N 2048 -C 1024 --repeats 20 --csv $tmp.csv --json $tmp.jsonl 2>&1); rc=$?
+out=$(./layernorm_forward 14 -N 2048 -C 1024 --repeats 20 --csv $tmp.csv --json $tmp.jsonl 2>&1); rc=$?
 echo "$out" >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -Eq "^speed of light: device copy [0-9.]+ GB/s" && echo "$out" | grep -Eq "GB/s \| +[0-9.]+% SOL"; then
     pass "timing mode prints SOL, GB/s and %SOL"
@@ -143,7 +143,7 @@ assert all(float(r["time_ms_launch_median"]) >= 0.95 * float(r["time_ms_median"]
     [(r["time_ms_median"], r["time_ms_launch_median"], r["clock"]) for r in rows]
 assert rows[0]["shape"] == "2048x1024" and rows[0]["op"] == "layernorm"
 js = [json.loads(l) for l in open(sys.argv[2])]
-assert len(js) == len(rows) and js[0]["kernel"] == 13 and js[0]["detail"]
+assert len(js) == len(rows) and js[0]["kernel"] == 14 and js[0]["detail"]
 PY
 
 # device inputs == host generator
@@ -156,7 +156,7 @@ fi
 if [ "${SOURCED_BY_RUNNER:-0}" != 1 ]; then
     out=$(python3 tests/test_peers_torch.py 2>&1); rc=$?
     echo "$out" >> "$LOG"
-    if [ $rc -eq 0 ]; then pass "peers.py on PyTorch: eager, torch.compile and Liger validate, corrupted outputs fail"
+    if [ $rc -eq 0 ]; then pass "peers.py on PyTorch: eager, torch.compile, Liger and QuACK validate, corrupted outputs fail"
     elif [ $rc -eq 77 ]; then skip "peers.py on PyTorch: $(echo "$out" | tail -n 1)"
     else fail "peers.py on PyTorch: $(echo "$out" | grep FAIL | head -n 3 | tr '\n' ' ')"; fi
 fi

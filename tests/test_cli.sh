@@ -141,21 +141,21 @@ contains "layernorm: names the bad eps" "eps '-1'"
 expect "layernorm: --cluster 16 passes parsing" 2 $NODEV ./layernorm_forward 12 --cluster 16
 contains "layernorm: --cluster 16 gets as far as the device" "no CUDA device"
 for k in 0 3 32 x; do
-    expect "layernorm: --cluster $k exits 2" 2 $NODEV ./layernorm_forward 13 --cluster $k
+    expect "layernorm: --cluster $k exits 2" 2 $NODEV ./layernorm_forward 14 --cluster $k
     contains "layernorm: names the bad cluster size $k" "cluster size '$k'"
 done
-expect "layernorm: --prefetch is not an option" 2 $NODEV ./layernorm_forward 13 --prefetch 1
+expect "layernorm: --prefetch is not an option" 2 $NODEV ./layernorm_forward 14 --prefetch 1
 contains "layernorm: --prefetch is unknown" "unknown option '--prefetch'"
-for args in "7 --cluster 2" "10 --cluster 2" "all --cluster 2" "0,13 --cluster 1" "9 --cluster 8" "11,9 --cluster 4"; do
+for args in "7 --cluster 2" "10 --cluster 2" "all --cluster 2" "0,14 --cluster 1" "9 --cluster 8" "11,9 --cluster 4"; do
     expect "layernorm: '$args' exits 2 (--cluster with a kernel that does not take it)" 2 $NODEV ./layernorm_forward $args
-    contains "layernorm: '$args' says the option is kernels 11-13's" "applies to kernels 11, 12 and 13 alone"
+    contains "layernorm: '$args' says the option is kernels 11-14's" "applies to kernels 11-14 alone"
 done
-for args in "11 --cluster 2" "12 --cluster 8" "13 --cluster 1" "11,12,13 --cluster 4" "--cluster 2"; do
-    expect "layernorm: '$args' passes parsing (11, 12, 13, the default 13, or a list of them)" 2 $NODEV ./layernorm_forward $args
+for args in "11 --cluster 2" "12 --cluster 8" "13 --cluster 1" "14 --cluster 1" "11,12,13,14 --cluster 4" "--cluster 2"; do
+    expect "layernorm: '$args' passes parsing (11-14, the default 14, or a list of them)" 2 $NODEV ./layernorm_forward $args
     contains "layernorm: '$args' gets as far as the device" "no CUDA device"
 done
-expect "layernorm: --list shows kernels 0-13" 0 $NODEV ./layernorm_forward --list
-if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 " ]; then pass "layernorm: --list numbers are 0..13"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
+expect "layernorm: --list shows kernels 0-14" 0 $NODEV ./layernorm_forward --list
+if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 " ]; then pass "layernorm: --list numbers are 0..14"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
 contains "layernorm: --list names kernel 0 as the cuDNN slot" "^ 0  cudnn"
 
 # RMSNorm's own options
@@ -169,10 +169,11 @@ if [ -x ./rmsnorm_forward ]; then
     # the size check reads the QK view (tokens x stride), not -C's default
     expect "rmsnorm: a QK view of 10^6 tokens x 1 head x 64 passes parsing" 2 $NODEV ./rmsnorm_forward --heads 1 --head-dim 64 -N 1000000
     contains "rmsnorm: a QK view of 10^6 tokens gets as far as the device" "no CUDA device"
-    expect "rmsnorm: --list shows kernels 0-9" 0 $NODEV ./rmsnorm_forward --list
-    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 " ]; then pass "rmsnorm: --list numbers are 0..9"; else fail "rmsnorm: --list numbers"; fi
+    expect "rmsnorm: --list shows kernels 0-10" 0 $NODEV ./rmsnorm_forward --list
+    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 " ]; then pass "rmsnorm: --list numbers are 0..10"; else fail "rmsnorm: --list numbers"; fi
     contains "rmsnorm: --list names kernel 8 latency_split" "^ 8  latency_split"
-    contains "rmsnorm: --list names the dispatcher, kernel 9" "^ 9  dispatch"
+    contains "rmsnorm: --list names kernel 9 odd_rows" "^ 9  odd_rows"
+    contains "rmsnorm: --list names the dispatcher, kernel 10" "^10  dispatch"
 fi
 # BatchNorm's own options
 if [ -x ./batchnorm_forward ]; then

@@ -248,17 +248,17 @@ static void test_parsing(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 14);
+    check_registry_shape(&k_program, 15);
     int teaching = 1;
     for (int i = 1; i <= 5; i++) teaching &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 6; i <= 13; i++) teaching &= k_program.kernels[i].dtypes == (i == 10 ? DT_BIT(DT_FP32) : DT_ALL);
-    check("registry: 1-5 are fp32 only, 6-13 run fp32, fp16 and bf16 but 10 (fp32 only)", teaching);
-    check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 13 &&
-                                                                          k_program.n_kernels == 14 &&
-                                                                          strcmp(k_program.kernels[13].name, "dispatch") == 0);
+    for (int i = 6; i <= 14; i++) teaching &= k_program.kernels[i].dtypes == (i == 10 ? DT_BIT(DT_FP32) : DT_ALL);
+    check("registry: 1-5 are fp32 only, 6-14 run fp32, fp16 and bf16 but 10 (fp32 only)", teaching);
+    check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 14 &&
+                                                                          k_program.n_kernels == 15 &&
+                                                                          strcmp(k_program.kernels[14].name, "dispatch") == 0);
     int pdl = 1;
-    for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 13);
-    check("registry: the templated kernels 6-13 take --pdl, the others do not", pdl);
+    for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 14);
+    check("registry: the templated kernels 6-14 take --pdl, the others do not", pdl);
     // the dispatcher's table: each row runs a rung of the ladder below it, through that rung's own launcher
     const int nd = (int)(sizeof k_dispatch / sizeof k_dispatch[0]);
     int rows_ok = nd == 5, order[5] = {12, 10, 7, 11, 9};

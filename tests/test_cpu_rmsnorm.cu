@@ -431,7 +431,7 @@ static void test_plans(void) {
         const rms_dispatch_row_t *r = &k_dispatch[i];
         const kernel_t *k = &k_kernels[r->kernel];
         ok2 &= k->number == r->kernel && strcmp(k->name, r->name) == 0 && k->launch == r->launch &&
-               k->supports == r->supports && r->kernel < 9 && r->when && r->block;
+               k->supports == r->supports && r->kernel < 10 && r->when && r->block;
     }
     ok2 &= k_dispatch[sizeof k_dispatch / sizeof k_dispatch[0] - 1].holds == when_any;
     check("dispatch: each row of the table runs a kernel of the registry (its name, launch and supports); the last "
@@ -450,14 +450,14 @@ static void test_plans(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 10);
+    check_registry_shape(&k_program, 11);
     int dt = 1, pdl = 1;
     for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 4; i <= 9; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
-    for (int i = 4; i <= 9; i++) pdl &= k_program.kernels[i].pdl == 1;
-    check("registry: 1-3 are fp32 only, 4-9 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
-    check("registry: the default kernel is the dispatcher (9), which picks its own block size, as does 8",
-          k_program.default_kernel == 9 && k_program.kernels[9].own_block == 1 && k_program.kernels[8].own_block == 1);
+    for (int i = 4; i <= 10; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
+    for (int i = 4; i <= 10; i++) pdl &= k_program.kernels[i].pdl == 1;
+    check("registry: 1-3 are fp32 only, 4-10 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
+    check("registry: the default kernel is the dispatcher (10), which picks its own block size, as does 8",
+          k_program.default_kernel == 10 && k_program.kernels[10].own_block == 1 && k_program.kernels[8].own_block == 1);
     check("registry: the program restores the residual before validation (reset hook)", k_program.reset != NULL &&
                                                                                             k_program.check_options != NULL);
     check("registry: six program options", k_program.n_extra == 6 && strcmp(k_program.extra[OPT_FUSED].name, "fused-add") == 0 &&

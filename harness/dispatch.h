@@ -1,0 +1,82 @@
+// harness/dispatch.h: the dispatchers' tuned tables and their lookup (part of common.h; see there).
+//
+// A dispatcher (the last kernel of a ladder) chooses among the rungs by a table that scripts/tune_dispatch.py
+// derives from the sweeps stored in results/: one row per measured point, with the rung and block size nearest
+// the best there over the GPUs of that architecture and the timing modes (cold, hot, hot with PDL). The script
+// writes the rows into the program's source between its `tuned rows` markers, and CI checks that they still
+// match the stored sweeps.
+#pragma once
+
+// A problem's variant, besides plain rows: RMSNorm's fused residual add and its strided QK-norm view.
+enum { TV_PLAIN, TV_FUSED_ADD, TV_QK_VIEW };
+
+typedef struct {
+    int sm;       // architecture: major * 10 + minor (90: H100, H200)
+    int bytes;    // element size of x (2: fp16 and bf16 share rows)
+    int variant;  // TV_*
+    int full;     // 1: 16-byte packs fit the row (and its stride)
+    long N, C;    // the measured point: rows, elements a row
+    int rung, block;
+} tuned_row_t;
+
+// The problem a dispatcher looks up.
+typedef struct {
+    int bytes, variant, full;
+    long N, C;
+} tuned_key_t;
+
+// Whether a rung takes the problem at a block size: its supports_ check (NULL: yes).
+typedef const char *(*tuned_supports_t)(const void *problem, int rung, int block);
+
+// How far a measured point is from the problem: C decides the layout of a row (lanes, packs, blocks a row), N
+// the waves, so a step of C counts twice a step of N (both on a log2 scale).
+static double tuned_distance(const tuned_row_t *r, const tuned_key_t *k) {
+    return 2.0 * fabs(log2((double)k->C / (double)r->C)) + fabs(log2((double)k->N / (double)r->N));
+}
+
+// The row to run: among the rows of this device's architecture with the problem's element size, variant and
+// packing, the nearest measured point whose rung takes the problem at the row's block size (req_bs, a
+// --block-size given, replaces it); NULL where no row does (the dispatcher then uses its fallback rules). The
+// last answer is kept: a dispatcher looks up inside the timed region, and the supports_ checks ask the runtime.
+static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned_key_t *k, int req_bs,
+                                     const void *problem, tuned_supports_t supports) {
+    static const tuned_row_t *c_rows = NULL, *c_pick = NULL;
+    static tuned_key_t c_key;
+    static int c_bs = -1, c_sm = -1;
+    const int sm = g_dev.prop.major * 10 + g_dev.prop.minor;
+    if (c_rows == rows && c_bs == req_bs && c_sm == sm && c_key.bytes == k->bytes && c_key.variant == k->variant &&
+        c_key.full == k->full && c_key.N == k->N && c_key.C == k->C)
+        return c_pick;
+    const tuned_row_t *pick = NULL;
+    unsigned char *tried = (unsigned char *)calloc((size_t)n, 1);
+    for (;;) {  // nearest first; a row whose rung refuses the problem is passed over
+        int best = -1;
+        double bd = 0;
+        for (int i = 0; i < n; i++) {
+            const tuned_row_t *r = &rows[i];
+            if (tried[i] || r->sm != sm || r->bytes != k->bytes || r->variant != k->variant || r->full != k->full)
+                continue;
+            double d = tuned_distance(r, k);
+            if (best < 0 || d < bd) best = i, bd = d;
+        }
+        if (best < 0) break;
+        tried[best] = 1;
+        if (!supports(problem, rows[best].rung, req_bs ? req_bs : rows[best].block)) {
+            pick = &rows[best];
+            break;
+        }
+    }
+    free(tried);
+    c_key = *k;
+    c_rows = rows;
+    c_bs = req_bs;
+    c_sm = sm;
+    c_pick = pick;
+    return pick;
+}
+
+// A rung's check through its registry entry: its dtypes, then its supports_ (NULL there: it runs any problem).
+static const char *registry_supports(const kernel_t *k, const void *problem, dtype_t d, int bs) {
+    if (!(k->dtypes & DT_BIT(d))) return "not this dtype";
+    return k->supports ? k->supports(problem, bs) : NULL;
+}

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""The dispatcher's tuned table, derived from the sweeps of the rungs in results/.
+
+    scripts/tune_dispatch.py OP [--results DIR] [--write | --check]
+
+For LayerNorm and RMSNorm: at every measured point (the rows of results/<gpu>/<op>.csv, every GPU folder), the
+rung of the ladder (kernel 1 up to the dispatcher, not cuDNN) and block size whose time is nearest the best rung's.
+The GPUs of one architecture (the CSV's sm column: an H100 and an H200 are both sm_90) share one table, and a
+point's modes (cold, hot, hot with PDL) share one row, because the dispatcher can tell neither the GPU model nor
+whether x is in L2: the row is the (rung, block) whose worst ratio, over those GPUs and modes, of its time to the
+best rung's time there is the smallest. A candidate must have run at every GPU and mode of the point.
+
+The dispatcher (the last kernel of the program) looks the table up at run time: among the rows of the device's
+architecture with the problem's element size, variant (plain rows; RMSNorm's fused add, QK-norm view) and packing
+(16-byte packs fit the row, or not), the row of the nearest measured shape (2 |log2 C/C'| + |log2 N/N'|) whose
+rung takes the problem at that block size; its own fallback rules where no row does.
+
+Prints the table, one line per row with its worst ratio and where (GPU, mode). --write puts the rows into the
+program's source between its `tuned rows` markers; --check exits 1 when the source's rows differ from what the
+results give (CI runs it: a sweep stored without the table regenerated, or a table edited by hand, fails).
+"""
+import math
+import os
+import re
+import sys
+from collections import defaultdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cli  # noqa: E402
+from summary import DISPATCHER, is_program_csv, load  # noqa: E402
+
+OPS = ["layernorm", "rmsnorm"]
+DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+VARIANTS = {"plain": "TV_PLAIN", "add": "TV_FUSED_ADD", "qk": "TV_QK_VIEW"}  # the C enum of each variant
+BEGIN = "// tuned rows: begin"
+END = "// tuned rows: end"
+SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+):s(\d+))?((?::add)?)((?::off[^:]+)?)((?::hot)?)((?::pdl)?)$")
+
+
+def parse_label(label, es):
+    """A CSV shape label -> (N rows, C, variant, full 16-byte packs, mode), or None for a label of another form."""
+    m = SHAPE.match(label)
+    if not m:
+        return None
+    a, b, d, s, add, _off, hot, pdl = m.groups()
+    vec = 16 // es
+    if d:  # QK-norm: tokens x heads x head_dim, token stride s; the rows are tokens x heads of head_dim
+        n, c, variant, full = int(a) * int(b), int(d), "qk", int(d) % vec == 0 and int(s) % vec == 0
+    else:
+        n, c, variant, full = int(a), int(b), "add" if add else "plain", int(b) % vec == 0
+    mode = "hot+pdl" if pdl else "hot" if hot else "cold"
+    return n, c, variant, full, mode
+
+
+def arch(sm):
+    """'sm_90' -> 90."""
+    m = re.match(r"^sm_(\d+)$", sm or "")
+    return int(m.group(1)) if m else None
+
+
+def gpu_rows(results, op):
+    """{gpu folder name: rows of its <op>.csv} for every folder under results that has one."""
+    out = {}
+    for d in sorted(os.listdir(results)):
+        path = os.path.join(results, d, f"{op}.csv")
+        if os.path.isdir(os.path.join(results, d)) and is_program_csv(f"{op}.csv") and os.path.exists(path):
+            rows = load(path)
+            if rows:
+                out[d] = rows
+    return out
+
+
+def derive(per_gpu):
+    """[(sm, es, variant, full, N, C, rung, block, worst, where)] sorted, from {gpu: rows}."""
+    # times[(sm, es, variant, full, N, C)][(gpu, mode)][(rung, block)] = median ms (the fastest row of duplicates)
+    times = defaultdict(lambda: defaultdict(dict))
+    for gpu, rows in per_gpu.items():
+        disp = {int(r["kernel"]) for r in rows if r["kernel_name"] == DISPATCHER}
+        for r in rows:
+            k = int(r["kernel"])
+            if r["status"] != "OK" or k < 1 or k in disp:
+                continue
+            es = DTYPE_BYTES.get(r["dtype"])
+            sm = arch(r.get("sm"))
+            parsed = parse_label(r["shape"], es) if es else None
+            if parsed is None or sm is None:
+                continue
+            n, c, variant, full, mode = parsed
+            t = float(r["time_ms_median"])
+            cell = times[(sm, es, variant, full, n, c)][(gpu, mode)]
+            key = (k, int(r["block_size"]))
+            cell[key] = min(t, cell.get(key, t))
+    out = []
+    for point, by_run in times.items():
+        runs = sorted(by_run)
+        common = set.intersection(*(set(by_run[run]) for run in runs))
+        best_t = {run: min(by_run[run].values()) for run in runs}
+        scored = []
+        for cand in common:
+            worst, where = max((by_run[run][cand] / best_t[run], run) for run in runs)
+            scored.append((worst, cand, where))
+        if not scored:
+            continue
+        worst, (rung, block), where = min(scored)
+        out.append((*point, rung, block, worst, f"{where[0]} {where[1]}"))
+    out.sort(key=lambda r: (r[0], -r[1], list(VARIANTS).index(r[2]), not r[3], r[5], r[4]))
+    return out
+
+
+def c_rows(op, table, sources):
+    """The source lines of the block, markers included (indented by the caller)."""
+    lines = [BEGIN + f" (scripts/tune_dispatch.py {op} --write; do not edit), from",
+             *(f"// {s}" for s in sources),
+             "// sm, bytes, variant, 16-byte packs, N, C, rung, block    worst time over the best rung's (GPU, mode)"]
+    for sm, es, variant, full, n, c, rung, block, worst, where in table:
+        lines.append(f"{{{sm}, {es}, {VARIANTS[variant]}, {int(full)}, {n}, {c}, {rung}, {block}}},  "
+                     f"// {worst:.3f} {where}")
+    lines.append(END)
+    return lines
+
+
+def source_block(path):
+    """(lines before, the block's lines, lines after) of a program source; ValueError without the markers."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    starts = [i for i, l in enumerate(lines) if l.strip().startswith(BEGIN)]
+    ends = [i for i, l in enumerate(lines) if l.strip() == END]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise ValueError(f"{path}: expected one '{BEGIN}' line and one '{END}' line after it")
+    return lines[:starts[0]], [l.strip() for l in lines[starts[0]:ends[0] + 1]], lines[ends[0] + 1:]
+
+
+def main(argv):
+    ap = cli.Parser("tune_dispatch", __doc__)
+    ap.add_argument("op", choices=OPS)
+    ap.add_argument("--results", type=cli.folder, default=os.path.join(ROOT, "results"),
+                    help="the folder of GPU folders (default results/)")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--write", action="store_true", help="write the rows into OP_forward.cu")
+    g.add_argument("--check", action="store_true", help="exit 1 when OP_forward.cu's rows differ")
+    a = ap.parse_args(argv[1:])
+    per_gpu = gpu_rows(a.results, a.op)
+    if not per_gpu:
+        ap.error(f"no {a.op}.csv under {a.results}")
+    table = derive(per_gpu)
+    if not table:
+        ap.error(f"no rung rows of {a.op} with a shape to tune on under {a.results}")
+    src = os.path.join(ROOT, f"{a.op}_forward.cu")
+    block = c_rows(a.op, table, [f"results/{g}/{a.op}.csv" for g in per_gpu])
+    if a.write or a.check:
+        try:
+            before, old, after = source_block(src)
+        except ValueError as e:
+            print(f"tune_dispatch: {e}", file=sys.stderr)
+            return 2
+        if a.check:
+            same = old == block
+            print(f"tune_dispatch: {a.op}: {'the source holds' if same else 'the source DIFFERS from'} the "
+                  f"{len(table)} rows the results give" + ("" if same else f" (run scripts/tune_dispatch.py {a.op} --write)"))
+            return 0 if same else 1
+        with open(src, "w") as f:
+            f.write("\n".join(before + ["    " + l for l in block] + after))
+        print(f"tune_dispatch: wrote {len(table)} rows into {os.path.relpath(src, ROOT)}")
+        return 0
+    print(f"{a.op}: the dispatcher's tuned rows from {', '.join(per_gpu)}")
+    print("| sm | bytes | variant | 16-byte packs | N | C | rung | block | worst ratio | where |")
+    print("|---:|---:|---|---|---:|---:|---:|---:|---:|---|")
+    for sm, es, variant, full, n, c, rung, block_size, worst, where in table:
+        print(f"| {sm} | {es} | {variant} | {'yes' if full else 'no'} | {n} | {c} | {rung} | {block_size} | "
+              f"{worst:.3f} | {where} |")
+    over = [r for r in table if r[8] > 1.02]
+    print(f"\n{len(table)} rows; {len(over)} with a worst ratio over 1.02" +
+          (": " + ", ".join(f"{r[4]}x{r[5]} {r[1]}B {r[2]} {r[8]:.3f} ({r[9]})" for r in over) if over else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    cli.run(main)

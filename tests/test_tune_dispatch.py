@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""CI test of scripts/tune_dispatch.py: the dispatchers' tuned rows in layernorm_forward.cu and rmsnorm_forward.cu
+are the ones the stored sweeps give (--check), and the derivation picks, at each point, the rung and block size
+whose worst ratio to the best over the GPUs of an architecture and the timing modes is the smallest."""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import tune_dispatch  # noqa: E402
+from fixture_csv import FIELDS, expect, status  # noqa: E402
+
+SCRIPT = os.path.join(ROOT, "scripts", "tune_dispatch.py")
+
+
+def run(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+
+
+for op in tune_dispatch.OPS:
+    r = run(op, "--check")
+    expect(f"{op}: the source's tuned rows are the stored sweeps' (--check)", r.returncode == 0, r.stdout + r.stderr)
+
+# labels: rows, C, variant, 16-byte packs, mode
+pl = tune_dispatch.parse_label
+expect("label 8192x768 fp32: plain, packs, cold", pl("8192x768", 4) == (8192, 768, "plain", True, "cold"))
+expect("label 4x4097:hot:pdl bf16: no packs, hot+pdl", pl("4x4097:hot:pdl", 2) == (4, 4097, "plain", False, "hot+pdl"))
+expect("label 8192x4096:add:off1: fused add", pl("8192x4096:add:off1", 2) == (8192, 4096, "add", True, "cold"))
+expect("label 4096x32x128:s12288: QK view of 131072 rows of 128", pl("4096x32x128:s12288", 2) ==
+       (131072, 128, "qk", True, "cold"))
+expect("label 4x5x33:s170: QK view, no 16-byte packs", pl("4x5x33:s170", 4)[3] is False)
+expect("a label of another form is None", pl("65536x256:inf", 4) is None)
+
+
+def row(gpu, kernel, name, shape, block, ms, sm="sm_90"):
+    return {"op": "rmsnorm", "kernel": kernel, "kernel_name": name, "dtype": "bf16", "shape": shape,
+            "block_size": block, "time_ms_median": ms, "time_ms_min": ms, "bytes": 1e6, "gbps": 1e-3 / ms,
+            "sol_gbps": 1, "sol_pct": 1, "max_abs_err": 0, "max_rel_err": 0, "status": "OK", "gpu": gpu, "sm": sm,
+            "cuda": "13.0", "git_rev": "x", "time_ms_launch_median": ms, "time_ms_launch_min": ms, "clock": "cupti"}
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    # two GPUs of sm_90: rung 5 is best on A cold (1.00 vs 1.10), rung 6 on A hot; on B rung 7 (measured there
+    # only) is best cold at 0.9. Worst ratios: rung 5 max(1, 1.2 hot A, 1.05 / 0.9 cold B) = 1.2, rung 6 max(1.1 cold
+    # A, 1 / 0.9 cold B) = 1.11 -> rung 6
+    data = {"a": [row("A", 5, "r5", "64x768", 128, 1.0), row("A", 6, "r6", "64x768", 64, 1.1),
+                  row("A", 6, "r6", "64x768", 128, 1.3),
+                  row("A", 5, "r5", "64x768:hot", 128, 1.2), row("A", 6, "r6", "64x768:hot", 64, 1.0),
+                  row("A", 9, "dispatch", "64x768", 0, 0.5), row("A", 0, "cudnn", "64x768", 0, 0.1)],
+            "b": [row("B", 5, "r5", "64x768", 128, 1.05), row("B", 6, "r6", "64x768", 64, 1.0),
+                  row("B", 6, "r6", "64x768", 128, 1.0),
+                  row("B", 5, "r5", "64x768:hot", 128, 1.0), row("B", 6, "r6", "64x768:hot", 64, 1.0),
+                  row("B", 9, "dispatch", "64x768", 0, 0.5),
+                  row("B", 7, "r7", "64x768", 256, 0.9)],  # only on B: not a candidate
+            "c": [row("C", 4, "r4", "64x768", 256, 1.0, sm="sm_80")]}
+    for name, rows in data.items():
+        os.makedirs(os.path.join(tmp, name))
+        with open(os.path.join(tmp, name, "rmsnorm.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=FIELDS)
+            w.writeheader()
+            w.writerows(rows)
+    table = tune_dispatch.derive(tune_dispatch.gpu_rows(tmp, "rmsnorm"))
+    sm90 = [t for t in table if t[0] == 90]
+    expect("derive: one sm_90 row, rung 6 at 64 threads (worst 1.11 against rung 5's 1.20; cuDNN, the dispatcher "
+           "and a rung measured on one GPU only are no candidates, the best there counts)", len(sm90) == 1 and
+           sm90[0][6:8] == (6, 64) and abs(sm90[0][8] - 1 / 0.9) < 1e-9 and sm90[0][9] == "b cold", str(sm90))
+    expect("derive: another architecture gets its own row", [t[6] for t in table if t[0] == 80] == [4], str(table))
+    r = run("rmsnorm", "--results", tmp)
+    expect("the printed table names the rows and their worst ratio", r.returncode == 0 and "| 90 | 2 | plain | yes | 64 | 768 | 6 | 64 | 1.111 | b cold |"
+           in r.stdout, r.stdout + r.stderr)
+
+r = run("batchnorm")
+expect("batchnorm (no tuned table): exit 2, one line", r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
+       r.stderr)
+r = run("rmsnorm", "--results", "/nonexistent")
+expect("a missing results folder: exit 2, one line", r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
+       r.stderr)
+r = run("--help")
+expect("--help", r.returncode == 0 and "tuned" in r.stdout)
+sys.exit(status())
