@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The peers: PyTorch eager, torch.compile and Liger-Kernel on the programs' benchmark points, in their CSV schema.
+"""The peers: PyTorch eager, torch.compile, Liger-Kernel and QuACK on the programs' benchmark points, in their CSV
+schema.
 
-    scripts/peers.py [--quick | --set standard|latency] [--peer torch|torch.compile|liger|all] [--out DIR]
+    scripts/peers.py [--quick | --set standard|latency|odd] [--peer torch|torch.compile|liger|quack|all] [--out DIR]
                      [--device I] [OP ...]
     scripts/peers.py --point "DTYPE ARGS..." [--peer P] [--no-write] OP
     scripts/peers.py --ncu-range N --point "DTYPE ARGS..." --peer P OP
@@ -45,7 +46,17 @@ hot; --set takes one set):
 - liger (where `import liger_kernel` works, else skip rows): layer_norm_forward (the body of
   LigerLayerNormFunction, which also returns mean and rstd), LigerRMSNormFunction (weight offset inside the
   kernel; on the QK-norm view Liger itself copies q to contiguous memory first, and that copy is timed with
-  it), LigerFusedAddRMSNormFunction; Liger has no BatchNorm (skip rows).
+  it), LigerFusedAddRMSNormFunction; Liger has no BatchNorm (skip rows);
+- quack (where `import quack.rmsnorm` works, else skip rows; TVM_FFI_DISABLE_TORCH_C_DLPACK=1 is set before the
+  import unless set already): QuACK's CuTe-DSL kernels, launched on the current stream. rmsnorm_fwd, rstd stored,
+  the weight offset inside the kernel; with --fused-add the residual given: the sum goes to a new tensor (the
+  residual input stays as it is) and y normalizes the fp32 sum before its rounding to the dtype (half an ulp off
+  the stored sum, inside the tolerance). layernorm_fwd, mean and rstd returned; it takes fp32 weight and bias
+  only, so x's dtype's weight and bias are converted once when the point is built (the same values; in 16-bit
+  dtypes it reads 4 bytes a column more than the programs count). The first call of each kernel (dtype, C,
+  variant) JIT-compiles it, or loads it from QuACK's cache: that is the validation's call, before any timing.
+  QuACK has no BatchNorm, and rmsnorm_fwd takes 2-D rows of unit stride, which the strided QK-norm view of q
+  inside qkv is not without a copy (skip rows, the reason in the log).
 Rows go to DIR/<gpu-slug>/peers.csv, rewritten after every point (rows for the same op, peer and set of
 points are replaced, others kept; a shape outside scripts/shapes.py's latency points counts as standard), with
 `kernel` = the peer, `kernel_name` = the function it calls, and three columns after the programs' schema:
@@ -53,8 +64,8 @@ time_ms_launch_median, time_ms_launch_min, clock (cupti or events). A log goes t
 progress line per point to stderr. Without PyTorch (or without a CUDA device for it) it says so and exits 0
 with no rows.
 
---set standard|latency: only that set's points (an error where no op given has it: BatchNorm has no latency
-  set).
+--set standard|latency|odd: only that set's points (an error where no op given has it: BatchNorm has no latency or
+  odd set).
 --point "DTYPE ARGS...": only this point of the one OP given (the program's arguments, --hot included; the
   label is the program's shape string). --no-write: each row as one JSON object per line on stdout (the CSV's
   columns, numbers as numbers), nothing written; the log goes to stderr.
@@ -88,7 +99,7 @@ from summary import CSV_FIELDS  # noqa: E402  (the programs' schema, its three n
 CSV_FORMAT = {"time_ms_median": ".6f", "time_ms_min": ".6f", "time_ms_launch_median": ".6f",
               "time_ms_launch_min": ".6f", "gbps": ".2f", "sol_gbps": ".2f", "sol_pct": ".2f", "max_abs_err": ".3e",
               "max_rel_err": ".3e"}
-PEERS = ["torch", "torch.compile", "liger"]
+PEERS = ["torch", "torch.compile", "liger", "quack"]
 OPS = ["layernorm", "rmsnorm", "batchnorm"]
 DTYPE_SIZE = {"fp32": 4, "fp16": 2, "bf16": 2}
 # The programs' tolerances (harness/base.h tolerance_for): atol = rtol
@@ -228,7 +239,14 @@ def bytes_for(p, dtype):
 
 
 def peer_function(peer, op, p):
-    """The kernel_name of a peer row (the function the point calls), or None where the peer has no such op."""
+    """The kernel_name of a peer row (the function the point calls), or None where the peer cannot run the point
+    (skip_reason says why)."""
+    if peer == "quack":
+        if op == "layernorm":
+            return "quack.layernorm_fwd (fp32 weight and bias)"
+        if op == "rmsnorm" and p["heads"] is None:
+            return "quack.rmsnorm_fwd" + (" (residual)" if p["fused"] else "")
+        return None
     if peer == "liger":
         if op == "layernorm":
             return "layer_norm_forward"
@@ -244,15 +262,25 @@ def peer_function(peer, op, p):
     return "F.batch_norm"
 
 
+def skip_reason(peer, op, p):
+    """Why peer_function has no function for the point (one line)."""
+    if peer == "quack" and op == "rmsnorm" and p["heads"] is not None:
+        return ("QuACK's rmsnorm_fwd takes 2-D rows of unit stride: the strided QK-norm view of q inside qkv is not "
+                "one without a copy")
+    return f"{peer} has no {op}"
+
+
 def slugify(name):
     import run_all  # the same slug as the programs' results folder
     return run_all.slugify(name)
 
 
 def point_set(op, label):
-    """The set of scripts/shapes.py (shapes.SETS) a row's shape belongs to: "latency" for the op's latency points,
-    "standard" for every other shape."""
-    return "latency" if label in shapes_mod.latency_labels(op) else "standard"
+    """The set of scripts/shapes.py (shapes.SETS) a row's shape belongs to: "latency" or "odd" for the op's latency
+    or odd points, "standard" for every other shape."""
+    if label in shapes_mod.latency_labels(op):
+        return "latency"
+    return "odd" if label in shapes_mod.odd_labels(op) else "standard"
 
 
 def merge_rows(old_rows, new_rows):
@@ -450,7 +478,7 @@ class Bench:
     def time(self, fn, repeats=0):
         """Cold L2: each call after a flush (_flushed_call), timed by kernel_windows."""
         torch = self.torch
-        fn()  # warm-up: first-call work (Triton compilation, allocations, library plans) stays out of the timing
+        fn()  # warm-up: first-call work (JIT compilation, allocations, library plans) stays out of the timing
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         fn()  # the second warm-up gives the call's CPU time: hold the GPU back three times that, plus 50 us
@@ -594,10 +622,34 @@ def load_liger():
                                  LigerFusedAddRMSNormFunction=LigerFusedAddRMSNormFunction)
 
 
-def build_case(torch, F, p, dtype, device, seed=1234, liger=None):
+def load_quack():
+    """QuACK's forward entry points (quack.rmsnorm: rmsnorm_fwd, layernorm_fwd). An import failure propagates (the
+    caller makes every quack point a skip)."""
+    import importlib.metadata
+    import types
+    # Before tvm_ffi is imported (QuACK's kernels launch through it): the torch-c-dlpack extension it would load
+    # or JIT-build at import is not built for this torch. Without it tvm_ffi converts tensors through torch's own
+    # DLPack and takes the stream from torch's current one, so the launches still go where the caller's go.
+    os.environ.setdefault("TVM_FFI_DISABLE_TORCH_C_DLPACK", "1")
+    from quack.rmsnorm import layernorm_fwd, rmsnorm_fwd
+    try:
+        version = importlib.metadata.version("quack-kernels")
+    except importlib.metadata.PackageNotFoundError:  # imported from a source tree
+        version = "unknown"
+    return types.SimpleNamespace(version=version, rmsnorm_fwd=rmsnorm_fwd, layernorm_fwd=layernorm_fwd)
+
+
+# The peers from packages of their own: the package's name and its loader. Where one does not import, every point
+# of that peer is a skip row.
+OPTIONAL_PEERS = {"liger": ("Liger-Kernel", load_liger), "quack": ("QuACK", load_quack)}
+
+
+def build_case(torch, F, p, dtype, device, seed=1234, liger=None, quack=None):
     """(inputs, fn(inputs) -> outputs dict, reset(inputs), check(inputs, outputs) -> (max_abs, max_rel, n_bad)).
     fn calls PyTorch, or Liger-Kernel where `liger` (load_liger()) is given: forward only, under no_grad;
-    its launches go to the current stream, and its first call compiles its Triton kernel (no autotuning)."""
+    its launches go to the current stream, and its first call compiles its Triton kernel (no autotuning).
+    Or QuACK where `quack` (load_quack()) is given: its launches go to the current stream too, and its first
+    call compiles its CuTe-DSL kernel (or loads it from QuACK's cache)."""
     g = torch.Generator(device=device)
     g.manual_seed(seed)
     dt = torch_dtype(torch, dtype)
@@ -620,11 +672,18 @@ def build_case(torch, F, p, dtype, device, seed=1234, liger=None):
     if op == "layernorm":
         n, c = p["N"], p["C"]
         t = {"x": randn(n, c), "w": randn(c), "b": randn(c)}
+        if quack:  # it takes fp32 weight and bias only (it asserts): the same values, converted here, not in the call
+            t["w"], t["b"] = t["w"].float(), t["b"].float()
 
         if liger:
             @torch.no_grad()
             def fn(t):  # what LigerLayerNormFunction.forward runs; it also returns mean and rstd (fp32)
                 y, _x, mean, rstd, _block, _warps = liger.layer_norm_forward(t["x"], t["w"], t["b"], eps)
+                return {"y": y, "mean": mean, "rstd": rstd}
+        elif quack:
+            def fn(t):
+                y, rstd, mean = quack.layernorm_fwd(t["x"], t["w"], t["b"], eps=eps, return_rstd=True,
+                                                    return_mean=True)
                 return {"y": y, "mean": mean, "rstd": rstd}
         else:
             def fn(t):
@@ -652,7 +711,7 @@ def build_case(torch, F, p, dtype, device, seed=1234, liger=None):
             def q_view(t):  # the strided view, as the program reads it
                 return t["qkv"][:, : H * D].unflatten(-1, (H, D))
 
-            if liger:
+            if liger:  # (no QuACK here: peer_function has none for the strided view)
                 @torch.no_grad()
                 def fn(t):  # its forward is wrapped in ensure_contiguous: q is copied first
                     return {"y": liger.LigerRMSNormFunction.apply(q_view(t), t["w"], eps, off)}
@@ -683,6 +742,15 @@ def build_case(torch, F, p, dtype, device, seed=1234, liger=None):
             @torch.no_grad()
             def fn(t):  # in_place (default True) only lets backward overwrite dY: nothing in the forward
                 return {"y": liger.LigerRMSNormFunction.apply(t["x"], t["w"], eps, off)}
+        elif quack and p["fused"]:
+            def fn(t):  # the sum goes to a new tensor (the residual input stays as it is)
+                y, s, rstd = quack.rmsnorm_fwd(t["x"], t["w"], residual=t["res"], eps=eps, store_rstd=True,
+                                               weight_offset=off)
+                return {"y": y, "res": s, "rstd": rstd}
+        elif quack:
+            def fn(t):
+                y, _x, rstd = quack.rmsnorm_fwd(t["x"], t["w"], eps=eps, store_rstd=True, weight_offset=off)
+                return {"y": y, "rstd": rstd}
         else:
             def fn(t):
                 w = t["w"] + off if off else t["w"]
@@ -702,14 +770,18 @@ def build_case(torch, F, p, dtype, device, seed=1234, liger=None):
             if p["fused"]:
                 r = (t["res0"][idx].float() + t["x"][idx].float()).to(dt)  # the rounded sum, as stored
                 checks.append(compare(o["res"][idx], r.double()))
+                # y: the norm of the rounded sum. QuACK normalizes the fp32 sum, up to half an ulp of the dtype
+                # away (bf16: 0.4%, with y's own rounding 0.8%, inside the 1% tolerance; fp32: the same sum)
                 x = r.double()
             rs = 1.0 / torch.sqrt((x * x).mean(-1, keepdim=True) + eps)
             checks.append(compare(o["y"][idx], x * rs * (t["w"].double() + off)))
+            if "rstd" in o:  # where the peer returns it (QuACK)
+                checks.append(compare(o["rstd"].reshape(n, -1)[idx], rs))
             return merge(*checks)
 
         return t, fn, reset, check
 
-    # batchnorm (PyTorch only: peer_function has no Liger BatchNorm)
+    # batchnorm (PyTorch only: peer_function has no Liger or QuACK BatchNorm)
     n, c, h, w_ = p["N"], p["C"], p["H"], p["W"]
     mom, train = p["momentum"], not p["inference"]
     if p["layout"] == "nc":
@@ -752,10 +824,12 @@ def build_case(torch, F, p, dtype, device, seed=1234, liger=None):
     return t, fn, reset, check
 
 
-def make_call(torch, peer, p, dtype, device, liger, log):
-    """(inputs, call, reset, check) of a peer at a point; torch.compile compiles here, outside any timing."""
+def make_call(torch, peer, p, dtype, device, lib, log):
+    """(inputs, call, reset, check) of a peer at a point; torch.compile compiles here, outside any timing. lib: the
+    entry points of a peer of OPTIONAL_PEERS (its loader's), None for the others."""
     import torch.nn.functional as F
-    t, fn, reset, check = build_case(torch, F, p, dtype, device, liger=liger if peer == "liger" else None)
+    t, fn, reset, check = build_case(torch, F, p, dtype, device, liger=lib if peer == "liger" else None,
+                                     quack=lib if peer == "quack" else None)
     if peer == "liger" and p["heads"] is not None:
         log.write("  Liger's forward copies the strided q view to contiguous memory (ensure_contiguous) before "
                   "its kernel: timed as Liger runs it, copy included\n")
@@ -802,14 +876,14 @@ def one_line(e):
     return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
-def run_point(torch, bench, peer, op, dtype, args, label, device, liger, log):
+def run_point(torch, bench, peer, op, dtype, args, label, device, lib, log):
     p = parse_point(op, args)
     row = new_row(peer, op, p, dtype, label)
     if peer_function(peer, op, p) is None:
-        log.write(f"  skipped: {peer} has no {op}\n")
+        log.write(f"  skipped: {skip_reason(peer, op, p)}\n")
         return row
     try:
-        t, call, reset, check = make_call(torch, peer, p, dtype, device, liger, log)
+        t, call, reset, check = make_call(torch, peer, p, dtype, device, lib, log)
         with _no_recompile(torch, peer):
             if not validate(torch, t, call, reset, check, row, log):
                 return row
@@ -837,16 +911,16 @@ def run_point(torch, bench, peer, op, dtype, args, label, device, liger, log):
     return row
 
 
-def ncu_range(torch, bench, peer, op, dtype, args, label, device, liger, n, log):
+def ncu_range(torch, bench, peer, op, dtype, args, label, device, lib, n, log):
     """--ncu-range: the point's N calls for Nsight Compute, each alone in a profiler range after a flush; no
     torch.profiler here (ncu and CUPTI activity tracing do not share the GPU's counters). Returns the exit code."""
     p = parse_point(op, args)
     row = new_row(peer, op, p, dtype, label)
     if peer_function(peer, op, p) is None:
-        print(f"ncu-range: {peer} has no {op}", file=sys.stderr)
+        print(f"ncu-range: {skip_reason(peer, op, p)}", file=sys.stderr)
         return 1
     try:
-        t, call, reset, check = make_call(torch, peer, p, dtype, device, liger, log)
+        t, call, reset, check = make_call(torch, peer, p, dtype, device, lib, log)
         with _no_recompile(torch, peer):
             if not validate(torch, t, call, reset, check, row, log):
                 print(f"ncu-range: {peer} {op} {dtype} {label} fails validation", file=sys.stderr)
@@ -940,34 +1014,38 @@ def main(argv):
     if writing:
         os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "peers.log"), "a") if writing else contextlib.nullcontext(sys.stderr) as log:
-        liger = None
-        if "liger" in peers:
+        libs = {}  # the optional peers' entry points, of those that import here
+        for peer in peers:
+            if peer not in OPTIONAL_PEERS:
+                continue
             try:
-                liger = load_liger()
-            except Exception as e:  # not installed, or it does not import with this torch/triton
-                line = f"peers: liger skipped: {one_line(e)}"
+                libs[peer] = OPTIONAL_PEERS[peer][1]()
+            except Exception as e:  # not installed, or it does not import with this torch (triton, CUDA ...)
+                line = f"peers: {peer} skipped: {one_line(e)}"
                 print(line, file=sys.stderr)
                 if writing:
                     log.write(line + "\n")
         log.write(f"# peers.py {' '.join(argv[1:])}: {name} | torch {torch.__version__} | CUDA {common['cuda']} | "
-                  f"cuDNN {torch.backends.cudnn.version()}" + (f" | liger {liger.version}" if liger else "") + "\n")
+                  f"cuDNN {torch.backends.cudnn.version()}"
+                  + "".join(f" | {peer} {lib.version}" for peer, lib in libs.items()) + "\n")
         bench = Bench(torch, device)
         if a.ncu_range is not None:
             op, dtype, args, label = pts[0]
-            if peers == ["liger"] and liger is None:
+            if peers[0] in OPTIONAL_PEERS and peers[0] not in libs:
                 return 1
-            return ncu_range(torch, bench, peers[0], op, dtype, args, label, device, liger, a.ncu_range, log)
+            return ncu_range(torch, bench, peers[0], op, dtype, args, label, device, libs.get(peers[0]),
+                             a.ncu_range, log)
         stored = read_csv(path) if writing else []
         rows = []
         for peer in peers:
             for i, (op, dtype, args, label) in enumerate(pts, 1):
                 print(f"[{peer} {i}/{len(pts)}] {op} {dtype} {label}", file=sys.stderr, flush=True)
                 log.write(f"{peer} | {op} | {dtype} | {label}\n")
-                if peer == "liger" and liger is None:
+                if peer in OPTIONAL_PEERS and peer not in libs:
                     r = new_row(peer, op, parse_point(op, args), dtype, label)
-                    log.write("  skipped: Liger-Kernel does not import here (above)\n")
+                    log.write(f"  skipped: {OPTIONAL_PEERS[peer][0]} does not import here (above)\n")
                 else:
-                    r = run_point(torch, bench, peer, op, dtype, args, label, device, liger, log)
+                    r = run_point(torch, bench, peer, op, dtype, args, label, device, libs.get(peer), log)
                 r.update(common)
                 rows.append(r)
                 log.flush()

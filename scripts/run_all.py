@@ -2,15 +2,16 @@
 """Runs every built program x kernel x dtype x standard shape (scripts/shapes.py) with the block-size sweep.
 
     scripts/run_all.py [--quick] [--device D|all] [--out DIR] [--no-peers] [--kernels K,K] [--dtype D]
-                       [--set standard|latency] [--resume] [OP ...]
+                       [--set standard|latency|odd] [--resume] [OP ...]
 
 - full mode (default): every standard point, fp32 and bf16 (LayerNorm and RMSNorm: the throughput points and the
   latency points, cold and hot); quick mode: each op's default shape only.
 - CSV rows (the programs' schema: harness/options.h CSV_HEADER) go to DIR/<gpu-slug>/<op>.csv, the programs' output to
   <op>.log, and a summary.md (device header, best kernel per shape with GB/s and %SOL, failures) beside them.
   DIR defaults to results/.
-- the peers (scripts/peers.py: PyTorch eager, torch.compile and Liger-Kernel on the same points) into DIR/<gpu-slug>/peers.csv,
-  when PyTorch is installed (else peers.py says so and writes nothing); --no-peers leaves them out.
+- the peers (scripts/peers.py: PyTorch eager, torch.compile, Liger-Kernel and QuACK on the same points) into
+  DIR/<gpu-slug>/peers.csv, when PyTorch is installed (else peers.py says so and writes nothing); --no-peers
+  leaves them out.
 - --device all: the quick suite on every GPU of the machine, each into DIR/<gpu-slug>-gpu<i>/, then flags
   any GPU whose %SOL is more than 5% below the node's median for the same points (a sick GPU in a node).
 - --kernels K,K: only these kernels; their rows in an existing <op>.csv are replaced, the other kernels' rows
@@ -165,7 +166,7 @@ def write_summary(out_dir, ops_done):
             lines.append("\nThe latency points, in microseconds (scripts/side_by_side.py):\n\n")
             lines.append("\n".join(side[op][2]) + "\n")
         if op in stand:
-            line, reg, st = stand[op]
+            line, reg, st, odd = stand[op]
             lines.append(f"\nWhere it stands: {line}\n")
             if reg:
                 lines.append("\nThe dispatcher against the best rung of its ladder (scripts/standings.py):\n\n")
@@ -173,6 +174,9 @@ def write_summary(out_dir, ops_done):
             if st:
                 lines.append("\nThe best kernel against the best of cuDNN and the peers (scripts/standings.py):\n\n")
                 lines.append("\n".join(st) + "\n")
+            if odd:
+                lines.append("\nRows of odd length, the dispatcher at C against C + 1 (scripts/standings.py):\n\n")
+                lines.append("\n".join(odd) + "\n")
         fails = [r for r in rows if r["status"] == "FAIL"]
         lines.append(f"\nvalidation failures: {len(fails)}\n")
         for r in fails[:20]:
@@ -238,7 +242,8 @@ def main(argv):
     ap.add_argument("--quick", action="store_true", help="each op's default shape only")
     ap.add_argument("--device", default="0", help="GPU index, or 'all' (quick suite on every GPU)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results"), help="results folder (default results/)")
-    ap.add_argument("--no-peers", action="store_true", help="skip scripts/peers.py (PyTorch eager, torch.compile)")
+    ap.add_argument("--no-peers", action="store_true",
+                    help="skip scripts/peers.py (PyTorch eager, torch.compile, Liger-Kernel, QuACK)")
     ap.add_argument("--kernels", type=kernel_list, default=[], help="comma-separated kernel numbers (default: all)")
     ap.add_argument("--dtype", action="append", choices=shapes_mod.DTYPES,
                     help="only this dtype's points (repeatable; default: all)")

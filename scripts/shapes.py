@@ -2,7 +2,7 @@
 """The standard benchmark points, kept in this one place for every script (run_all, peers, plot, summary,
 update_readme).
 
-    python3 scripts/shapes.py OP [--quick | --set standard|latency]   ->  one "DTYPE ARGS..." line per point
+    python3 scripts/shapes.py OP [--quick | --set standard|latency|odd]   ->  one "DTYPE ARGS..." line per point
 
 A point is (program arguments, label); the label is the program's own CSV shape string. Quick mode runs
 each op's default point (the program's default shape) alone. LayerNorm and RMSNorm have two sets: the standard

@@ -4,8 +4,8 @@
     scripts/side_by_side.py results/<gpu> [OP ...]
 
 For every <op>.csv of the folder (and peers.csv beside it, from scripts/peers.py): at each shape and dtype,
-the best kernel of the ladder (kernels 1 and up), cuDNN (kernel 0), torch, torch.compile and Liger-Kernel, each
-in GB/s and %SOL (each against the copy measured in its own process), and the ratio of the best kernel's GB/s
+the best kernel of the ladder (kernels 1 and up), cuDNN (kernel 0), torch, torch.compile, Liger-Kernel and QuACK,
+each in GB/s and %SOL (each against the copy measured in its own process), and the ratio of the best kernel's GB/s
 to the best peer's (the fastest of them; all count the same bytes, so the ratio is a ratio of times). A peer
 that did not run shows why (skipped, FAIL, or "-" where it has no row). Exit 1 when a peer row counts
 different bytes from the program's row of the same point, or was timed on another clock (GPU kernel
@@ -26,7 +26,8 @@ import shapes as shapes_mod  # noqa: E402
 from summary import best_points, load, op_results, results_folder, row_clock  # noqa: E402
 
 CLOCK_MARK = "†"  # a peer cell timed on another clock than the program's row
-PEER_COLUMNS = [("cuDNN", None), ("torch", "torch"), ("torch.compile", "torch.compile"), ("Liger", "liger")]
+PEER_COLUMNS = [("cuDNN", None), ("torch", "torch"), ("torch.compile", "torch.compile"), ("Liger", "liger"),
+                ("QuACK", "quack")]
 
 
 def best_peer_rows(peers, op):
@@ -50,7 +51,7 @@ def table(op, rows, peers):
     best = best_points(rows)
     pbest = best_peer_rows(peers, op)
     points = []
-    lat = shapes_mod.latency_labels(op)
+    lat = shapes_mod.latency_labels(op) | shapes_mod.odd_labels(op)  # few rows: their own tables
     for r in rows:
         if r["shape"] not in lat and (r["dtype"], r["shape"]) not in points:
             points.append((r["dtype"], r["shape"]))

@@ -164,7 +164,7 @@ expect_path layernorm_forward 14 "| path rung 11 cluster_row_regs: cluster of 4 
 check_one 14 --dtype fp16 -N 300 -C 65536 --input-mean 1000
 expect_path layernorm_forward 14 "| path rung 11 cluster_row_regs: one block a row" "| path rung 11 cluster_row_regs: one block a row" --dtype bf16 -N 16384 -C 4096
 expect_path layernorm_forward 14 "| path rung 7 subwarp_regs_vec" "| path rung 7 subwarp_regs_vec" --dtype bf16 -N 8192 -C 768
-expect_path layernorm_forward 14 "| path rung 9 block_reread" "| path rung 9 block_reread" --dtype fp32 -N 1024 -C 4097
+expect_path layernorm_forward 14 "| path rung 13 odd_rows" "| path rung 9 block_reread" --dtype fp32 -N 1024 -C 4097
 
 # rung 10 (subwarp_persistent, fp32, C <= 512), alone and through the dispatcher: many passes of the resident grid
 # over the rows, a last pass that ends inside a block, every lanes-per-row width (C = 4 .. 512), other block

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """CI tests of scripts/peers.py's pure-Python parts and of scripts/side_by_side.py (no PyTorch, no GPU): the problem,
-bytes and label of a point (hot points included), the sets of points, the grouping of a profile's GPU activity
-into calls (cold) and graph replays (hot), the CSV (old files included, rows replaced per set of points), and the
-command line's errors."""
+bytes and label of a point (hot points included), the function each peer calls at it (or why it skips it), the sets
+of points, the grouping of a profile's GPU activity into calls (cold) and graph replays (hot), the CSV (old files
+included, rows replaced per set of points), and the command line's errors."""
 import csv
 import json
 import os
@@ -13,6 +13,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import csvfile  # noqa: E402
+import ncu_check  # noqa: E402
 import peers  # noqa: E402
 import shapes  # noqa: E402
 import side_by_side  # noqa: E402
@@ -57,6 +58,34 @@ try:
     expect("an unknown program argument is an error", False)
 except ValueError:
     expect("an unknown program argument is an error", True)
+
+# The peers and the function each calls at a point (the rows' kernel_name): QuACK has no BatchNorm and takes no
+# strided QK-norm view (skip rows, the reason said), and its LayerNorm row says that it takes fp32 weight and bias
+expect("peers: quack is a peer, and ncu_check takes every peer", "quack" in peers.PEERS
+       and ncu_check.PEERS == peers.PEERS, str(ncu_check.PEERS))
+rms = peers.parse_point("rmsnorm", ["-N", "8192", "-C", "4096"])
+for op, p, want in [("layernorm", ln, "quack.layernorm_fwd (fp32 weight and bias)"),
+                    ("layernorm", peers.parse_point("layernorm", ["-N", "4", "-C", "4096", "--hot"]),
+                     "quack.layernorm_fwd (fp32 weight and bias)"),
+                    ("rmsnorm", rms, "quack.rmsnorm_fwd"),
+                    ("rmsnorm", peers.parse_point("rmsnorm", ["-N", "8192", "-C", "4096", "--weight-offset", "1"]),
+                     "quack.rmsnorm_fwd"),
+                    ("rmsnorm", fa, "quack.rmsnorm_fwd (residual)"), ("rmsnorm", qk, None), ("batchnorm", bn, None)]:
+    got = peers.peer_function("quack", op, p)
+    expect(f"peer_function: quack {op} {peers.point_label(p)} -> {want}", got == want, str(got))
+why = peers.skip_reason("quack", "rmsnorm", qk)
+expect("skip_reason: quack on the QK-norm view: QuACK's 2-D rows, one line",
+       "QuACK's rmsnorm_fwd takes 2-D rows" in why and "\n" not in why, why)
+expect("skip_reason: an op a peer does not have",
+       peers.skip_reason("quack", "batchnorm", bn) == "quack has no batchnorm"
+       and peers.skip_reason("liger", "batchnorm", bn) == "liger has no batchnorm")
+expect("peer_function: liger runs the QK-norm view (its copy named), torch everything",
+       "contiguous" in peers.peer_function("liger", "rmsnorm", qk)
+       and all(peers.peer_function("torch", op, p)
+               for op, p in [("layernorm", ln), ("rmsnorm", qk), ("batchnorm", bn)]))
+names = {peers.peer_function(peer, op, peers.parse_point(op, args)) for peer in peers.PEERS
+         for op, _d, args, _l in peers.sweep(peers.OPS)} - {None}
+expect("peer_function: no comma in any kernel_name (a CSV column)", not any("," in x for x in names), str(names))
 
 # merge: rows of the (op, peer) pairs re-run are replaced, the others kept
 old = [{"op": "layernorm", "kernel": "torch", "shape": "a"}, {"op": "layernorm", "kernel": "torch.compile", "shape": "a"},
@@ -125,8 +154,10 @@ for op in ("layernorm", "rmsnorm"):
     cold = [label for label in lat if not label.endswith(":hot")]
     expect(f"sets: {op} latency: every cold point also hot, and nothing else", len(lat) == 2 * len(cold) > 0
            and sorted(lat) == sorted(cold + [label + ":hot" for label in cold]), str(lat))
-    expect(f"sets: {op}: standard and latency apart, together the whole sweep", not set(std) & set(lat)
-           and sorted(x[3] for x in peers.sweep([op])) == sorted(std + lat)
+    odd = [label for _op, _d, _args, label in peers.sweep([op], sets=["odd"])]
+    expect(f"sets: {op}: standard, latency and odd apart, together the whole sweep", not set(std) & set(lat)
+           and not (set(std) | set(lat)) & set(odd) and sorted(x[3] for x in peers.sweep([op])) == sorted(std + lat + odd)
+           and all(peers.point_set(op, label) == "odd" for label in odd)
            and not any(label.endswith(":hot") for label in std))
     expect(f"sets: {op}: each hot latency point parses as hot, each cold one as cold",
            all(peers.parse_point(op, args)["hot"] == label.endswith(":hot")
@@ -312,9 +343,11 @@ for args in [["--point", "bf16 -N 8192 -C 768", "layernorm", "rmsnorm"], ["--poi
     expect(f"command line: {' '.join(args)}: exit 2, one line, no traceback",
            r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
            and not r.stdout, f"rc {r.returncode}: {r.stderr!r}")
+r = subprocess.run([sys.executable, script, "--peer", "bogus"], capture_output=True, text=True)
+expect("command line: --peer bogus names the peers, quack among them", "'quack'" in r.stderr, r.stderr)
 r = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True)
 expect("command line: --help", r.returncode == 0 and "--ncu-range" in r.stdout and "kernel" in r.stdout
-       and "--set {standard,latency}" in r.stdout and "--hot" in r.stdout and "K = 32" in r.stdout, r.stderr)
+       and "--set {standard,latency,odd}" in r.stdout and "--hot" in r.stdout and "K = 32" in r.stdout, r.stderr)
 
 # Without PyTorch it says so, writes nothing and exits 0 (run with a python that cannot import torch).
 with tempfile.TemporaryDirectory() as tmp:
@@ -328,7 +361,8 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("no PyTorch: exit 0, says so, no rows", r.returncode == 0 and "PyTorch is not installed" in r.stderr
            and not os.path.exists(os.path.join(tmp, "res")), r.stderr)
     for args in [["--set", "latency", "layernorm", "batchnorm"], ["--set", "standard"],
-                 ["--no-write", "--point", "bf16 -N 4 -C 4096 --hot", "rmsnorm"]]:
+                 ["--no-write", "--point", "bf16 -N 4 -C 4096 --hot", "rmsnorm"],
+                 ["--no-write", "--peer", "quack", "--point", "bf16 -N 8192 -C 4096 --fused-add", "rmsnorm"]]:
         r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "peers.py"), *args], capture_output=True,
                            text=True, env=env)
         expect(f"command line: {' '.join(args)}: accepted (no PyTorch: exit 0)", r.returncode == 0
@@ -356,15 +390,20 @@ with tempfile.TemporaryDirectory() as tmp:
                                               row(1, "a", 0, 0, shape="32768x128", status="FAIL")])
     write(os.path.join(tmp, "peers.csv"), [row("torch", "F.rms_norm", 1800, 60.0, block=0),
                                            row("torch.compile", "F.rms_norm", 2500, 83.3, block=0),
-                                           row("liger", "LigerRMSNormFunction", 2600, 86.7, block=0)])
+                                           row("liger", "LigerRMSNormFunction", 2600, 86.7, block=0),
+                                           row("quack", "quack.rmsnorm_fwd", 2650, 88.3, block=0)])
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "side_by_side.py"), tmp],
                        capture_output=True, text=True)
     line = ("| fp32 | 8192x4096 | 2 b | 2700 | 90.0% | 2000 | 66.7% | 1800 | 60.0% | 2500 | 83.3% | 2600 | 86.7% "
-            "| 1.04x |")
-    expect("side_by_side: best kernel (1 and up) against cuDNN, torch, torch.compile, Liger", r.returncode == 0
-           and line in r.stdout.splitlines(), r.stdout + r.stderr)
+            "| 2650 | 88.3% | 1.02x |")
+    expect("side_by_side: best kernel (1 and up) against cuDNN, torch, torch.compile, Liger, QuACK (the best peer)",
+           r.returncode == 0 and line in r.stdout.splitlines()
+           and any(x.startswith("| dtype |") and x.endswith("Liger GB/s | %SOL | QuACK GB/s | %SOL | best kernel / "
+                                                            "best peer |") for x in r.stdout.splitlines()),
+           r.stdout + r.stderr)
     expect("side_by_side: a shape where no kernel passed says so",
-           "| fp32 | 32768x128 | none OK | - | - | - | | - | | - | | - | | - |" in r.stdout.splitlines(), r.stdout)
+           "| fp32 | 32768x128 | none OK | - | - | - | | - | | - | | - | | - | | - |" in r.stdout.splitlines(),
+           r.stdout)
     write(os.path.join(tmp, "peers.csv"), [row("torch", "F.rms_norm", 1800, 60.0, bytes_=2e8, block=0)])
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "side_by_side.py"), tmp],
                        capture_output=True, text=True)
@@ -375,17 +414,16 @@ with tempfile.TemporaryDirectory() as tmp:
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "side_by_side.py"), tmp],
                        capture_output=True, text=True)
     line = ("| fp32 | 8192x4096 | 2 b | 2700 | 90.0% | 2000 | 66.7% | 1800\u2020 | 60.0%\u2020 | 2500 | 83.3% | - | "
-            "| 1.08x |")
+            "| - | | 1.08x |")
     expect("side_by_side: a peer on another clock is marked, left out of the ratio, and an error",
            r.returncode == 1 and "clocks differ" in r.stderr and line in r.stdout.splitlines(), r.stdout + r.stderr)
-
-sys.exit(status())
 
 
 # side_by_side's latency table: microseconds, cold / hot / hot+pdl, the best peer of each mode, the ratios
 def lrow(kernel, shape, us, bytes_=60000.0, sol_gbps=40.0, status="OK"):
-    return dict(row(kernel, "k" if kernel else "cudnn", bytes_ / us / 1e3, 50.0, bytes_=bytes_, status=status,
-                    shape=shape, block=0), op="layernorm", time_ms_median=us / 1e3, sol_gbps=sol_gbps)
+    gbps = bytes_ / us / 1e3 if us else 0  # a SKIP row has no time
+    return dict(row(kernel, "k" if kernel else "cudnn", gbps, 50.0, bytes_=bytes_, status=status, shape=shape,
+                    block=0), op="layernorm", time_ms_median=us / 1e3, sol_gbps=sol_gbps)
 
 
 prog = [lrow(10, "1x4096", 2.4), lrow(0, "1x4096", 2.3), lrow(10, "1x4096:hot", 2.0, sol_gbps=60.0),
@@ -397,6 +435,11 @@ expect("latency table: cold 2.40 us against liger's 2.10 (0.88x), copy 1.50 us; 
        "1.60 (1.07x), the faster copy 0.80 us (1.88x); standard shapes left out",
        lat[2] == "| fp32 | 1x4096 | 1.50 | 2.40 | 2.10 liger | 0.88x | 1.60x | 0.80 | 2.00 | 1.50 | 1.60 cuDNN | 1.07x "
        "| 1.88x |" and len([x for x in lat if x.startswith("| fp32")]) == 1, "\n".join(lat))
+lat = side_by_side.latency_table("layernorm", prog, peer + [lrow("quack", "1x4096:hot", 1.55)])
+expect("latency table: the best of every peer's rows, QuACK's too: hot 1.55 us against the kernel's 1.50 (1.03x)",
+       "| 1.55 quack | 1.03x | 1.88x |" in lat[2], "\n".join(lat))
 expect("latency table: none for an op without latency points", side_by_side.latency_table("batchnorm", prog, peer) == [])
 expect("side by side: the standard table leaves the latency points to the latency table",
        all("1x4096" not in x for x in side_by_side.table("layernorm", prog, peer)[0]))
+
+sys.exit(status())

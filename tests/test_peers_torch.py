@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """scripts/peers.py's PyTorch side on small problems: every op and variant, eager and torch.compile (and
-Liger-Kernel where it imports, on CUDA), passes its float64 check; a corrupted output fails it; torch.compile
-makes one graph and does not recompile on the next call. On CUDA also the clock: the kernel window is > 0 and
-within the CUDA events around the call, a profile without GPU activity falls back to the events, and the
-command line's --no-write --point (one JSON row per peer, clock cupti) and --ncu-range. Runs on the GPU where
+Liger-Kernel and QuACK where they import, on CUDA, at the variants they have), passes its float64 check; a
+corrupted output fails it; torch.compile makes one graph and does not recompile on the next call. On CUDA also
+the clock: the kernel window is > 0 and within the CUDA events around the call, a profile without GPU activity
+falls back to the events, and the command line's --no-write --point (one JSON row per peer, clock cupti; QuACK
+cold and hot, and its skip row on the QK-norm view) and --ncu-range. Runs on the GPU where
 PyTorch sees one, else on the CPU (the CUDA cases skipped, saying so); without PyTorch it is skipped (exit 77),
 as in CI. (The GPU machines have PyTorch: the GPU suite runs it there.)"""
 import json
@@ -25,14 +26,16 @@ from fixture_csv import expect, status  # noqa: E402
 from torch._dynamo.utils import counters  # noqa: E402
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
-liger = None
+libs = {}  # the optional peers that import here: peer -> its entry points
 if device != "cuda":
-    print("skip: Liger-Kernel and the clock need CUDA")
+    print("skip: Liger-Kernel, QuACK and the clock need CUDA")
 else:
-    try:
-        liger = peers.load_liger()
-    except Exception as e:  # noqa: BLE001
-        print(f"skip: the Liger-Kernel cases: it does not import here: {peers.one_line(e)}")
+    for peer, (package, load) in peers.OPTIONAL_PEERS.items():
+        try:
+            libs[peer] = load()
+        except Exception as e:  # noqa: BLE001
+            print(f"skip: the {package} cases: it does not import here: {peers.one_line(e)}")
+liger, quack = libs.get("liger"), libs.get("quack")
 
 CASES = [("layernorm", ["-N", "64", "-C", "768"]),
          ("rmsnorm", ["-N", "64", "-C", "512"]),
@@ -46,8 +49,9 @@ CASES = [("layernorm", ["-N", "64", "-C", "768"]),
 
 
 def check_corruption(name, t, fn, reset, check):
-    """A 5% error in each output the check reads (y, and the residual sum where there is one) fails it."""
-    for key in ("y", "res"):
+    """A 5% error in each output the check reads (y, the residual sum where there is one, rstd where the peer
+    returns it) fails it. (Not the mean: near 0, 5% of it is inside the tolerance.)"""
+    for key in ("y", "res", "rstd"):
         if reset:
             reset(t)
         out = fn(t)
@@ -84,6 +88,11 @@ for op, args in CASES:
             result = check(t, fn(t))
             expect(f"liger passes: {name}", result[2] == 0, str(result))
             check_corruption(f"liger {name}", t, fn, reset, check)
+        if quack and peers.peer_function("quack", op, p):
+            t, fn, reset, check = peers.build_case(torch, F, p, dtype, device, quack=quack)
+            result = check(t, fn(t))
+            expect(f"quack passes: {name}", result[2] == 0, str(result))
+            check_corruption(f"quack {name}", t, fn, reset, check)
 
 if device == "cuda":
     # The clock on a small point: the kernel window lies inside the events around the call (2 us for the two
@@ -111,7 +120,7 @@ if device == "cuda":
     expect("--no-write --point: a JSON row per peer", r.returncode == 0 and sorted(rows) == sorted(peers.PEERS),
            r.stdout + r.stderr[-2000:])
     for peer, row in rows.items():
-        want = "OK" if peer != "liger" or liger else "SKIP"
+        want = "SKIP" if peer in peers.OPTIONAL_PEERS and peer not in libs else "OK"
         expect(f"--no-write --point: {peer}: {want}" + (", clock cupti, 256x768" if want == "OK" else ""),
                row["status"] == want and (want != "OK" or (row["clock"] == "cupti" and row["shape"] == "256x768"
                                                           and 0 < row["time_ms_median"] <= row["time_ms_launch_median"]
@@ -123,6 +132,20 @@ if device == "cuda":
         expect("--no-write --point: liger on the QK-norm view: OK, its contiguous copy named and logged",
                row.get("status") == "OK" and "contiguous" in row.get("kernel_name", "")
                and "ensure_contiguous" in r.stderr, r.stdout + r.stderr[-2000:])
+    if quack:
+        for point, what in [("bf16 -N 64 -C 256 --fused-add", "the fused add, cold"),
+                            ("fp32 -N 4 -C 4096 --weight-offset 1 --hot", "a hot point (its calls in a CUDA graph)")]:
+            r = subprocess.run([sys.executable, script, "--no-write", "--peer", "quack", "--point", point, "rmsnorm"],
+                               capture_output=True, text=True)
+            row = json.loads(r.stdout.splitlines()[0]) if r.stdout else {}
+            expect(f"--no-write --point: quack, {what}: OK, clock cupti", r.returncode == 0
+                   and row.get("status") == "OK" and row.get("clock") == "cupti", r.stdout + r.stderr[-2000:])
+        r = subprocess.run([sys.executable, script, "--no-write", "--peer", "quack", "--point",
+                            "bf16 -N 64 --heads 4 --head-dim 64", "rmsnorm"], capture_output=True, text=True)
+        row = json.loads(r.stdout.splitlines()[0]) if r.stdout else {}
+        expect("--no-write --point: quack on the QK-norm view: a skip row, the reason logged",
+               r.returncode == 0 and row.get("status") == "SKIP" and "skipped: QuACK's rmsnorm_fwd takes 2-D rows"
+               in r.stderr, r.stdout + r.stderr[-2000:])
     r = subprocess.run([sys.executable, script, "--peer", "torch.compile", "--point", "fp32 -N 256 -C 768",
                         "--ncu-range", "3", "layernorm"], capture_output=True, text=True)
     expect("--ncu-range (no ncu attached): the calls run, one line on stdout", r.returncode == 0

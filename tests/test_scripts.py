@@ -27,7 +27,11 @@ lat = shapes.points("layernorm", sets=["latency"])
 expect("shapes: 15 latency shapes x cold, hot and hot+pdl x 2 dtypes, hot ones run with --hot and labelled :hot",
        len(lat) == 90 and ("fp32", ["-N", "512", "-C", "8192", "--hot", "--pdl"], "512x8192:hot:pdl") in lat and ("fp32", ["-N", "1", "-C", "4096"], "1x4096") in lat
        and ("bf16", ["-N", "8", "-C", "128256", "--hot"], "8x128256:hot") in lat)
-expect("shapes: every set by default", len(shapes.points("layernorm")) == 112 and len(shapes.points("rmsnorm")) == 120)
+odd = shapes.points("rmsnorm", sets=["odd"])
+expect("shapes: 4 odd C and C + 1 x 1..64 rows x 2 dtypes, cold", len(odd) == 64 and ("bf16", ["-N", "64", "-C", "131074"],
+       "64x131074") in odd and not any("--hot" in a for _d, a, _l in odd))
+expect("shapes: every set by default", len(shapes.points("layernorm")) == 176 and len(shapes.points("rmsnorm")) == 184)
+expect("shapes: batchnorm has no odd set", shapes.points("batchnorm", sets=["odd"]) == [])
 expect("shapes: BatchNorm has no latency set", shapes.points("batchnorm", sets=["latency"]) == [])
 bn = shapes.points("batchnorm")
 bn_train = [label for d, a, label in bn if d == "fp32" and "--inference" not in a]
@@ -241,6 +245,7 @@ with tempfile.TemporaryDirectory() as d:
         "standings.py": [[], ["/nonexistent"], [fixtures, "nosuchop"]],
         "summary.py": [["/nonexistent.csv"], [fixtures], [readme], [fixture, "--ladder-shape", "1x1"]],
         "update_readme.py": [["/nonexistent"], [fixtures, "--readme", "/nonexistent"]],
+        "tune_dispatch.py": [[], ["batchnorm"], ["rmsnorm", "--results", "/nonexistent"], ["rmsnorm", "--write", "--check"]],
     }
     listed = {n for n in os.listdir(os.path.join(ROOT, "scripts")) if n.endswith((".py", ".sh"))} - {"cli.py", "csvfile.py"}
     expect("every script of scripts/ is checked here", listed == set(BAD), listed ^ set(BAD))
