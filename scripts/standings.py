@@ -5,7 +5,9 @@
 
 Per op, two tables (scripts/run_all.py puts them into summary.md):
 - the dispatcher against the best rung of its own ladder at every point where the dispatcher ran: its GB/s, the
-  best rung's, and the dispatcher's time over the best rung's (1.00x: it picked the best; above 1.02x: it lost);
+  best rung's, and the dispatcher's time over the best rung's (1.00x: it picked the best; above 1.02x: it lost).
+  The stored rows of a point come from several runs; where scripts/dispatch_check.py re-timed the dispatcher and
+  that rung in one process (dispatch_check.csv beside the CSVs), that ratio is shown too and is the one judged;
 - the standing at the throughput points: the best kernel of the ladder (1 and up) as % of the copy, and its time
   against the best of cuDNN (kernel 0) and the peers (scripts/peers.py) timed on the same clock;
 - rows of odd length (the odd points, LayerNorm and RMSNorm): the dispatcher's time at an odd C over its time at
@@ -22,6 +24,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
+import csvfile  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 from side_by_side import best_peer_rows, folder_peers  # noqa: E402
 from summary import DISPATCHER, best_points, op_results, results_folder, row_clock  # noqa: E402
@@ -65,6 +68,22 @@ def best_peer(best, pbest, dtype, shape, clock):
     return max(cands) if cands else None
 
 
+def same_run_ratios(folder):
+    """{(op, dtype, shape): the dispatcher's time over its best rung's, timed in one process} from a folder's
+    dispatch_check.csv (scripts/dispatch_check.py), {} where there is none."""
+    path = os.path.join(folder, "dispatch_check.csv")
+    if not os.path.exists(path):
+        return {}
+    return {(r["op"], r["dtype"], r["shape"]): float(r["same_run_ratio"])
+            for r in csvfile.read(path, required=["op", "dtype", "shape", "same_run_ratio"], floats=("same_run_ratio",),
+                                  ints=(), kernel_numbers=False, choices={"dtype": csvfile.CHOICES["dtype"]})}
+
+
+def judged(op, reg, checks):
+    """A regret row's ratio as judged: the same-process one where the point has one."""
+    return checks.get((op, reg[0], reg[1]), reg[4])
+
+
 def regret_rows(rows):
     """[(dtype, shape, dispatcher row, best rung row, ratio)] at every point where both ran."""
     disp = dispatcher(rows)
@@ -80,13 +99,15 @@ def regret_rows(rows):
     return out
 
 
-def regret_table(rows):
-    out = ["| dtype | shape | dispatcher GB/s | best rung | GB/s | dispatcher time / best rung's |",
-           "|---|---|---:|---|---:|---:|"]
-    for dtype, shape, d, b, ratio in regret_rows(rows):
-        mark = " **lost**" if ratio > REGRET else ""
+def regret_table(op, rows, checks):
+    out = ["| dtype | shape | dispatcher GB/s | best rung | GB/s | dispatcher time / best rung's | in one process |",
+           "|---|---|---:|---|---:|---:|---:|"]
+    for reg in regret_rows(rows):
+        dtype, shape, d, b, ratio = reg
+        mark = " **lost**" if judged(op, reg, checks) > REGRET else ""
+        same = checks.get((op, dtype, shape))
         out.append(f"| {dtype} | {shape} | {float(d['gbps']):.0f} | {b['kernel']} {b['kernel_name']} | "
-                   f"{float(b['gbps']):.0f} | {ratio:.3f}x{mark} |")
+                   f"{float(b['gbps']):.0f} | {ratio:.3f}x | {f'{same:.3f}x' if same else '-'}{mark} |")
     return out if len(out) > 2 else []
 
 
@@ -170,7 +191,7 @@ def latency_counts(op, rows, peers, mode):
     return sum(r >= 1.0 for r in ratios), len(ratios), geomean(ratios)
 
 
-def op_line(op, rows, peers):
+def op_line(op, rows, peers, checks=None):
     """One line: where the op stands on this folder's GPU."""
     gpu = rows[0]["gpu"]
     st = standing_rows(op, rows, peers)
@@ -203,19 +224,20 @@ def op_line(op, rows, peers):
         worst = max(odd)
         line += (f"; rows of odd length: at most {worst[0]:.2f}x the time at C + 1 ({worst[1]} {worst[2]}) over "
                  f"{len(odd)} points")
-    reg = regret_rows(rows)
+    reg = [(judged(op, r, checks or {}), r[0], r[1]) for r in regret_rows(rows)]
     if reg:
-        worst = max(reg, key=lambda r: r[4])
-        lost = sum(r[4] > REGRET for r in reg)
+        worst = max(reg)
+        lost = sum(r[0] > REGRET for r in reg)
         line += (f"; the dispatcher trails its best rung by more than 2% at {lost} of {len(reg)} points "
-                 f"(worst {worst[4]:.2f}x, {worst[0]} {worst[1]})")
+                 f"(worst {worst[0]:.2f}x, {worst[1]} {worst[2]})")
     return line + "."
 
 
 def folder_standings(folder, ops=None):
     """{op: (line, regret table lines, standing table lines, odd rows table lines)} for a results folder."""
     peers = folder_peers(folder)
-    return {op: (op_line(op, rows, peers), regret_table(rows), standing_table(op, rows, peers),
+    checks = same_run_ratios(folder)
+    return {op: (op_line(op, rows, peers, checks), regret_table(op, rows, checks), standing_table(op, rows, peers),
                  odd_table(op, rows, peers))
             for op, rows in op_results(folder) if not ops or op in ops}
 

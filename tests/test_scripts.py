@@ -214,9 +214,19 @@ reg = standings.regret_rows(rows)
 expect("standings: the dispatcher against its best rung (never itself, never cuDNN), SKIP rows left out",
        [(s, b["kernel"], round(r, 4)) for _d, s, _x, b, r in reg] == [("8192x768", "7", round(80 / 76, 4)),
                                                                        ("16384x4096", "9", round(95 / 95.5, 4))], reg)
-table = standings.regret_table(rows)
+table = standings.regret_table("layernorm", rows, {})
 expect("standings: a dispatcher more than 2% behind its best rung is marked lost",
        "**lost**" in table[2] and "**lost**" not in table[3], table)
+table = standings.regret_table("layernorm", rows, {("layernorm", "fp32", "8192x768"): 1.01})
+expect("standings: the same-process ratio (dispatch_check.csv), where a point has one, is shown and judged",
+       "**lost**" not in table[2] and "| 1.053x | 1.010x |" in table[2], table)
+expect("standings: the line judges the same-process ratio", "at 0 of 2 points" in standings.op_line(
+       "layernorm", rows, [], {("layernorm", "fp32", "8192x768"): 1.01}))
+with tempfile.TemporaryDirectory() as cd:
+    with open(os.path.join(cd, "dispatch_check.csv"), "w") as f:
+        f.write("op,dtype,shape,rung,rung_block,rung_ms,dispatch_ms,stored_ratio,same_run_ratio,rounds,gpu,git_rev\n"
+                "layernorm,bf16,4x4097,13,256,0.0042,0.0042,1.0380,1.0010,3,G,x\n")
+    expect("standings: dispatch_check.csv read", standings.same_run_ratios(cd) == {("layernorm", "bf16", "4x4097"): 1.001})
 line = standings.op_line("layernorm", rows, [])
 expect("standings: the line gives the range of %SOL, cuDNN beside it, and the dispatcher's worst point",
        "80-96% (fp32)" in line and "behind by more than 2% at 1 of 1 " in line and "at 1 of 2 points (worst 1.05x" in line,
@@ -245,6 +255,7 @@ with tempfile.TemporaryDirectory() as d:
         "standings.py": [[], ["/nonexistent"], [fixtures, "nosuchop"]],
         "summary.py": [["/nonexistent.csv"], [fixtures], [readme], [fixture, "--ladder-shape", "1x1"]],
         "update_readme.py": [["/nonexistent"], [fixtures, "--readme", "/nonexistent"]],
+        "dispatch_check.py": [[], ["/nonexistent"], [fixtures, "--rounds", "0"]],
         "tune_dispatch.py": [[], ["batchnorm"], ["rmsnorm", "--results", "/nonexistent"], ["rmsnorm", "--write", "--check"]],
     }
     listed = {n for n in os.listdir(os.path.join(ROOT, "scripts")) if n.endswith((".py", ".sh"))} - {"cli.py", "csvfile.py"}
