@@ -980,24 +980,9 @@ __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
     if constexpr (CL > 1) cluster_release_wait();
 }
 
-static const void *odd_rows_fn(dtype_t d, int cl) {
-    const void *fn = NULL;
-    with_pow2<1, 16>(cl, [&](auto CL) {
-        switch (d) {
-        case DT_FP32: fn = (const void *)rmsnorm_odd_rows_kernel<float, CL.value>; break;
-        case DT_FP16: fn = (const void *)rmsnorm_odd_rows_kernel<__half, CL.value>; break;
-        default: fn = (const void *)rmsnorm_odd_rows_kernel<__nv_bfloat16, CL.value>; break;
-        }
-    });
-    return fn;
-}
-// The packs of a row's middle: at most C / VEC, whatever its head (one at least: the plan's unit).
-static long odd_rows_packs(dtype_t d, long C) { return C / (16 / (long)dtype_size(d)) > 0 ? C / (16 / (long)dtype_size(d)) : 1; }
-// The plan: split_row_plan over those packs.
-static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl) {
-    return split_row_plan(p->h.dtype, p->s.N, odd_rows_packs(p->h.dtype, p->s.C), ODD_PACKS, 512, req_bs, 0,
-                          odd_rows_fn, cl);
-}
+static long odd_rows_packs(dtype_t d, long C);  // these three: below the supports_ check
+static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl);
+static const void *odd_rows_fn(dtype_t d, int cl);
 static void launch_odd_rows(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
     int cl = 0, bs = odd_rows_plan(p, l->block_size, &cl);
@@ -1023,6 +1008,28 @@ static const char *supports_odd_rows(const void *pp, int bs) {
     return bs ? reasonf("no plan at %d threads: at most 512, and blocks x threads x %d packs must hold the row",
                         bs, ODD_PACKS)
               : "the cluster of blocks a row does not fit this GPU";
+}
+
+static const void *odd_rows_fn(dtype_t d, int cl) {
+    const void *fn = NULL;
+    with_pow2<1, 16>(cl, [&](auto CL) {
+        switch (d) {
+        case DT_FP32: fn = (const void *)rmsnorm_odd_rows_kernel<float, CL.value>; break;
+        case DT_FP16: fn = (const void *)rmsnorm_odd_rows_kernel<__half, CL.value>; break;
+        default: fn = (const void *)rmsnorm_odd_rows_kernel<__nv_bfloat16, CL.value>; break;
+        }
+    });
+    return fn;
+}
+// The packs of a row's middle: at most C / VEC, whatever its head (one at least: the plan's unit).
+static long odd_rows_packs(dtype_t d, long C) {
+    long vec = 16 / (long)dtype_size(d);
+    return C / vec > 0 ? C / vec : 1;
+}
+// The plan: split_row_plan over those packs.
+static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl) {
+    return split_row_plan(p->h.dtype, p->s.N, odd_rows_packs(p->h.dtype, p->s.C), ODD_PACKS, 512, req_bs, 0,
+                          odd_rows_fn, cl);
 }
 
 // ------------------------------------------------------------------------------------------------
