@@ -151,12 +151,15 @@ readme:
 run: all
 	./layernorm_forward
 
+# make profile: OP's KERNEL under Nsight Compute; without KERNEL, the op's dispatcher (the last line of --list)
 OP ?= layernorm
-KERNEL ?= 13
+KERNEL ?=
 ARGS ?=
 NCU ?= ncu
 profile: all
-	$(NCU) --set full -k regex:$(OP) ./$(OP)_forward $(KERNEL) --check $(ARGS)
+	@k='$(KERNEL)'; [ -n "$$k" ] || k=$$(./$(OP)_forward --list | tail -n 1 | awk '{print $$1}'); \
+	 echo "$(NCU) --set full -k regex:$(OP) ./$(OP)_forward $$k --check $(ARGS)"; \
+	 $(NCU) --set full -k regex:$(OP) ./$(OP)_forward $$k --check $(ARGS)
 
 # cuobjdump: the toolkit's beside nvcc, else the one on PATH; a toolkit without it stops make sass at once, in one line
 CUOBJDUMP ?= $(or $(wildcard $(CUDA_HOME)/bin/cuobjdump),cuobjdump)

@@ -3,13 +3,16 @@
 set -u
 usage() {
     cat <<'EOF'
-usage: scripts/device_session.sh [fresh|suite|bench|ncu|all] [OP ...]      (default: all)
+usage: scripts/device_session.sh [fresh|suite|bench|ncu|dispatch|all] [OP ...]      (default: all)
 
 fresh: `make test` as a user runs it, in a copy of the tree without build outputs (under /tmp), its log and time.
 Else builds the programs, then
   suite [OP ...]   the planted-bug builds and the GPU suite (SUITE_OPS=OPs; all programs by default)
   bench [OP ...]   scripts/run_all.py for the OPs (peers too where PyTorch is), then the side-by-side tables
   ncu              scripts/ncu_check.py --standard (the harness against Nsight Compute) into results/<gpu>/
+  dispatch [OP ...] scripts/dispatch_check.py on this GPU's results folder: the dispatcher and its best rung
+                   re-timed in one process where the stored rows say it lost (TIMEOUT=S stops it after S s,
+                   keeping the points done)
   all   [OP ...]   suite and bench
 Pass GIT_REV=<hash> (.git does not travel), KERNELS=0,8 to re-measure only some kernels (run_all --kernels),
 RESUME=1 to continue a bench cut short by a call's time limit (run_all --resume, which runs no peers:
@@ -22,8 +25,8 @@ EOF
 phase=${1:-all}
 case "$phase" in
 -h | --help) usage; exit 0 ;;
-fresh | suite | bench | ncu | all) ;;
-*) echo "device_session: unknown phase '$phase': fresh, suite, bench, ncu or all (see --help)" >&2; exit 2 ;;
+fresh | suite | bench | ncu | dispatch | all) ;;
+*) echo "device_session: unknown phase '$phase': fresh, suite, bench, ncu, dispatch or all (see --help)" >&2; exit 2 ;;
 esac
 shift || true
 cd "$(dirname "$0")/.." || exit 2
@@ -61,5 +64,16 @@ if [ "$phase" = ncu ]; then
     python3 scripts/ncu_check.py --standard 2> "$OUT/ncu_check.err" | tee "$OUT/ncu_check.txt" || rc=1
     tar czf "$OUT/results.tgz" results/*/ncu_check.csv
     el "ncu done"
+fi
+if [ "$phase" = dispatch ]; then
+    gpu=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import run_all
+print(run_all.slugify(run_all.gpus()[0][1]) if run_all.gpus() else "")')
+    if [ -z "$gpu" ] || [ ! -d "results/$gpu" ]; then
+        echo "device_session: no results folder for this GPU ('${gpu:-none found}')" >&2; exit 1
+    fi
+    timeout "${TIMEOUT:-0}" python3 scripts/dispatch_check.py "results/$gpu" $OPS 2>&1 | tee "$OUT/dispatch_check.txt"
+    rc=${PIPESTATUS[0]}
+    cp "results/$gpu/dispatch_check.csv" "$OUT/" 2>/dev/null
+    el "dispatch_check done (exit $rc)"
 fi
 exit $rc

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """CI test of the Makefile's messages (no GPU, no network needed): make sass where the toolkit has no cuobjdump
-stops at once with one line naming it; make venv / make plots where PyPI cannot be reached (pip with no index,
-as offline) say in one line that matplotlib is installed from PyPI and that plots are skipped, and make plots
-does not fail."""
+stops at once with one line naming it; make profile without KERNEL profiles the op's dispatcher; make venv / make
+plots where PyPI cannot be reached (pip with no index, as offline) say in one line that matplotlib is installed from
+PyPI and that plots are skipped, and make plots does not fail."""
 import os
 import shutil
 import subprocess
@@ -29,6 +29,19 @@ t0 = time.time()
 rc, lines = make("sass", "CUOBJDUMP=/nonexistent/cuobjdump")
 expect("make sass without cuobjdump: one line naming it, at once, non-zero",
        rc != 0 and len(lines) == 1 and "cuobjdump" in lines[0] and time.time() - t0 < 60, "\n".join(lines))
+
+# make profile without KERNEL profiles the op's dispatcher, the last kernel of its --list (NCU=echo: no profiler)
+for op in ("layernorm", "rmsnorm", "batchnorm"):
+    last = subprocess.run([os.path.join(ROOT, f"{op}_forward"), "--list"], capture_output=True, text=True)
+    want = last.stdout.strip().splitlines()[-1].split()[:2] if last.returncode == 0 and last.stdout.strip() else []
+    rc, lines = make("profile", f"OP={op}", "NCU=echo")
+    ran = lines[-1].split() if lines else []
+    expect(f"make profile OP={op}: the dispatcher ({' '.join(want) or '--list failed'}) by default",
+           rc == 0 and len(want) == 2 and want[1] == "dispatch" and ran[4:6] == [f"./{op}_forward", want[0]],
+           f"exit {rc}: " + "\n".join(lines[-3:]))
+rc, lines = make("profile", "OP=rmsnorm", "KERNEL=7", "NCU=echo")
+expect("make profile OP=rmsnorm KERNEL=7 profiles kernel 7", rc == 0 and lines and
+       lines[-1].split()[4:6] == ["./rmsnorm_forward", "7"], f"exit {rc}: " + "\n".join(lines[-3:]))
 
 with tempfile.TemporaryDirectory() as d:
     shutil.copy(os.path.join(ROOT, "Makefile"), d)
