@@ -1293,8 +1293,7 @@ __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
     if constexpr (CL > 1) cluster_release_wait();
 }
 
-static long odd_rows_packs(dtype_t d, long C);  // these three: below the supports_ check
-static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl);
+static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl);  // these two: below the supports_ check
 static const void *odd_rows_fn(dtype_t d, int cl);
 static void launch_odd_rows(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
@@ -1311,7 +1310,7 @@ static const char *supports_odd_rows(const void *pp, int bs) {
     if (bs && bs < 32) return "at least 32 threads (a thread for each head and tail element)";
     int cl = 0;
     if (odd_rows_plan(p, bs, &cl)) return NULL;
-    long nvec = odd_rows_packs(p->h.dtype, p->C);
+    long nvec = row_parts_packs(p->h.dtype, p->C);
     if (bs > 512) return "at most 512 threads a block";
     const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
     if (arch && (g_cluster > 1 || nvec > 512L * ODD_PACKS)) return arch;
@@ -1330,14 +1329,9 @@ static const void *odd_rows_fn(dtype_t d, int cl) {
     });
     return fn;
 }
-// The packs of a row's middle: at most C / VEC, whatever its head (one at least: the plan's unit).
-static long odd_rows_packs(dtype_t d, long C) {
-    long vec = 16 / (long)dtype_size(d);
-    return C / vec > 0 ? C / vec : 1;
-}
-// The plan: split_row_plan over those packs; --cluster K forces the blocks a row.
+// The plan: split_row_plan over the row's middle packs (row_parts_packs); --cluster K forces the blocks a row.
 static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl) {
-    return split_row_plan(p->h.dtype, p->N, odd_rows_packs(p->h.dtype, p->C), ODD_PACKS, 512, req_bs, g_cluster,
+    return split_row_plan(p->h.dtype, p->N, row_parts_packs(p->h.dtype, p->C), ODD_PACKS, 512, req_bs, g_cluster,
                           odd_rows_fn, cl);
 }
 

@@ -980,8 +980,7 @@ __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
     if constexpr (CL > 1) cluster_release_wait();
 }
 
-static long odd_rows_packs(dtype_t d, long C);  // these three: below the supports_ check
-static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl);
+static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl);  // these two: below the supports_ check
 static const void *odd_rows_fn(dtype_t d, int cl);
 static void launch_odd_rows(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
@@ -1000,7 +999,7 @@ static const char *supports_odd_rows(const void *pp, int bs) {
     if (bs && bs < 32) return "at least 32 threads (a thread for each head and tail element)";
     int cl = 0;
     if (odd_rows_plan(p, bs, &cl)) return NULL;
-    long full = 16 / (long)dtype_size(p->h.dtype), nvec = odd_rows_packs(p->h.dtype, p->s.C);
+    long full = 16 / (long)dtype_size(p->h.dtype), nvec = row_parts_packs(p->h.dtype, p->s.C);
     if (nvec > 16L * 512 * ODD_PACKS)
         return reasonf("row of %ld exceeds 16 blocks x 512 threads x %d packs of %ld", p->s.C, ODD_PACKS, full);
     if (nvec > 512L * ODD_PACKS && needs_sm90(g_dev.prop.major, g_dev.sm))
@@ -1021,14 +1020,9 @@ static const void *odd_rows_fn(dtype_t d, int cl) {
     });
     return fn;
 }
-// The packs of a row's middle: at most C / VEC, whatever its head (one at least: the plan's unit).
-static long odd_rows_packs(dtype_t d, long C) {
-    long vec = 16 / (long)dtype_size(d);
-    return C / vec > 0 ? C / vec : 1;
-}
-// The plan: split_row_plan over those packs.
+// The plan: split_row_plan over the row's middle packs (row_parts_packs).
 static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl) {
-    return split_row_plan(p->h.dtype, p->s.N, odd_rows_packs(p->h.dtype, p->s.C), ODD_PACKS, 512, req_bs, 0,
+    return split_row_plan(p->h.dtype, p->s.N, row_parts_packs(p->h.dtype, p->s.C), ODD_PACKS, 512, req_bs, 0,
                           odd_rows_fn, cl);
 }
 

@@ -177,6 +177,12 @@ static const char *cluster_fits_n(const void *fn, int bs, int cl, int *resident)
 }
 static const char *cluster_fits(const void *fn, int bs, int cl) { return cluster_fits_n(fn, bs, cl, NULL); }
 
+// The whole 16-byte packs in the middle of a row of C elements that may start anywhere (RowParts, in
+// harness/device_helpers.h): at most C / VEC, whatever its head; one at least (split_row_plan's unit).
+static long row_parts_packs(dtype_t d, long C) {
+    long vec = 16 / (long)dtype_size(d);
+    return C / vec > 0 ? C / vec : 1;
+}
 // The latency paths' plan (LayerNorm's and RMSNorm's dispatchers): a row of nvec packs over a cluster of CL
 // blocks of bs threads that hold up to `packs` packs each. CL = the fewest of 1, 2, .., 16 whose blocks of <= max_bs
 // threads hold the row (a cluster launch costs time: never more blocks than the row needs), then, for a row that

@@ -67,7 +67,7 @@ if [ "$phase" = ncu ]; then
 fi
 if [ "$phase" = dispatch ]; then
     gpu=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import run_all
-print(run_all.slugify(run_all.gpus()[0][1]) if run_all.gpus() else "")')
+g = run_all.gpus(); print(run_all.slugify(g[0][1]) if g else "")')
     if [ -z "$gpu" ] || [ ! -d "results/$gpu" ]; then
         echo "device_session: no results folder for this GPU ('${gpu:-none found}')" >&2; exit 1
     fi

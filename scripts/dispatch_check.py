@@ -31,7 +31,6 @@ from summary import op_results, results_folder  # noqa: E402
 
 FIELDS = ["op", "dtype", "shape", "rung", "rung_block", "rung_ms", "dispatch_ms", "stored_ratio", "same_run_ratio",
           "rounds", "gpu", "git_rev"]
-CHECK_CSV = "dispatch_check.csv"
 
 
 def point_args(op, label):
@@ -58,13 +57,6 @@ def one_round(op, dtype, args, rung, disp):
     return float(best["time_ms_median"]), int(best["block_size"]), float(dr[0]["time_ms_median"]), dr[0]["git_rev"]
 
 
-def read_checks(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def main(argv):
     ap = cli.Parser("dispatch_check", __doc__)
     ap.add_argument("folder", type=results_folder, help="a results folder, results/<gpu>")
@@ -79,8 +71,8 @@ def main(argv):
     here = [run_all.slugify(name) for _i, name in run_all.gpus()]
     if slug not in here:
         ap.error(f"{a.folder} is for GPU '{slug}', and this machine has {', '.join(here) or 'no GPU'}")
-    path = os.path.join(a.folder, CHECK_CSV)
-    old = read_checks(path)
+    path = os.path.join(a.folder, standings.CHECK_CSV)
+    old = standings.check_rows(a.folder)
     out, worst = [], 0.0
 
     def write():  # after every point: a run cut short keeps what it measured

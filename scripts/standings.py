@@ -68,15 +68,22 @@ def best_peer(best, pbest, dtype, shape, clock):
     return max(cands) if cands else None
 
 
+CHECK_CSV = "dispatch_check.csv"  # scripts/dispatch_check.py's rows, beside a folder's CSVs
+
+
+def check_rows(folder):
+    """The rows of a folder's dispatch_check.csv (scripts/dispatch_check.py), [] where there is none."""
+    path = os.path.join(folder, CHECK_CSV)
+    if not os.path.exists(path):
+        return []
+    return csvfile.read(path, required=["op", "dtype", "shape", "same_run_ratio"], floats=("same_run_ratio",),
+                        ints=(), kernel_numbers=False, choices={"dtype": csvfile.CHOICES["dtype"]})
+
+
 def same_run_ratios(folder):
     """{(op, dtype, shape): the dispatcher's time over its best rung's, timed in one process} from a folder's
-    dispatch_check.csv (scripts/dispatch_check.py), {} where there is none."""
-    path = os.path.join(folder, "dispatch_check.csv")
-    if not os.path.exists(path):
-        return {}
-    return {(r["op"], r["dtype"], r["shape"]): float(r["same_run_ratio"])
-            for r in csvfile.read(path, required=["op", "dtype", "shape", "same_run_ratio"], floats=("same_run_ratio",),
-                                  ints=(), kernel_numbers=False, choices={"dtype": csvfile.CHOICES["dtype"]})}
+    dispatch_check.csv, {} where there is none."""
+    return {(r["op"], r["dtype"], r["shape"]): float(r["same_run_ratio"]) for r in check_rows(folder)}
 
 
 def judged(op, reg, checks):
