@@ -15,11 +15,12 @@ Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests chec
    7  cluster_dsmem      one row split across a thread-block cluster, partial sums through distributed shared memory
    8  latency_split      a row over 1-16 blocks (a cluster), w loaded with x, one reduction round
    9  odd_rows           rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks
-  10  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
+  10  cluster_cp_async   a row over a cluster, each block's slice copied into shared memory by cp.async, normalized from there
+  11  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
 
-Variants (options of the program; kernels 4-7 and 10 run every one of them; kernels 1-3 are the plain fp32
-teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so do kernels 8 and 9 (plain rows);
-kernels 1-10 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm with S = H*D,
+Variants (options of the program; kernels 4-7 and 11 run every one of them; kernels 1-3 are the plain fp32
+teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so do kernels 8 and 9 (plain rows) and 10 (no --fused-add);
+kernels 1-11 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm with S = H*D,
 and skips --fused-add, --weight-offset F != 0 and the strided QK view, which cuDNN 9.19's norm node refuses: it
 wants y with x's strides):
   --fused-add        the pre-norm transformer step: residual += x in place, then y = rmsnorm(residual). The sum
@@ -43,11 +44,11 @@ wants y with x's strides):
 Run:
   make && ./rmsnorm_forward 5                   validate kernel 5, sweep block sizes, time each
   ./rmsnorm_forward all --dtype bf16            every kernel, ranked (default shape 8192 x 4096)
-  ./rmsnorm_forward 10 --fused-add --weight-offset 1 --check
+  ./rmsnorm_forward 11 --fused-add --weight-offset 1 --check
   ./rmsnorm_forward 6 --heads 32 --head-dim 128 --dtype bf16   QK-norm, 4096 tokens, q inside qkv
   ./rmsnorm_forward 8 -N 4 -C 4096 --dtype bf16 --hot --pdl    a decode step's rows, chained launches
   ./rmsnorm_forward --list                      the registry (no GPU needed)
-Kernels 1-3 are the fp32 teaching ladder; 4-10 run fp32, fp16 and bf16 with fp32 arithmetic.
+Kernels 1-3 are the fp32 teaching ladder; 4-11 run fp32, fp16 and bf16 with fp32 arithmetic.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
 validation and outside the timed region; its planning line and the `path` say which engine runs.
@@ -96,6 +97,8 @@ typedef struct {
 static double g_eps = 1e-6, g_offset = 0.0;
 static int g_fused = 0;
 static long g_heads = 0, g_head_dim = 0, g_row_stride = 0;  // 0 = not given
+#define RMS_DISPATCHER 11  // kernel 11, the dispatcher (the default kernel)
+static int g_cluster = 0;  // --cluster K: kernels 8-10 (and 11 through them) split rows over K blocks (0: their rule)
 static const long QK_DEFAULT_TOKENS = 4096;
 
 // ------------------------------------------------------------------------------------------------
@@ -218,8 +221,8 @@ static void launch_thread_per_row(const void *pp, launch_t *l) {
 // Kernels 1-3: the plain fp32 ladder (they apply --weight-offset, not the other variants).
 static const char *supports_plain(const void *pp) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-7 and 10 have it)";
-    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-7 and 10 have it)";
+    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-7 and 11 have it)";
+    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-7 and 11 have it)";
     return NULL;
 }
 static const char *supports_thread_per_row(const void *pp, int bs) {
@@ -271,7 +274,7 @@ static const char *supports_block_smem_tree(const void *pp, int bs) {
 // of x and on y (evict-first: neither is read again).
 // Improves: no shared memory and no block barrier; the reduction stays inside one warp.
 // Wrong: 4-byte accesses, x read twice, and one warp per row leaves large rows to a single warp (few loads
-// in flight per row); at small C most lanes idle. The hints do not pay on an H100: kernels 4-10 read x and
+// in flight per row); at small C most lanes idle. The hints do not pay on an H100: kernels 4-11 read x and
 // write y plainly (the residual of --fused-add keeps the streaming forms in 5-7).
 
 __global__ void rmsnorm_warp_per_row_kernel(const float *__restrict__ x, const float *__restrict__ w,
@@ -301,9 +304,9 @@ static const char *supports_warp_per_row(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Arguments of kernels 4-10 (every variant): one struct, passed by value, first (the convention of all three
+// Arguments of kernels 4-11 (every variant): one struct, passed by value, first (the convention of all three
 // programs: the plain fp32 steps 1-3 above keep llm.c's positional arguments). The pack helpers and the
-// launchers' host helpers shared by kernels 4-10.
+// launchers' host helpers shared by kernels 4-11.
 
 typedef struct {
     const void *x;  // the x view: row r at (r / H) * S + (r % H) * C
@@ -379,6 +382,7 @@ static void ensure_dynamic_smem(const void *fn, size_t bytes) {
     if (i == n && n < 64) fns[n++] = fn;
     if (i < 64) have[i] = bytes;
 }
+
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 4 block2d_vec: one block per row as a 2-D block: threadIdx.x is the lane (32), threadIdx.y the warp. Each
@@ -886,7 +890,8 @@ static const void *latency_split_fn(dtype_t d, int cl) {
 // The plan (blocks a row, threads): split_row_plan (harness/gpu.h), the rule measured in layernorm_forward.cu's
 // latency kernel; req_bs 0: its own block size. 0 where the row does not fit.
 static int latency_split_plan(const rms_problem_t *p, int req_bs, int *cl) {
-    return split_row_plan(p->h.dtype, p->s.N, p->s.C / vec_width(p), SPLIT_PACKS, 512, req_bs, 0, latency_split_fn, cl);
+    return split_row_plan(p->h.dtype, p->s.N, p->s.C / vec_width(p), SPLIT_PACKS, 512, req_bs, g_cluster, latency_split_fn,
+                          cl);
 }
 static void launch_latency_split(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
@@ -901,8 +906,8 @@ static void launch_latency_split(const void *pp, launch_t *l) {
 }
 static const char *supports_latency_split(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 10 have it)";
-    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 10 have it)";
+    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 11 have it)";
+    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 11 have it)";
     int full = 16 / (int)dtype_size(p->h.dtype), cl = 0;
     if (vec_width(p) != full) return reasonf("needs 16-byte packs: C a multiple of %d", full);
     if (latency_split_plan(p, bs, &cl)) return NULL;
@@ -994,8 +999,8 @@ static void launch_odd_rows(const void *pp, launch_t *l) {
 }
 static const char *supports_odd_rows(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 10 have it)";
-    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 10 have it)";
+    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 11 have it)";
+    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 11 have it)";
     if (bs && bs < 32) return "at least 32 threads (a thread for each head and tail element)";
     int cl = 0;
     if (odd_rows_plan(p, bs, &cl)) return NULL;
@@ -1022,12 +1027,138 @@ static const void *odd_rows_fn(dtype_t d, int cl) {
 }
 // The plan: split_row_plan over the row's middle packs (row_parts_packs).
 static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl) {
-    return split_row_plan(p->h.dtype, p->s.N, row_parts_packs(p->h.dtype, p->s.C), ODD_PACKS, 512, req_bs, 0,
+    return split_row_plan(p->h.dtype, p->s.N, row_parts_packs(p->h.dtype, p->s.C), ODD_PACKS, 512, req_bs, g_cluster,
                           odd_rows_fn, cl);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 10 dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
+// Kernel 10 cluster_cp_async: long rows with the bytes in flight set by shared memory, not registers. A row is
+// split over a cluster of CL blocks (cp_slice_plan: slices of at most 64 KB, 1-16 blocks); each block copies its
+// slice from global into shared memory with cp.async (16-byte copies that hold no register while in flight:
+// every copy of the slice is issued before the first is waited for, however long the slice), reads it back for
+// the sum of squares, adds the cluster's partial sums through distributed shared memory (cluster_sum_relaxed:
+// one fence in the publishing thread, relaxed arrivals elsewhere) and writes y from the shared copy, with w
+// loaded in batches of 8 packs (the first while x's copies are in flight).
+// Improves: x crosses DRAM once at any C up to 16 x a block's shared memory, with no register limit on the
+// loads in flight; several blocks an SM overlap one's loads with another's reduction and stores.
+// Wrong: needs sm_90+ and 16-byte packs; no fused add; the cluster size is a rule of slice bytes, not searched
+// per problem; a block still waits, between its loads and its stores, for the slowest block of its cluster; at
+// C <= 32768 (16-bit) or 16384 (fp32) one block holds the row and the kernel is kernel 5's shared-memory path
+// with extra steps. On an H100 it is the fastest rung only at C = 65536, by about 1% (87-90% of the copy:
+// QuACK's kernel of this design reaches 97%; results/NOTES.md).
+#define CP_W_BATCH 8  // packs of w a thread loads at once
+template <typename T, int VEC>
+__global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args_t a, int slice) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    extern __shared__ int4 slice_smem[];  // this block's packs of the row (read back as whole 16-byte words)
+    __shared__ float warp_part[32];
+    __shared__ float partial;
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
+    const int rank = (int)cg::this_cluster().block_rank(), nblocks = (int)cg::this_cluster().num_blocks();
+    const long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
+    const int lo = rank * slice, n = min(slice, (int)(a.C / VEC) - lo);  // packs [lo, lo + n) of the row
+    const T *xs = (const T *)a.x + x_row_offset(a, row) + (long)lo * VEC;
+    const T *__restrict__ ws = (const T *)a.w + (long)lo * VEC;
+    T *__restrict__ ys = (T *)a.y + row * a.C + (long)lo * VEC;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) cp_async16(&slice_smem[i], xs + (long)i * VEC);
+    RawPack<T, VEC> wr[CP_W_BATCH];
+    load_raw_batch<T, VEC>(wr, ws, threadIdx.x, n);  // w's first batch from L2 while x's copies come from DRAM
+    cp_async_wait_all();  // a thread reads back only the packs it copied itself: no barrier
+    float ss = 0.f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) ss += pack_sum_squares<T, VEC>(raw_pack<T, VEC>(slice_smem[i]));
+    const float r = rsqrtf(cluster_sum_relaxed(block_sum_once(ss, warp_part), &partial, nblocks) / a.C + a.eps);
+    for (int i0 = threadIdx.x; i0 < n; i0 += CP_W_BATCH * blockDim.x) {
+        if (i0 != (int)threadIdx.x) load_raw_batch<T, VEC>(wr, ws, i0, n);
+#pragma unroll
+        for (int b = 0; b < CP_W_BATCH; b++) {
+            const int i = i0 + b * blockDim.x;
+            if (i < n)
+                store_raw<T, VEC>(ys + (long)i * VEC, pack_normalize<T, VEC>(raw_pack<T, VEC>(slice_smem[i]),
+                                                                             raw_pack<T, VEC>(wr[b]), r, a.offset));
+        }
+    }
+    if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
+    cluster_release_wait();  // no block leaves while another may still read its partial
+#endif
+}
+
+// The plan, its check and the kernel instance, below the launcher: CL blocks a row, `slice` packs a block.
+typedef struct {
+    int cl, slice;
+} cp_plan_t;
+static cp_plan_t cp_slice_plan(long nvec, int req_cl);
+static const char *cp_slice_fits(const void *fn, cp_plan_t pl, long N, long C, int bs);
+static const void *cp_async_fn(dtype_t d);
+static void launch_cluster_cp_async(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    cp_plan_t pl = cp_slice_plan(p->s.C / (16 / (long)dtype_size(p->h.dtype)), g_cluster);
+    const void *fn = cp_async_fn(p->h.dtype);
+    size_t smem = (size_t)pl.slice * 16;
+    ensure_dynamic_smem(fn, smem);
+    rms_args_t a = rms_args(p);
+    void *args[] = {&a, &pl.slice};
+    launch_kernel(fn, p->s.N * pl.cl, l->block_size, smem, args, pl.cl);
+    snprintf(l->path, sizeof l->path, "cluster of %d blocks a row, %.1f KB of it a block", pl.cl, smem / 1024.0);
+}
+static const char *supports_cluster_cp_async(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    if (p->s.fused) return "no --fused-add (plain rows and the QK view; kernels 4-7 and 11 have it)";
+    int vec = 16 / (int)dtype_size(p->h.dtype);
+    if (vec_width(p) != vec) return reasonf("needs 16-byte packs: C (and the stride) a multiple of %d", vec);
+    return cp_slice_fits(cp_async_fn(p->h.dtype), cp_slice_plan(p->s.C / vec, g_cluster), p->s.N, p->s.C, bs);
+}
+
+static const void *cp_async_fn(dtype_t d) {
+    switch (d) {
+    case DT_FP32: return (const void *)rmsnorm_cluster_cp_async_kernel<float, 4>;
+    case DT_FP16: return (const void *)rmsnorm_cluster_cp_async_kernel<__half, 8>;
+    default: return (const void *)rmsnorm_cluster_cp_async_kernel<__nv_bfloat16, 8>;
+    }
+}
+
+// The plan: a row of nvec 16-byte packs over a cluster of CL
+// blocks, `slice` packs a block: req_cl (--cluster), else the fewest blocks (a power of two, <= 16) whose slices
+// hold at most CP_SLICE_BYTES (64 KB: the best of 32 KB, 64 KB and 128 KB slices at C = 16384-65536, fp32 and
+// bf16, on an H100; results/NOTES.md).
+#define CP_SLICE_BYTES (64 * 1024)
+static cp_plan_t cp_slice_plan(long nvec, int req_cl) {
+    cp_plan_t pl;
+    pl.cl = req_cl;
+    if (!pl.cl) {
+        pl.cl = 1;
+        while (pl.cl < 16 && ceil_div(nvec, pl.cl) * 16 > CP_SLICE_BYTES) pl.cl *= 2;
+    }
+    pl.slice = (int)ceil_div(nvec, pl.cl);
+    return pl;
+}
+// NULL when fn runs rows of N x C by plan pl at bs threads a block (its slice in dynamic shared memory beside
+// its static shared memory), else why not. Opts fn into the slice's shared memory and, beyond 8 blocks, into
+// non-portable clusters.
+static const char *cp_slice_fits(const void *fn, cp_plan_t pl, long N, long C, int bs) {
+    const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (arch) return arch;
+    cudaFuncAttributes fa;
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
+    size_t static_smem = fa.sharedSizeBytes, smem = (size_t)pl.slice * 16, optin = g_dev.prop.sharedMemPerBlockOptin;
+    size_t have = optin > static_smem ? optin - static_smem : 0;
+    if (smem > have)
+        return reasonf("a row of %ld over %d blocks needs %.0f KB of shared memory a block (%.0f KB there)", C, pl.cl,
+                       smem / 1024.0, have / 1024.0);
+    if ((double)N * pl.cl > 2147483647.0) return reasonf("%ld rows x %d blocks exceed the grid", N, pl.cl);
+    const char *why = block_fits(fn, bs);
+    if (why) return why;
+    ensure_dynamic_smem(fn, smem);
+    if (pl.cl == 1) return NULL;
+    if (pl.cl > 8 && cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+        cudaGetLastError();  // not sticky: clear it
+        return "this GPU refuses clusters of more than 8 blocks";
+    }
+    return cluster_fits_smem(fn, bs, pl.cl, smem, NULL);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 11 dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes): the row of
 // the nearest measured point with the problem's element size, variant and packing whose rung takes the problem.
@@ -1324,7 +1455,7 @@ static const char *supports_dispatch(const void *pp, int bs) {
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
-// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-10.)
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-11.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "plain; QK-norm with S = H*D",
@@ -1356,8 +1487,11 @@ static const kernel_t k_kernels[] = {
     {9, "odd_rows", DT_ALL, "plain; C <= 8192 16-byte packs + 7",
      "rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks", 1,
      supports_odd_rows, launch_odd_rows, 1},
-    {10, "dispatch", DT_ALL, "any C; every variant", "picks the kernel by rows, C, dtype and mode and says which ran",
-     1, supports_dispatch, launch_dispatch, 1},
+    {10, "cluster_cp_async", DT_ALL, "sm_90+; 16-byte packs; no add",
+     "a row over a cluster, each block's slice copied into shared memory by cp.async, normalized from there", 0,
+     supports_cluster_cp_async, launch_cluster_cp_async, 1},
+    {11, "dispatch", DT_ALL, "any C; every variant",
+     "picks the kernel by rows, C, dtype and mode and says which ran", 1, supports_dispatch, launch_dispatch, 1},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 
@@ -1371,8 +1505,11 @@ static const extra_option_t k_extra[] = {
     {"heads", required_argument, "--heads H         QK-norm: heads per token, with --head-dim (-N gives tokens, default 4096)"},
     {"head-dim", required_argument, "--head-dim D      QK-norm: elements per head (the normalized size; weight has D)"},
     {"row-stride", required_argument, "--row-stride S    QK-norm: elements between tokens in x (default 3*H*D: q in qkv)"},
+    {"cluster", required_argument,
+     "--cluster K       kernels 8-11: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
+     "                    the block size from --block-size or the kernel's rule"},
 };
-enum { OPT_EPS, OPT_FUSED, OPT_OFFSET, OPT_HEADS, OPT_HEAD_DIM, OPT_ROW_STRIDE };
+enum { OPT_EPS, OPT_FUSED, OPT_OFFSET, OPT_HEADS, OPT_HEAD_DIM, OPT_ROW_STRIDE, OPT_CLUSTER };
 
 static const char *parse_extra(int index, const char *arg) {
     double v;
@@ -1394,6 +1531,11 @@ static const char *parse_extra(int index, const char *arg) {
     case OPT_HEAD_DIM:
         if (parse_long(arg, 1, 1L << 31, &n)) return reasonf("invalid head dim '%s' (--head-dim: a positive integer)", arg);
         g_head_dim = n;
+        return NULL;
+    case OPT_CLUSTER:
+        if (parse_long(arg, 1, 16, &n) || (n & (n - 1)))
+            return reasonf("invalid cluster size '%s' (--cluster: 1, 2, 4, 8 or 16)", arg);
+        g_cluster = (int)n;
         return NULL;
     default:
         if (parse_long(arg, 1, 1L << 31, &n)) return reasonf("invalid row stride '%s' (--row-stride: a positive integer)", arg);
@@ -1434,7 +1576,16 @@ static const char *rms_shape_from_options(const options_t *o, rms_shape_t *s) {
     if (s->N > 2147483647L) return reasonf("%ld tokens x %ld heads = %ld rows exceed the grid (at most 2147483647)", s->tokens, s->H, s->N);
     return NULL;
 }
+// --cluster steers kernels 8, 9 and 10 (and 11 through them): refused with any other kernel, where it would do
+// nothing.
+static int takes_cluster(int k) { return (k >= 8 && k <= RMS_DISPATCHER) || k == KERNEL_DEFAULT; }
 static const char *check_options(const options_t *o) {
+    int ok = takes_cluster(o->kernel);
+    if (o->kernel == KERNEL_LIST) {
+        ok = 1;
+        for (int i = 0; i < o->n_picked; i++) ok &= takes_cluster(o->picked[i]);
+    }
+    if (g_cluster && !ok) return "--cluster applies to kernels 8-11 alone (give them as the kernel)";
     rms_shape_t s;
     return rms_shape_from_options(o, &s);
 }
@@ -1530,7 +1681,7 @@ static const program_t k_program = {
     4096,
     k_kernels,
     (int)(sizeof k_kernels / sizeof k_kernels[0]),
-    10,
+    RMS_DISPATCHER,
     k_extra,
     (int)(sizeof k_extra / sizeof k_extra[0]),
     parse_extra,

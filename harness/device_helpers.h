@@ -128,6 +128,24 @@ template <typename T, int N> __device__ __forceinline__ Pack<T, N> raw_pack(cons
     memcpy(&out, &r, sizeof(r));
     return out;
 }
+// The packs i0 + b * blockDim.x (b < B, those below n) of p as raw words: B loads in flight together. RMSNorm's
+// cluster_cp_async takes w in such batches, the first issued while x's copies are in flight; one load a loop
+// iteration put one L2 round trip per pack between a block's reduction and its last store.
+template <typename T, int VEC, int B>
+__device__ __forceinline__ void load_raw_batch(RawPack<T, VEC> (&r)[B], const T *p, int i0, int n) {
+#pragma unroll
+    for (int b = 0; b < B; b++) {
+        const int i = i0 + b * (int)blockDim.x;
+        if (i < n) r[b] = load_raw<T, VEC>(p + (long)i * VEC);
+    }
+}
+// A pack stored as one raw word: the form that stays one 16-byte store where store_pack's would not (in the
+// rolled loop of RMSNorm's cluster_cp_async nvcc split it into four 4-byte stores: results/NOTES.md).
+template <typename T, int N> __device__ __forceinline__ void store_raw(T *p, const Pack<T, N> &v) {
+    RawPack<T, N> r;
+    memcpy(&r, &v, sizeof(r));
+    __stwb(reinterpret_cast<RawPack<T, N> *>(p), r);  // st.global.wb: the default store, as one instruction
+}
 // Through the read-only data path (ld.global.nc, as __ldg), for data no thread writes during the kernel. The
 // compiler takes that path itself for loads from const __restrict__ kernel parameters, not always for pointers
 // bound from an argument struct: such a kernel asks for it with this form. The vector types are those of nvcc's
@@ -154,6 +172,22 @@ template <typename T, int N> __device__ __forceinline__ void store_pack_cs(T *p,
     R r;
     memcpy(&r, &v, sizeof(R));
     __stcs(reinterpret_cast<R *>(p), r);
+}
+
+// cp.async (sm_80+): a 16-byte copy from global into shared memory that holds no register while in flight
+// (cg: cached in L2 only), so a thread can have as many in flight as the shared memory holds. A thread's copies
+// have landed once it has waited (cp_async_wait_all); it may then read what it copied itself, with no barrier.
+__device__ __forceinline__ void cp_async16(void *smem_dst, const void *gmem_src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(smem_dst)),
+                 "l"(gmem_src)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
 }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -268,16 +302,46 @@ template <typename V> __device__ __forceinline__ V block_sum_once(V v, V *scratc
 // barrier: the caller must call cluster_release_wait() before it exits (or before `mine` is written again),
 // so no block's shared memory changes or goes while another may read it (the wait comes after the stores:
 // it overlaps them).
+// cluster_read_sum is its middle: once a cluster barrier has passed every block's write of `mine`, the sum of the
+// ncl values (lane r of each warp reads rank r's).
+template <typename V> __device__ __forceinline__ V cluster_read_sum(V *mine, int ncl) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    int lane = threadIdx.x % 32;
+    return warp_sum(lane < ncl ? *cooperative_groups::this_cluster().map_shared_rank(mine, lane) : V{});
+#else
+    __trap();  // launched in clusters only on sm_90+
+    return *mine;
+#endif
+}
 template <typename V> __device__ __forceinline__ V cluster_sum_once(V v, V *mine, int ncl) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     namespace cgx = cooperative_groups;
     cgx::cluster_group cluster = cgx::this_cluster();
     if (threadIdx.x == 0) *mine = v;
     cluster.sync();
-    int lane = threadIdx.x % 32;
-    V t = lane < ncl ? *cluster.map_shared_rank(mine, lane) : V{};
-    t = warp_sum(t);
+    V t = cluster_read_sum(mine, ncl);
     cluster.barrier_arrive();
+    return t;
+#else
+    __trap();  // launched in clusters only on sm_90+
+    return v;
+#endif
+}
+// The same exchange with lighter barriers (RMSNorm's cluster_cp_async): the thread that publishes the value
+// fences at cluster scope and every thread arrives relaxed. cluster_sum_once's arrivals have release semantics,
+// which cost every thread a wait for all its memory operations at GPU scope (MEMBAR.ALL.GPU before each arrive
+// in the SASS; 1-1.5% of that kernel's time at 1024 x 65536 on an H100, results/NOTES.md). The caller waits
+// (cluster_release_wait) before it exits, as with cluster_sum_once.
+template <typename V> __device__ __forceinline__ V cluster_sum_relaxed(V v, V *mine, int ncl) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (threadIdx.x == 0) {
+        *mine = v;
+        asm volatile("fence.acq_rel.cluster;\n" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // acquire: every block's value is visible
+    V t = cluster_read_sum(mine, ncl);
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
     return t;
 #else
     __trap();  // launched in clusters only on sm_90+

@@ -137,19 +137,21 @@ static const char *needs_sm90(int major, const char *sm) {
 
 // NULL when clusters of cl blocks of fn (bs threads) can be resident, and *resident (if given) how many
 // clusters the whole GPU holds at once; else why not. Cached: dispatchers ask on every launch.
-static const char *cluster_fits_n(const void *fn, int bs, int cl, int *resident) {
-    static struct { const void *fn; int bs, cl, n; char why[160]; } cache[32];
+// smem: the dynamic shared memory of each block (opted into beforehand where it is over 48 KB).
+static const char *cluster_fits_smem(const void *fn, int bs, int cl, size_t smem, int *resident) {
+    static struct { const void *fn; int bs, cl; size_t smem; int n; char why[160]; } cache[32];
     static int ncache = 0;
     const char *why_arch = needs_sm90(g_dev.prop.major, g_dev.sm);
     if (why_arch) return why_arch;
     int i = 0;
-    while (i < ncache && !(cache[i].fn == fn && cache[i].bs == bs && cache[i].cl == cl)) i++;
+    while (i < ncache && !(cache[i].fn == fn && cache[i].bs == bs && cache[i].cl == cl && cache[i].smem == smem)) i++;
     if (i == ncache) {
         if (ncache == 32) i = 31;  // full: reuse the last slot
         else ncache++;
         cache[i].fn = fn;
         cache[i].bs = bs;
         cache[i].cl = cl;
+        cache[i].smem = smem;
         cache[i].n = 0;
         cache[i].why[0] = 0;
         const char *why = block_fits(fn, bs);
@@ -158,6 +160,7 @@ static const char *cluster_fits_n(const void *fn, int bs, int cl, int *resident)
         } else {
             cudaLaunchAttribute attr;
             cudaLaunchConfig_t cfg = cluster_config(cl, bs, cl, &attr);  // grid of one cluster
+            cfg.dynamicSmemBytes = smem;
             int n = 0;
             cudaError_t e = cudaOccupancyMaxActiveClusters(&n, fn, &cfg);
             if (e != cudaSuccess) {
@@ -175,7 +178,10 @@ static const char *cluster_fits_n(const void *fn, int bs, int cl, int *resident)
     if (resident) *resident = cache[i].n;
     return cache[i].why[0] ? cache[i].why : NULL;
 }
-static const char *cluster_fits(const void *fn, int bs, int cl) { return cluster_fits_n(fn, bs, cl, NULL); }
+static const char *cluster_fits_n(const void *fn, int bs, int cl, int *resident) {
+    return cluster_fits_smem(fn, bs, cl, 0, resident);
+}
+static const char *cluster_fits(const void *fn, int bs, int cl) { return cluster_fits_smem(fn, bs, cl, 0, NULL); }
 
 // The whole 16-byte packs in the middle of a row of C elements that may start anywhere (RowParts, in
 // harness/device_helpers.h): at most C / VEC, whatever its head; one at least (split_row_plan's unit).

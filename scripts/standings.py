@@ -27,7 +27,7 @@ import cli  # noqa: E402
 import csvfile  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 from side_by_side import best_peer_rows, folder_peers  # noqa: E402
-from summary import DISPATCHER, best_points, op_results, results_folder, row_clock  # noqa: E402
+from summary import CHECK_CSV, DISPATCHER, best_points, op_results, results_folder, row_clock  # noqa: E402
 
 REGRET = 1.02  # the dispatcher may trail its best rung by the noise, no more
 ODD_COST = 1.25  # a row of odd length may cost this much more than the same rows at C + 1
@@ -68,7 +68,6 @@ def best_peer(best, pbest, dtype, shape, clock):
     return max(cands) if cands else None
 
 
-CHECK_CSV = "dispatch_check.csv"  # scripts/dispatch_check.py's rows, beside a folder's CSVs
 
 
 def check_rows(folder):

@@ -45,7 +45,8 @@ def results_csv(path):
 
 # The CSVs of a results folder that are not a program's rows: the peers (peers.py) and the timing cross-check
 # (ncu_check.py).
-OTHER_CSVS = ("peers.csv", "ncu_check.csv")
+CHECK_CSV = "dispatch_check.csv"  # scripts/dispatch_check.py's rows, beside a folder's CSVs
+OTHER_CSVS = ("peers.csv", "ncu_check.csv", CHECK_CSV)  # CSVs of other schemas in a results folder
 
 
 def is_program_csv(name):

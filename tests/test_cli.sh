@@ -169,11 +169,25 @@ if [ -x ./rmsnorm_forward ]; then
     # the size check reads the QK view (tokens x stride), not -C's default
     expect "rmsnorm: a QK view of 10^6 tokens x 1 head x 64 passes parsing" 2 $NODEV ./rmsnorm_forward --heads 1 --head-dim 64 -N 1000000
     contains "rmsnorm: a QK view of 10^6 tokens gets as far as the device" "no CUDA device"
-    expect "rmsnorm: --list shows kernels 0-10" 0 $NODEV ./rmsnorm_forward --list
-    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 " ]; then pass "rmsnorm: --list numbers are 0..10"; else fail "rmsnorm: --list numbers"; fi
+    expect "rmsnorm: --list shows kernels 0-11" 0 $NODEV ./rmsnorm_forward --list
+    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 " ]; then pass "rmsnorm: --list numbers are 0..11"; else fail "rmsnorm: --list numbers"; fi
     contains "rmsnorm: --list names kernel 8 latency_split" "^ 8  latency_split"
     contains "rmsnorm: --list names kernel 9 odd_rows" "^ 9  odd_rows"
-    contains "rmsnorm: --list names the dispatcher, kernel 10" "^10  dispatch"
+    contains "rmsnorm: --list names kernel 10 cluster_cp_async" "^10  cluster_cp_async"
+    contains "rmsnorm: --list names the dispatcher, kernel 11" "^11  dispatch"
+    # --cluster: kernels 8-11 (and the default, 11)
+    for k in 0 3 32 x; do
+        expect "rmsnorm: --cluster $k exits 2" 2 $NODEV ./rmsnorm_forward 10 --cluster $k
+        contains "rmsnorm: names the bad cluster size $k" "cluster size '$k'"
+    done
+    for args in "7 --cluster 2" "all --cluster 2" "0,11 --cluster 1" "5 --cluster 8"; do
+        expect "rmsnorm: '$args' exits 2 (--cluster with a kernel that does not take it)" 2 $NODEV ./rmsnorm_forward $args
+        contains "rmsnorm: '$args' says the option is kernels 8-11's" "applies to kernels 8-11 alone"
+    done
+    for args in "8 --cluster 2" "9 --cluster 16" "10 --cluster 1" "11 --cluster 4" "8,9,10,11 --cluster 8" "--cluster 2"; do
+        expect "rmsnorm: '$args' passes parsing (8-11, the default 11, or a list of them)" 2 $NODEV ./rmsnorm_forward $args
+        contains "rmsnorm: '$args' gets as far as the device" "no CUDA device"
+    done
 fi
 # BatchNorm's own options
 if [ -x ./batchnorm_forward ]; then
