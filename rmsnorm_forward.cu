@@ -1099,7 +1099,8 @@ static void launch_cluster_cp_async(const void *pp, launch_t *l) {
     rms_args_t a = rms_args(p);
     void *args[] = {&a, &pl.slice};
     launch_kernel(fn, p->s.N * pl.cl, l->block_size, smem, args, pl.cl);
-    snprintf(l->path, sizeof l->path, "cluster of %d blocks a row, %.1f KB of it a block", pl.cl, smem / 1024.0);
+    if (pl.cl == 1) snprintf(l->path, sizeof l->path, "one block a row, %.1f KB in shared memory", smem / 1024.0);
+    else snprintf(l->path, sizeof l->path, "cluster of %d blocks a row, %.1f KB of it a block", pl.cl, smem / 1024.0);
 }
 static const char *supports_cluster_cp_async(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;

@@ -431,7 +431,7 @@ static void test_plans(void) {
         const rms_dispatch_row_t *r = &k_dispatch[i];
         const kernel_t *k = &k_kernels[r->kernel];
         ok2 &= k->number == r->kernel && strcmp(k->name, r->name) == 0 && k->launch == r->launch &&
-               k->supports == r->supports && r->kernel < 10 && r->when && r->block;
+               k->supports == r->supports && r->kernel < 11 && r->when && r->block;
     }
     ok2 &= k_dispatch[sizeof k_dispatch / sizeof k_dispatch[0] - 1].holds == when_any;
     check("dispatch: each row of the table runs a kernel of the registry (its name, launch and supports); the last "
@@ -447,21 +447,46 @@ static void test_plans(void) {
               (q = plan_problem(DT_FP32, 4, 4097, 4097), supports_latency_split(&q, 0) != NULL));
 }
 
+// ---- kernel 10's plan: the fewest blocks (a power of two, <= 16) whose slices hold at most 64 KB, or --cluster
+
+static void test_cp_async_plan(void) {
+    cp_plan_t a = cp_slice_plan(65536 / 4, 0), b = cp_slice_plan(65536 / 8, 0), c = cp_slice_plan(16384 / 8, 0),
+              d = cp_slice_plan(131072 / 4, 0), e = cp_slice_plan(4097, 0), f = cp_slice_plan(3, 16),
+              g = cp_slice_plan(1u << 20, 0);
+    check("plan: kernel 10 at fp32 C 65536 -> 4 blocks of 4096 packs (64 KB)", a.cl == 4 && a.slice == 4096, "%d %d",
+          a.cl, a.slice);
+    check("plan: kernel 10 at bf16 C 65536 -> 2 blocks of 4096 packs, at bf16 C 16384 one block", b.cl == 2 &&
+          b.slice == 4096 && c.cl == 1 && c.slice == 2048);
+    check("plan: kernel 10 at fp32 C 131072 -> 8 blocks; 4097 packs -> 2 blocks of 2049 (the last one short)",
+          d.cl == 8 && d.slice == 4096 && e.cl == 2 && e.slice == 2049);
+    check("plan: --cluster 16 over 3 packs: slices of one pack (13 blocks hold nothing); 16 MB rows stop at 16 blocks",
+          f.cl == 16 && f.slice == 1 && g.cl == 16 && g.slice == 65536);
+    rms_problem_t q = plan_problem(DT_BF16, 4, 4096, 4096);
+    q.s.fused = 1;
+    const char *why_fused = supports_cluster_cp_async(&q, 256);
+    q = plan_problem(DT_FP32, 4, 4097, 4097);
+    const char *why_packs = supports_cluster_cp_async(&q, 256);
+    check("kernel 10 skips --fused-add and rows without 16-byte packs, and says which",
+          why_fused && strstr(why_fused, "no --fused-add") && why_packs && strstr(why_packs, "needs 16-byte packs"));
+}
+
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 11);
+    check_registry_shape(&k_program, 12);
     int dt = 1, pdl = 1;
     for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 4; i <= 10; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
-    for (int i = 4; i <= 10; i++) pdl &= k_program.kernels[i].pdl == 1;
-    check("registry: 1-3 are fp32 only, 4-10 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
-    check("registry: the default kernel is the dispatcher (10), which picks its own block size, as does 8",
-          k_program.default_kernel == 10 && k_program.kernels[10].own_block == 1 && k_program.kernels[8].own_block == 1);
+    for (int i = 4; i <= 11; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
+    for (int i = 4; i <= 11; i++) pdl &= k_program.kernels[i].pdl == 1;
+    check("registry: 1-3 are fp32 only, 4-11 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
+    check("registry: the default kernel is the dispatcher (11), which picks its own block size, as does 8",
+          k_program.default_kernel == 11 && k_program.kernels[11].own_block == 1 && k_program.kernels[8].own_block == 1 &&
+              strcmp(k_program.kernels[10].name, "cluster_cp_async") == 0 && k_program.kernels[10].own_block == 0);
     check("registry: the program restores the residual before validation (reset hook)", k_program.reset != NULL &&
                                                                                             k_program.check_options != NULL);
-    check("registry: six program options", k_program.n_extra == 6 && strcmp(k_program.extra[OPT_FUSED].name, "fused-add") == 0 &&
-                                               k_program.extra[OPT_FUSED].has_arg == no_argument);
+    check("registry: seven program options", k_program.n_extra == 7 && strcmp(k_program.extra[OPT_FUSED].name, "fused-add") == 0 &&
+                                                 k_program.extra[OPT_FUSED].has_arg == no_argument &&
+                                                 strcmp(k_program.extra[OPT_CLUSTER].name, "cluster") == 0);
 }
 
 // ---- kernel 0 (cuDNN) without a GPU: the slot, what it refuses before asking cuDNN, how it describes each
@@ -544,6 +569,7 @@ int main(void) {
     test_qk_view();
     test_parsing_and_shapes();
     test_plans();
+    test_cp_async_plan();
     test_registry();
     test_cudnn_kernel0();
     return test_summary();
