@@ -1044,8 +1044,8 @@ static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl) {
 // Wrong: needs sm_90+ and 16-byte packs; no fused add; the cluster size is a rule of slice bytes, not searched
 // per problem; a block still waits, between its loads and its stores, for the slowest block of its cluster; at
 // C <= 32768 (16-bit) or 16384 (fp32) one block holds the row and the kernel is kernel 5's shared-memory path
-// with extra steps. On an H100 it is the fastest rung only at C = 65536, by about 1% (87-90% of the copy:
-// QuACK's kernel of this design reaches 97%; results/NOTES.md).
+// with extra steps. On an H100: 90-91% of the copy at 1024 x 65536, 1% ahead of kernels 5 and 7 (QuACK's kernel
+// of this design: 97%), 8 rows of 128256 fp32 in 6.0 us against kernel 8's 8.0; behind 5 and 7 at C <= 32768.
 #define CP_W_BATCH 8  // packs of w a thread loads at once
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args_t a, int slice) {
