@@ -140,20 +140,27 @@ expect "layernorm: --eps -1 exits 2" 2 $NODEV ./layernorm_forward --eps -1
 contains "layernorm: names the bad eps" "eps '-1'"
 expect "layernorm: --cluster 16 passes parsing" 2 $NODEV ./layernorm_forward 12 --cluster 16
 contains "layernorm: --cluster 16 gets as far as the device" "no CUDA device"
-for k in 0 3 32 x; do
-    expect "layernorm: --cluster $k exits 2" 2 $NODEV ./layernorm_forward 14 --cluster $k
-    contains "layernorm: names the bad cluster size $k" "cluster size '$k'"
-done
+# --cluster K: a program, the kernels that take it (in words), one of them, the uses it refuses, and the ones it
+# passes to the device (the bad sizes 0, 3, 32 and x refused on the way)
+cluster_option() {
+    local op=$1 range=$2 one=$3 bad=$4 good=$5 k args
+    for k in 0 3 32 x; do
+        expect "$op: --cluster $k exits 2" 2 $NODEV ./${op}_forward $one --cluster $k
+        contains "$op: names the bad cluster size $k" "cluster size '$k'"
+    done
+    while read -r args; do
+        expect "$op: '$args' exits 2 (--cluster with a kernel that does not take it)" 2 $NODEV ./${op}_forward $args
+        contains "$op: '$args' says the option is kernels $range's" "applies to kernels $range alone"
+    done <<< "$bad"
+    while read -r args; do
+        expect "$op: '$args' passes parsing (kernels $range, the default, or a list of them)" 2 $NODEV ./${op}_forward $args
+        contains "$op: '$args' gets as far as the device" "no CUDA device"
+    done <<< "$good"
+}
+cluster_option layernorm 11-14 14 $'7 --cluster 2\n10 --cluster 2\nall --cluster 2\n0,14 --cluster 1\n9 --cluster 8\n11,9 --cluster 4' \
+    $'11 --cluster 2\n12 --cluster 8\n13 --cluster 1\n14 --cluster 1\n11,12,13,14 --cluster 4\n--cluster 2'
 expect "layernorm: --prefetch is not an option" 2 $NODEV ./layernorm_forward 14 --prefetch 1
 contains "layernorm: --prefetch is unknown" "unknown option '--prefetch'"
-for args in "7 --cluster 2" "10 --cluster 2" "all --cluster 2" "0,14 --cluster 1" "9 --cluster 8" "11,9 --cluster 4"; do
-    expect "layernorm: '$args' exits 2 (--cluster with a kernel that does not take it)" 2 $NODEV ./layernorm_forward $args
-    contains "layernorm: '$args' says the option is kernels 11-14's" "applies to kernels 11-14 alone"
-done
-for args in "11 --cluster 2" "12 --cluster 8" "13 --cluster 1" "14 --cluster 1" "11,12,13,14 --cluster 4" "--cluster 2"; do
-    expect "layernorm: '$args' passes parsing (11-14, the default 14, or a list of them)" 2 $NODEV ./layernorm_forward $args
-    contains "layernorm: '$args' gets as far as the device" "no CUDA device"
-done
 expect "layernorm: --list shows kernels 0-14" 0 $NODEV ./layernorm_forward --list
 if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 " ]; then pass "layernorm: --list numbers are 0..14"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
 contains "layernorm: --list names kernel 0 as the cuDNN slot" "^ 0  cudnn"
@@ -175,19 +182,8 @@ if [ -x ./rmsnorm_forward ]; then
     contains "rmsnorm: --list names kernel 9 odd_rows" "^ 9  odd_rows"
     contains "rmsnorm: --list names kernel 10 cluster_cp_async" "^10  cluster_cp_async"
     contains "rmsnorm: --list names the dispatcher, kernel 11" "^11  dispatch"
-    # --cluster: kernels 8-11 (and the default, 11)
-    for k in 0 3 32 x; do
-        expect "rmsnorm: --cluster $k exits 2" 2 $NODEV ./rmsnorm_forward 10 --cluster $k
-        contains "rmsnorm: names the bad cluster size $k" "cluster size '$k'"
-    done
-    for args in "7 --cluster 2" "all --cluster 2" "0,11 --cluster 1" "5 --cluster 8"; do
-        expect "rmsnorm: '$args' exits 2 (--cluster with a kernel that does not take it)" 2 $NODEV ./rmsnorm_forward $args
-        contains "rmsnorm: '$args' says the option is kernels 8-11's" "applies to kernels 8-11 alone"
-    done
-    for args in "8 --cluster 2" "9 --cluster 16" "10 --cluster 1" "11 --cluster 4" "8,9,10,11 --cluster 8" "--cluster 2"; do
-        expect "rmsnorm: '$args' passes parsing (8-11, the default 11, or a list of them)" 2 $NODEV ./rmsnorm_forward $args
-        contains "rmsnorm: '$args' gets as far as the device" "no CUDA device"
-    done
+    cluster_option rmsnorm 8-11 10 $'7 --cluster 2\nall --cluster 2\n0,11 --cluster 1\n5 --cluster 8' \
+        $'8 --cluster 2\n9 --cluster 16\n10 --cluster 1\n11 --cluster 4\n8,9,10,11 --cluster 8\n--cluster 2'
 fi
 # BatchNorm's own options
 if [ -x ./batchnorm_forward ]; then

@@ -227,6 +227,10 @@ with tempfile.TemporaryDirectory() as cd:
         f.write("op,dtype,shape,rung,rung_block,rung_ms,dispatch_ms,stored_ratio,same_run_ratio,rounds,gpu,git_rev\n"
                 "layernorm,bf16,4x4097,13,256,0.0042,0.0042,1.0380,1.0010,3,G,x\n")
     expect("standings: dispatch_check.csv read", standings.same_run_ratios(cd) == {("layernorm", "bf16", "4x4097"): 1.001})
+    # beside a program CSV, the summaries and the folder check leave it alone (it once stopped `make readme`)
+    shutil.copy(os.path.join(ROOT, "tests", "fixtures", "layernorm_small.csv"), os.path.join(cd, "layernorm.csv"))
+    expect("summary: a results folder with dispatch_check.csv holds one program CSV, layernorm",
+           [op for op, _rows in summary.op_results(cd)] == ["layernorm"] and summary.results_folder(cd) == cd)
 line = standings.op_line("layernorm", rows, [])
 expect("standings: the line gives the range of %SOL, cuDNN beside it, and the dispatcher's worst point",
        "80-96% (fp32)" in line and "behind by more than 2% at 1 of 1 " in line and "at 1 of 2 points (worst 1.05x" in line,
