@@ -19,10 +19,10 @@ Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests chec
   11  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
 
 Variants (options of the program; kernels 4-7 and 11 run every one of them; kernels 1-3 are the plain fp32
-teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so do kernels 8 and 9 (plain rows) and 10 (no --fused-add);
-kernels 1-11 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm with S = H*D,
-and skips --fused-add, --weight-offset F != 0 and the strided QK view, which cuDNN 9.19's norm node refuses: it
-wants y with x's strides):
+teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so do kernels 8 and 9 (plain rows);
+kernel 10 skips --fused-add; kernels 1-11 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm
+with S = H*D, and skips --fused-add, --weight-offset F != 0 and the strided QK view, which cuDNN 9.19's norm
+node refuses: it wants y with x's strides):
   --fused-add        the pre-norm transformer step: residual += x in place, then y = rmsnorm(residual). The sum
                      is formed in fp32 and rounded to the dtype, and the ROUNDED value (the one stored in the
                      residual) is what is normalized: vLLM's fused_add_rms_norm does this, and so does an unfused
