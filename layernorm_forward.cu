@@ -1005,7 +1005,7 @@ static int regplan_rate(dtype_t d, long N, regplan_t *c) {
         c->blocks_sm = nb;
     } else {
         int n = 0;
-        if (cluster_fits_n(fn, c->bs, c->cl, &n) || (double)N * c->cl > 2147483647.0) return 0;
+        if (cluster_fits_smem(fn, c->bs, c->cl, 0, &n) || (double)N * c->cl > 2147483647.0) return 0;
         c->blocks_sm = n * c->cl / g_dev.prop.multiProcessorCount;
     }
     c->threads_sm = c->blocks_sm * c->bs;
@@ -1658,12 +1658,8 @@ static const char *parse_extra(int index, const char *arg) {
 // nothing.
 static int takes_cluster(int k) { return k == 11 || k == 12 || k == 13 || k == LN_DISPATCHER || k == KERNEL_DEFAULT; }
 static const char *check_options(const options_t *o) {
-    int ok = takes_cluster(o->kernel);
-    if (o->kernel == KERNEL_LIST) {
-        ok = 1;
-        for (int i = 0; i < o->n_picked; i++) ok &= takes_cluster(o->picked[i]);
-    }
-    if (g_cluster && !ok) return "--cluster applies to kernels 11-14 alone (give them as the kernel)";
+    if (g_cluster && !kernels_take(o, takes_cluster))
+        return "--cluster applies to kernels 11-14 alone (give them as the kernel)";
     return check_rows_cols(o);
 }
 

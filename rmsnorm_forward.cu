@@ -383,7 +383,6 @@ static void ensure_dynamic_smem(const void *fn, size_t bytes) {
     if (i < 64) have[i] = bytes;
 }
 
-
 // ------------------------------------------------------------------------------------------------
 // Kernel 4 block2d_vec: one block per row as a 2-D block: threadIdx.x is the lane (32), threadIdx.y the warp. Each
 // warp reduces its sum of squares by shuffles, the per-warp sums meet in shared memory and one warp adds
@@ -1151,11 +1150,8 @@ static const char *cp_slice_fits(const void *fn, cp_plan_t pl, long N, long C, i
     if (why) return why;
     ensure_dynamic_smem(fn, smem);
     if (pl.cl == 1) return NULL;
-    if (pl.cl > 8 && cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-        cudaGetLastError();  // not sticky: clear it
-        return "this GPU refuses clusters of more than 8 blocks";
-    }
-    return cluster_fits_smem(fn, bs, pl.cl, smem, NULL);
+    why = allow_cluster_size(fn, pl.cl);
+    return why ? why : cluster_fits_smem(fn, bs, pl.cl, smem, NULL);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1581,12 +1577,8 @@ static const char *rms_shape_from_options(const options_t *o, rms_shape_t *s) {
 // nothing.
 static int takes_cluster(int k) { return (k >= 8 && k <= RMS_DISPATCHER) || k == KERNEL_DEFAULT; }
 static const char *check_options(const options_t *o) {
-    int ok = takes_cluster(o->kernel);
-    if (o->kernel == KERNEL_LIST) {
-        ok = 1;
-        for (int i = 0; i < o->n_picked; i++) ok &= takes_cluster(o->picked[i]);
-    }
-    if (g_cluster && !ok) return "--cluster applies to kernels 8-11 alone (give them as the kernel)";
+    if (g_cluster && !kernels_take(o, takes_cluster))
+        return "--cluster applies to kernels 8-11 alone (give them as the kernel)";
     rms_shape_t s;
     return rms_shape_from_options(o, &s);
 }

@@ -178,10 +178,14 @@ static const char *cluster_fits_smem(const void *fn, int bs, int cl, size_t smem
     if (resident) *resident = cache[i].n;
     return cache[i].why[0] ? cache[i].why : NULL;
 }
-static const char *cluster_fits_n(const void *fn, int bs, int cl, int *resident) {
-    return cluster_fits_smem(fn, bs, cl, 0, resident);
-}
 static const char *cluster_fits(const void *fn, int bs, int cl) { return cluster_fits_smem(fn, bs, cl, 0, NULL); }
+// Clusters of more than 8 blocks (the portable size) are opted into once per kernel: NULL when fn may be launched
+// in clusters of cl blocks, else why not (the cluster checks above then say it cannot launch).
+static const char *allow_cluster_size(const void *fn, int cl) {
+    if (cl <= 8 || cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) return NULL;
+    cudaGetLastError();  // not sticky: clear it
+    return "this GPU refuses clusters of more than 8 blocks";
+}
 
 // The whole 16-byte packs in the middle of a row of C elements that may start anywhere (RowParts, in
 // harness/device_helpers.h): at most C / VEC, whatever its head; one at least (split_row_plan's unit).
@@ -227,11 +231,7 @@ static int split_row_plan_uncached(dtype_t d, long N, long nvec, int packs, int 
     if (cl > 1) {
         const void *fn = fn_of(d, cl);
         if (needs_sm90(g_dev.prop.major, g_dev.sm)) return 0;
-        if (cl > 8 && cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-            cudaGetLastError();  // not sticky: clear it
-            return 0;
-        }
-        if (cluster_fits(fn, bs, cl)) return 0;
+        if (allow_cluster_size(fn, cl) || cluster_fits(fn, bs, cl)) return 0;
     }
     *cl_out = cl;
     return bs;

@@ -113,6 +113,14 @@ typedef struct {
     const char *csv_path, *json_path;
     int device;
 } options_t;
+// Whether an option that only some kernels take may be given: takes() says yes to the kernel asked for (a number,
+// KERNEL_DEFAULT or KERNEL_ALL) or, for a list K1,K2,..., to every kernel of it.
+static int kernels_take(const options_t *o, int (*takes)(int k)) {
+    if (o->kernel != KERNEL_LIST) return takes(o->kernel);
+    for (int i = 0; i < o->n_picked; i++)
+        if (!takes(o->picked[i])) return 0;
+    return 1;
+}
 
 // Options that one program adds to the common ones (eps, layout, ...).
 typedef struct {

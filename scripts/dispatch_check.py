@@ -27,7 +27,7 @@ import cli  # noqa: E402
 import run_all  # noqa: E402  (slugify, gpus)
 import shapes  # noqa: E402
 import standings  # noqa: E402
-from summary import op_results, results_folder  # noqa: E402
+from summary import CHECK_CSV, op_results, results_folder  # noqa: E402
 
 FIELDS = ["op", "dtype", "shape", "rung", "rung_block", "rung_ms", "dispatch_ms", "stored_ratio", "same_run_ratio",
           "rounds", "gpu", "git_rev"]
@@ -71,7 +71,7 @@ def main(argv):
     here = [run_all.slugify(name) for _i, name in run_all.gpus()]
     if slug not in here:
         ap.error(f"{a.folder} is for GPU '{slug}', and this machine has {', '.join(here) or 'no GPU'}")
-    path = os.path.join(a.folder, standings.CHECK_CSV)
+    path = os.path.join(a.folder, CHECK_CSV)
     old = standings.check_rows(a.folder)
     out, worst = [], 0.0
 

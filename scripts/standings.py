@@ -68,8 +68,6 @@ def best_peer(best, pbest, dtype, shape, clock):
     return max(cands) if cands else None
 
 
-
-
 def check_rows(folder):
     """The rows of a folder's dispatch_check.csv (scripts/dispatch_check.py), [] where there is none."""
     path = os.path.join(folder, CHECK_CSV)
