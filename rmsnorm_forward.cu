@@ -761,7 +761,6 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_dsmem_kernel(rms_args
                                   pack_normalize<T, VEC>(v[p], load_pack<T, VEC>(w + (long)i * VEC), r, a.offset));
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
-    cluster_release_wait();  // no block leaves while another may still read its partial
 #endif
 }
 
@@ -1050,11 +1049,11 @@ template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args_t a, int slice) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ int4 slice_smem[];  // this block's packs of the row (read back as whole 16-byte words)
-    __shared__ float warp_part[32];
-    __shared__ float partial;
+    __shared__ ClusterPush push;  // the cluster's partial sums, pushed here by every warp of every block
+    const int rank = (int)cg::this_cluster().block_rank(), nblocks = (int)cg::this_cluster().num_blocks();
+    cluster_push_begin(&push, nblocks);
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
-    const int rank = (int)cg::this_cluster().block_rank(), nblocks = (int)cg::this_cluster().num_blocks();
     const long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const int lo = rank * slice, n = min(slice, (int)(a.C / VEC) - lo);  // packs [lo, lo + n) of the row
     const T *xs = (const T *)a.x + x_row_offset(a, row) + (long)lo * VEC;
@@ -1066,7 +1065,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args
     cp_async_wait_all();  // a thread reads back only the packs it copied itself: no barrier
     float ss = 0.f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) ss += pack_sum_squares<T, VEC>(raw_pack<T, VEC>(slice_smem[i]));
-    const float r = rsqrtf(cluster_sum_relaxed(block_sum_once(ss, warp_part), &partial, nblocks) / a.C + a.eps);
+    const float r = rsqrtf(cluster_push_sum(ss, &push, nblocks) / a.C + a.eps);
     for (int i0 = threadIdx.x; i0 < n; i0 += CP_W_BATCH * blockDim.x) {
         if (i0 != (int)threadIdx.x) load_raw_batch<T, VEC>(wr, ws, i0, n);
 #pragma unroll
@@ -1078,7 +1077,6 @@ __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args
         }
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
-    cluster_release_wait();  // no block leaves while another may still read its partial
 #endif
 }
 
@@ -1097,7 +1095,7 @@ static void launch_cluster_cp_async(const void *pp, launch_t *l) {
     ensure_dynamic_smem(fn, smem);
     rms_args_t a = rms_args(p);
     void *args[] = {&a, &pl.slice};
-    launch_kernel(fn, p->s.N * pl.cl, l->block_size, smem, args, pl.cl);
+    launch_in_clusters(fn, p->s.N * pl.cl, l->block_size, smem, args, pl.cl);  // a cluster at CL = 1 too
     if (pl.cl == 1) snprintf(l->path, sizeof l->path, "one block a row, %.1f KB in shared memory", smem / 1024.0);
     else snprintf(l->path, sizeof l->path, "cluster of %d blocks a row, %.1f KB of it a block", pl.cl, smem / 1024.0);
 }

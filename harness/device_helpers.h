@@ -327,22 +327,56 @@ template <typename V> __device__ __forceinline__ V cluster_sum_once(V v, V *mine
     return v;
 #endif
 }
-// The same exchange with lighter barriers (RMSNorm's cluster_cp_async): the thread that publishes the value
-// fences at cluster scope and every thread arrives relaxed. cluster_sum_once's arrivals have release semantics,
-// which cost every thread a wait for all its memory operations at GPU scope (MEMBAR.ALL.GPU before each arrive
-// in the SASS; 1-1.5% of that kernel's time at 1024 x 65536 on an H100, results/NOTES.md). The caller waits
-// (cluster_release_wait) before it exits, as with cluster_sum_once.
-template <typename V> __device__ __forceinline__ V cluster_sum_relaxed(V v, V *mine, int ncl) {
+// The cluster's sum by pushing (RMSNorm's cluster_cp_async): every warp sends its partial into a slot of every
+// block of the cluster (st.async into the peer's shared memory, counted in bytes by the peer's mbarrier), and each
+// block waits on its own mbarrier, then adds the slots in one fixed order (the same rstd in every block, to the
+// bit). No block reads another's memory, so none has to wait for its peers before it exits, and no block-wide
+// barrier is needed before the exchange. cluster_sum_once's two cluster barriers (and the wait at exit for
+// peers still reading) cost that kernel about 10% at 1024 x 65536 on an H100 (results/NOTES.md).
+// cluster_push_begin at the top of the kernel (its barrier's arrival then overlaps the loads); cluster_push_sum
+// once, by every thread, with blockDim.x a multiple of 32 and at most CLUSTER_PUSH_SLOTS warps x blocks.
+#define CLUSTER_PUSH_SLOTS 512  // 32 warps x 16 blocks
+struct ClusterPush {
+    unsigned long long bar;  // mbarrier: one arrival (the expected bytes) and the peers' st.async bytes
+    float slot[CLUSTER_PUSH_SLOTS];  // [block rank * warps + warp]
+};
+__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void cluster_push_begin(ClusterPush *s, int ncl) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (threadIdx.x == 0) {
-        *mine = v;
-        asm volatile("fence.acq_rel.cluster;\n" ::: "memory");
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_addr(&s->bar)));
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(&s->bar)),
+                     "r"(ncl * (int)(blockDim.x / 32) * (int)sizeof(float))
+                     : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // acquire: every block's value is visible
-    V t = cluster_read_sum(mine, ncl);
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-    return t;
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");  // waited in cluster_push_sum
+#else
+    __trap();  // launched in clusters only on sm_90+
+#endif
+}
+__device__ __forceinline__ float cluster_push_sum(float v, ClusterPush *s, int ncl) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const int lane = threadIdx.x % 32, nw = blockDim.x / 32;
+    unsigned rank;
+    asm("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    v = warp_sum(v);
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every block's mbarrier is initialised
+    if (lane < ncl) {  // lane p sends the warp's partial to block p
+        unsigned slot, bar;
+        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(slot) : "r"(smem_addr(&s->slot[rank * nw + threadIdx.x / 32])), "r"(lane));
+        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(bar) : "r"(smem_addr(&s->bar)), "r"(lane));
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(slot),
+                     "r"(__float_as_uint(v)), "r"(bar)
+                     : "memory");
+    }
+    asm volatile(
+        "{\n .reg .pred done;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
+        " @!done bra WAIT_%=;\n}\n" ::"r"(smem_addr(&s->bar))
+        : "memory");
+    float t = 0.f;
+    for (int i = lane; i < ncl * nw; i += 32) t += s->slot[i];
+    return warp_sum(t);
 #else
     __trap();  // launched in clusters only on sm_90+
     return v;
