@@ -1354,7 +1354,7 @@ static const tuned_row_t k_tuned[] = {
     // sm, bytes, variant, 16-byte packs, N, C, rung, block    worst time over the best rung's (GPU, mode)
     {90, 4, TV_PLAIN, 1, 32768, 128, 10, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 32768, 256, 10, 512},  // 1.003 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 512, 7, 32},  // 1.007 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 512, 7, 64},  // 1.007 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 8192, 768, 7, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 16384, 1024, 7, 64},  // 1.003 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 16384, 2048, 12, 128},  // 1.003 h200 cold
@@ -1410,12 +1410,12 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 0, 4, 131074, 13, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 16, 131074, 13, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 64, 131074, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 128, 7, 256},  // 1.006 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 256, 7, 64},  // 1.020 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 128, 7, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 256, 7, 128},  // 1.009 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 512, 7, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 8192, 768, 7, 64},  // 1.008 h200 cold
+    {90, 2, TV_PLAIN, 1, 8192, 768, 7, 64},  // 1.003 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 16384, 1024, 7, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16384, 2048, 11, 128},  // 1.015 h200 cold
+    {90, 2, TV_PLAIN, 1, 16384, 2048, 7, 64},  // 1.015 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 1, 4096, 12, 128},  // 1.000 h200 hot+pdl
     {90, 2, TV_PLAIN, 1, 4, 4096, 12, 128},  // 1.000 h200 hot+pdl
     {90, 2, TV_PLAIN, 1, 16, 4096, 12, 128},  // 1.000 h200 hot+pdl

@@ -1169,10 +1169,10 @@ static const tuned_row_t k_tuned[] = {
     // results/h100-80gb-hbm3/rmsnorm.csv
     // results/h200/rmsnorm.csv
     // sm, bytes, variant, 16-byte packs, N, C, rung, block    worst time over the best rung's (GPU, mode)
-    {90, 4, TV_PLAIN, 1, 32768, 128, 6, 256},  // 1.015 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 128, 6, 1024},  // 1.014 h200 cold
     {90, 4, TV_PLAIN, 1, 32768, 256, 6, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 512, 6, 128},  // 1.005 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8192, 768, 8, 64},  // 1.006 h200 cold
+    {90, 4, TV_PLAIN, 1, 32768, 512, 8, 32},  // 1.004 h200 cold
+    {90, 4, TV_PLAIN, 1, 8192, 768, 8, 64},  // 1.009 h200 cold
     {90, 4, TV_PLAIN, 1, 16384, 1024, 8, 64},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 16384, 2048, 8, 128},  // 1.001 h200 cold
     {90, 4, TV_PLAIN, 1, 1, 4096, 8, 256},  // 1.000 h200 hot+pdl
@@ -1200,10 +1200,10 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 0, 4, 4097, 9, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 16, 4097, 9, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 64, 4097, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 4098, 9, 256},  // 1.187 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 0, 4, 4098, 9, 256},  // 1.161 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 0, 16, 4098, 9, 256},  // 1.166 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 0, 64, 4098, 9, 256},  // 1.160 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 0, 1, 4098, 5, 1024},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 4098, 5, 1024},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 4098, 5, 1024},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 4098, 5, 1024},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 1, 16385, 9, 64},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 4, 16385, 9, 64},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 16, 16385, 9, 128},  // 1.000 h200 cold
@@ -1219,7 +1219,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 0, 1, 65538, 9, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 4, 65538, 9, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 16, 65538, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 65538, 9, 512},  // 1.028 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 0, 64, 65538, 4, 1024},  // 1.018 h200 cold
     {90, 4, TV_PLAIN, 0, 1, 131073, 9, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 4, 131073, 9, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 16, 131073, 9, 512},  // 1.000 h200 cold
@@ -1230,9 +1230,9 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 0, 64, 131074, 9, 512},  // 1.000 h200 cold
     {90, 4, TV_FUSED_ADD, 1, 8192, 4096, 4, 1024},  // 1.000 h200 cold
     {90, 4, TV_FUSED_ADD, 1, 16384, 4096, 4, 1024},  // 1.000 h200 cold
-    {90, 4, TV_QK_VIEW, 1, 131072, 128, 6, 64},  // 1.002 h200 cold
+    {90, 4, TV_QK_VIEW, 1, 131072, 128, 6, 64},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 128, 6, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 256, 6, 128},  // 1.003 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 32768, 256, 6, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 32768, 512, 6, 64},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 8192, 768, 8, 32},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 16384, 1024, 8, 32},  // 1.000 h200 cold
@@ -1262,10 +1262,10 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_PLAIN, 0, 4, 4097, 9, 128},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 0, 16, 4097, 9, 128},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 0, 64, 4097, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 4098, 9, 128},  // 1.224 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 0, 4, 4098, 9, 128},  // 1.240 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 0, 16, 4098, 9, 128},  // 1.223 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 0, 64, 4098, 9, 128},  // 1.233 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 0, 1, 4098, 5, 1024},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 4098, 5, 1024},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 4098, 5, 1024},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 4098, 5, 1024},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 0, 1, 16385, 9, 512},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 0, 4, 16385, 9, 512},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 0, 16, 16385, 9, 512},  // 1.000 h200 cold
