@@ -1034,16 +1034,18 @@ static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl) {
 // split over a cluster of CL blocks (cp_slice_plan: slices of at most 64 KB, 1-16 blocks); each block copies its
 // slice from global into shared memory with cp.async (16-byte copies that hold no register while in flight:
 // every copy of the slice is issued before the first is waited for, however long the slice), reads it back for
-// the sum of squares, adds the cluster's partial sums through distributed shared memory (cluster_sum_relaxed:
-// one fence in the publishing thread, relaxed arrivals elsewhere) and writes y from the shared copy, with w
-// loaded in batches of 8 packs (the first while x's copies are in flight).
+// the sum of squares, pushes each warp's partial sum into every block of the cluster (cluster_push_sum:
+// st.async into the peers' shared memory, counted by each block's mbarrier; no block reads another's memory, so
+// none waits for its peers at exit) and writes y from the shared copy, with w loaded in batches of 8 packs (the
+// first while x's copies are in flight).
 // Improves: x crosses DRAM once at any C up to 16 x a block's shared memory, with no register limit on the
 // loads in flight; several blocks an SM overlap one's loads with another's reduction and stores.
 // Wrong: needs sm_90+ and 16-byte packs; no fused add; the cluster size is a rule of slice bytes, not searched
 // per problem; a block still waits, between its loads and its stores, for the slowest block of its cluster; at
 // C <= 32768 (16-bit) or 16384 (fp32) one block holds the row and the kernel is kernel 5's shared-memory path
-// with extra steps. On an H100: 90-91% of the copy at 1024 x 65536, 1% ahead of kernels 5 and 7 (QuACK's kernel
-// of this design: 97%), 8 rows of 128256 fp32 in 6.0 us against kernel 8's 8.0; behind 5 and 7 at C <= 32768.
+// with extra steps. At 1024 x 65536: 91% of the copy on an H100, 85-87% on an H200 (4-10% ahead of kernels 5
+// and 7; QuACK's kernel of this design is 7-13% ahead of it on the H200); 8 rows of 128256 fp32 in 5.0-5.4 us
+// against kernel 8's 7.3-8.0; behind kernel 5 at C <= 32768.
 #define CP_W_BATCH 8  // packs of w a thread loads at once
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args_t a, int slice) {
