@@ -331,9 +331,9 @@ template <typename V> __device__ __forceinline__ V cluster_sum_once(V v, V *mine
 // block of the cluster (st.async into the peer's shared memory, counted in bytes by the peer's mbarrier), and each
 // block waits on its own mbarrier, then adds the slots in one fixed order (the same rstd in every block, to the
 // bit). No block reads another's memory, so none has to wait for its peers before it exits, and no block-wide
-// barrier is needed before the exchange. Against the exchange it replaced there (cluster_sum_once with relaxed arrivals: a wait at exit for
-// peers still reading), in RMSNorm's cluster_cp_async: 1% faster at 1024 x 65536 on an H100, 7-9% under ncu on an
-// H200, 10-13% at 8 rows of 128256 (results/NOTES.md).
+// barrier is needed before the exchange. Against the exchange it replaced in RMSNorm's cluster_cp_async
+// (cluster_sum_once with relaxed arrivals, and a wait at exit for peers still reading): 1% faster at 1024 x 65536
+// on an H100, 7-9% under ncu on an H200, 10-13% at 8 rows of 128256 (results/NOTES.md).
 // cluster_push_begin at the top of the kernel (its barrier's arrival then overlaps the loads); cluster_push_sum
 // once, by every thread, with blockDim.x a multiple of 32 and at most CLUSTER_PUSH_SLOTS warps x blocks.
 #define CLUSTER_PUSH_SLOTS 512  // 32 warps x 16 blocks
