@@ -365,7 +365,8 @@ __device__ __forceinline__ float cluster_push_sum(float v, ClusterPush *s, int n
     asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every block's mbarrier is initialised
     if (lane < ncl) {  // lane p sends the warp's partial to block p
         unsigned slot, bar;
-        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(slot) : "r"(smem_addr(&s->slot[rank * nw + threadIdx.x / 32])), "r"(lane));
+        const unsigned mine = smem_addr(&s->slot[rank * nw + threadIdx.x / 32]);  // this warp's slot, in each block
+        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(slot) : "r"(mine), "r"(lane));
         asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(bar) : "r"(smem_addr(&s->bar)), "r"(lane));
         asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(slot),
                      "r"(__float_as_uint(v)), "r"(bar)
