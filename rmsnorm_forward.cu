@@ -761,6 +761,7 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_dsmem_kernel(rms_args
                                   pack_normalize<T, VEC>(v[p], load_pack<T, VEC>(w + (long)i * VEC), r, a.offset));
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
+    cluster_release_wait();  // no block leaves while another may still read its partial
 #endif
 }
 
