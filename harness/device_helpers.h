@@ -174,14 +174,14 @@ template <typename T, int N> __device__ __forceinline__ void store_pack_cs(T *p,
     __stcs(reinterpret_cast<R *>(p), r);
 }
 
+// The 32-bit shared-memory address of a generic pointer into shared memory (the operand of cp.async, mbarrier, mapa).
+__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 // cp.async (sm_80+): a 16-byte copy from global into shared memory that holds no register while in flight
 // (cg: cached in L2 only), so a thread can have as many in flight as the shared memory holds. A thread's copies
 // have landed once it has waited (cp_async_wait_all); it may then read what it copied itself, with no barrier.
 __device__ __forceinline__ void cp_async16(void *smem_dst, const void *gmem_src) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(smem_dst)),
-                 "l"(gmem_src)
-                 : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem_dst)), "l"(gmem_src) : "memory");
 #endif
 }
 __device__ __forceinline__ void cp_async_wait_all() {
@@ -302,24 +302,15 @@ template <typename V> __device__ __forceinline__ V block_sum_once(V v, V *scratc
 // barrier: the caller must call cluster_release_wait() before it exits (or before `mine` is written again),
 // so no block's shared memory changes or goes while another may read it (the wait comes after the stores:
 // it overlaps them).
-// cluster_read_sum is its middle: once a cluster barrier has passed every block's write of `mine`, the sum of the
-// ncl values (lane r of each warp reads rank r's).
-template <typename V> __device__ __forceinline__ V cluster_read_sum(V *mine, int ncl) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    int lane = threadIdx.x % 32;
-    return warp_sum(lane < ncl ? *cooperative_groups::this_cluster().map_shared_rank(mine, lane) : V{});
-#else
-    __trap();  // launched in clusters only on sm_90+
-    return *mine;
-#endif
-}
 template <typename V> __device__ __forceinline__ V cluster_sum_once(V v, V *mine, int ncl) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     namespace cgx = cooperative_groups;
     cgx::cluster_group cluster = cgx::this_cluster();
     if (threadIdx.x == 0) *mine = v;
     cluster.sync();
-    V t = cluster_read_sum(mine, ncl);
+    int lane = threadIdx.x % 32;
+    V t = lane < ncl ? *cluster.map_shared_rank(mine, lane) : V{};
+    t = warp_sum(t);
     cluster.barrier_arrive();
     return t;
 #else
@@ -341,7 +332,6 @@ struct ClusterPush {
     unsigned long long bar;  // mbarrier: one arrival (the expected bytes) and the peers' st.async bytes
     float slot[CLUSTER_PUSH_SLOTS];  // [block rank * warps + warp]
 };
-__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void cluster_push_begin(ClusterPush *s, int ncl) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (threadIdx.x == 0) {
