@@ -206,7 +206,7 @@ def sick_gpus(dirs, threshold=0.05):
     per_point = {}
     for gpu, d in dirs:
         for name in os.listdir(d):
-            if not name.endswith(".csv") or name in ("ncu_check.csv", summary_mod.CHECK_CSV):  # other schemas
+            if not (summary_mod.is_program_csv(name) or name == "peers.csv"):  # the programs' schema, peers too
                 continue
             for r in summary_mod.load(os.path.join(d, name), kernel_numbers=False):
                 if r["status"] != "OK":

@@ -43,8 +43,8 @@ def results_csv(path):
     return path
 
 
-# The CSVs of a results folder that are not a program's rows: the peers (peers.py) and the timing cross-check
-# (ncu_check.py).
+# The CSVs of a results folder that are not a program's rows: the peers (peers.py, in the programs' schema), the
+# timing cross-check (ncu_check.py) and the dispatcher's same-process check (dispatch_check.py).
 CHECK_CSV = "dispatch_check.csv"  # scripts/dispatch_check.py's rows, beside a folder's CSVs
 OTHER_CSVS = ("peers.csv", "ncu_check.csv", CHECK_CSV)  # CSVs of other schemas in a results folder
 
