@@ -684,11 +684,12 @@ static const char *supports_subwarp_rows(const void *pp, int bs) {
 // ------------------------------------------------------------------------------------------------
 // Kernel 7 cluster_dsmem: very large C. One row is split across a thread-block cluster of CL blocks (CL <= 8, the portable
 // size; sm_90 and newer): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row in registers,
-// reduces its part (block_sum_once: warp shuffles, one barrier) and publishes the partial sum in its shared
-// memory; after a cluster barrier every warp reads the CL partials through distributed shared memory
-// (map_shared_rank, lane r from rank r) and adds them by shuffles, the same way in every block, so every block
-// computes the same rstd. Each block then normalizes its slice from registers; the second cluster barrier,
-// which keeps each block's shared memory alive until all have read it, is waited on after the stores.
+// sums its part by warps, and every warp pushes its partial sum into a slot of every block of the cluster
+// through distributed shared memory (cluster_push_sum: st.async into the peer's shared memory, counted by that
+// block's mbarrier); each block waits for its own slots and adds them in one fixed order, so every block
+// computes the same rstd. Each block then normalizes its slice from registers. No block reads another's memory,
+// so none waits for its peers before it exits (H200: 9% faster at bf16 1024 x 65536 than pulling the partials
+// with map_shared_rank between two cluster barriers, 13% at fp32 4096 x 16384; results/NOTES.md).
 // Improves: x read once for rows far beyond one block's registers (C = 65536 fp32 is 256 KB: more than an
 // SM's shared memory, re-read from DRAM by kernel 4), with the parallelism of CL blocks per row.
 // Wrong: needs clusters (sm_90+); a block waits, between its loads and its stores, for the slowest block of
@@ -720,8 +721,9 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_dsmem_kernel(rms_args
     pdl_trigger();
     cg::cluster_group cluster = cg::this_cluster();
     __shared__ float warp_part[32];
-    __shared__ float partial;
+    __shared__ ClusterPush<float, 512> push;  // 32 warps x 16 blocks: the cluster's partial sums
     const unsigned rank = cluster.block_rank(), nblocks = cluster.num_blocks();
+    if (nblocks > 1) cluster_push_begin(&push, (int)nblocks);
     long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const T *xr = (const T *)a.x + x_row_offset(a, row);
     T *rr = a.res ? (T *)a.res + row * a.C : NULL;
@@ -749,8 +751,8 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_dsmem_kernel(rms_args
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
         if (p < np) ss += pack_sum_squares<T, VEC>(v[p]);
-    // one round: the block's sum (one barrier), then the cluster's through distributed shared memory
-    const float r = rsqrtf(cluster_sum_once(block_sum_once(ss, warp_part), &partial, (int)nblocks) / a.C + a.eps);
+    // one round: a block alone sums by one barrier; a cluster by the pushed partials
+    const float r = rsqrtf((nblocks > 1 ? cluster_push_sum(ss, &push, (int)nblocks) : block_sum_once(ss, warp_part)) / a.C + a.eps);
     const T *w = (const T *)a.w;
     T *yr = (T *)a.y + row * a.C;
 #pragma unroll
@@ -761,7 +763,6 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_dsmem_kernel(rms_args
                                   pack_normalize<T, VEC>(v[p], load_pack<T, VEC>(w + (long)i * VEC), r, a.offset));
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
-    cluster_release_wait();  // no block leaves while another may still read its partial
 #endif
 }
 
@@ -803,8 +804,8 @@ static const char *supports_cluster_dsmem(const void *pp, int bs) {
 // - w loaded at the start with x: one memory trip for all the row needs. Launched alone, each pack's x and w
 //   loads are issued together; in a chain of launches (pdl = 1, --pdl) the weight's loads go before the wait
 //   for the grid before, and overlap its end;
-// - one reduction round with one block barrier (block_sum_once) and one cluster barrier, whose second half
-//   (keeping shared memory alive for the other blocks) overlaps the stores.
+// - one reduction round: one block barrier (block_sum_once) for a block alone; in a cluster, every warp's partial
+//   pushed into every block's shared memory (cluster_push_sum, as kernel 7), with no barrier after it.
 // Improves: the time of a few rows (the dispatcher runs it where rows x blocks a row <= SMs).
 // Wrong: at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); 16-byte packs
 // only; with many rows the cluster buys nothing and w in registers costs occupancy.
@@ -843,7 +844,8 @@ __device__ __forceinline__ void latency_split_load(RawPack<T, VEC> *xraw, RawPac
 template <typename T, int VEC, int CL>
 __global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a, int pdl) {
     __shared__ float warp_part[32];
-    __shared__ float block_part;
+    __shared__ ClusterPush<float, 16 * CL> push;  // 16 warps x CL blocks: the cluster's partial sums
+    if constexpr (CL > 1) cluster_push_begin(&push, CL);
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const long row = blockIdx.x / CL;
     const int nvec = (int)(a.C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
@@ -861,8 +863,8 @@ __global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a
 #pragma unroll
     for (int p = 0; p < SPLIT_PACKS; p++)
         if (first + p * (int)blockDim.x < nvec) s += pack_sum_squares<T, VEC>(v[p]);
-    s = block_sum_once(s, warp_part);
-    if constexpr (CL > 1) s = cluster_sum_once(s, &block_part, CL);
+    if constexpr (CL > 1) s = cluster_push_sum(s, &push, CL);
+    else s = block_sum_once(s, warp_part);
     const float r = rsqrtf(s / a.C + a.eps);
     T *__restrict__ yr = (T *)a.y + row * a.C;
 #pragma unroll
@@ -871,7 +873,6 @@ __global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a
         if (i < nvec) store_pack<T, VEC>(yr + (long)i * VEC, pack_normalize<T, VEC>(v[p], wv[p], r, a.offset));
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
-    if constexpr (CL > 1) cluster_release_wait();
 }
 
 // The instance of a cluster size (16-byte packs only).
@@ -937,7 +938,8 @@ template <typename T, int CL>
 __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
     constexpr int VEC = 16 / sizeof(T);
     __shared__ float warp_part[32];
-    __shared__ float block_part;
+    __shared__ ClusterPush<float, 16 * CL> push;  // 16 warps x CL blocks: the cluster's partial sums
+    if constexpr (CL > 1) cluster_push_begin(&push, CL);
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
@@ -965,8 +967,8 @@ __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
         v[p] = raw_pack<T, VEC>(raw[p]);
         if (first + p * (int)blockDim.x < rp.packs) s += pack_sum_squares<T, VEC>(v[p]);
     }
-    s = block_sum_once(s, warp_part);
-    if constexpr (CL > 1) s = cluster_sum_once(s, &block_part, CL);
+    if constexpr (CL > 1) s = cluster_push_sum(s, &push, CL);
+    else s = block_sum_once(s, warp_part);
     const float r = rsqrtf(s / a.C + a.eps);
     if (g < ns) yr[scol] = from_float<T>(sv * r * (to_float(w[scol]) + a.offset));
 #pragma unroll
@@ -981,7 +983,6 @@ __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
         }
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
-    if constexpr (CL > 1) cluster_release_wait();
 }
 
 static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl);  // these two: below the supports_ check
@@ -1052,7 +1053,7 @@ template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args_t a, int slice) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ int4 slice_smem[];  // this block's packs of the row (read back as whole 16-byte words)
-    __shared__ ClusterPush push;  // the cluster's partial sums, pushed here by every warp of every block
+    __shared__ ClusterPush<float, 512> push;  // the cluster's partial sums (32 warps x 16 blocks), pushed here by every warp of every block
     const int rank = (int)cg::this_cluster().block_rank(), nblocks = (int)cg::this_cluster().num_blocks();
     cluster_push_begin(&push, nblocks);
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished

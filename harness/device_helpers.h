@@ -318,26 +318,26 @@ template <typename V> __device__ __forceinline__ V cluster_sum_once(V v, V *mine
     return v;
 #endif
 }
-// The cluster's sum by pushing (RMSNorm's cluster_cp_async): every warp sends its partial into a slot of every
+// The cluster's sum by pushing (every cluster rung of RMSNorm and LayerNorm): every warp sends its partial into a slot of every
 // block of the cluster (st.async into the peer's shared memory, counted in bytes by the peer's mbarrier), and each
 // block waits on its own mbarrier, then adds the slots in one fixed order (the same rstd in every block, to the
 // bit). No block reads another's memory, so none has to wait for its peers before it exits, and no block-wide
-// barrier is needed before the exchange. Against the exchange it replaced in RMSNorm's cluster_cp_async
-// (cluster_sum_once with relaxed arrivals, and a wait at exit for peers still reading): 1% faster at 1024 x 65536
-// on an H100, 7-9% under ncu on an H200, 10-13% at 8 rows of 128256 (results/NOTES.md).
+// barrier is needed before the exchange. Against cluster_sum_once (two cluster barriers, the second waited at
+// exit), same kernels, one process, H200: up to 24% less time at bf16 1024 x 65536, 21% at fp32 4096 x 16384 and
+// 31% at 8 rows of 128256 (one point 1% slower; results/NOTES.md).
 // cluster_push_begin at the top of the kernel (its barrier's arrival then overlaps the loads); cluster_push_sum
-// once, by every thread, with blockDim.x a multiple of 32 and at most CLUSTER_PUSH_SLOTS warps x blocks.
-#define CLUSTER_PUSH_SLOTS 512  // 32 warps x 16 blocks
-struct ClusterPush {
+// once, by every thread, with blockDim.x a multiple of 32.
+// V: float or float2 (LayerNorm's two sums); SLOTS: at least the cluster's blocks x a block's warps.
+template <typename V, int SLOTS> struct ClusterPush {
     unsigned long long bar;  // mbarrier: one arrival (the expected bytes) and the peers' st.async bytes
-    float slot[CLUSTER_PUSH_SLOTS];  // [block rank * warps + warp]
+    V slot[SLOTS];           // [block rank * warps + warp]
 };
-__device__ __forceinline__ void cluster_push_begin(ClusterPush *s, int ncl) {
+template <typename V, int SLOTS> __device__ __forceinline__ void cluster_push_begin(ClusterPush<V, SLOTS> *s, int ncl) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (threadIdx.x == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_addr(&s->bar)));
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(&s->bar)),
-                     "r"(ncl * (int)(blockDim.x / 32) * (int)sizeof(float))
+                     "r"(ncl * (int)(blockDim.x / 32) * (int)sizeof(V))
                      : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -346,7 +346,18 @@ __device__ __forceinline__ void cluster_push_begin(ClusterPush *s, int ncl) {
     __trap();  // launched in clusters only on sm_90+
 #endif
 }
-__device__ __forceinline__ float cluster_push_sum(float v, ClusterPush *s, int ncl) {
+// One value into a peer's slot (a shared::cluster address), counted by the peer's mbarrier.
+__device__ __forceinline__ void st_async(unsigned slot, float v, unsigned bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(slot),
+                 "r"(__float_as_uint(v)), "r"(bar)
+                 : "memory");
+}
+__device__ __forceinline__ void st_async(unsigned slot, float2 v, unsigned bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];\n" ::"r"(slot),
+                 "f"(v.x), "f"(v.y), "r"(bar)
+                 : "memory");
+}
+template <typename V, int SLOTS> __device__ __forceinline__ V cluster_push_sum(V v, ClusterPush<V, SLOTS> *s, int ncl) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const int lane = threadIdx.x % 32, nw = blockDim.x / 32;
     unsigned rank;
@@ -358,16 +369,14 @@ __device__ __forceinline__ float cluster_push_sum(float v, ClusterPush *s, int n
         const unsigned mine = smem_addr(&s->slot[rank * nw + threadIdx.x / 32]);  // this warp's slot, in each block
         asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(slot) : "r"(mine), "r"(lane));
         asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(bar) : "r"(smem_addr(&s->bar)), "r"(lane));
-        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(slot),
-                     "r"(__float_as_uint(v)), "r"(bar)
-                     : "memory");
+        st_async(slot, v, bar);
     }
     asm volatile(
         "{\n .reg .pred done;\n WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
         " @!done bra WAIT_%=;\n}\n" ::"r"(smem_addr(&s->bar))
         : "memory");
-    float t = 0.f;
-    for (int i = lane; i < ncl * nw; i += 32) t += s->slot[i];
+    V t{};
+    for (int i = lane; i < ncl * nw; i += 32) t = vadd(t, s->slot[i]);
     return warp_sum(t);
 #else
     __trap();  // launched in clusters only on sm_90+
