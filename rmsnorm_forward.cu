@@ -1053,9 +1053,10 @@ template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args_t a, int slice) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ int4 slice_smem[];  // this block's packs of the row (read back as whole 16-byte words)
+    __shared__ float warp_part[32];
     __shared__ ClusterPush<float, 512> push;  // the cluster's partial sums (32 warps x 16 blocks), pushed here by every warp of every block
     const int rank = (int)cg::this_cluster().block_rank(), nblocks = (int)cg::this_cluster().num_blocks();
-    cluster_push_begin(&push, nblocks);
+    if (nblocks > 1) cluster_push_begin(&push, nblocks);  // st.async needs a cluster of 2 or more
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
     const long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
@@ -1069,7 +1070,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args
     cp_async_wait_all();  // a thread reads back only the packs it copied itself: no barrier
     float ss = 0.f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) ss += pack_sum_squares<T, VEC>(raw_pack<T, VEC>(slice_smem[i]));
-    const float r = rsqrtf(cluster_push_sum(ss, &push, nblocks) / a.C + a.eps);
+    const float r = rsqrtf((nblocks > 1 ? cluster_push_sum(ss, &push, nblocks) : block_sum_once(ss, warp_part)) / a.C + a.eps);
     for (int i0 = threadIdx.x; i0 < n; i0 += CP_W_BATCH * blockDim.x) {
         if (i0 != (int)threadIdx.x) load_raw_batch<T, VEC>(wr, ws, i0, n);
 #pragma unroll

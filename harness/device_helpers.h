@@ -326,7 +326,9 @@ template <typename V> __device__ __forceinline__ V cluster_sum_once(V v, V *mine
 // exit), same kernels, one process, H200: up to 24% less time at bf16 1024 x 65536, 21% at fp32 4096 x 16384 and
 // 31% at 8 rows of 128256 (one point 1% slower; results/NOTES.md).
 // cluster_push_begin at the top of the kernel (its barrier's arrival then overlaps the loads); cluster_push_sum
-// once, by every thread, with blockDim.x a multiple of 32.
+// once, by every thread, with blockDim.x a multiple of 32, in a cluster of 2 blocks or more (st.async to a
+// cluster of one block is an invalid shared write under compute-sanitizer memcheck; a block alone takes
+// block_sum_once).
 // V: float or float2 (LayerNorm's two sums); SLOTS: at least the cluster's blocks x a block's warps.
 template <typename V, int SLOTS> struct ClusterPush {
     unsigned long long bar;  // mbarrier: one arrival (the expected bytes) and the peers' st.async bytes
