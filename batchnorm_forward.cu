@@ -20,7 +20,7 @@ Welford merges of short groups (never one long serial sum: a channel can hold 10
 reference computes in double.
 
 Kernels (`./batchnorm_forward --list` prints the same registry; the tests check that they agree):
-   0  cudnn               cuDNN 9 legacy BatchNorm API (deprecated, still shipped), fastest of its modes and calls
+   0  cudnn               cuDNN 9, the fastest of its legacy BatchNorm calls and modes and its graph API's batch norm
    1  thread_per_channel  one thread per channel walking down all rows: coalesced across channels, only C threads
    2  block_per_channel   one block per channel reading down its column: strided, uncoalesced reads
    3  atomic_partials     partial sums and squares from many blocks, accumulated with global atomics
@@ -219,14 +219,15 @@ static void batchnorm_forward_cpu(double *y, double *save_mean, double *save_inv
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 0: cuDNN, the vendor baseline: its BatchNorm functions cudnnBatchNormalizationForwardTraining, the Ex
-// form cudnnBatchNormalizationForwardTrainingEx and cudnnBatchNormalizationForwardInference. cuDNN 9 marks these
-// legacy functions deprecated (the graph API's norm-forward node is the successor) but still ships them, and they
-// are what PyTorch calls for BatchNorm on cuDNN. The calls themselves are common.h's (harness/cudnn.h, "cuDNN's
-// legacy BatchNorm API": the descriptors, the candidates call x mode x format and NORM_CUDNN_BN, one trial
-// execution of each, the timing, the choice of the fastest, the deprecation pragmas). This program describes its
-// problem to it (bn_cudnn_describe: [N, C] is N x C x 1 x 1, given as NHWC; NCHW and NHWC images in their own
-// format) and keeps the rules of BatchNorm below.
+// Kernel 0: cuDNN, the vendor baseline, the fastest of two ways in. Its legacy BatchNorm functions
+// cudnnBatchNormalizationForwardTraining, the Ex form cudnnBatchNormalizationForwardTrainingEx and
+// cudnnBatchNormalizationForwardInference: cuDNN 9 marks them deprecated but still ships them, and they are what
+// PyTorch calls for BatchNorm on cuDNN. And the graph API's norm-forward operation in CUDNN_BATCH_NORM mode, their
+// successor, with its own engines. The calls themselves are common.h's (harness/cudnn.h, "cuDNN's legacy BatchNorm
+// API": the descriptors, the candidates call x mode x format and the graph's, NORM_CUDNN_BN, one trial execution of
+// each, the timing, the choice of the fastest, the deprecation pragmas). This program describes its problem to it
+// (bn_cudnn_describe: [N, C] is N x C x 1 x 1, given as NHWC; NCHW and NHWC images in their own format) and keeps
+// the rules of BatchNorm below.
 // cuDNN writes straight into this program's buffers: y, save_mean and save_invstd (resultSaveMean and
 // resultSaveInvVariance: the mean and 1/sqrt(var + eps)), and running_mean and running_var in place with
 // exponentialAverageFactor = momentum (cuDNN: running = factor * batch + (1 - factor) * running, the variance
@@ -2009,7 +2010,7 @@ static void launch_dispatch(const void *pp, launch_t *l) {
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "all; training needs NHW>=2",
-     "cuDNN 9 legacy BatchNorm API (deprecated, still shipped), fastest of its modes and calls", 1,
+     "cuDNN 9, the fastest of its legacy BatchNorm calls and modes and its graph API's batch norm", 1,
      CUDNN_FNS(supports_cudnn, launch_cudnn)},
     {1, "thread_per_channel", FP32_ONLY, "[N,C], NHWC; training",
      "one thread per channel walking down all rows: coalesced across channels, only C threads", 0, supports_cl,

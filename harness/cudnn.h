@@ -8,8 +8,8 @@
 // only executes. A cuDNN failure while planning becomes kernel 0's skip reason; while executing, an error.
 // (This section follows the timing one: choosing among engine configs times each with time_cold.)
 //
-// Two ways in: the graph API for LayerNorm and RMSNorm (below), and the legacy BatchNorm API for BatchNorm (the
-// last section, "cuDNN's legacy BatchNorm API").
+// Two ways in: the graph API for LayerNorm and RMSNorm (below); for BatchNorm the legacy BatchNorm API and the
+// graph API's batch norm, the faster of the two (the last section, "cuDNN's legacy BatchNorm API").
 //
 // The graph (backend) API in C, for one normalization forward: tensor descriptors, the norm-forward
 // operation, the operation graph, the engine heuristics (mode A; the fallback list when A gives nothing
@@ -536,7 +536,9 @@ static void cudnn_plan_execute(const cudnn_plan_t *p, launch_t *l) {
 // Candidates (call x mode x format): training tries ForwardTraining and ForwardTrainingEx (bnOps
 // CUDNN_BATCHNORM_OPS_BN, no z, no activation) with CUDNN_BATCHNORM_SPATIAL and _SPATIAL_PERSISTENT, plus
 // ForwardTraining with CUDNN_BATCHNORM_PER_ACTIVATION where H*W = 1 (the same computation then, and PyTorch's
-// choice for 2-D input); inference tries ForwardInference with the same modes. cudnn_bn_prepare (outside the timed
+// choice for 2-D input); inference tries ForwardInference with the same modes. Both phases also try the graph API's
+// norm-forward operation in CUDNN_BATCH_NORM mode ("Graph NHWC" or "Graph NCHW": the problem's own format;
+// cudnn_bn_graph), its engine chosen by cudnn_pick_plan. cudnn_bn_prepare (outside the timed
 // region) runs each candidate once (cuDNN's status, then the CUDA error state), times every one that ran with
 // time_cold (10 cold-L2 launches) and keeps the fastest median; it prints one line per candidate (its time, or
 // why it did not run). cudnn_bn_execute runs the chosen one. SPATIAL_PERSISTENT may round differently; it is held
@@ -565,11 +567,18 @@ typedef struct {
     float *run_mean, *run_var;       // read; in training updated in place (the variance unbiased)
 } cudnn_bn_t;
 
-typedef enum { CUDNN_BN_CALL_TRAIN = 0, CUDNN_BN_CALL_TRAIN_EX = 1, CUDNN_BN_CALL_INFER = 2 } cudnn_bn_call_t;
-static const char *const k_cudnn_bn_call_names[3] = {"ForwardTraining", "ForwardTrainingEx", "ForwardInference"};
-static const char *const k_cudnn_bn_call_fns[3] = {"cudnnBatchNormalizationForwardTraining",
+typedef enum {
+    CUDNN_BN_CALL_TRAIN = 0,
+    CUDNN_BN_CALL_TRAIN_EX = 1,
+    CUDNN_BN_CALL_INFER = 2,
+    CUDNN_BN_CALL_GRAPH = 3  // the graph API's norm-forward operation in CUDNN_BATCH_NORM mode (either phase)
+} cudnn_bn_call_t;
+static const char *const k_cudnn_bn_call_names[4] = {"ForwardTraining", "ForwardTrainingEx", "ForwardInference",
+                                                     "Graph"};
+static const char *const k_cudnn_bn_call_fns[4] = {"cudnnBatchNormalizationForwardTraining",
                                                    "cudnnBatchNormalizationForwardTrainingEx",
-                                                   "cudnnBatchNormalizationForwardInference"};
+                                                   "cudnnBatchNormalizationForwardInference",
+                                                   "cudnnBackendExecute (batch norm forward)"};
 static const char *cudnn_bn_mode_name(cudnnBatchNormMode_t m) {
     return m == CUDNN_BATCHNORM_SPATIAL_PERSISTENT ? "SPATIAL_PERSISTENT"
            : m == CUDNN_BATCHNORM_SPATIAL          ? "SPATIAL"
@@ -586,6 +595,8 @@ typedef struct {
     cudnnTensorDescriptor_t xd, bnd;
     void *ws, *reserve;
     size_t ws_bytes, reserve_bytes;
+    cudnn_plan_t graph;  // CUDNN_BN_CALL_GRAPH: its plan, variant pack and workspace
+    float *invstd;       // CUDNN_BN_CALL_GRAPH in inference: 1/sqrt(running_var + eps), which that phase takes
 } cudnn_bn_cand_t;
 
 static void cudnn_bn_cand_free(cudnn_bn_cand_t *c) {
@@ -593,8 +604,11 @@ static void cudnn_bn_cand_free(cudnn_bn_cand_t *c) {
     if (c->bnd) cudnnDestroyTensorDescriptor(c->bnd);
     if (c->ws) CUDA_CHECK(cudaFree(c->ws));
     if (c->reserve) CUDA_CHECK(cudaFree(c->reserve));
+    if (c->invstd) CUDA_CHECK(cudaFree(c->invstd));
+    cudnn_plan_release(&c->graph);
     c->xd = c->bnd = NULL;
     c->ws = c->reserve = NULL;
+    c->invstd = NULL;
     c->ws_bytes = c->reserve_bytes = 0;
 }
 
@@ -613,9 +627,11 @@ static cudnnStatus_t cudnn_bn_run(const cudnn_bn_cand_t *c, const cudnn_bn_t *d)
                                                         NULL, NULL, c->xd, d->y, c->bnd, d->gamma, d->beta, factor,
                                                         d->run_mean, d->run_var, eps, d->save_mean, d->save_invstd,
                                                         NULL, c->ws, c->ws_bytes, c->reserve, c->reserve_bytes);
-    default:
+    case CUDNN_BN_CALL_INFER:
         return cudnnBatchNormalizationForwardInference(h, c->mode, &one, &zero, c->xd, d->x, c->xd, d->y, c->bnd,
                                                        d->gamma, d->beta, d->run_mean, d->run_var, eps);
+    default:
+        return cudnnBackendExecute(h, c->graph.plan, c->graph.pack);
     }
 }
 
@@ -637,9 +653,96 @@ static const char *cudnn_bn_device_buffer(void **buf, size_t bytes, const char *
     return NULL;
 }
 
-// Descriptors, buffers and one trial execution of c (NULL: it ran; else why not). The trial writes the
-// problem's outputs and updates the running statistics; the harness poisons and resets them before validating.
-static const char *cudnn_bn_cand_prepare(cudnn_bn_cand_t *c, const cudnn_bn_t *d) {
+// The graph API's candidate: one norm-forward operation in CUDNN_BATCH_NORM mode, x and y [N, C, H, W] with the
+// strides of d's format, scale, bias and the statistics [1, C, 1, 1] fp32, epsilon and momentum by value (pointers
+// into d, which the caller keeps). Training writes y, the saved mean and inverse std, and the running statistics
+// (their previous and next tensors are the same buffers: updated in place, as the legacy calls do). Inference takes
+// the mean and the inverse std, not the variance: c->invstd = 1/sqrt(running_var + eps) is computed once here,
+// outside any timed region (a deployed model folds it the same way). cudnn_pick_plan chooses among the engine
+// configs the heuristics give (each tried, the fastest kept) and prints its line.
+static __global__ void cudnn_bn_invstd_kernel(const float *var, float eps, float *out, long n) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = 1.f / sqrtf(var[i] + eps);
+}
+enum {
+    CUDNN_UID_MOMENTUM = CUDNN_UID_Y + 1,
+    CUDNN_UID_RUN_MEAN_IN,
+    CUDNN_UID_RUN_VAR_IN,
+    CUDNN_UID_RUN_MEAN_OUT,
+    CUDNN_UID_RUN_VAR_OUT
+};
+static const char *cudnn_bn_graph(cudnn_bn_cand_t *c, const cudnn_bn_t *d) {
+    cudnn_descs_t *k = &c->graph.keep;
+    cudnnDataType_t io = cudnn_dtype(d->dtype), f32 = CUDNN_DATA_FLOAT;
+    const int64_t N = d->N, C = d->C, H = d->H, W = d->W;
+    const int64_t xd[4] = {N, C, H, W};
+    const int64_t nchw[4] = {C * H * W, H * W, W, 1}, nhwc[4] = {H * W * C, 1, W * C, C};
+    const int64_t *xs = c->format == CUDNN_TENSOR_NHWC ? nhwc : nchw;
+    const int64_t vd[4] = {1, C, 1, 1}, vs[4] = {C, 1, C, C}, ones[4] = {1, 1, 1, 1};
+    cudnnBackendDescriptor_t x, y, scale, bias, eps, mean, rstd, op;
+    REASON_TRY(cudnn_tensor(k, &x, "x", CUDNN_UID_X, io, 4, xd, xs, false));
+    REASON_TRY(cudnn_tensor(k, &y, "y", CUDNN_UID_Y, io, 4, xd, xs, false));
+    REASON_TRY(cudnn_tensor(k, &scale, "scale", CUDNN_UID_SCALE, f32, 4, vd, vs, false));
+    REASON_TRY(cudnn_tensor(k, &bias, "bias", CUDNN_UID_BIAS, f32, 4, vd, vs, false));
+    REASON_TRY(cudnn_tensor(k, &eps, "epsilon", CUDNN_UID_EPS, f32, 4, ones, ones, true));
+    REASON_TRY(cudnn_tensor(k, &mean, "mean", CUDNN_UID_MEAN, f32, 4, vd, vs, false));
+    REASON_TRY(cudnn_tensor(k, &rstd, "inv variance", CUDNN_UID_RSTD, f32, 4, vd, vs, false));
+    cudnnBackendNormMode_t mode = CUDNN_BATCH_NORM;
+    cudnnBackendNormFwdPhase_t phase = d->training ? CUDNN_NORM_FWD_TRAINING : CUDNN_NORM_FWD_INFERENCE;
+    REASON_TRY(cudnn_create(k, CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, &op));
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1, &phase);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mean);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rstd);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &scale);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &bias);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &eps);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+    int64_t uids[12];
+    void *ptrs[12];
+    int n = 0;
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_X, d->x);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_Y, d->y);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_SCALE, d->gamma);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_BIAS, d->beta);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_EPS, &d->eps);  // by value: a host pointer
+    if (d->training) {
+        cudnnBackendDescriptor_t mom, rm_in, rv_in, rm_out, rv_out;
+        REASON_TRY(cudnn_tensor(k, &mom, "momentum", CUDNN_UID_MOMENTUM, f32, 4, ones, ones, true));
+        REASON_TRY(cudnn_tensor(k, &rm_in, "running mean (in)", CUDNN_UID_RUN_MEAN_IN, f32, 4, vd, vs, false));
+        REASON_TRY(cudnn_tensor(k, &rv_in, "running var (in)", CUDNN_UID_RUN_VAR_IN, f32, 4, vd, vs, false));
+        REASON_TRY(cudnn_tensor(k, &rm_out, "running mean (out)", CUDNN_UID_RUN_MEAN_OUT, f32, 4, vd, vs, false));
+        REASON_TRY(cudnn_tensor(k, &rv_out, "running var (out)", CUDNN_UID_RUN_VAR_OUT, f32, 4, vd, vs, false));
+        CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mom);
+        CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rm_in);
+        CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rv_in);
+        CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rm_out);
+        CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rv_out);
+        cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_MEAN, d->save_mean);
+        cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_RSTD, d->save_invstd);
+        cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_MOMENTUM, &d->momentum);  // by value
+        cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_RUN_MEAN_IN, d->run_mean);
+        cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_RUN_VAR_IN, d->run_var);
+        cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_RUN_MEAN_OUT, d->run_mean);  // in place
+        cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_RUN_VAR_OUT, d->run_var);
+    } else {
+        REASON_TRY(cudnn_bn_device_buffer((void **)&c->invstd, (size_t)C * sizeof(float), "inverse std"));
+        cudnn_bn_invstd_kernel<<<(unsigned)((C + 255) / 256), 256>>>(d->run_var, d->eps, c->invstd, C);
+        CUDA_CHECK(cudaGetLastError());
+        CUDA_CHECK(cudaDeviceSynchronize());
+        cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_MEAN, d->run_mean);
+        cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_RSTD, c->invstd);
+    }
+    REASON_TRY(cudnn_finalize(op, "batch norm-forward operation"));
+    char label[96];
+    snprintf(label, sizeof label, "BatchNorm %s %s %ldx%ldx%ldx%ld %s", d->training ? "training" : "inference",
+             dtype_name(d->dtype), d->N, d->C, d->H, d->W, c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW");
+    return cudnn_pick_plan(&c->graph, &op, 1, uids, ptrs, n, label);
+}
+
+// A legacy candidate's descriptors, and the Ex call's workspace and reserve space.
+static const char *cudnn_bn_legacy(cudnn_bn_cand_t *c, const cudnn_bn_t *d) {
     cudnnHandle_t h = cudnn_handle();
     CUDNN_TRY(cudnnCreateTensorDescriptor(&c->xd));
     CUDNN_TRY(cudnnSetTensor4dDescriptor(c->xd, c->format, cudnn_dtype(d->dtype), (int)d->N, (int)d->C, (int)d->H,
@@ -664,6 +767,13 @@ static const char *cudnn_bn_cand_prepare(cudnn_bn_cand_t *c, const cudnn_bn_t *d
         REASON_TRY(cudnn_bn_device_buffer(&c->ws, c->ws_bytes, "workspace"));
         REASON_TRY(cudnn_bn_device_buffer(&c->reserve, c->reserve_bytes, "reserve space"));
     }
+    return NULL;
+}
+
+// Descriptors, buffers and one trial execution of c (NULL: it ran; else why not). The trial writes the
+// problem's outputs and updates the running statistics; the harness poisons and resets them before validating.
+static const char *cudnn_bn_cand_prepare(cudnn_bn_cand_t *c, const cudnn_bn_t *d) {
+    REASON_TRY(c->call == CUDNN_BN_CALL_GRAPH ? cudnn_bn_graph(c, d) : cudnn_bn_legacy(c, d));
     REASON_TRY(cudnn_bn_status(k_cudnn_bn_call_fns[c->call], cudnn_bn_run(c, d)));
     cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess) e = cudaGetLastError();
@@ -750,7 +860,7 @@ static const char *cudnn_bn_prepare(cudnn_bn_state_t *st, const cudnn_bn_t *d) {
                 if (m == 2 &&
                     (d->H * d->W != 1 || calls[ci] == CUDNN_BN_CALL_TRAIN_EX || formats[f] != CUDNN_TENSOR_NCHW))
                     continue;
-                if (n == CUDNN_BN_MAX_CANDS) continue;  // 9 at most: never
+                if (n == CUDNN_BN_MAX_CANDS - 1) continue;  // 9 at most (and the graph's): never
                 cudnn_bn_cand_t *c = &cand[n];
                 c->call = calls[ci];
                 c->mode = modes[m];
@@ -759,6 +869,14 @@ static const char *cudnn_bn_prepare(cudnn_bn_state_t *st, const cudnn_bn_t *d) {
                          cudnn_bn_mode_name(c->mode), c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW");
                 if (cudnn_bn_cand_selected(c, only)) n++;
             }
+    {  // the graph API's norm-forward operation, in the problem's own format
+        cudnn_bn_cand_t *c = &cand[n];
+        c->call = CUDNN_BN_CALL_GRAPH;
+        c->mode = CUDNN_BATCHNORM_SPATIAL;  // (what it computes; it takes no mode)
+        c->format = d->format;
+        snprintf(c->name, sizeof c->name, "Graph %s", c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW");
+        if (cudnn_bn_cand_selected(c, only)) n++;
+    }
     if (!n) {
         snprintf(st->skip, sizeof st->skip, "NORM_CUDNN_BN='%s' matches no cuDNN candidate here", only ? only : "");
         return st->skip;
@@ -825,7 +943,12 @@ static void cudnn_bn_execute(const cudnn_bn_state_t *st, const cudnn_bn_t *d, la
     }
     CUDNN_CHECK(cudnn_bn_run(&st->best, &st->built));
     l->block_used = 0;
-    snprintf(l->path, sizeof l->path, "cuDNN %s %s", cudnn_version_string(), st->best.name);
+    if (st->best.call == CUDNN_BN_CALL_GRAPH) {  // "cuDNN 9.x Graph NHWC, engine 3 (config 1 of 2 tried, ...)"
+        const char *e = strstr(st->best.graph.path, "engine");
+        snprintf(l->path, sizeof l->path, "cuDNN %s %s, %s", cudnn_version_string(), st->best.name,
+                 e ? e : st->best.graph.path);
+    } else
+        snprintf(l->path, sizeof l->path, "cuDNN %s %s", cudnn_version_string(), st->best.name);
 }
 
 #pragma nv_diagnostic pop

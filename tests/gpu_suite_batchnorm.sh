@@ -164,7 +164,7 @@ if ./$BN 0 --check -N 7 -C 33 2>&1 | grep -q "skipped: built without cuDNN"; the
     echo "batchnorm kernel 0: built without cuDNN, its checks are not run" | tee -a "$LOG"
 else
     cudnn_each() {  # cudnn_each ARGS...: every candidate of ARGS' layout and mode, each with `0 --check ARGS`
-        local args="$*" calls modes formats words out rc
+        local args="$*" calls modes formats fmt words out rc
         case "$args" in *--inference*) calls="ForwardInference" ;; *) calls="ForwardTraining ForwardTrainingEx" ;; esac
         case "$args" in *"--layout nchw"*) formats="NCHW" ;; *"--layout nhwc"*) formats="NHWC" ;; *) formats="NCHW NHWC" ;; esac
         for call in $calls; do
@@ -187,6 +187,18 @@ else
                 done
             done
         done
+        # the graph API's candidate: the problem's own format ([N, C] is given as NHWC)
+        case "$args" in *"--layout nchw"*) fmt=NCHW ;; *) fmt=NHWC ;; esac
+        words="Graph $fmt"
+        out=$(NORM_CUDNN_BN="$words" ./$BN 0 --check "$@" 2>&1); rc=$?
+        { echo "### NORM_CUDNN_BN='$words' $BN 0 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+        if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "OK | path cuDNN .*$words"; then
+            pass "$BN 0 [$words] $*: OK"
+        elif [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "^skipped: "; then
+            pass "$BN 0 [$words] $*: $(echo "$out" | grep -m1 '^skipped: ' | cut -c1-150)"
+        else
+            fail "$BN 0 [$words] $* (exit $rc): $(echo "$out" | grep -E 'FAIL|wrong|error|did not run' | head -n 3 | tr '\n' ' ')"
+        fi
     }
     cudnn_each --dtype fp32 -N 1031 -C 33
     cudnn_each --dtype fp16 --layout nhwc -N 7 -C 64 --height 7 --width 7

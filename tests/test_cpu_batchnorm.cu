@@ -468,6 +468,12 @@ static void test_cudnn_slot(void) {
               !cudnn_bn_cand_selected(&c, "SPATIAL") && !cudnn_bn_cand_selected(&c, "SPATIAL_PERSISTENT NCHW") &&
               cudnn_bn_cand_selected(&d, "ForwardTraining SPATIAL") &&
               !cudnn_bn_cand_selected(&d, "ForwardTraining SPATIAL_PERSISTENT"));
+    cudnn_bn_cand_t g = c;
+    g.call = CUDNN_BN_CALL_GRAPH; g.mode = CUDNN_BATCHNORM_SPATIAL;
+    check("cudnn slot: the graph API's candidate is picked by 'Graph' and its format, not by a legacy call's name",
+          cudnn_bn_cand_selected(&g, "Graph") && cudnn_bn_cand_selected(&g, "Graph NHWC") &&
+              !cudnn_bn_cand_selected(&g, "Graph NCHW") && !cudnn_bn_cand_selected(&g, "ForwardTraining") &&
+              !cudnn_bn_cand_selected(&c, "Graph"));
 #endif
 }
 
