@@ -1045,9 +1045,9 @@ static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl) {
 // Wrong: needs sm_90+ and 16-byte packs; no fused add; the cluster size is a rule of slice bytes, not searched
 // per problem; a block still waits, between its loads and its stores, for the slowest block of its cluster; at
 // C <= 32768 (16-bit) or 16384 (fp32) one block holds the row and the kernel is kernel 5's shared-memory path
-// with extra steps. At 1024 x 65536: 91% of the copy on an H100, 85-87% on an H200 (4-10% ahead of kernels 5
-// and 7; QuACK's kernel of this design is 7-13% ahead of it on the H200); 8 rows of 128256 fp32 in 5.0-5.4 us
-// against kernel 8's 7.3-8.0; behind kernel 5 at C <= 32768.
+// with extra steps. On the H200 at 1024 x 65536: 84-86% of the copy, no faster than kernels 7 and 8 since they
+// push their sums too (QuACK's kernel of this design is 7-13% ahead of all three); fp32 8 rows of 128256 in
+// 5.1 us against kernel 8's 5.2; behind kernel 5 at C <= 32768.
 #define CP_W_BATCH 8  // packs of w a thread loads at once
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args_t a, int slice) {
