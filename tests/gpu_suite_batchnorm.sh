@@ -163,33 +163,9 @@ else fail "$BN timing mode CSV (exit $rc): $(tail -n 1 $tmp.csv 2>/dev/null)"; f
 if ./$BN 0 --check -N 7 -C 33 2>&1 | grep -q "skipped: built without cuDNN"; then
     echo "batchnorm kernel 0: built without cuDNN, its checks are not run" | tee -a "$LOG"
 else
-    cudnn_each() {  # cudnn_each ARGS...: every candidate of ARGS' layout and mode, each with `0 --check ARGS`
-        local args="$*" calls modes formats fmt words out rc
-        case "$args" in *--inference*) calls="ForwardInference" ;; *) calls="ForwardTraining ForwardTrainingEx" ;; esac
-        case "$args" in *"--layout nchw"*) formats="NCHW" ;; *"--layout nhwc"*) formats="NHWC" ;; *) formats="NCHW NHWC" ;; esac
-        for call in $calls; do
-            modes="SPATIAL SPATIAL_PERSISTENT"
-            # PER_ACTIVATION: H*W = 1 ([N, C] here), plain calls, NCHW descriptors
-            [ "$formats" = "NCHW NHWC" ] && [ "$call" != ForwardTrainingEx ] && modes="$modes PER_ACTIVATION"
-            for mode in $modes; do
-                for fmt in $formats; do
-                    [ "$mode" = PER_ACTIVATION ] && [ "$fmt" = NHWC ] && continue
-                    words="$call $mode $fmt"
-                    out=$(NORM_CUDNN_BN="$words" ./$BN 0 --check "$@" 2>&1); rc=$?
-                    { echo "### NORM_CUDNN_BN='$words' $BN 0 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
-                    if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "OK | path cuDNN .*$words"; then
-                        pass "$BN 0 [$words] $*: OK"
-                    elif [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "^skipped: "; then
-                        pass "$BN 0 [$words] $*: $(echo "$out" | grep -m1 '^skipped: ' | cut -c1-150)"
-                    else
-                        fail "$BN 0 [$words] $* (exit $rc): $(echo "$out" | grep -E 'FAIL|wrong|error|did not run' | head -n 3 | tr '\n' ' ')"
-                    fi
-                done
-            done
-        done
-        # the graph API's candidate: the problem's own format ([N, C] is given as NHWC)
-        case "$args" in *"--layout nchw"*) fmt=NCHW ;; *) fmt=NHWC ;; esac
-        words="Graph $fmt"
+    cudnn_one() {  # cudnn_one WORDS ARGS...: the candidate NORM_CUDNN_BN=WORDS alone, `0 --check ARGS`: OK or skipped
+        local words="$1" out rc
+        shift
         out=$(NORM_CUDNN_BN="$words" ./$BN 0 --check "$@" 2>&1); rc=$?
         { echo "### NORM_CUDNN_BN='$words' $BN 0 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
         if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "OK | path cuDNN .*$words"; then
@@ -199,6 +175,25 @@ else
         else
             fail "$BN 0 [$words] $* (exit $rc): $(echo "$out" | grep -E 'FAIL|wrong|error|did not run' | head -n 3 | tr '\n' ' ')"
         fi
+    }
+    cudnn_each() {  # cudnn_each ARGS...: every candidate of ARGS' layout and mode, each with `0 --check ARGS`
+        local args="$*" calls modes formats fmt
+        case "$args" in *--inference*) calls="ForwardInference" ;; *) calls="ForwardTraining ForwardTrainingEx" ;; esac
+        case "$args" in *"--layout nchw"*) formats="NCHW" ;; *"--layout nhwc"*) formats="NHWC" ;; *) formats="NCHW NHWC" ;; esac
+        for call in $calls; do
+            modes="SPATIAL SPATIAL_PERSISTENT"
+            # PER_ACTIVATION: H*W = 1 ([N, C] here), plain calls, NCHW descriptors
+            [ "$formats" = "NCHW NHWC" ] && [ "$call" != ForwardTrainingEx ] && modes="$modes PER_ACTIVATION"
+            for mode in $modes; do
+                for fmt in $formats; do
+                    [ "$mode" = PER_ACTIVATION ] && [ "$fmt" = NHWC ] && continue
+                    cudnn_one "$call $mode $fmt" "$@"
+                done
+            done
+        done
+        # the graph API's candidate: the problem's own format ([N, C] is given as NHWC)
+        case "$args" in *"--layout nchw"*) fmt=NCHW ;; *) fmt=NHWC ;; esac
+        cudnn_one "Graph $fmt" "$@"
     }
     cudnn_each --dtype fp32 -N 1031 -C 33
     cudnn_each --dtype fp16 --layout nhwc -N 7 -C 64 --height 7 --width 7
