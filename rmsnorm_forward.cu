@@ -752,7 +752,8 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_dsmem_kernel(rms_args
     for (int p = 0; p < PACKS; p++)
         if (p < np) ss += pack_sum_squares<T, VEC>(v[p]);
     // one round: a block alone sums by one barrier; a cluster by the pushed partials
-    const float r = rsqrtf((nblocks > 1 ? cluster_push_sum(ss, &push, (int)nblocks) : block_sum_once(ss, warp_part)) / a.C + a.eps);
+    const float ss_row = nblocks > 1 ? cluster_push_sum(ss, &push, (int)nblocks) : block_sum_once(ss, warp_part);
+    const float r = rsqrtf(ss_row / a.C + a.eps);
     const T *w = (const T *)a.w;
     T *yr = (T *)a.y + row * a.C;
 #pragma unroll
@@ -1054,7 +1055,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ int4 slice_smem[];  // this block's packs of the row (read back as whole 16-byte words)
     __shared__ float warp_part[32];
-    __shared__ ClusterPush<float, 512> push;  // the cluster's partial sums (32 warps x 16 blocks), pushed here by every warp of every block
+    __shared__ ClusterPush<float, 512> push;  // the cluster's partial sums (32 warps x 16 blocks)
     const int rank = (int)cg::this_cluster().block_rank(), nblocks = (int)cg::this_cluster().num_blocks();
     if (nblocks > 1) cluster_push_begin(&push, nblocks);  // st.async needs a cluster of 2 or more
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
@@ -1070,7 +1071,8 @@ __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args
     cp_async_wait_all();  // a thread reads back only the packs it copied itself: no barrier
     float ss = 0.f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) ss += pack_sum_squares<T, VEC>(raw_pack<T, VEC>(slice_smem[i]));
-    const float r = rsqrtf((nblocks > 1 ? cluster_push_sum(ss, &push, nblocks) : block_sum_once(ss, warp_part)) / a.C + a.eps);
+    const float ss_row = nblocks > 1 ? cluster_push_sum(ss, &push, nblocks) : block_sum_once(ss, warp_part);
+    const float r = rsqrtf(ss_row / a.C + a.eps);
     for (int i0 = threadIdx.x; i0 < n; i0 += CP_W_BATCH * blockDim.x) {
         if (i0 != (int)threadIdx.x) load_raw_batch<T, VEC>(wr, ws, i0, n);
 #pragma unroll
