@@ -945,7 +945,7 @@ static void cudnn_bn_execute(const cudnn_bn_state_t *st, const cudnn_bn_t *d, la
     l->block_used = 0;
     if (st->best.call == CUDNN_BN_CALL_GRAPH) {  // "cuDNN 9.x Graph NHWC, engine 3 (config 1 of 2 tried, ...)"
         const char *e = strstr(st->best.graph.path, "engine");
-        snprintf(l->path, sizeof l->path, "cuDNN %s %s, %s", cudnn_version_string(), st->best.name,
+        snprintf(l->path, sizeof l->path, "cuDNN %.16s %.40s, %.56s", cudnn_version_string(), st->best.name,
                  e ? e : st->best.graph.path);
     } else
         snprintf(l->path, sizeof l->path, "cuDNN %s %s", cudnn_version_string(), st->best.name);
