@@ -321,10 +321,10 @@ template <typename V> __device__ __forceinline__ V cluster_sum_once(V v, V *mine
 // The cluster's sum by pushing (every cluster rung of RMSNorm and LayerNorm): every warp sends its partial into a
 // slot of every block of the cluster (st.async into the peer's shared memory, counted in bytes by the peer's
 // mbarrier), and each block waits on its own mbarrier, then adds the slots in one fixed order (the same rstd in
-// every block, to the bit). No block reads another's memory, so none has to wait for its peers before it exits, and no block-wide
-// barrier is needed before the exchange. Against cluster_sum_once (two cluster barriers, the second waited at
-// exit), same kernels, one process, H200: up to 24% less time at bf16 1024 x 65536, 21% at fp32 4096 x 16384 and
-// 31% at 8 rows of 128256 (one point 1% slower; results/NOTES.md).
+// every block, to the bit). No block reads another's memory, so none has to wait for its peers before it exits,
+// and no block-wide barrier is needed before the exchange. Against cluster_sum_once (two cluster barriers, the
+// second waited at exit), same kernels, one process, H200: up to 24% less time at bf16 1024 x 65536, 21% at fp32
+// 4096 x 16384 and 31% at 8 rows of 128256 (one point 1% slower; results/NOTES.md).
 // cluster_push_begin at the top of the kernel (its barrier's arrival then overlaps the loads); cluster_push_sum
 // once, by every thread, with blockDim.x a multiple of 32, in a cluster of 2 blocks or more (st.async to a
 // cluster of one block is an invalid shared write under compute-sanitizer memcheck; a block alone takes
