@@ -392,7 +392,73 @@ template <bool CS> static void copy_kernel(void *ctx) {
     launch_kernel((const void *)copy16_kernel<CS>, ceil_div((long)n, 256), 256, 0, args, 1);
 }
 
+// The phase probes (--phases): a read-only and a write-only kernel over half the bytes each, shaped like the copy
+// kernel (one 16-byte vector a thread, a block per 256 vectors) and timed the same way. An op that cannot write
+// before it has read everything (BatchNorm training: every row adds to every channel's sums) is bounded by read
+// then write, not by the copy, whose reads and writes overlap. The read kernel keeps its loads by storing only
+// where the vectors' XOR equals a value they never take (the buffer is filled with one byte), as a real
+// reduction keeps its loads by writing its sum.
+template <bool CS>
+__global__ void read16_kernel(const int4 *__restrict__ src, int4 *__restrict__ sink, size_t n, int never) {
+    pdl_wait();
+    pdl_trigger();
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) {
+        int4 v = CS ? __ldcs(src + i) : src[i];
+        if ((v.x ^ v.y ^ v.z ^ v.w) == never) *sink = v;
+    }
+}
+template <bool CS> __global__ void write16_kernel(int4 *__restrict__ dst, size_t n) {
+    pdl_wait();
+    pdl_trigger();
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const int4 v = make_int4(0x3c3c3c3c, 0x3c3c3c3c, 0x3c3c3c3c, 0x3c3c3c3c);
+    if (i < n) {
+        if (CS) __stcs(dst + i, v);
+        else dst[i] = v;
+    }
+}
+template <bool CS> static void read_kernel(void *ctx) {
+    copy_ctx_t *c = (copy_ctx_t *)ctx;
+    size_t n = c->bytes / 16;
+    const int4 *src = (const int4 *)c->src;
+    int4 *sink = (int4 *)c->dst;
+    int never = 1;  // the source holds 0x3c in every byte: each vector's XOR is 0
+    void *args[] = {&src, &sink, &n, &never};
+    launch_kernel((const void *)read16_kernel<CS>, ceil_div((long)n, 256), 256, 0, args, 1);
+}
+template <bool CS> static void write_kernel(void *ctx) {
+    copy_ctx_t *c = (copy_ctx_t *)ctx;
+    size_t n = c->bytes / 16;
+    int4 *dst = (int4 *)c->dst;
+    void *args[] = {&dst, &n};
+    launch_kernel((const void *)write16_kernel<CS>, ceil_div((long)n, 256), 256, 0, args, 1);
+}
+
 typedef struct { double gbps, ms; double bytes; const char *method; } sol_t;
+
+// The fastest of fns[0..n) on the context, timed in the program's mode; the rate counts `bytes`.
+static sol_t fastest_of(void (**fns)(void *), const char **names, int n, copy_ctx_t *c, double bytes, int repeats,
+                        const char *what) {
+    sol_t s;
+    s.bytes = bytes;
+    s.ms = 1e30;
+    for (int k = 0; k < n; k++) {
+        timing_t t;
+        memset(&t, 0, sizeof t);
+        const char *why = time_mode(fns[k], c, repeats, &t);
+        if (why) {
+            fprintf(stderr, "%s: the %s %s\n", what, names[k], why);
+            exit(EXIT_CUDA);
+        }
+        if (t.median_ms < s.ms) {
+            s.ms = t.median_ms;
+            s.method = names[k];
+        }
+    }
+    s.gbps = s.bytes / (s.ms * 1e-3) / 1e9;
+    return s;
+}
 
 static sol_t measure_sol(double bytes, int repeats) {
     copy_ctx_t c;
@@ -402,24 +468,26 @@ static sol_t measure_sol(double bytes, int repeats) {
     CUDA_CHECK(cudaMemset(c.src, 0x3c, c.bytes));
     void (*fns[3])(void *) = {copy_memcpy, copy_kernel<true>, copy_kernel<false>};
     const char *names[3] = {"cudaMemcpyAsync", "copy kernel", "copy kernel, plain access"};
-    sol_t s;
-    s.bytes = 2.0 * c.bytes;
-    s.ms = 1e30;
-    for (int k = 0; k < 3; k++) {
-        timing_t t;
-        memset(&t, 0, sizeof t);
-        const char *why = time_mode(fns[k], &c, repeats, &t);
-        if (why) {
-            fprintf(stderr, "speed of light: the %s %s\n", names[k], why);
-            exit(EXIT_CUDA);
-        }
-        if (t.median_ms < s.ms) {
-            s.ms = t.median_ms;
-            s.method = names[k];
-        }
-    }
-    s.gbps = s.bytes / (s.ms * 1e-3) / 1e9;
+    sol_t s = fastest_of(fns, names, 3, &c, 2.0 * c.bytes, repeats, "speed of light");
     CUDA_CHECK(cudaFree(c.src));
     CUDA_CHECK(cudaFree(c.dst));
     return s;
+}
+
+// --phases: the read-only and the write-only probe over half the bytes each (streaming or plain access, the
+// faster), in the program's timing mode.
+static void measure_phases(double bytes, int repeats, sol_t *rd, sol_t *wr) {
+    copy_ctx_t c;
+    c.bytes = (size_t)ceil_div((long)(bytes / 2), 16) * 16;
+    c.src = dev_alloc(c.bytes);
+    c.dst = dev_alloc(c.bytes);
+    CUDA_CHECK(cudaMemset(c.src, 0x3c, c.bytes));
+    void (*rfns[2])(void *) = {read_kernel<true>, read_kernel<false>};
+    void (*wfns[2])(void *) = {write_kernel<true>, write_kernel<false>};
+    const char *rnames[2] = {"read kernel", "read kernel, plain access"};
+    const char *wnames[2] = {"write kernel", "write kernel, plain access"};
+    *rd = fastest_of(rfns, rnames, 2, &c, (double)c.bytes, repeats, "phases");
+    *wr = fastest_of(wfns, wnames, 2, &c, (double)c.bytes, repeats, "phases");
+    CUDA_CHECK(cudaFree(c.src));
+    CUDA_CHECK(cudaFree(c.dst));
 }

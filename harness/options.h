@@ -110,6 +110,7 @@ typedef struct {
     double input_mean, input_std;
     int check_only, list, help;
     int hot, pdl;    // --hot: inputs in L2, launches replayed from a CUDA graph; --pdl: programmatic dependent launch
+    int phases;      // --phases: the read-only and write-only probes beside the copy, each kernel against them
     const char *csv_path, *json_path;
     int device;
 } options_t;
@@ -201,6 +202,9 @@ static void usage(const program_t *prog, FILE *f) {
             "                    launch (default: cold L2 before every launch)\n"
             "  --pdl             with --hot: programmatic dependent launch, each launch overlapping the end of the one\n"
             "                    before it (kernels that support it; the copy too)\n"
+            "  --phases          beside the copy, a read-only and a write-only kernel over half its bytes each, and\n"
+            "                    each kernel's best time against read then write (the bound of an op that must\n"
+            "                    read all of x before it writes: BatchNorm training)\n"
             "  --check           validate only, no timing\n"
             "  --list            print the kernel registry and exit (needs no GPU)\n"
             "  --csv FILE        append one row per measured point (CSV); FILE may be a pipe or FIFO (written as a\n"
@@ -403,7 +407,7 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
     o->input_std = 1.0;
 
     enum { O_DTYPE = 1000, O_BLOCK, O_REPEATS, O_SEED, O_IMEAN, O_ISTD, O_CHECK, O_LIST, O_CSV, O_JSON,
-           O_DEVICE, O_HOT, O_PDL, O_EXTRA };
+           O_DEVICE, O_HOT, O_PDL, O_PHASES, O_EXTRA };
     struct option longopts[64];
     int n = 0;
     struct option base[] = {
@@ -415,6 +419,7 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         {"csv", required_argument, 0, O_CSV},       {"json", required_argument, 0, O_JSON},
         {"device", required_argument, 0, O_DEVICE}, {"help", no_argument, 0, 'h'},
         {"hot", no_argument, 0, O_HOT},             {"pdl", no_argument, 0, O_PDL},
+        {"phases", no_argument, 0, O_PHASES},
     };
     for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) longopts[n++] = base[i];
     for (int i = 0; i < prog->n_extra && n < 62; i++)
@@ -470,6 +475,7 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         case O_CHECK: o->check_only = 1; break;
         case O_HOT: o->hot = 1; break;
         case O_PDL: o->pdl = 1; break;
+        case O_PHASES: o->phases = 1; break;
         case O_LIST: o->list = 1; break;
         case O_CSV: o->csv_path = output_name(prog, "--csv", optarg); break;
         case O_JSON: o->json_path = output_name(prog, "--json", optarg); break;
@@ -540,6 +546,8 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         die_usage(prog, "--pdl needs --hot (it overlaps a launch with the one before it, as in a replayed graph)");
     if (o->hot && o->check_only)
         die_usage(prog, "--hot is a timing mode and --check does not time: give one of them");
+    if (o->phases && o->check_only)
+        die_usage(prog, "--phases compares times and --check does not time: give one of them");
     // The inputs are drawn from N(mean, std): mean +- 6 std must be a value of the dtype (beyond, x holds infinities).
     double dt_max = o->dtype == DT_FP16 ? 65504.0 : o->dtype == DT_BF16 ? 3.3895313892515355e38 : (double)FLT_MAX;
     if (fabs(o->input_mean) + 6.0 * o->input_std > dt_max)

@@ -241,3 +241,27 @@ else
         fi
     done
 fi
+
+# --phases: the read-only and write-only probes beside the copy, and a kernel against read then write. A probe that
+# moves half the copy's bytes must take less time than the copy and more than a third of it (a read kernel whose
+# loads were optimized away would take almost nothing).
+out=$(./$BN 10 --phases -N 65536 -C 256 --block-size 256 --repeats 20 2>&1); rc=$?
+{ echo "### $BN 10 --phases -N 65536 -C 256 (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 0 ] && python3 - "$out" <<'PY'; then
+import re, sys
+out = sys.argv[1]
+copy = float(re.search(r"^speed of light: device copy ([0-9.]+) GB/s \(measured now, ([0-9.]+) MB", out, re.M).group(2))
+m = re.search(r"^phases: read-only ([0-9.]+) us \(([0-9.]+) GB/s.*write-only ([0-9.]+) us \(([0-9.]+) GB/s.*"
+              r"read then write ([0-9.]+) us, ([0-9.]+)% of the copy's rate", out, re.M)
+rd, rgb, wr, wgb, both, pct = map(float, m.groups())
+copy_gbps = float(re.search(r"device copy ([0-9.]+) GB/s", out).group(1))
+copy_us = copy / copy_gbps * 1e3  # MB / (GB/s) = ms; in us
+assert copy_us / 3 < rd < copy_us and copy_us / 3 < wr < copy_us, (rd, wr, copy_us)
+assert abs(both - (rd + wr)) < 0.02 and 30 < pct < 100, (both, rd, wr, pct)
+b = re.search(r"^phases: best ([0-9.]+) us against read then write ([0-9.]+) us .*: ([0-9.]+)% of that bound", out, re.M)
+assert b and abs(float(b.group(2)) - both) < 0.02 and 0 < float(b.group(3)) < 130, b and b.groups()
+PY
+    pass "$BN 10 --phases: read-only and write-only probes between a third of the copy's time and all of it, the kernel against their sum"
+else
+    fail "$BN 10 --phases (exit $rc): $(echo "$out" | grep -E '^phases|error' | head -n 3 | tr '\n' ' ')"
+fi

@@ -65,6 +65,11 @@ for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
     bad "an argument to --hot" "option '--hot=1' takes no argument" --hot=1
     expect "$prog: --hot --pdl passes parsing (no GPU: exit 2 at the device)" 2 $NODEV ./$prog --hot --pdl
     contains "$prog: --hot --pdl gets as far as the device" "no CUDA device"
+    bad "--phases with --check" "--phases compares times and --check does not time" --phases --check
+    expect "$prog: --phases passes parsing (no GPU: exit 2 at the device)" 2 $NODEV ./$prog --phases --hot
+    contains "$prog: --phases gets as far as the device" "no CUDA device"
+    if ./$prog --help 2>&1 | grep -q -- "--phases .*read-only and a write-only kernel"; then pass "$prog: --help explains --phases"
+    else fail "$prog: --help explains --phases"; fi
     bad "an argument after --list" "unexpected argument '99' \(--list takes no other argument\)" --list 99
     bad "an argument after --help" "unexpected argument '3' \(--help takes no other argument\)" --help 3
     bad "--csv in a missing folder" "--csv /nonexistent-dir/x.csv: cannot write it" --csv /nonexistent-dir/x.csv
