@@ -919,10 +919,9 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_row_regs_kernel(ln_arg
     const float eps = a.eps;
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
-    __shared__ float2 warp_part[32];
     __shared__ ClusterPush<float2, 512> push;  // 32 warps x 16 blocks: the cluster's partial sums
     const int rank = (int)cg::this_cluster().block_rank(), nblocks = (int)cg::this_cluster().num_blocks();
-    if (nblocks > 1) cluster_push_begin(&push, nblocks);
+    cluster_push_begin(&push, nblocks);
     long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const T *xr = x + row * C;
     int nvec = (int)(C / VEC);
@@ -935,7 +934,7 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_row_regs_kernel(ln_arg
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
         if (p < np) shifted_add(s, v[p], k);
-    s = nblocks > 1 ? cluster_push_sum(s, &push, nblocks) : block_sum_once(s, warp_part);
+    s = cluster_push_sum(s, &push, nblocks);  // a block alone: one barrier
     const float m = k + s.x / C, r = shifted_rstd(s, C, eps);
     cluster_row_store(v, first, np, m, r, w, b, y + row * C);
     if (rank == 0 && threadIdx.x == 0) {
@@ -1149,9 +1148,8 @@ __global__ void __launch_bounds__(512, sizeof(T) == 4 && CL == 16 ? 2 : 0) layer
     float *__restrict__ mean = a.mean, *__restrict__ rstd = a.rstd;
     const long C = a.C;
     const float eps = a.eps;
-    __shared__ float2 warp_part[32];
     __shared__ ClusterPush<float2, 16 * CL> push;  // 16 warps x CL blocks: the cluster's partial sums
-    if constexpr (CL > 1) cluster_push_begin(&push, CL);
+    cluster_push_begin(&push, CL);
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const long row = blockIdx.x / CL;
     const int nvec = (int)(C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
@@ -1162,8 +1160,7 @@ __global__ void __launch_bounds__(512, sizeof(T) == 4 && CL == 16 ? 2 : 0) layer
 #pragma unroll
     for (int p = 0; p < SPLIT_PACKS; p++)
         if (first + p * (int)blockDim.x < nvec) shifted_add(s, v[p], k);
-    if constexpr (CL > 1) s = cluster_push_sum(s, &push, CL);
-    else s = block_sum_once(s, warp_part);
+    s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
     const float m = k + s.x / C, r = shifted_rstd(s, C, eps);
     split_store(v, wv, bv, first, nvec, m, r, y + row * C);
     if (rank == 0 && threadIdx.x == 0) {
@@ -1239,9 +1236,8 @@ static const char *supports_latency_split(const void *pp, int bs) {
 template <typename T, int CL>
 __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
     constexpr int VEC = 16 / sizeof(T);
-    __shared__ float2 warp_part[32];
     __shared__ ClusterPush<float2, 16 * CL> push;  // 16 warps x CL blocks: the cluster's partial sums
-    if constexpr (CL > 1) cluster_push_begin(&push, CL);
+    cluster_push_begin(&push, CL);
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
@@ -1272,8 +1268,7 @@ __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
         v[p] = raw_pack<T, VEC>(raw[p]);
         if (first + p * (int)blockDim.x < rp.packs) shifted_add(s, v[p], k);
     }
-    if constexpr (CL > 1) s = cluster_push_sum(s, &push, CL);
-    else s = block_sum_once(s, warp_part);
+    s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
     const float m = k + s.x / C, r = shifted_rstd(s, C, a.eps);
     if (g < ns) yr[scol] = from_float<T>((sv - m) * r * to_float(w[scol]) + to_float(b[scol]));
 #pragma unroll

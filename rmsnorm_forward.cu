@@ -720,10 +720,9 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_dsmem_kernel(rms_args
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
     cg::cluster_group cluster = cg::this_cluster();
-    __shared__ float warp_part[32];
     __shared__ ClusterPush<float, 512> push;  // 32 warps x 16 blocks: the cluster's partial sums
     const unsigned rank = cluster.block_rank(), nblocks = cluster.num_blocks();
-    if (nblocks > 1) cluster_push_begin(&push, (int)nblocks);
+    cluster_push_begin(&push, (int)nblocks);
     long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const T *xr = (const T *)a.x + x_row_offset(a, row);
     T *rr = a.res ? (T *)a.res + row * a.C : NULL;
@@ -751,9 +750,8 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_dsmem_kernel(rms_args
 #pragma unroll
     for (int p = 0; p < PACKS; p++)
         if (p < np) ss += pack_sum_squares<T, VEC>(v[p]);
-    // one round: a block alone sums by one barrier; a cluster by the pushed partials
-    const float ss_row = nblocks > 1 ? cluster_push_sum(ss, &push, (int)nblocks) : block_sum_once(ss, warp_part);
-    const float r = rsqrtf(ss_row / a.C + a.eps);
+    // one round: the pushed partials (a block alone: one barrier)
+    const float r = rsqrtf(cluster_push_sum(ss, &push, (int)nblocks) / a.C + a.eps);
     const T *w = (const T *)a.w;
     T *yr = (T *)a.y + row * a.C;
 #pragma unroll
@@ -844,9 +842,8 @@ __device__ __forceinline__ void latency_split_load(RawPack<T, VEC> *xraw, RawPac
 
 template <typename T, int VEC, int CL>
 __global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a, int pdl) {
-    __shared__ float warp_part[32];
     __shared__ ClusterPush<float, 16 * CL> push;  // 16 warps x CL blocks: the cluster's partial sums
-    if constexpr (CL > 1) cluster_push_begin(&push, CL);
+    cluster_push_begin(&push, CL);
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const long row = blockIdx.x / CL;
     const int nvec = (int)(a.C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
@@ -864,8 +861,7 @@ __global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a
 #pragma unroll
     for (int p = 0; p < SPLIT_PACKS; p++)
         if (first + p * (int)blockDim.x < nvec) s += pack_sum_squares<T, VEC>(v[p]);
-    if constexpr (CL > 1) s = cluster_push_sum(s, &push, CL);
-    else s = block_sum_once(s, warp_part);
+    s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
     const float r = rsqrtf(s / a.C + a.eps);
     T *__restrict__ yr = (T *)a.y + row * a.C;
 #pragma unroll
@@ -938,9 +934,8 @@ static const char *supports_latency_split(const void *pp, int bs) {
 template <typename T, int CL>
 __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
     constexpr int VEC = 16 / sizeof(T);
-    __shared__ float warp_part[32];
     __shared__ ClusterPush<float, 16 * CL> push;  // 16 warps x CL blocks: the cluster's partial sums
-    if constexpr (CL > 1) cluster_push_begin(&push, CL);
+    cluster_push_begin(&push, CL);
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
@@ -968,8 +963,7 @@ __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
         v[p] = raw_pack<T, VEC>(raw[p]);
         if (first + p * (int)blockDim.x < rp.packs) s += pack_sum_squares<T, VEC>(v[p]);
     }
-    if constexpr (CL > 1) s = cluster_push_sum(s, &push, CL);
-    else s = block_sum_once(s, warp_part);
+    s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
     const float r = rsqrtf(s / a.C + a.eps);
     if (g < ns) yr[scol] = from_float<T>(sv * r * (to_float(w[scol]) + a.offset));
 #pragma unroll
@@ -1054,10 +1048,9 @@ template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args_t a, int slice) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ int4 slice_smem[];  // this block's packs of the row (read back as whole 16-byte words)
-    __shared__ float warp_part[32];
     __shared__ ClusterPush<float, 512> push;  // the cluster's partial sums (32 warps x 16 blocks)
     const int rank = (int)cg::this_cluster().block_rank(), nblocks = (int)cg::this_cluster().num_blocks();
-    if (nblocks > 1) cluster_push_begin(&push, nblocks);  // st.async needs a cluster of 2 or more
+    cluster_push_begin(&push, nblocks);
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
     pdl_trigger();
     const long row = blockIdx.x / nblocks;  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
@@ -1071,8 +1064,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args
     cp_async_wait_all();  // a thread reads back only the packs it copied itself: no barrier
     float ss = 0.f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) ss += pack_sum_squares<T, VEC>(raw_pack<T, VEC>(slice_smem[i]));
-    const float ss_row = nblocks > 1 ? cluster_push_sum(ss, &push, nblocks) : block_sum_once(ss, warp_part);
-    const float r = rsqrtf(ss_row / a.C + a.eps);
+    const float r = rsqrtf(cluster_push_sum(ss, &push, nblocks) / a.C + a.eps);
     for (int i0 = threadIdx.x; i0 < n; i0 += CP_W_BATCH * blockDim.x) {
         if (i0 != (int)threadIdx.x) load_raw_batch<T, VEC>(wr, ws, i0, n);
 #pragma unroll

@@ -326,15 +326,16 @@ template <typename V> __device__ __forceinline__ V cluster_sum_once(V v, V *mine
 // second waited at exit), same kernels, one process, H200: up to 24% less time at bf16 1024 x 65536, 21% at fp32
 // 4096 x 16384 and 31% at 8 rows of 128256 (one point 1% slower; results/NOTES.md).
 // cluster_push_begin at the top of the kernel (its barrier's arrival then overlaps the loads); cluster_push_sum
-// once, by every thread, with blockDim.x a multiple of 32, in a cluster of 2 blocks or more (st.async to a
-// cluster of one block is an invalid shared write under compute-sanitizer memcheck; a block alone takes
-// block_sum_once).
+// once, by every thread, with blockDim.x a multiple of 32. A block alone (ncl = 1: a cluster of one block, or
+// no cluster, on any GPU) takes block_sum_once with the slots as its scratch and no mbarrier: st.async to a
+// cluster of one block is an invalid shared write under compute-sanitizer memcheck.
 // V: float or float2 (LayerNorm's two sums); SLOTS: at least the cluster's blocks x a block's warps.
 template <typename V, int SLOTS> struct ClusterPush {
     unsigned long long bar;  // mbarrier: one arrival (the expected bytes) and the peers' st.async bytes
     V slot[SLOTS];           // [block rank * warps + warp]
 };
 template <typename V, int SLOTS> __device__ __forceinline__ void cluster_push_begin(ClusterPush<V, SLOTS> *s, int ncl) {
+    if (ncl < 2) return;  // a block alone: cluster_push_sum takes the block sum
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (threadIdx.x == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_addr(&s->bar)));
@@ -360,6 +361,7 @@ __device__ __forceinline__ void st_async(unsigned slot, float2 v, unsigned bar) 
                  : "memory");
 }
 template <typename V, int SLOTS> __device__ __forceinline__ V cluster_push_sum(V v, ClusterPush<V, SLOTS> *s, int ncl) {
+    if (ncl < 2) return block_sum_once(v, s->slot);  // a block alone: one barrier
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const int lane = threadIdx.x % 32, nw = blockDim.x / 32;
     unsigned rank;
