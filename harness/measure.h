@@ -437,6 +437,21 @@ template <bool CS> static void write_kernel(void *ctx) {
 
 typedef struct { double gbps, ms; double bytes; const char *method; } sol_t;
 
+// The copy's buffers for an op that moves `bytes`: half of them read (src, every byte 0x3c), half written (dst),
+// rounded up to whole 16-byte vectors. The probes use the same pair.
+static copy_ctx_t copy_buffers(double bytes) {
+    copy_ctx_t c;
+    c.bytes = (size_t)ceil_div((long)(bytes / 2), 16) * 16;
+    c.src = dev_alloc(c.bytes);
+    c.dst = dev_alloc(c.bytes);
+    CUDA_CHECK(cudaMemset(c.src, 0x3c, c.bytes));
+    return c;
+}
+static void free_copy_buffers(copy_ctx_t *c) {
+    CUDA_CHECK(cudaFree(c->src));
+    CUDA_CHECK(cudaFree(c->dst));
+}
+
 // The fastest of fns[0..n) on the context, timed in the program's mode; the rate counts `bytes`.
 static sol_t fastest_of(void (**fns)(void *), const char **names, int n, copy_ctx_t *c, double bytes, int repeats,
                         const char *what) {
@@ -461,33 +476,23 @@ static sol_t fastest_of(void (**fns)(void *), const char **names, int n, copy_ct
 }
 
 static sol_t measure_sol(double bytes, int repeats) {
-    copy_ctx_t c;
-    c.bytes = (size_t)ceil_div((long)(bytes / 2), 16) * 16;  // half read, half written
-    c.src = dev_alloc(c.bytes);
-    c.dst = dev_alloc(c.bytes);
-    CUDA_CHECK(cudaMemset(c.src, 0x3c, c.bytes));
+    copy_ctx_t c = copy_buffers(bytes);
     void (*fns[3])(void *) = {copy_memcpy, copy_kernel<true>, copy_kernel<false>};
     const char *names[3] = {"cudaMemcpyAsync", "copy kernel", "copy kernel, plain access"};
     sol_t s = fastest_of(fns, names, 3, &c, 2.0 * c.bytes, repeats, "speed of light");
-    CUDA_CHECK(cudaFree(c.src));
-    CUDA_CHECK(cudaFree(c.dst));
+    free_copy_buffers(&c);
     return s;
 }
 
 // --phases: the read-only and the write-only probe over half the bytes each (streaming or plain access, the
 // faster), in the program's timing mode.
 static void measure_phases(double bytes, int repeats, sol_t *rd, sol_t *wr) {
-    copy_ctx_t c;
-    c.bytes = (size_t)ceil_div((long)(bytes / 2), 16) * 16;
-    c.src = dev_alloc(c.bytes);
-    c.dst = dev_alloc(c.bytes);
-    CUDA_CHECK(cudaMemset(c.src, 0x3c, c.bytes));
+    copy_ctx_t c = copy_buffers(bytes);
     void (*rfns[2])(void *) = {read_kernel<true>, read_kernel<false>};
     void (*wfns[2])(void *) = {write_kernel<true>, write_kernel<false>};
     const char *rnames[2] = {"read kernel", "read kernel, plain access"};
     const char *wnames[2] = {"write kernel", "write kernel, plain access"};
     *rd = fastest_of(rfns, rnames, 2, &c, (double)c.bytes, repeats, "phases");
     *wr = fastest_of(wfns, wnames, 2, &c, (double)c.bytes, repeats, "phases");
-    CUDA_CHECK(cudaFree(c.src));
-    CUDA_CHECK(cudaFree(c.dst));
+    free_copy_buffers(&c);
 }
