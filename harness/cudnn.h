@@ -579,6 +579,7 @@ static const char *const k_cudnn_bn_call_fns[4] = {"cudnnBatchNormalizationForwa
                                                    "cudnnBatchNormalizationForwardTrainingEx",
                                                    "cudnnBatchNormalizationForwardInference",
                                                    "cudnnBackendExecute (batch norm forward)"};
+static const char *cudnn_format_name(cudnnTensorFormat_t f) { return f == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW"; }
 static const char *cudnn_bn_mode_name(cudnnBatchNormMode_t m) {
     return m == CUDNN_BATCHNORM_SPATIAL_PERSISTENT ? "SPATIAL_PERSISTENT"
            : m == CUDNN_BATCHNORM_SPATIAL          ? "SPATIAL"
@@ -737,7 +738,7 @@ static const char *cudnn_bn_graph(cudnn_bn_cand_t *c, const cudnn_bn_t *d) {
     REASON_TRY(cudnn_finalize(op, "batch norm-forward operation"));
     char label[96];
     snprintf(label, sizeof label, "BatchNorm %s %s %ldx%ldx%ldx%ld %s", d->training ? "training" : "inference",
-             dtype_name(d->dtype), d->N, d->C, d->H, d->W, c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW");
+             dtype_name(d->dtype), d->N, d->C, d->H, d->W, cudnn_format_name(c->format));
     return cudnn_pick_plan(&c->graph, &op, 1, uids, ptrs, n, label);
 }
 
@@ -801,7 +802,7 @@ static int cudnn_bn_cand_selected(const cudnn_bn_cand_t *c, const char *only) {
     if (!only || !*only) return 1;
     char words[256];
     snprintf(words, sizeof words, "%s", only);
-    const char *fmt = c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW";
+    const char *fmt = cudnn_format_name(c->format);
     for (char *w = strtok(words, " ,"); w; w = strtok(NULL, " ,"))
         if (strcmp(w, k_cudnn_bn_call_names[c->call]) && strcmp(w, cudnn_bn_mode_name(c->mode)) && strcmp(w, fmt))
             return 0;
@@ -866,7 +867,7 @@ static const char *cudnn_bn_prepare(cudnn_bn_state_t *st, const cudnn_bn_t *d) {
                 c->mode = modes[m];
                 c->format = formats[f];
                 snprintf(c->name, sizeof c->name, "%s %s %s", k_cudnn_bn_call_names[c->call],
-                         cudnn_bn_mode_name(c->mode), c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW");
+                         cudnn_bn_mode_name(c->mode), cudnn_format_name(c->format));
                 if (cudnn_bn_cand_selected(c, only)) n++;
             }
     {  // the graph API's norm-forward operation, in the problem's own format
@@ -874,7 +875,7 @@ static const char *cudnn_bn_prepare(cudnn_bn_state_t *st, const cudnn_bn_t *d) {
         c->call = CUDNN_BN_CALL_GRAPH;
         c->mode = CUDNN_BATCHNORM_SPATIAL;  // (what it computes; it takes no mode)
         c->format = d->format;
-        snprintf(c->name, sizeof c->name, "Graph %s", c->format == CUDNN_TENSOR_NHWC ? "NHWC" : "NCHW");
+        snprintf(c->name, sizeof c->name, "Graph %s", cudnn_format_name(c->format));
         if (cudnn_bn_cand_selected(c, only)) n++;
     }
     if (!n) {
