@@ -250,12 +250,12 @@ out=$(./$BN 10 --phases -N 65536 -C 256 --block-size 256 --repeats 20 2>&1); rc=
 if [ $rc -eq 0 ] && python3 - "$out" <<'PY'; then
 import re, sys
 out = sys.argv[1]
-copy = float(re.search(r"^speed of light: device copy ([0-9.]+) GB/s \(measured now, ([0-9.]+) MB", out, re.M).group(2))
-m = re.search(r"^phases: read-only ([0-9.]+) us \(([0-9.]+) GB/s.*write-only ([0-9.]+) us \(([0-9.]+) GB/s.*"
+copy_gbps, copy_mb = map(float, re.search(r"^speed of light: device copy ([0-9.]+) GB/s \(measured now, ([0-9.]+) MB",
+                                          out, re.M).groups())
+m = re.search(r"^phases: read-only ([0-9.]+) us .*write-only ([0-9.]+) us .*"
               r"read then write ([0-9.]+) us, ([0-9.]+)% of the copy's rate", out, re.M)
-rd, rgb, wr, wgb, both, pct = map(float, m.groups())
-copy_gbps = float(re.search(r"device copy ([0-9.]+) GB/s", out).group(1))
-copy_us = copy / copy_gbps * 1e3  # MB / (GB/s) = ms; in us
+rd, wr, both, pct = map(float, m.groups())
+copy_us = copy_mb / copy_gbps * 1e3  # MB / (GB/s) = ms; in us
 assert copy_us / 3 < rd < copy_us and copy_us / 3 < wr < copy_us, (rd, wr, copy_us)
 assert abs(both - (rd + wr)) < 0.02 and 30 < pct < 100, (both, rd, wr, pct)
 b = re.search(r"^phases: best ([0-9.]+) us against read then write ([0-9.]+) us .*: ([0-9.]+)% of that bound", out, re.M)
