@@ -25,10 +25,10 @@ typedef struct {
 static const int k_sweep[] = {32, 64, 128, 256, 512, 1024};
 
 // --phases: the read-only and write-only probes (measure_phases), measured once after the copy.
-static struct { int on; sol_t rd, wr; } g_phases;
+typedef struct { sol_t rd, wr; } phases_t;
 
 static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, problem_t *p, const kernel_t *k,
-                                   const sol_t *sol, const char *shape) {
+                                   const sol_t *sol, const phases_t *ph, const char *shape) {
     kernel_summary_t s;
     memset(&s, 0, sizeof s);
     s.number = k->number;
@@ -132,10 +132,10 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
     if (!s.ran && !s.note[0]) snprintf(s.note, sizeof s.note, "%s", skip_note);  // the ranking's "skipped: why"
     if (!o->check_only && s.ran)
         printf("best: block_size %d | %.1f GB/s | %.1f%% SOL\n", s.block, s.gbps, s.pct);
-    if (!o->check_only && s.ran && g_phases.on)
+    if (!o->check_only && s.ran && ph)
         printf("phases: best %.2f us against read then write %.2f us (%.2f + %.2f): %.1f%% of that bound\n",
-               1e3 * s.ms, 1e3 * (g_phases.rd.ms + g_phases.wr.ms), 1e3 * g_phases.rd.ms, 1e3 * g_phases.wr.ms,
-               100.0 * (g_phases.rd.ms + g_phases.wr.ms) / s.ms);
+               1e3 * s.ms, 1e3 * (ph->rd.ms + ph->wr.ms), 1e3 * ph->rd.ms, 1e3 * ph->wr.ms,
+               100.0 * (ph->rd.ms + ph->wr.ms) / s.ms);
     return s;
 }
 
@@ -160,19 +160,18 @@ static int bench_main(int argc, char **argv, const program_t *prog) {
     problem_t *p = prog->setup(&o);
     prog->reference(p);
     sol_t sol;
+    phases_t ph;
     int have_sol = !o.check_only;
     if (have_sol) {
         sol = measure_sol(p->bytes, o.repeats);
         printf("speed of light: device copy %.1f GB/s (measured now, %.1f MB moved, %s, %s)\n", sol.gbps,
                sol.bytes / 1e6, o.hot ? (o.pdl ? "hot, graph replay, PDL" : "hot, graph replay") : "cold L2", sol.method);
         if (o.phases) {
-            g_phases.on = 1;
-            measure_phases(p->bytes, o.repeats, &g_phases.rd, &g_phases.wr);
+            measure_phases(p->bytes, o.repeats, &ph.rd, &ph.wr);
             printf("phases: read-only %.2f us (%.1f GB/s, %s), write-only %.2f us (%.1f GB/s, %s), %.1f MB each; "
                    "read then write %.2f us, %.1f%% of the copy's rate\n",
-                   1e3 * g_phases.rd.ms, g_phases.rd.gbps, g_phases.rd.method, 1e3 * g_phases.wr.ms, g_phases.wr.gbps,
-                   g_phases.wr.method, g_phases.rd.bytes / 1e6, 1e3 * (g_phases.rd.ms + g_phases.wr.ms),
-                   100.0 * sol.ms / (g_phases.rd.ms + g_phases.wr.ms));
+                   1e3 * ph.rd.ms, ph.rd.gbps, ph.rd.method, 1e3 * ph.wr.ms, ph.wr.gbps, ph.wr.method,
+                   ph.rd.bytes / 1e6, 1e3 * (ph.rd.ms + ph.wr.ms), 100.0 * sol.ms / (ph.rd.ms + ph.wr.ms));
         }
         if (g_clock_note)
             printf("clock: CUDA events around each launch (%s)\n", g_clock_note);
@@ -198,7 +197,8 @@ static int bench_main(int argc, char **argv, const program_t *prog) {
     kernel_summary_t *sum = (kernel_summary_t *)calloc(prog->n_kernels, sizeof(kernel_summary_t));
     int n_sum = 0, any_fail = 0;
     for (int i = 0; i < n_run; i++) {
-        sum[n_sum] = run_kernel(prog, &o, p, run[i], have_sol ? &sol : NULL, shape);
+        sum[n_sum] = run_kernel(prog, &o, p, run[i], have_sol ? &sol : NULL,
+                                have_sol && o.phases ? &ph : NULL, shape);
         any_fail |= sum[n_sum].failed;
         n_sum++;
     }
