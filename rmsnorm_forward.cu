@@ -1094,7 +1094,7 @@ static void launch_cluster_cp_async(const void *pp, launch_t *l) {
     ensure_dynamic_smem(fn, smem);
     rms_args_t a = rms_args(p);
     void *args[] = {&a, &pl.slice};
-    launch_in_clusters(fn, p->s.N * pl.cl, l->block_size, smem, args, pl.cl);  // a cluster at CL = 1 too
+    launch_kernel(fn, p->s.N * pl.cl, l->block_size, smem, args, pl.cl);
     if (pl.cl == 1) snprintf(l->path, sizeof l->path, "one block a row, %.1f KB in shared memory", smem / 1024.0);
     else snprintf(l->path, sizeof l->path, "cluster of %d blocks a row, %.1f KB of it a block", pl.cl, smem / 1024.0);
 }

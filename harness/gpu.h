@@ -110,15 +110,16 @@ static cudaLaunchConfig_t cluster_config(long blocks, int bs, int cl, cudaLaunch
 static int g_pdl;
 
 // Launches fn (a __global__ function; args as for cudaLaunchKernel) as `blocks` blocks of `block` threads with
-// smem bytes of dynamic shared memory on the default stream: in clusters of cl blocks when cl > 0 (sm_90+), and
-// under --pdl as a programmatic dependent launch: it may begin while the grid before it ends, and fn's pdl_wait()
-// holds its reads and writes until that grid has finished.
-static void launch_in_clusters(const void *fn, long blocks, dim3 block, size_t smem, void **args, int cl) {
+// smem bytes of dynamic shared memory on the default stream: in clusters of cl blocks when cl > 1 (sm_90+; one
+// block a cluster is a plain launch, any GPU, where sm_90's cluster queries see a cluster of one), and under --pdl
+// as a programmatic dependent launch: it may begin while the grid before it ends, and fn's pdl_wait() holds its
+// reads and writes until that grid has finished.
+static void launch_kernel(const void *fn, long blocks, dim3 block, size_t smem, void **args, int cl) {
     cudaLaunchAttribute attr[2];
-    cudaLaunchConfig_t cfg = cluster_config(blocks, 1, cl > 0 ? cl : 1, &attr[0]);
+    cudaLaunchConfig_t cfg = cluster_config(blocks, 1, cl > 1 ? cl : 1, &attr[0]);
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
-    cfg.numAttrs = cl > 0 ? 1 : 0;
+    cfg.numAttrs = cl > 1 ? 1 : 0;
     if (g_pdl) {
         attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
@@ -126,11 +127,6 @@ static void launch_in_clusters(const void *fn, long blocks, dim3 block, size_t s
     }
     cfg.attrs = attr;
     CUDA_CHECK(cudaLaunchKernelExC(&cfg, fn, args));
-}
-// The same, in clusters only when cl > 1: one block a cluster is a plain launch (any GPU). A kernel that uses
-// cluster instructions at one block a cluster (st.async, mapa) takes launch_in_clusters(..., 1).
-static void launch_kernel(const void *fn, long blocks, dim3 block, size_t smem, void **args, int cl) {
-    launch_in_clusters(fn, blocks, block, smem, args, cl > 1 ? cl : 0);
 }
 
 // Thread-block clusters and distributed shared memory exist from sm_90 on: the reason a cluster path is skipped
