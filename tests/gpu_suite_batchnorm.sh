@@ -244,7 +244,9 @@ fi
 
 # --phases: the read-only and write-only probes beside the copy, and a kernel against read then write. A probe that
 # moves half the copy's bytes must take less time than the copy and more than a third of it (a read kernel whose
-# loads were optimized away would take almost nothing).
+# loads were optimized away would take almost nothing). Their sum, read then write, may take less time than the copy
+# or more (a copy that overlaps its reads and writes well, the H200's, beats the sum; on an H100 the sum beat the
+# copy at 95-106%): only the printed share is checked against the printed times.
 out=$(./$BN 10 --phases -N 65536 -C 256 --block-size 256 --repeats 20 2>&1); rc=$?
 { echo "### $BN 10 --phases -N 65536 -C 256 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && python3 - "$out" <<'PY'; then
@@ -257,7 +259,7 @@ m = re.search(r"^phases: read-only ([0-9.]+) us .*write-only ([0-9.]+) us .*"
 rd, wr, both, pct = map(float, m.groups())
 copy_us = copy_mb / copy_gbps * 1e3  # MB / (GB/s) = ms; in us
 assert copy_us / 3 < rd < copy_us and copy_us / 3 < wr < copy_us, (rd, wr, copy_us)
-assert abs(both - (rd + wr)) < 0.02 and 30 < pct < 100, (both, rd, wr, pct)
+assert abs(both - (rd + wr)) < 0.02 and abs(pct - 100 * copy_us / both) < 0.5, (both, rd, wr, pct, copy_us)
 b = re.search(r"^phases: best ([0-9.]+) us against read then write ([0-9.]+) us .*: ([0-9.]+)% of that bound", out, re.M)
 assert b and abs(float(b.group(2)) - both) < 0.02 and 0 < float(b.group(3)) < 130, b and b.groups()
 PY
