@@ -246,7 +246,7 @@ fi
 # moves half the copy's bytes must take less time than the copy and more than a third of it (a read kernel whose
 # loads were optimized away would take almost nothing). Their sum, read then write, may take more time than the copy
 # or less (the H200's copy overlaps its reads and writes and runs at 1.4x their sum's rate; on an H100 the copy's
-# rate was 0.95-1.06x the sum's): only the printed share is checked against the printed times.
+# rate was 0.95-1.05x the sum's): only the printed share is checked against the printed times.
 out=$(./$BN 10 --phases -N 65536 -C 256 --block-size 256 --repeats 20 2>&1); rc=$?
 { echo "### $BN 10 --phases -N 65536 -C 256 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && python3 - "$out" <<'PY'; then
