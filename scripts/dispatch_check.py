@@ -7,8 +7,10 @@ The stored rows of results/<gpu>/<op>.csv come from several runs: a rung's sweep
 minutes or sessions apart, and a 2-10 us point moves by a few percent from one process to the next, so a
 dispatcher that runs the very rung it trails can look 3-7% behind it. For every point where the stored dispatcher
 trails its best stored rung by more than the threshold (scripts/standings.py), this runs that rung (its block
-size sweep) and the dispatcher in one process of the program, --rounds times, and takes the median over the
-rounds of each process's ratio: the dispatcher's time over the rung's best block's. Rows go to
+size sweep) and the dispatcher in one process of the program, --rounds + 1 times, and takes the median over the
+rounds of each process's ratio: the dispatcher's time over the rung's time at the block that the process before
+chose. (The fastest of a sweep is the minimum of several noisy times, biased low against the dispatcher's one
+configuration; a block chosen in one process and timed in the next is not.) Rows go to
 results/<gpu>/dispatch_check.csv (op, dtype, shape, rung, rung_block, rung_ms, dispatch_ms, stored_ratio,
 same_run_ratio, rounds, gpu, git_rev; a point checked again replaces its row; written after every point);
 scripts/standings.py reports the same-process ratio where a point has one. Needs the built programs and the GPU
@@ -41,20 +43,31 @@ def point_args(op, label):
     return None
 
 
-def one_round(op, dtype, args, rung, disp):
-    """(rung's best ms, its block, dispatcher's ms, git_rev) from one process running both."""
+def one_process(op, dtype, args, rung, disp):
+    """The OK CSV rows of one process running the rung's block-size sweep and the dispatcher."""
     exe = os.path.join(ROOT, f"{op}_forward")
     r = subprocess.run([exe, f"{rung},{disp}", "--dtype", dtype, *args, "--csv", "-"], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{os.path.basename(exe)} {rung},{disp} {dtype} {' '.join(args)} exited {r.returncode}: "
                            f"{(r.stderr.strip().splitlines() or [''])[-1][:200]}")
-    rows = [x for x in csv.DictReader(io.StringIO(r.stdout)) if x["status"] == "OK"]
-    rr = [x for x in rows if int(x["kernel"]) == rung]
-    dr = [x for x in rows if int(x["kernel"]) == disp]
-    if not rr or not dr:
-        raise RuntimeError(f"{op} {dtype} {' '.join(args)}: no OK row of kernel {rung if not rr else disp}")
-    best = min(rr, key=lambda x: float(x["time_ms_median"]))
-    return float(best["time_ms_median"]), int(best["block_size"]), float(dr[0]["time_ms_median"]), dr[0]["git_rev"]
+    return [x for x in csv.DictReader(io.StringIO(r.stdout)) if x["status"] == "OK"]
+
+
+def rounds_of(procs, rung, disp, what):
+    """From the rows of successive processes (one_process): for every process after the first, (the rung's ms at
+    the block the process before found fastest, that block, the dispatcher's ms, git_rev)."""
+    out, chosen = [], None
+    for rows in procs:
+        rung_ms = {int(x["block_size"]): float(x["time_ms_median"]) for x in rows if int(x["kernel"]) == rung}
+        dr = [x for x in rows if int(x["kernel"]) == disp]
+        if not rung_ms or not dr:
+            raise RuntimeError(f"{what}: no OK row of kernel {rung if not rung_ms else disp}")
+        if chosen is not None:
+            if chosen not in rung_ms:
+                raise RuntimeError(f"{what}: kernel {rung} at block {chosen} ran in one process, not in the next")
+            out.append((rung_ms[chosen], chosen, float(dr[0]["time_ms_median"]), dr[0]["git_rev"]))
+        chosen = min(rung_ms, key=rung_ms.get)
+    return out
 
 
 def main(argv):
@@ -90,7 +103,8 @@ def main(argv):
             args = point_args(op, shape) if ratio > a.threshold else None
             if args is None:
                 continue
-            rounds = [one_round(op, dtype, args, int(b["kernel"]), disp) for _ in range(a.rounds)]
+            procs = [one_process(op, dtype, args, int(b["kernel"]), disp) for _ in range(a.rounds + 1)]
+            rounds = rounds_of(procs, int(b["kernel"]), disp, f"{op} {dtype} {shape}")
             same = statistics.median(dm / rm for rm, _bs, dm, _rev in rounds)
             rm, bs, dm, rev = sorted(rounds, key=lambda x: x[2] / x[0])[len(rounds) // 2]
             worst = max(worst, same)

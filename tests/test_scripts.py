@@ -231,6 +231,22 @@ with tempfile.TemporaryDirectory() as cd:
     shutil.copy(os.path.join(ROOT, "tests", "fixtures", "layernorm_small.csv"), os.path.join(cd, "layernorm.csv"))
     expect("summary: a results folder with dispatch_check.csv holds one program CSV, layernorm",
            [op for op, _rows in summary.op_results(cd)] == ["layernorm"] and summary.results_folder(cd) == cd)
+# dispatch_check: each process's rung time is taken at the block the process before found fastest (not its own
+# fastest: the minimum of a sweep is biased low), the first process only chooses
+import dispatch_check  # noqa: E402
+def proc(rung_ms, disp_ms):
+    return [{"kernel": "10", "block_size": str(b), "time_ms_median": str(t), "git_rev": "r"} for b, t in rung_ms.items()] + \
+        [{"kernel": "14", "block_size": "256", "time_ms_median": str(disp_ms), "git_rev": "r"}]
+rds = dispatch_check.rounds_of([proc({64: 9.0, 256: 8.0}, 8.6), proc({64: 7.9, 256: 8.4}, 8.5),
+                                proc({64: 8.5, 256: 8.2}, 8.3)], 10, 14, "t")
+expect("dispatch_check: the rung timed at the block chosen one process before, the dispatcher in the same process",
+       rds == [(8.4, 256, 8.5, "r"), (8.5, 64, 8.3, "r")], rds)
+try:
+    dispatch_check.rounds_of([proc({256: 8.0}, 8.6), proc({64: 7.9}, 8.5)], 10, 14, "t")
+    expect("dispatch_check: a chosen block missing from the next process is an error", False)
+except RuntimeError as e:
+    expect("dispatch_check: a chosen block missing from the next process is an error", "block 256" in str(e), e)
+
 line = standings.op_line("layernorm", rows, [])
 expect("standings: the line gives the range of %SOL, cuDNN beside it, and the dispatcher's worst point",
        "80-96% (fp32)" in line and "behind by more than 2% at 1 of 1 " in line and "at 1 of 2 points (worst 1.05x" in line,
