@@ -31,14 +31,15 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
    8  l2_two_pass         5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2
    9  nchw_cluster_l2     NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second read from L2
   10  l2_one_sync         8 with the per-channel sums added by L2 atomics: one grid sync, no combine phase
-  11  infer_elementwise   inference: y from the running statistics, elementwise and shaped like the copy, every layout
-  12  dispatch            picks the rung by layout, H*W, mode and plan (a table, first match wins), and says which ran
+  11  l2_keep_front       10 with the first rows of each block's slice kept in shared memory: less of x re-read from DRAM
+  12  infer_elementwise   inference: y from the running statistics, elementwise and shaped like the copy, every layout
+  13  dispatch            picks the rung by layout, H*W, mode, x against L2 and plan (a table, first match wins), says which ran
 
-Layouts and modes: 1-6, 8 and 10 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 9
-run NCHW, 11 and 12 run all three; a kernel says `skipped: <reason>` for a layout or mode it does not handle.
-Inference runs in 11 (an elementwise kernel shaped like the copy: a trip a thread, 16-byte packs; blocks of at
-most 256 threads), in 12 (which runs 11) and in 0; 1-10 are training kernels and skip it, 11 skips training.
-1-3 are the fp32 teaching steps; 4-12 run fp32, fp16 and bf16.
+Layouts and modes: 1-6, 8, 10 and 11 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 9
+run NCHW, 12 and 13 run all three; a kernel says `skipped: <reason>` for a layout or mode it does not handle.
+Inference runs in 12 (an elementwise kernel shaped like the copy: a trip a thread, 16-byte packs; blocks of at
+most 256 threads), in 13 (which runs 12) and in 0; 1-11 are training kernels and skip it, 12 skips training.
+1-3 are the fp32 teaching steps; 4-13 run fp32, fp16 and bf16.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`):
 cuDNN's BatchNorm forward functions in every layout, dtype and mode, writing into this program's buffers. Its
 candidates (ForwardTraining / ForwardTrainingEx / ForwardInference x SPATIAL / SPATIAL_PERSISTENT x NCHW / NHWC
@@ -71,8 +72,8 @@ are a few fp32 roundings away from the double reference, far inside the fp32 tol
 Run:
   make && ./batchnorm_forward 5                      validate kernel 5, sweep block sizes, time each
   ./batchnorm_forward all --dtype bf16               every kernel, ranked
-  ./batchnorm_forward 12 --layout nchw -N 32 -C 256 --height 56 --width 56 --check
-  ./batchnorm_forward 12 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
+  ./batchnorm_forward 13 --layout nchw -N 32 -C 256 --height 56 --width 56 --check
+  ./batchnorm_forward 13 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
   ./batchnorm_forward --list                         the registry (no GPU needed)
 Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for an H100/H200, where the
 cluster kernels have their code):
@@ -540,10 +541,10 @@ static long bn_wave(const void *fn, int bs, size_t smem = 0) {
 }
 static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-// Skip reasons shared by the channels-contiguous training kernels (1-6, 8, 10).
+// Skip reasons shared by the channels-contiguous training kernels (1-6, 8, 10, 11).
 static const char *training_cl_only(const bn_problem_t *p) {
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 11";
-    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernels 7, 9 and 12 run NCHW)";
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
+    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernels 7, 9 and 13 run NCHW)";
     return NULL;
 }
 static const char *supports_cl(const void *pp, int bs) {
@@ -827,9 +828,11 @@ static int k5_smem_floats(int bs, int vec) { return 2 * bs * (vec < 4096 / bs ? 
 // A block's shifted sums (kernel 5's first pass, and the first phase of kernels 8 and 10): block bx's G packs of
 // channels over rows [row0, row1), around the values of row shift_row. Returns whether the thread has a pack of
 // channels and rows; threads rg == 0 of those hold their pack's block totals in s. sm: sm_floats of shared memory.
-template <typename T, int VEC>
+// KEEP (kernel 11): the slice's first keep_rows rows also go to `keep` in shared memory, [keep_rows][G] packs.
+template <typename T, int VEC, bool KEEP = false>
 __device__ __forceinline__ bool bn_block_shift_sums(const bn_args_t &a, ShiftSums<VEC> &s, int G, long row0,
-                                                    long row1, long shift_row, int sm_floats, float *sm, long bx) {
+                                                    long row1, long shift_row, int sm_floats, float *sm, long bx,
+                                                    RawPack<T, VEC> *keep = nullptr, long keep_rows = 0) {
     const T *__restrict__ x = (const T *)a.x;
     const long C = a.C;
     constexpr int U = K5_LOADS(T, VEC);
@@ -845,7 +848,23 @@ __device__ __forceinline__ bool bn_block_shift_sums(const bn_args_t &a, ShiftSum
         // shift row, whose every value adds exactly 0 to both sums.
         long n = (row1 - row0 - rg + RG - 1) / RG, step = (long)RG * C;
         const T *q = xp + (row0 + rg) * C;
-        for (long i = 0; i < n; i += U, q += U * step) {
+        long i = 0;
+        if constexpr (KEEP) {  // the thread's rows rg + i * RG < keep_rows (i < nk) are kept as they are summed
+            const long nk = keep_rows > rg ? (keep_rows - rg + RG - 1) / RG : 0;
+            RawPack<T, VEC> *kp = keep + rg * G + g;
+            const int kstep = RG * G;  // the block's threads: a row group's packs apart
+            for (; i < nk; i += U, q += U * step, kp += U * kstep) {
+                RawPack<T, VEC> p[U];
+#pragma unroll
+                for (int u = 0; u < U; u++) p[u] = load_raw<T, VEC>(i + u < n ? q + u * step : shift_row_p);
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    if (i + u < nk) kp[u * kstep] = p[u];
+#pragma unroll
+                for (int u = 0; u < U; u++) shift_sums_add(s, raw_pack<T, VEC>(p[u]));
+            }
+        }
+        for (; i < n; i += U, q += U * step) {
             RawPack<T, VEC> p[U];
 #pragma unroll
             for (int u = 0; u < U; u++)  // cached: the normalize pass wants x in L2
@@ -1406,8 +1425,8 @@ static void launch_nchw_split_planes(const void *pp, launch_t *l) {
 static const char *supports_nchw_split_planes(const void *pp, int bs) {
     (void)bs;
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 11";
-    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10 and 12 run it";
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
+    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10, 11 and 13 run it";
     return NULL;
 }
 
@@ -1418,10 +1437,12 @@ static const char *supports_nchw_split_planes(const void *pp, int bs) {
 // The normalize phase of kernels 8 and 10: block (blockIdx.x, .y)'s own slice, rows [row0, row1) of its G packs
 // of channels, last rows first (those are the lines the block read last, the likeliest still in L2), four rows a
 // thread in flight as raw words, 16-byte packs; y = x * sc + sh with the block's channels' scale and shift staged
-// in shared memory.
-template <typename T, int VEC>
+// in shared memory. KEEP (kernel 11): the slice's first keep_rows rows come from `keep` (bn_block_shift_sums put
+// them there), after the rest.
+template <typename T, int VEC, bool KEEP = false>
 __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, long row0, long row1, const float *sc,
-                                                   const float *sh) {
+                                                   const float *sh, const RawPack<T, VEC> *keep = nullptr,
+                                                   long keep_rows = 0) {
     const T *__restrict__ x = (const T *)a.x;
     T *__restrict__ y = (T *)a.y;
     const long C = a.C;
@@ -1435,35 +1456,70 @@ __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, lo
         scale[j] = sc[g * VEC + j];
         shift[j] = sh[g * VEC + j];
     }
-    for (long k = rg; k < row1 - row0; k += (long)U * RG) {  // k counts the slice's rows from its last one
+    const long kept = KEEP ? keep_rows : 0, lim = row1 - row0 - kept;  // rows read from global memory
+    for (long k = rg; k < lim; k += (long)U * RG) {  // k counts the slice's rows from its last one
         RawPack<T, VEC> p[U];  // raw words: all U loads issued before any is unpacked
 #pragma unroll
         for (int u = 0; u < U; u++)
-            if (k + u * RG < row1 - row0) p[u] = load_raw_cs<T, VEC>(x + (row1 - 1 - (k + u * RG)) * C + pc * VEC);
+            if (k + u * RG < lim) p[u] = load_raw_cs<T, VEC>(x + (row1 - 1 - (k + u * RG)) * C + pc * VEC);
 #pragma unroll
         for (int u = 0; u < U; u++) {
             long r = row1 - 1 - (k + u * RG);
-            if (r < row0) continue;
+            if (r < row0 + kept) continue;
             Pack<T, VEC> in = raw_pack<T, VEC>(p[u]), out;
 #pragma unroll
             for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), scale[j], shift[j]));
             store_pack_cs<T, VEC>(y + r * C + pc * VEC, out);
         }
     }
+    if constexpr (KEEP) {
+        for (long k = rg; k < kept; k += (long)U * RG) {  // the kept front, row row0 + k, from shared memory
+            RawPack<T, VEC> p[U];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (k + u * RG < kept) p[u] = keep[(k + u * RG) * G + g];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if (k + u * RG >= kept) continue;
+                Pack<T, VEC> in = raw_pack<T, VEC>(p[u]), out;
+#pragma unroll
+                for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), scale[j], shift[j]));
+                store_pack_cs<T, VEC>(y + (row0 + k + u * RG) * C + pc * VEC, out);
+            }
+        }
+    }
 }
 
-// The grid of kernels 8 and 10: kernel 5's first-pass grid cut to the blocks resident at once (a cooperative
+// The grid of kernels 8, 10 and 11: kernel 5's first-pass grid cut to the blocks resident at once (a cooperative
 // launch needs all of them on the GPU together); the plan says why where there is none. fn: the kernel instance
-// (vec-wide packs); combine: kernel 8 (partials in the workspace, its combine's states in shared memory).
+// (vec-wide packs); combine: kernel 8 (partials in the workspace, its combine's states in shared memory); keep:
+// kernel 11 (the rows of its slice a block keeps in shared memory, what K11_BLOCKS_PER_SM blocks an SM leave).
 typedef struct {
     long gx, gy, rows_per_block;
     int G, sm_floats, K;  // K: kernel 10's copies of the sums
     size_t smem;
+    long keep_rows;  // kernel 11: the rows of its slice a block keeps (the slice's first ones)
 } l2_plan_t;
 #define K10_ADDS_PER_COPY 32  // blocks adding into one copy of kernel 10's sums (the most; fewer copies otherwise)
 #define K10_MAX_COPIES 16
-// The plan, made at every launch: integer arithmetic and bn_wave's cached occupancy query.
-static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int vec, int combine, l2_plan_t *pl) {
+#define K11_BLOCKS_PER_SM 2  // the blocks an SM whose shared memory kernel 11's kept rows share (its launch bounds)
+// The static shared memory of `fn`, whose dynamic shared memory may then be all the rest a block can opt in to
+// (set once: the runtime is asked once per function).
+static size_t bn_static_smem_opt_in(const void *fn) {
+    static struct { const void *fn; size_t bytes; } cache[64];
+    static int n = 0;
+    for (int i = 0; i < n; i++)
+        if (cache[i].fn == fn) return cache[i].bytes;
+    cudaFuncAttributes fa;
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
+    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)(g_dev.prop.sharedMemPerBlockOptin - fa.sharedSizeBytes)));
+    if (n < 64) cache[n++] = {fn, fa.sharedSizeBytes};
+    return fa.sharedSizeBytes;
+}
+// The plan, made at every launch: integer arithmetic and cached queries (bn_wave, bn_static_smem_opt_in).
+static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int vec, int combine, int keep,
+                           l2_plan_t *pl) {
     const char *why = training_cl_only(p);
     if (why) return why;
     if (!g_dev.prop.cooperativeLaunch) return "the device does not support cooperative launch";
@@ -1474,6 +1530,14 @@ static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int ve
     pl->sm_floats = k5_smem_floats(bs, vec);
     size_t states = combine ? sizeof(Welford) * (size_t)bs : 0;  // 8's combine, in the same shared memory
     pl->smem = sizeof(float) * (size_t)pl->sm_floats > states ? sizeof(float) * (size_t)pl->sm_floats : states;
+    pl->keep_rows = 0;
+    if (keep) {  // rows of the block's G packs in what is left of the SM's shared memory for one of its blocks
+        long left = (long)g_dev.prop.sharedMemPerMultiprocessor / K11_BLOCKS_PER_SM -
+                    (long)g_dev.prop.reservedSharedMemPerBlock - (long)bn_static_smem_opt_in(fn) - (long)pl->smem;
+        long row_bytes = (long)pl->G * vec * (long)dtype_size(p->h.dtype);
+        pl->keep_rows = left > 0 ? left / row_bytes : 0;
+        pl->smem += (size_t)(pl->keep_rows * row_bytes);
+    }
     long resident = bn_wave(fn, bs, pl->smem);  // block_fits said at least one block fits an SM
     pl->gx = ceil_div(nvec, pl->G);
     if (resident < pl->gx)
@@ -1534,7 +1598,7 @@ static const char *l2_two_pass_plan(const bn_problem_t *p, int bs, l2_plan_t *pl
     const void *fn = NULL;
     int vec = bn_vec_width(p->h.dtype, p->C);  // kernel 5's packs
     DISPATCH_VEC(p->h.dtype, vec, l2_two_pass_fn, &fn);
-    return l2_plan(p, bs, fn, vec, 1, pl);
+    return l2_plan(p, bs, fn, vec, 1, 0, pl);
 }
 static void launch_l2_two_pass(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
@@ -1686,8 +1750,8 @@ template <typename T, int VEC> static void nchw_cluster_l2_why_t(const bn_proble
 }
 static const char *supports_nchw_cluster_l2(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 11";
-    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10 and 12 run it";
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
+    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10, 11 and 13 run it";
     const char *why = needs_sm90(g_dev.prop.major, g_dev.sm);
     if (why) return why;
     if (p->C * (double)nchw_cluster_l2_cluster(p) > 2147483647.0) return "C x cluster blocks exceed a 1-D grid";
@@ -1746,16 +1810,19 @@ __device__ __forceinline__ void l2_one_sync_stage(const bn_args_t &a, double *su
     }
 }
 
-template <typename T, int VEC>
-__global__ void __launch_bounds__(512, 2) batchnorm_l2_one_sync_kernel(bn_args_t a, double *sums, unsigned *ticket,
-                                                                       int K, int G, long rows_per_block,
-                                                                       int sm_floats) {
+// The body of kernels 10 and 11. KEEP: kernel 11 (keep_rows rows of the slice in shared memory after the first
+// pass's sm_floats; 10 keeps none).
+template <typename T, int VEC, bool KEEP>
+__device__ __forceinline__ void l2_one_sync_body(const bn_args_t &a, double *sums, unsigned *ticket, int K, int G,
+                                                 long rows_per_block, int sm_floats, long keep_rows) {
     cg::grid_group grid = cg::this_grid();
-    extern __shared__ __align__(16) float sm[];  // sm_floats
+    extern __shared__ __align__(16) float sm[];  // sm_floats, then (KEEP) the kept rows
     const long M = a.M, C = a.C, row0 = blockIdx.y * rows_per_block, row1 = min(M, row0 + rows_per_block);
     const int t = threadIdx.x;
+    RawPack<T, VEC> *keep = reinterpret_cast<RawPack<T, VEC> *>(sm + sm_floats);  // sm_floats: a multiple of 4
+    const long kept = KEEP ? min(keep_rows, max(row1 - row0, 0L)) : 0;
     ShiftSums<VEC> s;
-    bool active = bn_block_shift_sums<T, VEC>(a, s, G, row0, row1, 0, sm_floats, sm, blockIdx.x);
+    bool active = bn_block_shift_sums<T, VEC, KEEP>(a, s, G, row0, row1, 0, sm_floats, sm, blockIdx.x, keep, kept);
     if (t < G && active) {
         double *mine = sums + (blockIdx.y % K) * 2 * C + (blockIdx.x * (long)G + t) * VEC;  // copy by % K
 #pragma unroll
@@ -1768,41 +1835,95 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_one_sync_kernel(bn_args_t
     __shared__ __align__(16) float sc[BN_STAGED], sh[BN_STAGED];
     __shared__ int last;
     l2_one_sync_stage<T, VEC>(a, sums, ticket, K, G, sc, sh, last);
-    bn_normalize_slice<T, VEC>(a, G, row0, row1, sc, sh);
+    bn_normalize_slice<T, VEC, KEEP>(a, G, row0, row1, sc, sh, keep, kept);
+}
+// (keep_rows: kernel 11's, unused here; the two kernels take the same arguments)
+template <typename T, int VEC>
+__global__ void __launch_bounds__(512, 2) batchnorm_l2_one_sync_kernel(bn_args_t a, double *sums, unsigned *ticket,
+                                                                       int K, int G, long rows_per_block,
+                                                                       int sm_floats, long keep_rows) {
+    l2_one_sync_body<T, VEC, false>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
 
 template <typename T, int VEC> static void l2_one_sync_fn(const void **fn) {
     *fn = (const void *)batchnorm_l2_one_sync_kernel<T, VEC>;
 }
-static const char *l2_one_sync_plan(const bn_problem_t *p, int bs, l2_plan_t *pl) {
-    const void *fn = NULL;
-    int vec = bn_vec_width(p->h.dtype, p->C);  // kernel 5's packs
-    DISPATCH_VEC(p->h.dtype, vec, l2_one_sync_fn, &fn);
-    return l2_plan(p, bs, fn, vec, 0, pl);
+// The plan of kernel 10 (keep = 0) or 11 (keep = 1) for its instance fn (kernel 5's packs).
+static const char *l2_sums_plan(const bn_problem_t *p, int bs, const void *fn, int keep, l2_plan_t *pl) {
+    return l2_plan(p, bs, fn, bn_vec_width(p->h.dtype, p->C), 0, keep, pl);
 }
-static void launch_l2_one_sync(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    l2_plan_t pl = {};
-    if (l2_one_sync_plan(p, l->block_size, &pl)) return;  // supports_l2_one_sync said why
+static const void *l2_one_sync_instance(const bn_problem_t *p) {
     const void *fn = NULL;
     DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_one_sync_fn, &fn);
+    return fn;
+}
+// The launch of kernel 10 or 11: fn the instance, keep whether it is 11's.
+static void launch_sums_in_l2(const bn_problem_t *p, launch_t *l, const void *fn, int keep) {
+    l2_plan_t pl = {};
+    if (l2_sums_plan(p, l->block_size, fn, keep, &pl)) return;  // the rung's supports said why
     bn_args_t a = bn_args(p);
     double *sums = p->sums;
     unsigned *ticket = p->counters + p->C;
     void *args[] = {(void *)&a, (void *)&sums, (void *)&ticket, (void *)&pl.K, (void *)&pl.G,
-                    (void *)&pl.rows_per_block, (void *)&pl.sm_floats};
+                    (void *)&pl.rows_per_block, (void *)&pl.sm_floats, (void *)&pl.keep_rows};
     CUDA_CHECK(cudaLaunchCooperativeKernel(fn, dim3((unsigned)pl.gx, (unsigned)pl.gy), dim3(l->block_size), args,
                                            pl.smem, 0));
-    snprintf(l->path, sizeof l->path, "two passes, one grid sync: %ld x %ld blocks, %ld rows each", pl.gx, pl.gy,
-             pl.rows_per_block);
+    int n = snprintf(l->path, sizeof l->path, "two passes, one grid sync: %ld x %ld blocks, %ld rows each", pl.gx,
+                     pl.gy, pl.rows_per_block);
+    if (keep && n > 0 && n < (int)sizeof l->path)
+        snprintf(l->path + n, sizeof l->path - n, ", %ld kept on chip",
+                 std::min(pl.keep_rows, pl.rows_per_block));
+}
+static void launch_l2_one_sync(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    launch_sums_in_l2(p, l, l2_one_sync_instance(p), 0);
 }
 static const char *supports_l2_one_sync(const void *pp, int bs) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
-    return l2_one_sync_plan((const bn_problem_t *)pp, bs, &pl);
+    return l2_sums_plan(p, bs, l2_one_sync_instance(p), 0, &pl);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 11: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy it
+// Kernel 11: kernel 10 with the front of each block's slice kept on chip. Where x is larger than L2, most of
+// kernel 10's second read comes from DRAM again: the first pass walks the slice front to back, the normalize back
+// to front, and by the sync L2 has kept only the last lines read. Here the first rows of each block's slice,
+// read first and so the first evicted, also go to shared memory as they are summed (kernel 10's shared memory is
+// 8-32 KB a block of the SM's 228 KB; the plan gives each of the two resident blocks what is left, 80-105 KB), and
+// the normalize takes them from there after the rest: the second read no longer brings from DRAM the part L2 lost
+// first. The body is kernel 10's with KEEP = true (bn_block_shift_sums and bn_normalize_slice keep and read the
+// rows).
+// Improves (over 10, H100): fp32 [65536, 256] (x 67 MB, L2 50 MB) 63.7% -> 71.2% of the copy, DRAM reads 102.8 ->
+// 83.4 MB; fp32 NHWC 32x256x56x56 64.0% -> 67.8%; level (+-1%) where x fits in L2.
+// Wrong: what it keeps is at most ~25 MB over the GPU, so where x is many times L2 (fp32 NHWC 128x64x112x112,
+// 411 MB) it is level with 10; the first pass also stores the kept rows, so that phase is slower (bf16
+// [65536, 256]: first pass + sync 24.4 -> 26.0 us); the phases still do not overlap.
+template <typename T, int VEC>
+__global__ void __launch_bounds__(512, 2) batchnorm_l2_keep_front_kernel(bn_args_t a, double *sums, unsigned *ticket,
+                                                                         int K, int G, long rows_per_block,
+                                                                         int sm_floats, long keep_rows) {
+    l2_one_sync_body<T, VEC, true>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
+}
+template <typename T, int VEC> static void l2_keep_front_fn(const void **fn) {
+    *fn = (const void *)batchnorm_l2_keep_front_kernel<T, VEC>;
+}
+static const void *l2_keep_front_instance(const bn_problem_t *p) {
+    const void *fn = NULL;
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_keep_front_fn, &fn);
+    return fn;
+}
+static void launch_l2_keep_front(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    launch_sums_in_l2(p, l, l2_keep_front_instance(p), 1);
+}
+static const char *supports_l2_keep_front(const void *pp, int bs) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    l2_plan_t pl = {};
+    return l2_sums_plan(p, bs, l2_keep_front_instance(p), 1, &pl);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 12: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy it
 // is held to: a grid of as many blocks as it takes, one trip a thread, plain loads and stores, the channel
 // statistics through the read-only path (the block's neighbours have brought them into L1).
 // NCHW: one 16-byte pack a thread, its channel (q / (H*W/VEC)) % C, four scalar loads.
@@ -1811,9 +1932,9 @@ static const char *supports_l2_one_sync(const void *pp, int bs) {
 // for 16-bit packs, where 8 channels' statistics are 128 bytes a thread against 16 bytes of x.
 // Improves: inference at the copy's pace (98-99.7% of it in fp32 and NCHW, 93-98% in 16-bit [N, C] and NHWC, on
 // an H100): the shape of torch.compile's kernel.
-// Wrong: blocks of at most K11_MAX_BS threads (its launch bounds: 256 is the dispatcher's choice); inference only.
+// Wrong: blocks of at most K12_MAX_BS threads (its launch bounds: 256 is the dispatcher's choice); inference only.
 
-#define K11_MAX_BS 256
+#define K12_MAX_BS 256
 
 // The scale and shift of channels c..c+V-1 from the running statistics (c a multiple of V).
 template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_args_t &a, long c, float *k, float *sh) {
@@ -1842,7 +1963,7 @@ template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_a
     }
 }
 template <typename T, int VEC>
-__global__ void __launch_bounds__(K11_MAX_BS) batchnorm_infer_elementwise_nchw_kernel(bn_args_t a, long Q, long nvh) {
+__global__ void __launch_bounds__(K12_MAX_BS) batchnorm_infer_elementwise_nchw_kernel(bn_args_t a, long Q, long nvh) {
     long q = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (q >= Q) return;
     const T *__restrict__ x = (const T *)a.x;
@@ -1856,7 +1977,7 @@ __global__ void __launch_bounds__(K11_MAX_BS) batchnorm_infer_elementwise_nchw_k
     store_pack<T, VEC>(y + q * VEC, out);
 }
 template <typename T, int VEC, int R>
-__global__ void __launch_bounds__(K11_MAX_BS) batchnorm_infer_elementwise_cl_kernel(bn_args_t a) {
+__global__ void __launch_bounds__(K12_MAX_BS) batchnorm_infer_elementwise_cl_kernel(bn_args_t a) {
     const long C = a.C, M = a.M, nvec = C / VEC, i = blockIdx.x * (long)blockDim.x + threadIdx.x;
     const long c = i % nvec * VEC, r0 = i / nvec * R;
     if (r0 >= M) return;
@@ -1905,27 +2026,29 @@ static void launch_infer_elementwise(const void *pp, launch_t *l) {
 }
 static const char *supports_infer_elementwise(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (p->training) return "an inference kernel (y from the running statistics): training runs in kernels 1-10";
-    if (bs > K11_MAX_BS)
-        return reasonf("%d threads: the kernels are built for blocks of at most %d (__launch_bounds__)", bs, K11_MAX_BS);
+    if (p->training) return "an inference kernel (y from the running statistics): training runs in kernels 1-11";
+    if (bs > K12_MAX_BS)
+        return reasonf("%d threads: the kernels are built for blocks of at most %d (__launch_bounds__)", bs, K12_MAX_BS);
     return NULL;
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 12: the dispatcher. The rule is the table below, first match wins: each row is a condition (in words
+// Kernel 13: the dispatcher. The rule is the table below, first match wins: each row is a condition (in words
 // and as a predicate of the problem and the row's block size), the rung it runs and that rung's block size
 // (a --block-size given on the command line replaces it: the predicates then ask about that size). The
 // launcher evaluates the table and calls the rung's launcher; supports_dispatch gives the chosen rung's reason.
 // Why these rungs (measured on an H100, results/NOTES.md):
 //   channels contiguous: 8 is ahead of 5 and 6 at every size tried, x from 8 MB to 268 MB (below L2 its second
 //     read is an L2 hit; above it, the backwards walk still finds the last lines read there); 10 is 8 with one
-//     grid sync. 5 takes what 10 has no plan for (more columns of blocks than are resident).
+//     grid sync; 11 is 10 keeping the front of each slice in shared memory, ahead of 10 where x is larger than
+//     the device's L2 (1.12x at fp32 [65536, 256] on an H100) and level where it fits. 5 takes what 10 and 11
+//     have no plan for (more columns of blocks than are resident).
 //   NCHW: 9 is ahead of 7 from 14 x 14 planes up (1.1-1.5x), behind at 7 x 7 (0.94x); its best block size
 //     follows the cluster: 256 threads with clusters of 1 or 2 blocks, 128 with 4 or 8. H*W = 1 is [N, C] in
 //     memory (7 would read each channel with stride C): 5 on the [N, C] view.
 // Wrong: the thresholds are read off an H100 sweep, not derived by a script for each GPU.
 
-#define K12_NCHW_CLUSTER_HW 196  // the planes (values) from which 9 runs instead of 7
+#define K13_NCHW_CLUSTER_HW 196  // the planes (values) from which 9 runs instead of 7
 
 typedef struct {
     const char *when;                               // the condition, in words
@@ -1941,9 +2064,13 @@ typedef struct {
 static int when_inference(const bn_problem_t *p, int) { return !p->training; }
 static int when_nchw_pixels(const bn_problem_t *p, int) { return p->training && p->layout == LAYOUT_NCHW && p->HW == 1; }
 static int when_nchw_cluster(const bn_problem_t *p, int bs) {
-    return p->training && p->layout == LAYOUT_NCHW && p->HW >= K12_NCHW_CLUSTER_HW && !supports_nchw_cluster_l2(p, bs);
+    return p->training && p->layout == LAYOUT_NCHW && p->HW >= K13_NCHW_CLUSTER_HW && !supports_nchw_cluster_l2(p, bs);
 }
 static int when_nchw(const bn_problem_t *p, int) { return p->training && p->layout == LAYOUT_NCHW; }
+static int when_x_over_l2(const bn_problem_t *p, int bs) {
+    double x_bytes = (double)p->M * (double)p->C * (double)dtype_size(p->h.dtype);
+    return p->training && x_bytes > (double)g_dev.prop.l2CacheSize && !supports_l2_keep_front(p, bs);
+}
 static int when_l2_plan(const bn_problem_t *p, int bs) { return p->training && !supports_l2_one_sync(p, bs); }
 static int when_training(const bn_problem_t *p, int) { return p->training; }
 static int bs_256(const bn_problem_t *) { return 256; }
@@ -1951,14 +2078,16 @@ static int bs_512(const bn_problem_t *) { return 512; }
 static int bs_cluster(const bn_problem_t *p) { return nchw_cluster_l2_cluster(p) <= 2 ? 256 : 128; }
 
 static const bn_dispatch_row_t k_dispatch[] = {
-    {"inference, every layout", when_inference, 11, "infer_elementwise", launch_infer_elementwise,
+    {"inference, every layout", when_inference, 12, "infer_elementwise", launch_infer_elementwise,
      supports_infer_elementwise, bs_256, 0},
     {"training, NCHW with H*W = 1 (the memory of [N, C])", when_nchw_pixels, 5, "split_rows", launch_split_rows,
      supports_cl, bs_512, 1},
-    {"training, NCHW, planes of >= K12_NCHW_CLUSTER_HW values, where 9's clusters fit (sm_90)", when_nchw_cluster, 9,
+    {"training, NCHW, planes of >= K13_NCHW_CLUSTER_HW values, where 9's clusters fit (sm_90)", when_nchw_cluster, 9,
      "nchw_cluster_l2", launch_nchw_cluster_l2, supports_nchw_cluster_l2, bs_cluster, 0},
     {"training, NCHW otherwise", when_nchw, 7, "nchw_split_planes", launch_nchw_split_planes,
      supports_nchw_split_planes, bs_256, 0},
+    {"training, channels contiguous, x larger than the device's L2, where 11 has a plan", when_x_over_l2, 11,
+     "l2_keep_front", launch_l2_keep_front, supports_l2_keep_front, bs_512, 0},
     {"training, channels contiguous, where 10 has a plan (cooperative launch, the columns of blocks resident)",
      when_l2_plan, 10, "l2_one_sync", launch_l2_one_sync, supports_l2_one_sync, bs_512, 0},
     {"training, channels contiguous otherwise", when_training, 5, "split_rows", launch_split_rows, supports_cl, bs_512,
@@ -2042,11 +2171,14 @@ static const kernel_t k_kernels[] = {
     {10, "l2_one_sync", DT_ALL, "[N,C], NHWC; training",
      "8 with the per-channel sums added by L2 atomics: one grid sync, no combine phase", 0, supports_l2_one_sync,
      launch_l2_one_sync},
-    {11, "infer_elementwise", DT_ALL, "all; inference; block<=256",
+    {11, "l2_keep_front", DT_ALL, "[N,C], NHWC; training",
+     "10 with the first rows of each block's slice kept in shared memory: less of x re-read from DRAM", 0,
+     supports_l2_keep_front, launch_l2_keep_front},
+    {12, "infer_elementwise", DT_ALL, "all; inference; block<=256",
      "inference: y from the running statistics, elementwise and shaped like the copy, every layout", 0,
      supports_infer_elementwise, launch_infer_elementwise},
-    {12, "dispatch", DT_ALL, "all layouts and modes",
-     "picks the rung by layout, H*W, mode and plan (a table, first match wins), and says which ran", 1,
+    {13, "dispatch", DT_ALL, "all layouts and modes",
+     "picks the rung by layout, H*W, mode, x against L2 and plan (a table, first match wins), says which ran", 1,
      supports_dispatch, launch_dispatch},
 };
 
@@ -2251,7 +2383,7 @@ static const program_t k_program = {
     256,
     k_kernels,
     (int)(sizeof k_kernels / sizeof k_kernels[0]),
-    12,
+    13,
     k_extra,
     (int)(sizeof k_extra / sizeof k_extra[0]),
     parse_extra,
