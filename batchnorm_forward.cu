@@ -33,7 +33,7 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
   10  l2_one_sync         8 with the per-channel sums added by L2 atomics: one grid sync, no combine phase
   11  l2_keep_front       10 with the first rows of each block's slice kept in shared memory: less of x re-read from DRAM
   12  infer_elementwise   inference: y from the running statistics, elementwise and shaped like the copy, every layout
-  13  dispatch            picks the rung by layout, H*W, mode, x against L2 and plan (a table, first match wins), says which ran
+  13  dispatch            picks the rung by layout, H*W, mode and plan (a table, first match wins), and says which ran
 
 Layouts and modes: 1-6, 8, 10 and 11 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 9
 run NCHW, 12 and 13 run all three; a kernel says `skipped: <reason>` for a layout or mode it does not handle.
@@ -2040,9 +2040,11 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
 // Why these rungs (measured on an H100, results/NOTES.md):
 //   channels contiguous: 8 is ahead of 5 and 6 at every size tried, x from 8 MB to 268 MB (below L2 its second
 //     read is an L2 hit; above it, the backwards walk still finds the last lines read there); 10 is 8 with one
-//     grid sync; 11 is 10 keeping the front of each slice in shared memory, ahead of 10 where x is larger than
-//     the device's L2 (1.12x at fp32 [65536, 256] on an H100) and level where it fits. 5 takes what 10 and 11
-//     have no plan for (more columns of blocks than are resident).
+//     grid sync; 11 is 10 keeping the front of each slice in shared memory: on an H100 ahead of 10 or level with
+//     it at every standard point (1.19x at fp32 [65536, 256], 1.12x at bf16 NHWC 32x256x56x56, whose 51 MB x
+//     is just under the 50 MiB L2; within 0.3% where x is 33.5 MB), so the bytes of x against L2 pick nothing.
+//     10 takes what 11 has no plan for (its shared memory leaves fewer blocks resident at small blocks), 5 what
+//     neither has (more columns of blocks than are resident).
 //   NCHW: 9 is ahead of 7 from 14 x 14 planes up (1.1-1.5x), behind at 7 x 7 (0.94x); its best block size
 //     follows the cluster: 256 threads with clusters of 1 or 2 blocks, 128 with 4 or 8. H*W = 1 is [N, C] in
 //     memory (7 would read each channel with stride C): 5 on the [N, C] view.
@@ -2067,10 +2069,7 @@ static int when_nchw_cluster(const bn_problem_t *p, int bs) {
     return p->training && p->layout == LAYOUT_NCHW && p->HW >= K13_NCHW_CLUSTER_HW && !supports_nchw_cluster_l2(p, bs);
 }
 static int when_nchw(const bn_problem_t *p, int) { return p->training && p->layout == LAYOUT_NCHW; }
-static int when_x_over_l2(const bn_problem_t *p, int bs) {
-    double x_bytes = (double)p->M * (double)p->C * (double)dtype_size(p->h.dtype);
-    return p->training && x_bytes > (double)g_dev.prop.l2CacheSize && !supports_l2_keep_front(p, bs);
-}
+static int when_keep_plan(const bn_problem_t *p, int bs) { return p->training && !supports_l2_keep_front(p, bs); }
 static int when_l2_plan(const bn_problem_t *p, int bs) { return p->training && !supports_l2_one_sync(p, bs); }
 static int when_training(const bn_problem_t *p, int) { return p->training; }
 static int bs_256(const bn_problem_t *) { return 256; }
@@ -2086,7 +2085,7 @@ static const bn_dispatch_row_t k_dispatch[] = {
      "nchw_cluster_l2", launch_nchw_cluster_l2, supports_nchw_cluster_l2, bs_cluster, 0},
     {"training, NCHW otherwise", when_nchw, 7, "nchw_split_planes", launch_nchw_split_planes,
      supports_nchw_split_planes, bs_256, 0},
-    {"training, channels contiguous, x larger than the device's L2, where 11 has a plan", when_x_over_l2, 11,
+    {"training, channels contiguous, where 11 has a plan (10's, with its kept rows' shared memory)", when_keep_plan, 11,
      "l2_keep_front", launch_l2_keep_front, supports_l2_keep_front, bs_512, 0},
     {"training, channels contiguous, where 10 has a plan (cooperative launch, the columns of blocks resident)",
      when_l2_plan, 10, "l2_one_sync", launch_l2_one_sync, supports_l2_one_sync, bs_512, 0},
@@ -2178,7 +2177,7 @@ static const kernel_t k_kernels[] = {
      "inference: y from the running statistics, elementwise and shaped like the copy, every layout", 0,
      supports_infer_elementwise, launch_infer_elementwise},
     {13, "dispatch", DT_ALL, "all layouts and modes",
-     "picks the rung by layout, H*W, mode, x against L2 and plan (a table, first match wins), says which ran", 1,
+     "picks the rung by layout, H*W, mode and plan (a table, first match wins), and says which ran", 1,
      supports_dispatch, launch_dispatch},
 };
 

@@ -137,20 +137,20 @@ dispatch() {  # dispatch PATTERN ARGS...: `13 --check ARGS` exits 0 and its path
     else fail "$BN 13 $* (exit $rc): $(echo "$out" | grep -E 'path|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
 }
 # (check_all runs 10 and 11 before 13 in one process: the dispatcher's launch of 10 or 11 then reads the sums their
-# own launches left behind, so a launch that does not set them back to zero fails there). x larger than L2 (every
-# GPU so far has at most 50 MiB of it; fp32 [65536, 256] is 67 MB): 11; smaller: 10.
+# own launches left behind, so a launch that does not set them back to zero fails there). 11 where it has a plan,
+# 10 where only it has one (blocks of 64 threads: 11's shared memory leaves too few of them resident for C = 8192)
 dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip" --dtype fp32
-dispatch "rung 10 l2_one_sync: two passes, one grid sync" --dtype bf16 -N 16384 -C 256
+dispatch "rung 10 l2_one_sync: two passes, one grid sync" --dtype fp32 -N 64 -C 8192 --block-size 64
 dispatch "rung 5 split_rows: " --dtype fp32 -N 64 -C 65536  # 512 columns of blocks: more than are resident, no plan for 10
 dispatch "rung 5 split_rows on the \[N, C\] view" --layout nchw -N 4096 -C 64
 dispatch "rung 12 infer_elementwise: elementwise over \[M, C\], 8-wide packs" --inference --dtype bf16 -N 7 -C 40
 if [ "$QUICK" != 1 ]; then
-    dispatch "rung 10 l2_one_sync: two passes, one grid sync" --dtype bf16
+    dispatch "rung 11 l2_keep_front: two passes, one grid sync" --dtype bf16
     dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip" --layout nhwc --dtype fp32 -N 32 -C 256 --height 56 --width 56
     # NCHW with 56 x 56 planes: 9 where clusters exist (sm_90), else 7
     expect_path $BN 13 "path rung 9 nchw_cluster_l2: a channel per cluster" "path rung 7 nchw_split_planes: NCHW" --layout nchw -N 32 -C 256 --height 56 --width 56
     dispatch "rung 7 nchw_split_planes: NCHW planes" --layout nchw --dtype bf16 -N 64 -C 128 --height 7 --width 7
-    dispatch "rung 10 l2_one_sync: two passes, one grid sync" --layout nhwc --dtype bf16 -N 16 -C 256 --height 56 --width 56
+    dispatch "rung 11 l2_keep_front: two passes, one grid sync" --layout nhwc --dtype bf16 -N 16 -C 256 --height 56 --width 56
     dispatch "rung 12 infer_elementwise: elementwise over NCHW, 8-wide packs" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
     dispatch "rung 12 infer_elementwise: elementwise over \[M, C\], 4-wide packs, 1 row a thread" --inference --dtype fp32 -N 1031 -C 1000
     dispatch "rung 12 infer_elementwise: elementwise over \[M, C\], 8-wide packs, 4 rows a thread" --inference --dtype bf16 -N 1031 -C 1000
