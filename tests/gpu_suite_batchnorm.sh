@@ -138,10 +138,11 @@ dispatch() {  # dispatch PATTERN ARGS...: `13 --check ARGS` exits 0 and its path
 }
 # (check_all runs 10 and 11 before 13 in one process: the dispatcher's launch of 10 or 11 then reads the sums their
 # own launches left behind, so a launch that does not set them back to zero fails there). 11 where it has a plan,
-# 10 where only it has one (blocks of 64 threads: 11's shared memory leaves too few of them resident for C = 8192)
+# 10 where only it has one (C = 65536 in fp32 is 512 columns of blocks: at 64 threads 10 has 32 blocks an SM
+# resident, 11's shared memory leaves 2), 5 where neither has (at 512 threads both have 2 blocks an SM)
 dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip" --dtype fp32
-dispatch "rung 10 l2_one_sync: two passes, one grid sync" --dtype fp32 -N 64 -C 8192 --block-size 64
-dispatch "rung 5 split_rows: " --dtype fp32 -N 64 -C 65536  # 512 columns of blocks: more than are resident, no plan for 10
+dispatch "rung 10 l2_one_sync: two passes, one grid sync" --dtype fp32 -N 64 -C 65536 --block-size 64
+dispatch "rung 5 split_rows: " --dtype fp32 -N 64 -C 65536  # 512 columns of blocks: more than are resident
 dispatch "rung 5 split_rows on the \[N, C\] view" --layout nchw -N 4096 -C 64
 dispatch "rung 12 infer_elementwise: elementwise over \[M, C\], 8-wide packs" --inference --dtype bf16 -N 7 -C 40
 if [ "$QUICK" != 1 ]; then
