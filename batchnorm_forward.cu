@@ -2046,7 +2046,9 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
 //     10 takes what 11 has no plan for (its shared memory leaves fewer blocks resident at small blocks), 5 what
 //     neither has (more columns of blocks than are resident).
 //   NCHW: 9 is ahead of 7 from 14 x 14 planes up (1.1-1.5x), behind at 7 x 7 (0.94x); its best block size
-//     follows the cluster: 256 threads with clusters of 1 or 2 blocks, 128 with 4 or 8. H*W = 1 is [N, C] in
+//     follows the cluster and the dtype (its block sweep on an H100 and an H200): clusters of 1 or 2 blocks 512
+//     threads in fp32 (3.5-4% ahead of 256), 256 in 16-bit (512 is 1-15% behind); clusters of 4 or 8 blocks 128
+//     (within 0.5% of the best). H*W = 1 is [N, C] in
 //     memory (7 would read each channel with stride C): 5 on the [N, C] view.
 // Wrong: the thresholds are read off an H100 sweep, not derived by a script for each GPU.
 
@@ -2074,7 +2076,9 @@ static int when_l2_plan(const bn_problem_t *p, int bs) { return p->training && !
 static int when_training(const bn_problem_t *p, int) { return p->training; }
 static int bs_256(const bn_problem_t *) { return 256; }
 static int bs_512(const bn_problem_t *) { return 512; }
-static int bs_cluster(const bn_problem_t *p) { return nchw_cluster_l2_cluster(p) <= 2 ? 256 : 128; }
+static int bs_cluster(const bn_problem_t *p) {
+    return nchw_cluster_l2_cluster(p) > 2 ? 128 : dtype_size(p->h.dtype) == 4 ? 512 : 256;
+}
 
 static const bn_dispatch_row_t k_dispatch[] = {
     {"inference, every layout", when_inference, 12, "infer_elementwise", launch_infer_elementwise,
