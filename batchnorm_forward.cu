@@ -1893,8 +1893,9 @@ static const char *supports_l2_one_sync(const void *pp, int bs) {
 // the normalize takes them from there after the rest: the second read no longer brings from DRAM the part L2 lost
 // first. The body is kernel 10's with KEEP = true (bn_block_shift_sums and bn_normalize_slice keep and read the
 // rows).
-// Improves (over 10, H100): fp32 [65536, 256] (x 67 MB, L2 50 MB) 63.7% -> 71.2% of the copy, DRAM reads 102.8 ->
-// 83.4 MB; fp32 NHWC 32x256x56x56 64.0% -> 67.8%; level (+-1%) where x fits in L2.
+// Improves (over 10, H100): fp32 [65536, 256] (x 67 MB, L2 50 MB) 64.2% -> 76.3% of the copy (DRAM reads 102.8 ->
+// 83.4 MB); fp32 NHWC 32x256x56x56 64.4% -> 71.0%; bf16 NHWC 32x256x56x56 (51 MB, just under L2, which does not
+// keep all of it) 59.2% -> 66.3%; within 1% where x is 33.5 MB, 1.3% ahead at 128x64x112x112.
 // Wrong: what it keeps is at most ~25 MB over the GPU, so where x is many times L2 (fp32 NHWC 128x64x112x112,
 // 411 MB) it is level with 10; the first pass also stores the kept rows, so that phase is slower (bf16
 // [65536, 256]: first pass + sync 24.4 -> 26.0 us); the phases still do not overlap.
