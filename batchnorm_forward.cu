@@ -540,6 +540,20 @@ static long bn_wave(const void *fn, int bs, size_t smem = 0) {
     return wave;
 }
 static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
+// The static shared memory of `fn` (kernels 6 and 11), whose dynamic shared memory may then be all the rest a block can opt in to
+// (set once: the runtime is asked once per function).
+static size_t bn_static_smem_opt_in(const void *fn) {
+    static struct { const void *fn; size_t bytes; } cache[64];
+    static int n = 0;
+    for (int i = 0; i < n; i++)
+        if (cache[i].fn == fn) return cache[i].bytes;
+    cudaFuncAttributes fa;
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
+    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)(g_dev.prop.sharedMemPerBlockOptin - fa.sharedSizeBytes)));
+    if (n < 64) cache[n++] = {fn, fa.sharedSizeBytes};
+    return fa.sharedSizeBytes;
+}
 
 // Skip reasons shared by the channels-contiguous training kernels (1-6, 8, 10, 11).
 static const char *training_cl_only(const bn_problem_t *p) {
@@ -1204,10 +1218,7 @@ static const char *persistent_onchip_make_plan(const bn_problem_t *p, int bs, k6
     if (nvec > bs) return reasonf("a row of %ld packs needs a block of at least %ld threads", nvec, nvec);
     const void *fn = persistent_onchip_fn(p->h.dtype);
     if ((why = block_fits(fn, bs))) return why;
-    cudaFuncAttributes fa;
-    CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
-    long static_smem = (long)fa.sharedSizeBytes, max_dyn = (long)g_dev.prop.sharedMemPerBlockOptin - static_smem;
-    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)max_dyn));
+    long static_smem = (long)bn_static_smem_opt_in(fn), max_dyn = (long)g_dev.prop.sharedMemPerBlockOptin - static_smem;
     long RG = bs / nvec, reg_rows = (long)K6_RPR * RG, row_bytes = p->C * (long)dtype_size(p->h.dtype);
     int SMs = g_dev.prop.multiProcessorCount, maxb = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&maxb, fn, bs, 0));
@@ -1503,20 +1514,6 @@ typedef struct {
 #define K10_ADDS_PER_COPY 32  // blocks adding into one copy of kernel 10's sums (the most; fewer copies otherwise)
 #define K10_MAX_COPIES 16
 #define K11_BLOCKS_PER_SM 2  // the blocks an SM whose shared memory kernel 11's kept rows share (its launch bounds)
-// The static shared memory of `fn`, whose dynamic shared memory may then be all the rest a block can opt in to
-// (set once: the runtime is asked once per function).
-static size_t bn_static_smem_opt_in(const void *fn) {
-    static struct { const void *fn; size_t bytes; } cache[64];
-    static int n = 0;
-    for (int i = 0; i < n; i++)
-        if (cache[i].fn == fn) return cache[i].bytes;
-    cudaFuncAttributes fa;
-    CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
-    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    (int)(g_dev.prop.sharedMemPerBlockOptin - fa.sharedSizeBytes)));
-    if (n < 64) cache[n++] = {fn, fa.sharedSizeBytes};
-    return fa.sharedSizeBytes;
-}
 // The plan, made at every launch: integer arithmetic and cached queries (bn_wave, bn_static_smem_opt_in).
 static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int vec, int combine, int keep,
                            l2_plan_t *pl) {
@@ -1868,11 +1865,10 @@ static void launch_sums_in_l2(const bn_problem_t *p, launch_t *l, const void *fn
                     (void *)&pl.rows_per_block, (void *)&pl.sm_floats, (void *)&pl.keep_rows};
     CUDA_CHECK(cudaLaunchCooperativeKernel(fn, dim3((unsigned)pl.gx, (unsigned)pl.gy), dim3(l->block_size), args,
                                            pl.smem, 0));
-    int n = snprintf(l->path, sizeof l->path, "two passes, one grid sync: %ld x %ld blocks, %ld rows each", pl.gx,
-                     pl.gy, pl.rows_per_block);
-    if (keep && n > 0 && n < (int)sizeof l->path)
-        snprintf(l->path + n, sizeof l->path - n, ", %ld kept on chip",
-                 std::min(pl.keep_rows, pl.rows_per_block));
+    char kept[40] = "";
+    if (keep) snprintf(kept, sizeof kept, ", %ld kept on chip", std::min(pl.keep_rows, pl.rows_per_block));
+    snprintf(l->path, sizeof l->path, "two passes, one grid sync: %ld x %ld blocks, %ld rows each%s", pl.gx, pl.gy,
+             pl.rows_per_block, kept);
 }
 static void launch_l2_one_sync(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
