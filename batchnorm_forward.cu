@@ -32,14 +32,15 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
    9  nchw_cluster_l2     NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second read from L2
   10  l2_one_sync         8 with the per-channel sums added by L2 atomics: one grid sync, no combine phase
   11  l2_keep_front       10 with the first rows of each block's slice kept in shared memory: less of x re-read from DRAM
-  12  infer_elementwise   inference: y from the running statistics, elementwise and shaped like the copy, every layout
-  13  dispatch            picks the rung by layout, H*W, mode and plan (a table, first match wins), and says which ran
+  12  l2_coalesced_sums   11 with the block's sums added by consecutive threads (4x fewer L2 atomic sectors), fewer copies
+  13  infer_elementwise   inference: y from the running statistics, elementwise and shaped like the copy, every layout
+  14  dispatch            picks the rung by layout, H*W, mode, dtype and plan (a table, first match wins), says which ran
 
-Layouts and modes: 1-6, 8, 10 and 11 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 9
-run NCHW, 12 and 13 run all three; a kernel says `skipped: <reason>` for a layout or mode it does not handle.
-Inference runs in 12 (an elementwise kernel shaped like the copy: a trip a thread, 16-byte packs; blocks of at
-most 256 threads), in 13 (which runs 12) and in 0; 1-11 are training kernels and skip it, 12 skips training.
-1-3 are the fp32 teaching steps; 4-13 run fp32, fp16 and bf16.
+Layouts and modes: 1-6, 8 and 10-12 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 9
+run NCHW, 13 and 14 run all three; a kernel says `skipped: <reason>` for a layout or mode it does not handle.
+Inference runs in 13 (an elementwise kernel shaped like the copy: a trip a thread, 16-byte packs; blocks of at
+most 256 threads), in 14 (which runs 13) and in 0; 1-12 are training kernels and skip it, 13 skips training.
+1-3 are the fp32 teaching steps; 4-14 run fp32, fp16 and bf16.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`):
 cuDNN's BatchNorm forward functions in every layout, dtype and mode, writing into this program's buffers. Its
 candidates (ForwardTraining / ForwardTrainingEx / ForwardInference x SPATIAL / SPATIAL_PERSISTENT x NCHW / NHWC
@@ -72,8 +73,8 @@ are a few fp32 roundings away from the double reference, far inside the fp32 tol
 Run:
   make && ./batchnorm_forward 5                      validate kernel 5, sweep block sizes, time each
   ./batchnorm_forward all --dtype bf16               every kernel, ranked
-  ./batchnorm_forward 13 --layout nchw -N 32 -C 256 --height 56 --width 56 --check
-  ./batchnorm_forward 13 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
+  ./batchnorm_forward 14 --layout nchw -N 32 -C 256 --height 56 --width 56 --check
+  ./batchnorm_forward 14 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
   ./batchnorm_forward --list                         the registry (no GPU needed)
 Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for an H100/H200, where the
 cluster kernels have their code):
@@ -555,10 +556,10 @@ static size_t bn_static_smem_opt_in(const void *fn) {
     return fa.sharedSizeBytes;
 }
 
-// Skip reasons shared by the channels-contiguous training kernels (1-6, 8, 10, 11).
+// Skip reasons shared by the channels-contiguous training kernels (1-6, 8, 10-12).
 static const char *training_cl_only(const bn_problem_t *p) {
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
-    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernels 7, 9 and 13 run NCHW)";
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 13";
+    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernels 7, 9 and 14 run NCHW)";
     return NULL;
 }
 static const char *supports_cl(const void *pp, int bs) {
@@ -1436,8 +1437,8 @@ static void launch_nchw_split_planes(const void *pp, launch_t *l) {
 static const char *supports_nchw_split_planes(const void *pp, int bs) {
     (void)bs;
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
-    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10, 11 and 13 run it";
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 13";
+    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10-12 and 14 run it";
     return NULL;
 }
 
@@ -1507,11 +1508,12 @@ __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, lo
 // kernel 11 (the rows of its slice a block keeps in shared memory, what K11_BLOCKS_PER_SM blocks an SM leave).
 typedef struct {
     long gx, gy, rows_per_block;
-    int G, sm_floats, K;  // K: kernel 10's copies of the sums
+    int G, sm_floats, K;  // K: kernels 10-12's copies of the sums
     size_t smem;
     long keep_rows;  // kernel 11: the rows of its slice a block keeps (the slice's first ones)
 } l2_plan_t;
 #define K10_ADDS_PER_COPY 32  // blocks adding into one copy of kernel 10's sums (the most; fewer copies otherwise)
+#define K12_ADDS_PER_COPY 66  // kernel 12's (coalesced adds: 16-264 swept on an H100, 66-132 best)
 #define K10_MAX_COPIES 16
 #define K11_BLOCKS_PER_SM 2  // the blocks an SM whose shared memory kernel 11's kept rows share (its launch bounds)
 // The plan, made at every launch: integer arithmetic and cached queries (bn_wave, bn_static_smem_opt_in).
@@ -1544,7 +1546,6 @@ static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int ve
     if (combine && gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // 8's partials (10 has none)
     pl->rows_per_block = ceil_div(p->M, gy);
     pl->gy = ceil_div(p->M, pl->rows_per_block);  // no block without rows
-    pl->K = (int)clamp_long(ceil_div(pl->gy, K10_ADDS_PER_COPY), 1, p->sum_copies);
     return NULL;
 }
 
@@ -1747,8 +1748,8 @@ template <typename T, int VEC> static void nchw_cluster_l2_why_t(const bn_proble
 }
 static const char *supports_nchw_cluster_l2(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
-    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10, 11 and 13 run it";
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 13";
+    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10-12 and 14 run it";
     const char *why = needs_sm90(g_dev.prop.major, g_dev.sm);
     if (why) return why;
     if (p->C * (double)nchw_cluster_l2_cluster(p) > 2147483647.0) return "C x cluster blocks exceed a 1-D grid";
@@ -1807,9 +1808,9 @@ __device__ __forceinline__ void l2_one_sync_stage(const bn_args_t &a, double *su
     }
 }
 
-// The body of kernels 10 and 11. KEEP: kernel 11 (keep_rows rows of the slice in shared memory after the first
-// pass's sm_floats; 10 keeps none).
-template <typename T, int VEC, bool KEEP>
+// The body of kernels 10, 11 and 12. KEEP: kernels 11 and 12 (keep_rows rows of the slice in shared memory after
+// the first pass's sm_floats; 10 keeps none). COAL: kernel 12 (the block's sums added by consecutive threads).
+template <typename T, int VEC, bool KEEP, bool COAL>
 __device__ __forceinline__ void l2_one_sync_body(const bn_args_t &a, double *sums, unsigned *ticket, int K, int G,
                                                  long rows_per_block, int sm_floats, long keep_rows) {
     cg::grid_group grid = cg::this_grid();
@@ -1820,7 +1821,15 @@ __device__ __forceinline__ void l2_one_sync_body(const bn_args_t &a, double *sum
     const long kept = KEEP ? min(keep_rows, max(row1 - row0, 0L)) : 0;
     ShiftSums<VEC> s;
     bool active = bn_block_shift_sums<T, VEC, KEEP>(a, s, G, row0, row1, 0, sm_floats, sm, blockIdx.x, keep, kept);
-    if (t < G && active) {
+    if (COAL) {  // the block reduction left sum q (0: s1, 1: s2) of channel c0 + g * VEC + j in sm[(2j + q) * bs + g]
+        const long c0 = blockIdx.x * (long)G * VEC, nc = min((long)G * VEC, C - c0);
+        double *copy = sums + (blockIdx.y % K) * 2 * C + c0;
+        if (row0 < row1)
+            for (int i = t; i < 2 * nc; i += blockDim.x) {
+                const int q = i >= nc, c = i - q * (int)nc;
+                atomicAdd(copy + q * C + c, (double)sm[(2 * (c % VEC) + q) * blockDim.x + c / VEC]);
+            }
+    } else if (t < G && active) {
         double *mine = sums + (blockIdx.y % K) * 2 * C + (blockIdx.x * (long)G + t) * VEC;  // copy by % K
 #pragma unroll
         for (int j = 0; j < VEC; j++) {
@@ -1834,30 +1843,33 @@ __device__ __forceinline__ void l2_one_sync_body(const bn_args_t &a, double *sum
     l2_one_sync_stage<T, VEC>(a, sums, ticket, K, G, sc, sh, last);
     bn_normalize_slice<T, VEC, KEEP>(a, G, row0, row1, sc, sh, keep, kept);
 }
-// (keep_rows: kernel 11's, unused here; the two kernels take the same arguments)
+// (keep_rows: kernels 11 and 12's, unused here; the three kernels take the same arguments)
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_one_sync_kernel(bn_args_t a, double *sums, unsigned *ticket,
                                                                        int K, int G, long rows_per_block,
                                                                        int sm_floats, long keep_rows) {
-    l2_one_sync_body<T, VEC, false>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
+    l2_one_sync_body<T, VEC, false, false>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
 
 template <typename T, int VEC> static void l2_one_sync_fn(const void **fn) {
     *fn = (const void *)batchnorm_l2_one_sync_kernel<T, VEC>;
 }
-// The plan of kernel 10 (keep = 0) or 11 (keep = 1) for its instance fn (kernel 5's packs).
-static const char *l2_sums_plan(const bn_problem_t *p, int bs, const void *fn, int keep, l2_plan_t *pl) {
-    return l2_plan(p, bs, fn, bn_vec_width(p->h.dtype, p->C), 0, keep, pl);
+// The plan of kernel 10 (keep = 0) or 11 and 12 (keep = 1) for its instance fn (kernel 5's packs); adds: the most
+// blocks that add into one copy of the sums.
+static const char *l2_sums_plan(const bn_problem_t *p, int bs, const void *fn, int keep, int adds, l2_plan_t *pl) {
+    const char *why = l2_plan(p, bs, fn, bn_vec_width(p->h.dtype, p->C), 0, keep, pl);
+    if (!why) pl->K = (int)clamp_long(ceil_div(pl->gy, adds), 1, p->sum_copies);  // adds: blocks a copy, at most
+    return why;
 }
 static const void *l2_one_sync_instance(const bn_problem_t *p) {
     const void *fn = NULL;
     DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_one_sync_fn, &fn);
     return fn;
 }
-// The launch of kernel 10 or 11: fn the instance, keep whether it is 11's.
-static void launch_sums_in_l2(const bn_problem_t *p, launch_t *l, const void *fn, int keep) {
+// The launch of kernel 10, 11 or 12: fn the instance, keep and adds its plan's.
+static void launch_sums_in_l2(const bn_problem_t *p, launch_t *l, const void *fn, int keep, int adds) {
     l2_plan_t pl = {};
-    if (l2_sums_plan(p, l->block_size, fn, keep, &pl)) return;  // the rung's supports said why
+    if (l2_sums_plan(p, l->block_size, fn, keep, adds, &pl)) return;  // the rung's supports said why
     bn_args_t a = bn_args(p);
     double *sums = p->sums;
     unsigned *ticket = p->counters + p->C;
@@ -1867,17 +1879,17 @@ static void launch_sums_in_l2(const bn_problem_t *p, launch_t *l, const void *fn
                                            pl.smem, 0));
     char kept[40] = "";
     if (keep) snprintf(kept, sizeof kept, ", %ld kept on chip", std::min(pl.keep_rows, pl.rows_per_block));
-    snprintf(l->path, sizeof l->path, "two passes, one grid sync: %ld x %ld blocks, %ld rows each%s", pl.gx, pl.gy,
-             pl.rows_per_block, kept);
+    snprintf(l->path, sizeof l->path, "two passes, one grid sync: %ld x %ld blocks, %ld rows each%s, %d copies of the sums",
+             pl.gx, pl.gy, pl.rows_per_block, kept, pl.K);
 }
 static void launch_l2_one_sync(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    launch_sums_in_l2(p, l, l2_one_sync_instance(p), 0);
+    launch_sums_in_l2(p, l, l2_one_sync_instance(p), 0, K10_ADDS_PER_COPY);
 }
 static const char *supports_l2_one_sync(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
-    return l2_sums_plan(p, bs, l2_one_sync_instance(p), 0, &pl);
+    return l2_sums_plan(p, bs, l2_one_sync_instance(p), 0, K10_ADDS_PER_COPY, &pl);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1899,7 +1911,7 @@ template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_keep_front_kernel(bn_args_t a, double *sums, unsigned *ticket,
                                                                          int K, int G, long rows_per_block,
                                                                          int sm_floats, long keep_rows) {
-    l2_one_sync_body<T, VEC, true>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
+    l2_one_sync_body<T, VEC, true, false>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
 template <typename T, int VEC> static void l2_keep_front_fn(const void **fn) {
     *fn = (const void *)batchnorm_l2_keep_front_kernel<T, VEC>;
@@ -1911,16 +1923,54 @@ static const void *l2_keep_front_instance(const bn_problem_t *p) {
 }
 static void launch_l2_keep_front(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    launch_sums_in_l2(p, l, l2_keep_front_instance(p), 1);
+    launch_sums_in_l2(p, l, l2_keep_front_instance(p), 1, K10_ADDS_PER_COPY);
 }
 static const char *supports_l2_keep_front(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
-    return l2_sums_plan(p, bs, l2_keep_front_instance(p), 1, &pl);
+    return l2_sums_plan(p, bs, l2_keep_front_instance(p), 1, K10_ADDS_PER_COPY, &pl);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 12: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy it
+// Kernel 12: kernel 11 with the block's sums added as a copy writes: consecutive threads, consecutive doubles. In
+// 10 and 11 the threads that hold a pack's totals after the block reduction (one warp at C = 256 in 16-bit) each
+// add their 2 x VEC sums, so every atomic instruction of the warp touches 32 addresses VEC doubles apart: 32 L2
+// sectors for 32 doubles. Here thread i adds sum i / nc of channel i % nc, read from the block reduction's
+// entries in shared memory (nc = the block's channels), so a warp's 32 doubles are 8 sectors: 4x fewer sector
+// operations in the L2's atomic units (ncu, bf16 [65536, 256]: 202 K -> 51 K), which all land in the tail of the
+// first pass. With cheaper adds, fewer copies of the sums (K12_ADDS_PER_COPY blocks to a copy, 4 copies at 264
+// blocks instead of 9) leave less for each block to read back after the sync.
+// Improves (over 11, H100, experiment build): 16-bit [N, C] and NHWC 32x256x56x56 +1.5 to +3.6 points of the copy
+// (bf16 [65536, 256]: first pass + atomics 20.0 -> 18.5 us, first pass + sync + stage 25.1 -> 22.6 us).
+// Wrong: in fp32 it is 0.7-0.9 points behind 11 (the pass is already at 95% of the read probe there, and the
+// added reads of shared memory come first); the first pass still runs at 73% of the read probe in 16-bit.
+template <typename T, int VEC>
+__global__ void __launch_bounds__(512, 2) batchnorm_l2_coalesced_sums_kernel(bn_args_t a, double *sums,
+                                                                             unsigned *ticket, int K, int G,
+                                                                             long rows_per_block, int sm_floats,
+                                                                             long keep_rows) {
+    l2_one_sync_body<T, VEC, true, true>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
+}
+template <typename T, int VEC> static void l2_coalesced_sums_fn(const void **fn) {
+    *fn = (const void *)batchnorm_l2_coalesced_sums_kernel<T, VEC>;
+}
+static const void *l2_coalesced_sums_instance(const bn_problem_t *p) {
+    const void *fn = NULL;
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_coalesced_sums_fn, &fn);
+    return fn;
+}
+static void launch_l2_coalesced_sums(const void *pp, launch_t *l) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    launch_sums_in_l2(p, l, l2_coalesced_sums_instance(p), 1, K12_ADDS_PER_COPY);
+}
+static const char *supports_l2_coalesced_sums(const void *pp, int bs) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    l2_plan_t pl = {};
+    return l2_sums_plan(p, bs, l2_coalesced_sums_instance(p), 1, K12_ADDS_PER_COPY, &pl);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 13: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy it
 // is held to: a grid of as many blocks as it takes, one trip a thread, plain loads and stores, the channel
 // statistics through the read-only path (the block's neighbours have brought them into L1).
 // NCHW: one 16-byte pack a thread, its channel (q / (H*W/VEC)) % C, four scalar loads.
@@ -1929,9 +1979,9 @@ static const char *supports_l2_keep_front(const void *pp, int bs) {
 // for 16-bit packs, where 8 channels' statistics are 128 bytes a thread against 16 bytes of x.
 // Improves: inference at the copy's pace (98-99.7% of it in fp32 and NCHW, 93-98% in 16-bit [N, C] and NHWC, on
 // an H100): the shape of torch.compile's kernel.
-// Wrong: blocks of at most K12_MAX_BS threads (its launch bounds: 256 is the dispatcher's choice); inference only.
+// Wrong: blocks of at most K13_MAX_BS threads (its launch bounds: 256 is the dispatcher's choice); inference only.
 
-#define K12_MAX_BS 256
+#define K13_MAX_BS 256
 
 // The scale and shift of channels c..c+V-1 from the running statistics (c a multiple of V).
 template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_args_t &a, long c, float *k, float *sh) {
@@ -1960,7 +2010,7 @@ template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_a
     }
 }
 template <typename T, int VEC>
-__global__ void __launch_bounds__(K12_MAX_BS) batchnorm_infer_elementwise_nchw_kernel(bn_args_t a, long Q, long nvh) {
+__global__ void __launch_bounds__(K13_MAX_BS) batchnorm_infer_elementwise_nchw_kernel(bn_args_t a, long Q, long nvh) {
     long q = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (q >= Q) return;
     const T *__restrict__ x = (const T *)a.x;
@@ -1974,7 +2024,7 @@ __global__ void __launch_bounds__(K12_MAX_BS) batchnorm_infer_elementwise_nchw_k
     store_pack<T, VEC>(y + q * VEC, out);
 }
 template <typename T, int VEC, int R>
-__global__ void __launch_bounds__(K12_MAX_BS) batchnorm_infer_elementwise_cl_kernel(bn_args_t a) {
+__global__ void __launch_bounds__(K13_MAX_BS) batchnorm_infer_elementwise_cl_kernel(bn_args_t a) {
     const long C = a.C, M = a.M, nvec = C / VEC, i = blockIdx.x * (long)blockDim.x + threadIdx.x;
     const long c = i % nvec * VEC, r0 = i / nvec * R;
     if (r0 >= M) return;
@@ -2023,14 +2073,14 @@ static void launch_infer_elementwise(const void *pp, launch_t *l) {
 }
 static const char *supports_infer_elementwise(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (p->training) return "an inference kernel (y from the running statistics): training runs in kernels 1-11";
-    if (bs > K12_MAX_BS)
-        return reasonf("%d threads: the kernels are built for blocks of at most %d (__launch_bounds__)", bs, K12_MAX_BS);
+    if (p->training) return "an inference kernel (y from the running statistics): training runs in kernels 1-12";
+    if (bs > K13_MAX_BS)
+        return reasonf("%d threads: the kernels are built for blocks of at most %d (__launch_bounds__)", bs, K13_MAX_BS);
     return NULL;
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 13: the dispatcher. The rule is the table below, first match wins: each row is a condition (in words
+// Kernel 14: the dispatcher. The rule is the table below, first match wins: each row is a condition (in words
 // and as a predicate of the problem and the row's block size), the rung it runs and that rung's block size
 // (a --block-size given on the command line replaces it: the predicates then ask about that size). The
 // launcher evaluates the table and calls the rung's launcher; supports_dispatch gives the chosen rung's reason.
@@ -2040,6 +2090,8 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
 //     grid sync; 11 is 10 keeping the front of each slice in shared memory: on an H100 ahead of 10 or level with
 //     it at every standard point (1.19x at fp32 [65536, 256], 1.12x at bf16 NHWC 32x256x56x56, whose 51 MB x
 //     is just under the 50 MiB L2; within 0.3% where x is 33.5 MB), so the bytes of x against L2 pick nothing.
+//     12 is 11 with coalesced adds: ahead of 11 in 16-bit (+1.5 to +3.6 points of the copy on an H100), 0.7-0.9
+//     points behind in fp32, so 12 takes 16-bit and 11 fp32 wherever their plan (the same) exists.
 //     10 takes what 11 has no plan for (its shared memory leaves fewer blocks resident at small blocks), 5 what
 //     neither has (more columns of blocks than are resident).
 //   NCHW: 9 is ahead of 7 from 14 x 14 planes up (1.1-1.5x), behind at 7 x 7 (0.94x); its best block size
@@ -2049,7 +2101,7 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
 //     memory (7 would read each channel with stride C): 5 on the [N, C] view.
 // Wrong: the thresholds are read off an H100 sweep, not derived by a script for each GPU.
 
-#define K13_NCHW_CLUSTER_HW 196  // the planes (values) from which 9 runs instead of 7
+#define K14_NCHW_CLUSTER_HW 196  // the planes (values) from which 9 runs instead of 7
 
 typedef struct {
     const char *when;                               // the condition, in words
@@ -2065,9 +2117,12 @@ typedef struct {
 static int when_inference(const bn_problem_t *p, int) { return !p->training; }
 static int when_nchw_pixels(const bn_problem_t *p, int) { return p->training && p->layout == LAYOUT_NCHW && p->HW == 1; }
 static int when_nchw_cluster(const bn_problem_t *p, int bs) {
-    return p->training && p->layout == LAYOUT_NCHW && p->HW >= K13_NCHW_CLUSTER_HW && !supports_nchw_cluster_l2(p, bs);
+    return p->training && p->layout == LAYOUT_NCHW && p->HW >= K14_NCHW_CLUSTER_HW && !supports_nchw_cluster_l2(p, bs);
 }
 static int when_nchw(const bn_problem_t *p, int) { return p->training && p->layout == LAYOUT_NCHW; }
+static int when_coalesced_plan(const bn_problem_t *p, int bs) {
+    return p->training && dtype_size(p->h.dtype) == 2 && !supports_l2_coalesced_sums(p, bs);
+}
 static int when_keep_plan(const bn_problem_t *p, int bs) { return p->training && !supports_l2_keep_front(p, bs); }
 static int when_l2_plan(const bn_problem_t *p, int bs) { return p->training && !supports_l2_one_sync(p, bs); }
 static int when_training(const bn_problem_t *p, int) { return p->training; }
@@ -2078,14 +2133,16 @@ static int bs_cluster(const bn_problem_t *p) {
 }
 
 static const bn_dispatch_row_t k_dispatch[] = {
-    {"inference, every layout", when_inference, 12, "infer_elementwise", launch_infer_elementwise,
+    {"inference, every layout", when_inference, 13, "infer_elementwise", launch_infer_elementwise,
      supports_infer_elementwise, bs_256, 0},
     {"training, NCHW with H*W = 1 (the memory of [N, C])", when_nchw_pixels, 5, "split_rows", launch_split_rows,
      supports_cl, bs_512, 1},
-    {"training, NCHW, planes of >= K13_NCHW_CLUSTER_HW values, where 9's clusters fit (sm_90)", when_nchw_cluster, 9,
+    {"training, NCHW, planes of >= K14_NCHW_CLUSTER_HW values, where 9's clusters fit (sm_90)", when_nchw_cluster, 9,
      "nchw_cluster_l2", launch_nchw_cluster_l2, supports_nchw_cluster_l2, bs_cluster, 0},
     {"training, NCHW otherwise", when_nchw, 7, "nchw_split_planes", launch_nchw_split_planes,
      supports_nchw_split_planes, bs_256, 0},
+    {"training, 16-bit, channels contiguous, where 12 has a plan (11's)", when_coalesced_plan, 12, "l2_coalesced_sums",
+     launch_l2_coalesced_sums, supports_l2_coalesced_sums, bs_512, 0},
     {"training, channels contiguous, where 11 has a plan (10's, with its kept rows' shared memory)", when_keep_plan, 11,
      "l2_keep_front", launch_l2_keep_front, supports_l2_keep_front, bs_512, 0},
     {"training, channels contiguous, where 10 has a plan (cooperative launch, the columns of blocks resident)",
@@ -2174,11 +2231,14 @@ static const kernel_t k_kernels[] = {
     {11, "l2_keep_front", DT_ALL, "[N,C], NHWC; training",
      "10 with the first rows of each block's slice kept in shared memory: less of x re-read from DRAM", 0,
      supports_l2_keep_front, launch_l2_keep_front},
-    {12, "infer_elementwise", DT_ALL, "all; inference; block<=256",
+    {12, "l2_coalesced_sums", DT_ALL, "[N,C], NHWC; training",
+     "11 with the block's sums added by consecutive threads (4x fewer L2 atomic sectors), fewer copies", 0,
+     supports_l2_coalesced_sums, launch_l2_coalesced_sums},
+    {13, "infer_elementwise", DT_ALL, "all; inference; block<=256",
      "inference: y from the running statistics, elementwise and shaped like the copy, every layout", 0,
      supports_infer_elementwise, launch_infer_elementwise},
-    {13, "dispatch", DT_ALL, "all layouts and modes",
-     "picks the rung by layout, H*W, mode and plan (a table, first match wins), and says which ran", 1,
+    {14, "dispatch", DT_ALL, "all layouts and modes",
+     "picks the rung by layout, H*W, mode, dtype and plan (a table, first match wins), says which ran", 1,
      supports_dispatch, launch_dispatch},
 };
 
@@ -2383,7 +2443,7 @@ static const program_t k_program = {
     256,
     k_kernels,
     (int)(sizeof k_kernels / sizeof k_kernels[0]),
-    13,
+    14,
     k_extra,
     (int)(sizeof k_extra / sizeof k_extra[0]),
     parse_extra,

@@ -62,8 +62,8 @@ STANDARD = [
     ("rmsnorm", "11", ["--dtype", "bf16", "-N", "8192", "-C", "4096"]),
     ("rmsnorm", "0", ["--dtype", "fp32", "-N", "16384", "-C", "4096"]),
     ("rmsnorm", "torch.compile", ["--dtype", "bf16", "-N", "8192", "-C", "4096"]),
-    ("batchnorm", "13", ["--dtype", "bf16", "-N", "65536", "-C", "256"]),
-    ("batchnorm", "13", ["--dtype", "fp32", "--layout", "nhwc", "-N", "32", "-C", "256", "--height", "56",
+    ("batchnorm", "14", ["--dtype", "bf16", "-N", "65536", "-C", "256"]),
+    ("batchnorm", "14", ["--dtype", "fp32", "--layout", "nhwc", "-N", "32", "-C", "256", "--height", "56",
                         "--width", "56"]),
 ]
 

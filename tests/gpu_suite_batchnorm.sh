@@ -47,7 +47,7 @@ for layout in nchw nhwc; do
     done
 done
 
-# inference (kernel 12 and the dispatcher, which runs it; 1-11 say skipped)
+# inference (kernel 13 and the dispatcher, which runs it; 1-12 say skipped)
 INF=("-N 1 -C 33" "-N 1031 -C 1000")
 [ "$QUICK" = 1 ] && INF=("-N 7 -C 33")
 for dt in fp32 fp16 bf16; do
@@ -59,8 +59,8 @@ for dt in fp32 fp16 bf16; do
 done
 
 # compute-sanitizer on every kernel, small shapes (kernel 6 runs in the first two: C a multiple of the pack).
-# Quick mode: one memcheck pass, at [N, C] (kernels 0-6, 8, 10, 11 and 13; N*H*W >= 16 for kernel 3), NCHW
-# (kernels 7 and 9 and the dispatcher's NCHW path) and inference at odd shapes in NHWC and NCHW (kernels 12 and 13)
+# Quick mode: one memcheck pass, at [N, C] (kernels 0-6, 8, 10-12 and 14; N*H*W >= 16 for kernel 3), NCHW
+# (kernels 7 and 9 and the dispatcher's NCHW path) and inference at odd shapes in NHWC and NCHW (kernels 13 and 14)
 if [ "$QUICK" = 1 ]; then
     sanitize memcheck $BN --dtype fp32 -N 17 -C 1000
     sanitize memcheck $BN --dtype fp16 --layout nchw -N 3 -C 5 --height 7 --width 8
@@ -87,29 +87,41 @@ out=$(./$BN 6 --check 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: x (.* MB) does not fit on chip"; then pass "$BN 6 skips the default fp32 shape: x does not fit on chip"
 else fail "$BN 6 at the default shape (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
 
-# kernel 11 where a block keeps only the front of its slice (the small shapes above keep all of it): validated
-# on every element, the path's numbers say so (kept < rows each), and under racecheck and memcheck once
-keep_part() {  # keep_part ARGS...: `11 --check ARGS` is OK and keeps fewer rows than a block's slice
-    local out rc rows kept
-    out=$(./$BN 11 --check "$@" 2>&1); rc=$?
-    { echo "### $BN 11 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+# kernels 11 and 12 where a block keeps only the front of its slice (the small shapes above keep all of it):
+# validated on every element, the path's numbers say so (kept < rows each), and under racecheck and memcheck once
+keep_part() {  # keep_part K ARGS...: `K --check ARGS` is OK and keeps fewer rows than a block's slice
+    local k=$1 out rc rows kept
+    shift
+    out=$(./$BN $k --check "$@" 2>&1); rc=$?
+    { echo "### $BN $k --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
     rows=$(echo "$out" | grep -m1 -oE "[0-9]+ rows each" | grep -oE "^[0-9]+")
     kept=$(echo "$out" | grep -m1 -oE "[0-9]+ kept on chip" | grep -oE "^[0-9]+")
     if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "OK | path" && [ -n "$rows" ] &&
         [ -n "$kept" ] && [ "$kept" -gt 0 ] && [ "$kept" -lt "$rows" ]; then
-        pass "$BN 11 $*: OK, $kept of $rows rows a block kept"
-    else fail "$BN 11 $* (exit $rc, kept '${kept:-}' of '${rows:-}'): $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+        pass "$BN $k $*: OK, $kept of $rows rows a block kept"
+    else fail "$BN $k $* (exit $rc, kept '${kept:-}' of '${rows:-}'): $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 }
-keep_part --dtype fp32 -N 300007 -C 33 --block-size 512
-keep_part --dtype bf16 -N 7001 -C 2056 --block-size 256
-[ "$QUICK" != 1 ] && keep_part --dtype fp16 --layout nhwc -N 61 -C 40 --height 97 --width 101 --block-size 512
-for tool in memcheck racecheck; do
-    [ "$QUICK" = 1 ] && [ $tool = racecheck ] && continue
-    sanitize_kernel $tool $BN 11 --dtype bf16 -N 7001 -C 2056 --block-size 256
+for k in 11 12; do
+    keep_part $k --dtype fp32 -N 300007 -C 33 --block-size 512
+    keep_part $k --dtype bf16 -N 7001 -C 2056 --block-size 256
+    [ "$QUICK" != 1 ] && keep_part $k --dtype fp16 --layout nhwc -N 61 -C 40 --height 97 --width 101 --block-size 512
+    for tool in memcheck racecheck; do
+        [ "$QUICK" = 1 ] && [ $tool = racecheck ] && continue
+        sanitize_kernel $tool $BN $k --dtype bf16 -N 7001 -C 2056 --block-size 256
+    done
+done
+# 12's coalesced adds at block sizes whose row groups leave lanes idle and whose channel count is no multiple of
+# the block (every thread adds 0-2 sums), and with more than one column of blocks
+[ "$QUICK" != 1 ] && for args in "--dtype fp16 -N 5003 -C 1000 --block-size 96" "--dtype fp32 -N 9001 -C 2052 --block-size 416" \
+                                "--dtype bf16 --input-mean 1000 -N 65536 -C 256"; do
+    out=$(./$BN 12 --check $args 2>&1); rc=$?
+    { echo "### $BN 12 --check $args (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "OK | path"; then pass "$BN 12 $args: OK"
+    else fail "$BN 12 $args (exit $rc): $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 done
 
-# every rung at a forced block size above some of their launch bounds (12: 256, 6, 8, 9, 10 and 11: 512) and one
-# below: `skipped: <reason>` or OK for every point, never a CUDA error (12 at 512 used to exit 3, "invalid argument")
+# every rung at a forced block size above some of their launch bounds (13: 256, 6, 8, 9 and 10-12: 512) and one
+# below: `skipped: <reason>` or OK for every point, never a CUDA error (13 at 512 used to exit 3, "invalid argument")
 for bsz in 64 512 1024; do
     check_all $BN --block-size $bsz --dtype bf16 --inference --layout nhwc -N 3 -C 40 --height 7 --width 5
     check_all $BN --block-size $bsz --dtype fp16 --inference --layout nchw -N 3 -C 5 --height 7 --width 9
@@ -119,42 +131,44 @@ check_all $BN --block-size 1024 --dtype fp32 --layout nchw -N 2 -C 33 --height 5
 for args in "--dtype bf16 --inference --layout nhwc -N 3 -C 40 --height 7 --width 5" \
             "--dtype fp16 --inference --layout nchw -N 3 -C 40 --height 7 --width 5"; do
     for bsz in 512 1024; do
-        out=$(./$BN 13 --check --block-size $bsz $args 2>&1); rc=$?
-        { echo "### $BN 13 --check --block-size $bsz $args (exit $rc)"; echo "$out"; } >> "$LOG"
-        if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: .*256"; then pass "$BN 13 --block-size $bsz $args: skipped with 12's reason"
-        else fail "$BN 13 --block-size $bsz $args (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
+        out=$(./$BN 14 --check --block-size $bsz $args 2>&1); rc=$?
+        { echo "### $BN 14 --check --block-size $bsz $args (exit $rc)"; echo "$out"; } >> "$LOG"
+        if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: .*256"; then pass "$BN 14 --block-size $bsz $args: skipped with 13's reason"
+        else fail "$BN 14 --block-size $bsz $args (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
     done
 done
 
 # the dispatcher's paths at standard sizes (each validated on every element)
-dispatch() {  # dispatch PATTERN ARGS...: `13 --check ARGS` exits 0 and its path matches PATTERN
+dispatch() {  # dispatch PATTERN ARGS...: `14 --check ARGS` exits 0 and its path matches PATTERN
     local pat=$1
     shift
     local out rc
-    out=$(./$BN 13 --check "$@" 2>&1); rc=$?
-    { echo "### $BN 13 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
-    if [ $rc -eq 0 ] && echo "$out" | grep -q "OK | path $pat"; then pass "$BN 13 $*: path $pat"
-    else fail "$BN 13 $* (exit $rc): $(echo "$out" | grep -E 'path|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
+    out=$(./$BN 14 --check "$@" 2>&1); rc=$?
+    { echo "### $BN 14 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && echo "$out" | grep -q "OK | path $pat"; then pass "$BN 14 $*: path $pat"
+    else fail "$BN 14 $* (exit $rc): $(echo "$out" | grep -E 'path|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
 }
-# (check_all runs 10 and 11 before 13 in one process: the dispatcher's launch of 10 or 11 then reads the sums their
-# own launches left behind, so a launch that does not set them back to zero fails there). 11 where it has a plan,
-# 10 where only it has one (C = 65536 in fp32 is 512 columns of blocks: at 64 threads 10 has 32 blocks an SM
-# resident, 11's shared memory leaves 2), 5 where neither has (at 512 threads both have 2 blocks an SM)
+# (check_all runs 10-12 before 14 in one process: the dispatcher's launch of 10, 11 or 12 then reads the sums
+# their own launches left behind, so a launch that does not set them back to zero fails there). 12 in 16-bit and
+# 11 in fp32 where they have a plan (the same), 10 where only it has one (C = 65536 in fp32 is 512 columns of
+# blocks: at 64 threads 10 has 32 blocks an SM resident, 11's shared memory leaves 2), 5 where neither has (at 512
+# threads all have 2 blocks an SM)
 dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip" --dtype fp32
+dispatch "rung 12 l2_coalesced_sums: two passes, one grid sync: .*kept on chip" --dtype fp16 -N 7001 -C 2056
 dispatch "rung 10 l2_one_sync: two passes, one grid sync" --dtype fp32 -N 64 -C 65536 --block-size 64
 dispatch "rung 5 split_rows: " --dtype fp32 -N 64 -C 65536  # 512 columns of blocks: more than are resident
 dispatch "rung 5 split_rows on the \[N, C\] view" --layout nchw -N 4096 -C 64
-dispatch "rung 12 infer_elementwise: elementwise over \[M, C\], 8-wide packs" --inference --dtype bf16 -N 7 -C 40
+dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 8-wide packs" --inference --dtype bf16 -N 7 -C 40
 if [ "$QUICK" != 1 ]; then
-    dispatch "rung 11 l2_keep_front: two passes, one grid sync" --dtype bf16
+    dispatch "rung 12 l2_coalesced_sums: two passes, one grid sync" --dtype bf16
     dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip" --layout nhwc --dtype fp32 -N 32 -C 256 --height 56 --width 56
     # NCHW with 56 x 56 planes: 9 where clusters exist (sm_90), else 7
-    expect_path $BN 13 "path rung 9 nchw_cluster_l2: a channel per cluster" "path rung 7 nchw_split_planes: NCHW" --layout nchw -N 32 -C 256 --height 56 --width 56
+    expect_path $BN 14 "path rung 9 nchw_cluster_l2: a channel per cluster" "path rung 7 nchw_split_planes: NCHW" --layout nchw -N 32 -C 256 --height 56 --width 56
     dispatch "rung 7 nchw_split_planes: NCHW planes" --layout nchw --dtype bf16 -N 64 -C 128 --height 7 --width 7
-    dispatch "rung 11 l2_keep_front: two passes, one grid sync" --layout nhwc --dtype bf16 -N 16 -C 256 --height 56 --width 56
-    dispatch "rung 12 infer_elementwise: elementwise over NCHW, 8-wide packs" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
-    dispatch "rung 12 infer_elementwise: elementwise over \[M, C\], 4-wide packs, 1 row a thread" --inference --dtype fp32 -N 1031 -C 1000
-    dispatch "rung 12 infer_elementwise: elementwise over \[M, C\], 8-wide packs, 4 rows a thread" --inference --dtype bf16 -N 1031 -C 1000
+    dispatch "rung 12 l2_coalesced_sums: two passes, one grid sync" --layout nhwc --dtype bf16 -N 16 -C 256 --height 56 --width 56
+    dispatch "rung 13 infer_elementwise: elementwise over NCHW, 8-wide packs" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
+    dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 4-wide packs, 1 row a thread" --inference --dtype fp32 -N 1031 -C 1000
+    dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 8-wide packs, 4 rows a thread" --inference --dtype bf16 -N 1031 -C 1000
 fi
 
 # precision: the one-pass variance of kernel 3 fails when |mean| >> std; the Welford kernels do not (1, 2 and 4,
@@ -162,12 +176,12 @@ fi
 out=$(./$BN 3 --check --input-mean 1000 -N 16384 -C 64 2>&1); rc=$?
 { echo "### $BN 3 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 1 ] && echo "$out" | grep -q FAIL; then pass "$BN 3 at --input-mean 1000 is reported FAIL"; else fail "$BN 3 at --input-mean 1000 not reported (exit $rc)"; fi
-for k in 1 2 4 5 6 8 10 11 13; do
+for k in 1 2 4 5 6 8 10 11 12 14; do
     out=$(./$BN $k --check --input-mean 1000 -N 16384 -C 64 2>&1); rc=$?
     echo "$out" >> "$LOG"
     if [ $rc -eq 0 ]; then pass "$BN $k at --input-mean 1000 passes"; else fail "$BN $k at --input-mean 1000 (exit $rc)"; fi
 done
-for k in 7 9 13; do
+for k in 7 9 14; do
     out=$(./$BN $k --check --input-mean 1000 --layout nchw -N 16 -C 8 --height 16 --width 16 2>&1); rc=$?
     echo "$out" >> "$LOG"
     if [ $rc -eq 0 ]; then pass "$BN $k (NCHW) at --input-mean 1000 passes"; else fail "$BN $k (NCHW) at --input-mean 1000 (exit $rc)"; fi
@@ -176,9 +190,9 @@ done
 # timing mode: the CSV carries the image shape string
 tmp=build/suite_bn_timing
 rm -f $tmp.csv
-out=$(./$BN 13 --layout nhwc -N 8 -C 64 --height 14 --width 14 --repeats 5 --csv $tmp.csv 2>&1); rc=$?
+out=$(./$BN 14 --layout nhwc -N 8 -C 64 --height 14 --width 14 --repeats 5 --csv $tmp.csv 2>&1); rc=$?
 echo "$out" >> "$LOG"
-if [ $rc -eq 0 ] && grep -q "^batchnorm,13,dispatch,fp32,8x64x14x14:nhwc,.*,OK," $tmp.csv; then pass "$BN timing mode: CSV row with shape 8x64x14x14:nhwc"
+if [ $rc -eq 0 ] && grep -q "^batchnorm,14,dispatch,fp32,8x64x14x14:nhwc,.*,OK," $tmp.csv; then pass "$BN timing mode: CSV row with shape 8x64x14x14:nhwc"
 else fail "$BN timing mode CSV (exit $rc): $(tail -n 1 $tmp.csv 2>/dev/null)"; fi
 
 # kernel 0 (cuDNN), where the build has it. check_all above validates it at every shape (or shows why it skipped);

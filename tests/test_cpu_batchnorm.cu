@@ -346,25 +346,25 @@ static void test_supports(void) {
     check("supports: NHWC training runs in 1-5, not in 7", ok && k[7].supports(&p, 128) != NULL);
     p.layout = LAYOUT_NCHW;
     ok = k[7].supports(&p, 128) == NULL && k[6].supports(&p, 96) != NULL;
-    for (int i = 1; i <= 11; i++)
+    for (int i = 1; i <= 12; i++)
         ok &= i == 6 || i == 7 || i == 9 || (k[i].supports(&p, 128) && strstr(k[i].supports(&p, 128), "NCHW"));
-    check("supports: NCHW runs in 7 and 9 (and 13), the others say why", ok);
-    const char *why = k[12].supports(&p, 128);
-    check("supports: kernel 12 (inference) skips training, saying so", why && strstr(why, "inference"), "%s",
+    check("supports: NCHW runs in 7 and 9 (and 14), the others say why", ok);
+    const char *why = k[13].supports(&p, 128);
+    check("supports: kernel 13 (inference) skips training, saying so", why && strstr(why, "inference"), "%s",
           why ? why : "NULL");
     p.training = 0;
     ok = k[6].supports(&p, 160) != NULL;
-    for (int i = 1; i <= 11; i++)
+    for (int i = 1; i <= 12; i++)
         ok &= i == 6 || (k[i].supports(&p, 128) && strstr(k[i].supports(&p, 128), "inference"));
-    check("supports: inference skips 1-11 with a reason naming it", ok);
+    check("supports: inference skips 1-12 with a reason naming it", ok);
     ok = 1;
     for (int l = LAYOUT_NC; l <= LAYOUT_NHWC; l++) {
         p.layout = (bn_layout_t)l;
-        for (int bs = 32; bs <= 256; bs *= 2) ok &= k[12].supports(&p, bs) == NULL;
+        for (int bs = 32; bs <= 256; bs *= 2) ok &= k[13].supports(&p, bs) == NULL;
     }
-    check("supports: kernel 12 runs inference in every layout at 32-256 threads", ok);
-    why = k[12].supports(&p, 512);
-    check("supports: kernel 12 refuses 512 threads (its launch bounds) with a reason", why && strstr(why, "256"), "%s",
+    check("supports: kernel 13 runs inference in every layout at 32-256 threads", ok);
+    why = k[13].supports(&p, 512);
+    check("supports: kernel 13 refuses 512 threads (its launch bounds) with a reason", why && strstr(why, "256"), "%s",
           why ? why : "NULL");
     p.training = 1;
     p.layout = LAYOUT_NC;
@@ -373,12 +373,15 @@ static void test_supports(void) {
     check("supports: kernel 3 refuses N*H*W < 16 (one-pass variance) with a reason", why && strstr(why, "16"), "%s", why ? why : "NULL");
     p.M = 16;
     check("supports: kernel 3 runs at N*H*W = 16", k[3].supports(&p, 128) == NULL);
-    why = k[11].supports(&p, 512);
-    check("supports: kernel 11 without cooperative launch says so (its plan asks nothing of the device first)",
-          why && strstr(why, "cooperative"), "%s", why ? why : "NULL");
+    for (int i = 11; i <= 12; i++) {
+        why = k[i].supports(&p, 512);
+        check(i == 11 ? "supports: kernel 11 without cooperative launch says so (its plan asks nothing of the device first)"
+                      : "supports: kernel 12 without cooperative launch says so",
+              why && strstr(why, "cooperative"), "%s", why ? why : "NULL");
+    }
 }
 
-// ---- the dispatcher's table (no GPU here: no cooperative launch, no clusters, so 11, 10 and 9 have no plan)
+// ---- the dispatcher's table (no GPU here: no cooperative launch, no clusters, so 12, 11, 10 and 9 have no plan)
 
 static int dispatch_rung(const bn_problem_t *p, int bs, int *rbs) {
     bn_problem_t view;
@@ -391,23 +394,23 @@ static void test_dispatch(void) {
     bn_problem_t p;
     memset(&p, 0, sizeof p);
     p.N = 64; p.C = 32; p.H = p.W = p.HW = 1; p.M = 64; p.training = 0; p.h.dtype = DT_BF16;
-    const kernel_t *d = &k_program.kernels[13];
-    check("dispatch: the last kernel, its own block size, supports and launch", d->number == 13 && d->own_block == 1 &&
+    const kernel_t *d = &k_program.kernels[14];
+    check("dispatch: the last kernel, its own block size, supports and launch", d->number == 14 && d->own_block == 1 &&
                                                                                d->supports && d->launch);
     int ok = 1, bs;
     for (int l = LAYOUT_NC; l <= LAYOUT_NHWC; l++) {
         p.layout = (bn_layout_t)l;
-        ok &= dispatch_rung(&p, 0, &bs) == 12 && bs == 256 && d->supports(&p, 0) == NULL;
-        ok &= dispatch_rung(&p, 128, &bs) == 12 && bs == 128;
+        ok &= dispatch_rung(&p, 0, &bs) == 13 && bs == 256 && d->supports(&p, 0) == NULL;
+        ok &= dispatch_rung(&p, 128, &bs) == 13 && bs == 128;
     }
-    check("dispatch: inference in every layout -> 12 at 256 threads (a --block-size passed through)", ok);
+    check("dispatch: inference in every layout -> 13 at 256 threads (a --block-size passed through)", ok);
     p.layout = LAYOUT_NHWC;
     const char *why = d->supports(&p, 512);
-    check("dispatch: inference at --block-size 512 skips with 12's reason (no CUDA error)", why && strstr(why, "256"),
+    check("dispatch: inference at --block-size 512 skips with 13's reason (no CUDA error)", why && strstr(why, "256"),
           "%s", why ? why : "NULL");
     p.layout = LAYOUT_NCHW;
     why = d->supports(&p, 1024);
-    check("dispatch: NCHW inference at --block-size 1024 skips with 12's reason", why && strstr(why, "256"), "%s",
+    check("dispatch: NCHW inference at --block-size 1024 skips with 13's reason", why && strstr(why, "256"), "%s",
           why ? why : "NULL");
     p.training = 1;
     check("dispatch: NCHW training with H*W = 1 -> 5 at 512 on the [N, C] view, which 5 supports",
@@ -498,7 +501,7 @@ static options_t parse(const char *line) {
 static void test_parsing(void) {
     options_t o = parse("");
     check("parse: defaults are [N, C] = 65536 x 256, training, the dispatcher, fp32, momentum 0.1, eps 1e-5",
-          o.rows == 65536 && o.cols == 256 && o.kernel == KERNEL_DEFAULT && k_program.default_kernel == 13 &&
+          o.rows == 65536 && o.cols == 256 && o.kernel == KERNEL_DEFAULT && k_program.default_kernel == 14 &&
               o.dtype == DT_FP32 && g_layout == LAYOUT_NC && g_height == 1 && g_width == 1 && !g_inference &&
               g_momentum == 0.1 && g_eps == 1e-5);
     o = parse("7 --layout nchw -N 32 -C 256 --height 56 --width 56 --dtype bf16 --check");
@@ -552,11 +555,11 @@ static void test_parsing(void) {
 // ---- registry
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 14);
+    check_registry_shape(&k_program, 15);
     int dt = 1;
     for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 4; i <= 13; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
-    check("registry: 1-3 are fp32 only, 4-13 run fp32, fp16 and bf16", dt);
+    for (int i = 4; i <= 14; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
+    check("registry: 1-3 are fp32 only, 4-14 run fp32, fp16 and bf16", dt);
     check("registry: the program resets the running statistics before validation", k_program.reset != NULL);
 }
 
