@@ -1940,10 +1940,11 @@ static const char *supports_l2_keep_front(const void *pp, int bs) {
 // operations in the L2's atomic units (ncu, bf16 [65536, 256]: 202 K -> 51 K), which all land in the tail of the
 // first pass. With cheaper adds, fewer copies of the sums (K12_ADDS_PER_COPY blocks to a copy, 4 copies at 264
 // blocks instead of 9) leave less for each block to read back after the sync.
-// Improves (over 11, H100, experiment build): 16-bit [N, C] and NHWC 32x256x56x56 +1.5 to +3.6 points of the copy
-// (bf16 [65536, 256]: first pass + atomics 20.0 -> 18.5 us, first pass + sync + stage 25.1 -> 22.6 us).
-// Wrong: in fp32 it is 0.7-0.9 points behind 11 (the pass is already at 95% of the read probe there, and the
-// added reads of shared memory come first); the first pass still runs at 73% of the read probe in 16-bit.
+// Improves (over 11, H100, % of the copy): bf16 [65536, 256] 59.0 -> 62.1, [16384, 1024] 62.2 -> 64.6,
+// [4096, 4096] 61.1 -> 62.7, NHWC 32x256x56x56 66.3 -> 69.3 (under ncu, bf16 [65536, 256]: first pass + atomics
+// 20.0 -> 18.5 us, first pass + sync + stage 25.1 -> 22.6 us); level at NHWC 128x64x112x112.
+// Wrong: in fp32 it is 3-4 points behind 11 ([65536, 256] 76.3 -> 72.9), where the first pass was already at 95%
+// of the read probe; the 16-bit first pass still runs at about 80% of it.
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_coalesced_sums_kernel(bn_args_t a, double *sums,
                                                                              unsigned *ticket, int K, int G,
@@ -2090,8 +2091,9 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
 //     grid sync; 11 is 10 keeping the front of each slice in shared memory: on an H100 ahead of 10 or level with
 //     it at every standard point (1.19x at fp32 [65536, 256], 1.12x at bf16 NHWC 32x256x56x56, whose 51 MB x
 //     is just under the 50 MiB L2; within 0.3% where x is 33.5 MB), so the bytes of x against L2 pick nothing.
-//     12 is 11 with coalesced adds: ahead of 11 in 16-bit (+1.5 to +3.6 points of the copy on an H100), 0.7-0.9
-//     points behind in fp32, so 12 takes 16-bit and 11 fp32 wherever their plan (the same) exists.
+//     12 is 11 with coalesced adds: ahead of 11 in 16-bit (+1.6 to +3.1 points of the copy on an H100, level at
+//     128x64x112x112), 2-4 points behind in fp32, so 12 takes 16-bit and 11 fp32 wherever their plan (the same)
+//     exists.
 //     10 takes what 11 has no plan for (its shared memory leaves fewer blocks resident at small blocks), 5 what
 //     neither has (more columns of blocks than are resident).
 //   NCHW: 9 is ahead of 7 from 14 x 14 planes up (1.1-1.5x), behind at 7 x 7 (0.94x); its best block size
