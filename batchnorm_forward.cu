@@ -1944,7 +1944,8 @@ static const char *supports_l2_keep_front(const void *pp, int bs) {
 // [4096, 4096] 61.1 -> 62.7, NHWC 32x256x56x56 66.3 -> 69.3 (under ncu, bf16 [65536, 256]: first pass + atomics
 // 20.0 -> 18.5 us, first pass + sync + stage 25.1 -> 22.6 us); level at NHWC 128x64x112x112.
 // Wrong: in fp32 it is 3-4 points behind 11 ([65536, 256] 76.3 -> 72.9), where the first pass was already at 95%
-// of the read probe; the 16-bit first pass still runs at about 80% of it.
+// of the read probe (ncu: 12 is 2-3 us longer there and reads 1.8 MB more from DRAM; not explained: the copies
+// are not the cause); the 16-bit first pass and its adds still run at 78% of the read probe.
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_coalesced_sums_kernel(bn_args_t a, double *sums,
                                                                              unsigned *ticket, int K, int G,
