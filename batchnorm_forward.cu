@@ -1822,6 +1822,7 @@ __device__ __forceinline__ void l2_one_sync_body(const bn_args_t &a, double *sum
     ShiftSums<VEC> s;
     bool active = bn_block_shift_sums<T, VEC, KEEP>(a, s, G, row0, row1, 0, sm_floats, sm, blockIdx.x, keep, kept);
     if (COAL) {  // the block reduction left sum q (0: s1, 1: s2) of channel c0 + g * VEC + j in sm[(2j + q) * bs + g]
+                 // (in one round: at bs <= 512, the launch bounds, sm_floats holds 2 * bs * VEC)
         const long c0 = blockIdx.x * (long)G * VEC, nc = min((long)G * VEC, C - c0);
         double *copy = sums + (blockIdx.y % K) * 2 * C + c0;
         if (row0 < row1)
@@ -1942,7 +1943,8 @@ static const char *supports_l2_keep_front(const void *pp, int bs) {
 // blocks instead of 9) leave less for each block to read back after the sync.
 // Improves (over 11, H100, % of the copy): bf16 [65536, 256] 59.0 -> 62.1, [16384, 1024] 62.2 -> 64.6,
 // [4096, 4096] 61.1 -> 62.7, NHWC 32x256x56x56 66.3 -> 69.3 (under ncu, bf16 [65536, 256]: first pass + atomics
-// 20.0 -> 18.5 us, first pass + sync + stage 25.1 -> 22.6 us); level at NHWC 128x64x112x112.
+// 20.0 -> 18.5 us, first pass + sync + stage 24.7-25.4 -> 23.2-23.5 us at 32 blocks a copy); level at NHWC
+// 128x64x112x112.
 // Wrong: in fp32 it is 3-4 points behind 11 ([65536, 256] 76.3 -> 72.9), where the first pass was already at 95%
 // of the read probe (ncu: 12 is 2-3 us longer there and reads 1.8 MB more from DRAM; not explained: the copies
 // are not the cause); the 16-bit first pass and its adds still run at 78% of the read probe.
