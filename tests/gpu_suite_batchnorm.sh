@@ -110,8 +110,8 @@ for k in 11 12; do
         sanitize_kernel $tool $BN $k --dtype bf16 -N 7001 -C 2056 --block-size 256
     done
 done
-# 12's coalesced adds at block sizes whose row groups leave lanes idle and whose channel count is no multiple of
-# the block (every thread adds 0-2 sums), and with more than one column of blocks
+# 12's coalesced adds where a block has more sums than threads (96 threads, 512 sums: each thread loops) and fewer
+# (416 threads, 256 sums), a last column of blocks with fewer channels (C = 1000, 2052), and --input-mean 1000
 [ "$QUICK" != 1 ] && for args in "--dtype fp16 -N 5003 -C 1000 --block-size 96" "--dtype fp32 -N 9001 -C 2052 --block-size 416" \
                                 "--dtype bf16 --input-mean 1000 -N 65536 -C 256"; do
     out=$(./$BN 12 --check $args 2>&1); rc=$?
