@@ -541,7 +541,7 @@ static long bn_wave(const void *fn, int bs, size_t smem = 0) {
     return wave;
 }
 static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
-// The static shared memory of `fn` (kernels 6 and 11), whose dynamic shared memory may then be all the rest a block can opt in to
+// The static shared memory of `fn` (kernels 6, 11 and 12), whose dynamic shared memory may then be all the rest a block can opt in to
 // (set once: the runtime is asked once per function).
 static size_t bn_static_smem_opt_in(const void *fn) {
     static struct { const void *fn; size_t bytes; } cache[64];
@@ -840,10 +840,10 @@ static void launch_2d_block_column(const void *pp, launch_t *l) {
 // Floats of dynamic shared memory the first pass asks for: rowgroup_shift_sums' sums, 32 KB at most.
 static int k5_smem_floats(int bs, int vec) { return 2 * bs * (vec < 4096 / bs ? vec : 4096 / bs); }
 
-// A block's shifted sums (kernel 5's first pass, and the first phase of kernels 8 and 10): block bx's G packs of
+// A block's shifted sums (kernel 5's first pass, and the first phase of kernels 8 and 10-12): block bx's G packs of
 // channels over rows [row0, row1), around the values of row shift_row. Returns whether the thread has a pack of
 // channels and rows; threads rg == 0 of those hold their pack's block totals in s. sm: sm_floats of shared memory.
-// KEEP (kernel 11): the slice's first keep_rows rows also go to `keep` in shared memory, [keep_rows][G] packs.
+// KEEP (kernels 11 and 12): the slice's first keep_rows rows also go to `keep` in shared memory, [keep_rows][G] packs.
 template <typename T, int VEC, bool KEEP = false>
 __device__ __forceinline__ bool bn_block_shift_sums(const bn_args_t &a, ShiftSums<VEC> &s, int G, long row0,
                                                     long row1, long shift_row, int sm_floats, float *sm, long bx,
@@ -1443,13 +1443,13 @@ static const char *supports_nchw_split_planes(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Shared by kernels 8 and 10 (l2_two_pass, l2_one_sync): the normalize phase of a block's own slice, and the plan
-// of their cooperative grid.
+// Shared by kernels 8 and 10-12 (l2_two_pass, l2_one_sync, l2_keep_front, l2_coalesced_sums): the normalize phase
+// of a block's own slice, and the plan of their cooperative grid.
 
-// The normalize phase of kernels 8 and 10: block (blockIdx.x, .y)'s own slice, rows [row0, row1) of its G packs
+// The normalize phase of kernels 8 and 10-12: block (blockIdx.x, .y)'s own slice, rows [row0, row1) of its G packs
 // of channels, last rows first (those are the lines the block read last, the likeliest still in L2), four rows a
 // thread in flight as raw words, 16-byte packs; y = x * sc + sh with the block's channels' scale and shift staged
-// in shared memory. KEEP (kernel 11): the slice's first keep_rows rows come from `keep` (bn_block_shift_sums put
+// in shared memory. KEEP (kernels 11 and 12): the slice's first keep_rows rows come from `keep` (bn_block_shift_sums put
 // them there), after the rest.
 template <typename T, int VEC, bool KEEP = false>
 __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, long row0, long row1, const float *sc,
@@ -1502,20 +1502,21 @@ __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, lo
     }
 }
 
-// The grid of kernels 8, 10 and 11: kernel 5's first-pass grid cut to the blocks resident at once (a cooperative
+// The grid of kernels 8 and 10-12: kernel 5's first-pass grid cut to the blocks resident at once (a cooperative
 // launch needs all of them on the GPU together); the plan says why where there is none. fn: the kernel instance
 // (vec-wide packs); combine: kernel 8 (partials in the workspace, its combine's states in shared memory); keep:
-// kernel 11 (the rows of its slice a block keeps in shared memory, what K11_BLOCKS_PER_SM blocks an SM leave).
+// kernels 11 and 12 (the rows of its slice a block keeps in shared memory, what K11_BLOCKS_PER_SM blocks an SM
+// leave).
 typedef struct {
     long gx, gy, rows_per_block;
     int G, sm_floats, K;  // K: kernels 10-12's copies of the sums
     size_t smem;
-    long keep_rows;  // kernel 11: the rows of its slice a block keeps (the slice's first ones)
+    long keep_rows;  // kernels 11 and 12: the rows of its slice a block keeps (the slice's first ones)
 } l2_plan_t;
 #define K10_ADDS_PER_COPY 32  // blocks adding into one copy of kernel 10's sums (the most; fewer copies otherwise)
 #define K12_ADDS_PER_COPY 66  // kernel 12's (coalesced adds: 16-264 swept on an H100, 66-132 best)
 #define K10_MAX_COPIES 16
-#define K11_BLOCKS_PER_SM 2  // the blocks an SM whose shared memory kernel 11's kept rows share (its launch bounds)
+#define K11_BLOCKS_PER_SM 2  // the blocks an SM whose shared memory kernels 11 and 12's kept rows share (launch bounds)
 // The plan, made at every launch: integer arithmetic and cached queries (bn_wave, bn_static_smem_opt_in).
 static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int vec, int combine, int keep,
                            l2_plan_t *pl) {
