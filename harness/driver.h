@@ -45,9 +45,12 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
     pt.bytes = p->bytes;
     pt.sol_gbps = sol ? sol->gbps : 0;
 
+    const char *no_pdl = k->number == 0 ? "--pdl: cuDNN launches its own kernels (its --hot row says whether they "
+                                          "chain by programmatic dependent launch)"
+                                        : "--pdl: its kernels do not wait for the grid before them";
     const char *why = !(k->dtypes & DT_BIT(p->dtype))
                           ? reasonf("kernel %d has no %s version", k->number, dtype_name(p->dtype))
-                          : o->pdl && !k->pdl ? "--pdl: its kernels do not wait for the grid before them" : NULL;
+                          : o->pdl && !k->pdl ? no_pdl : NULL;
     if (why) {
         printf("skipped: %s\n", why);
         snprintf(s.note, sizeof s.note, "%s", why);
@@ -55,7 +58,8 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
         emit_point(o, &pt);
         return s;
     }
-    char skip_note[128] = "";  // the first block size's skip reason (the note only if no block size ran)
+    char skip_note[128] = "";
+    char detail[sizeof(((launch_t *)0)->path) + 40];  // the path, and a hot time's note  // the first block size's skip reason (the note only if no block size ran)
     int blocks[8], nb = 0;
     if (o->block_size) blocks[nb++] = o->block_size;
     else if (k->own_block) blocks[nb++] = 0;
@@ -119,6 +123,12 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
             printf("%s | %.2f us (min %.2f) | %s | %7.1f GB/s | %5.1f%% SOL | max err abs %.1e rel %.1e | OK%s%s\n",
                    bsbuf, 1e3 * t.median_ms, 1e3 * t.min_ms, launch, pt.gbps, pt.sol_pct, c.max_abs, c.max_rel,
                    w.l.path[0] ? " | path " : "", w.l.path);
+            if (t.chained && !o->pdl) {  // the library chains its own launches: a PDL time, not a plain one
+                printf("%s | its launches chain by programmatic dependent launch on their own (%d edges of the "
+                       "captured graph): this hot time is a chained launch's, as with --pdl\n", bsbuf, t.chained);
+                snprintf(detail, sizeof detail, "%s%schained by PDL on its own", w.l.path, w.l.path[0] ? "; " : "");
+                pt.detail = detail;
+            }
             if (!s.ran || pt.gbps > s.gbps) {
                 s.ran = 1; s.block = used; s.ms = t.median_ms; s.gbps = pt.gbps; s.pct = pt.sol_pct;
             }

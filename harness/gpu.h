@@ -194,13 +194,26 @@ static long row_parts_packs(dtype_t d, long C) {
     long vec = 16 / (long)dtype_size(d);
     return C / vec > 0 ? C / vec : 1;
 }
+// split_row_plan's blocks a row when --cluster does not set them (below; pure: the CPU tests ask it for a GPU of
+// `sms` SMs).
+static int split_row_blocks(long N, long nvec, int packs, int max_bs, int req_bs, int sms) {
+    const int per_block = req_bs ? req_bs : max_bs;
+    int cl = 1;
+    while (cl < 16 && (long)cl * per_block * packs < nvec) cl *= 2;
+    while (!req_bs && cl > 1 && cl < 16 && N * cl * 2 <= sms) cl *= 2;
+    return cl;
+}
 // The latency paths' plan (LayerNorm's and RMSNorm's dispatchers): a row of nvec packs over a cluster of CL
-// blocks of bs threads that hold up to `packs` packs each. CL = the fewest of 1, 2, .., 16 whose blocks of <= max_bs
-// threads hold the row (a cluster launch costs time: never more blocks than the row needs), then, for a row that
-// needs a cluster anyway, twice the blocks while rows x 2 CL fit the SMs; threads: the fewest that hold a block's
-// share. req_cl, req_bs (0: the rule) force them. fn_of(d, cl) is the kernel of a cluster size, for the residency
-// check (16 blocks need the non-portable cluster attribute). Returns the block size, 0 where the row does not fit;
-// the cluster size in *cl_out. The last plan is kept: dispatchers ask on every launch, inside the timed loop.
+// blocks of bs threads that hold up to `packs` packs each. Its own rule (req_bs 0): CL = the fewest of 1, 2, .., 16
+// whose blocks of <= max_bs threads hold the row (a cluster launch costs time: never more blocks than the row
+// needs), then, for a row that needs a cluster anyway, twice the blocks while rows x 2 CL fit the SMs; threads: the
+// fewest that hold a block's share. A block size given (req_bs): CL = the fewest blocks of that size that hold the
+// row, so a sweep of block sizes is a sweep of blocks a row (the row's threads stay the same): a few rows of 16-32
+// KB run up to 1.3x faster over 4 blocks than over the one block of 512 threads the rule gives (an SM's own load
+// rate bounds a block), which the sweep finds and the dispatcher's table keeps. req_cl (--cluster) forces CL.
+// fn_of(d, cl) is the kernel of a cluster size, for the residency check (16 blocks need the non-portable cluster
+// attribute). Returns the block size, 0 where the row does not fit; the cluster size in *cl_out. The last plan is
+// kept: dispatchers ask on every launch, inside the timed loop.
 typedef const void *(*cluster_kernel_of_t)(dtype_t d, int cl);
 static int split_row_plan_uncached(dtype_t d, long N, long nvec, int packs, int max_bs, int req_bs, int req_cl,
                                    cluster_kernel_of_t fn_of, int *cl_out);
@@ -221,12 +234,7 @@ static int split_row_plan(dtype_t d, long N, long nvec, int packs, int max_bs, i
 }
 static int split_row_plan_uncached(dtype_t d, long N, long nvec, int packs, int max_bs, int req_bs, int req_cl,
                                    cluster_kernel_of_t fn_of, int *cl_out) {
-    int cl = req_cl, sms = g_dev.prop.multiProcessorCount;
-    if (!cl) {
-        cl = 1;
-        while (cl < 16 && (long)cl * max_bs * packs < nvec) cl *= 2;
-        while (cl > 1 && cl < 16 && N * cl * 2 <= sms) cl *= 2;
-    }
+    int cl = req_cl ? req_cl : split_row_blocks(N, nvec, packs, max_bs, req_bs, g_dev.prop.multiProcessorCount);
     int bs = req_bs ? req_bs : (int)(32 * ceil_div(ceil_div(nvec, (long)cl * packs), 32));
     if (bs > max_bs || (long)bs * cl * packs < nvec || (double)N * cl > 2147483647.0) return 0;
     if (cl > 1) {

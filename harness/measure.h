@@ -190,6 +190,7 @@ typedef struct {
     double launch_median_ms, launch_min_ms;  // CUDA events around the launch ("with launch")
     int repeats;
     const char *clock;                       // "cupti" (the GPU's kernel timestamps) or "events"
+    int chained;                             // hot: programmatic edges in the captured graph (time_hot)
 } timing_t;
 
 static char *g_flush;
@@ -295,6 +296,7 @@ static timing_t time_loop(work_fn run, void *ctx, int repeats, int cold, int per
     for (int i = 0; i < 2 * repeats; i++) CUDA_CHECK(cudaEventDestroy(ev[i]));
     free(ev);
     timing_t r;
+    memset(&r, 0, sizeof r);
     r.repeats = repeats;
     int on_gpu_clock = gpu_clock && gpu_clock_windows(first, repeats, gpu);
     if (gpu_clock && !on_gpu_clock)
@@ -332,6 +334,28 @@ static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
 // around it for "with launch") / HOT_LAUNCHES is the time a launch: the gaps between launches inside the graph
 // are part of it, as they are of a decode step. NULL, or why fn cannot be captured (then *r is not set).
 static void graph_replay(void *ctx) { CUDA_CHECK(cudaGraphLaunch(*(cudaGraphExec_t *)ctx, cudaStreamPerThread)); }
+// The programmatic edges of a captured graph: where a launch carried programmatic stream serialization, its
+// successor may start while it ends (PDL). Nonzero without --pdl when a library's launches take PDL on their own:
+// cuDNN's norm kernels do, so its hot time is a chained launch's.
+static int graph_programmatic_edges(cudaGraph_t g) {
+    size_t n = 0;
+    if (cudaGraphGetEdges(g, NULL, NULL, NULL, &n) != cudaSuccess || n == 0) {
+        cudaGetLastError();  // not sticky: clear it
+        return 0;
+    }
+    cudaGraphNode_t *from = (cudaGraphNode_t *)malloc(2 * n * sizeof(cudaGraphNode_t));
+    cudaGraphEdgeData *data = (cudaGraphEdgeData *)calloc(n, sizeof(cudaGraphEdgeData));
+    int k = 0;
+    if (cudaGraphGetEdges(g, from, from + n, data, &n) == cudaSuccess) {
+        for (size_t i = 0; i < n; i++)
+            k += data[i].type == cudaGraphDependencyTypeProgrammatic || data[i].from_port != cudaGraphKernelNodePortDefault;
+    } else {
+        cudaGetLastError();
+    }
+    free(from);
+    free(data);
+    return k;
+}
 static const char *time_hot(work_fn fn, void *ctx, int repeats, timing_t *r) {
     warm_up(fn, ctx);
     cudaGraph_t g = NULL;
@@ -339,6 +363,7 @@ static const char *time_hot(work_fn fn, void *ctx, int repeats, timing_t *r) {
     CUDA_CHECK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal));
     for (int i = 0; i < HOT_LAUNCHES; i++) fn(ctx);
     cudaError_t e = cudaStreamEndCapture(cudaStreamPerThread, &g);
+    const int chained = e == cudaSuccess ? graph_programmatic_edges(g) : 0;
     if (e == cudaSuccess) e = cudaGraphInstantiate(&ge, g, 0);
     if (g) CUDA_CHECK(cudaGraphDestroy(g));
     if (e != cudaSuccess) {
@@ -348,6 +373,7 @@ static const char *time_hot(work_fn fn, void *ctx, int repeats, timing_t *r) {
     graph_replay(&ge);  // warm-up replays: the graph's first upload, and the inputs into L2
     graph_replay(&ge);
     *r = time_loop(graph_replay, &ge, repeats, 0, HOT_LAUNCHES);
+    r->chained = chained;
     CUDA_CHECK(cudaGraphExecDestroy(ge));
     return NULL;
 }

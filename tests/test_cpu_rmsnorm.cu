@@ -441,6 +441,16 @@ static void test_plans(void) {
     int lcl = 0, lbs = latency_split_plan(&q, 0, &lcl);
     check("plan: kernel 8 at bf16 4 x 4096: one block of 128 threads (4 packs of 8 each)", lbs == 128 && lcl == 1,
           "bs %d cl %d", lbs, lcl);
+    // its blocks a row (split_row_blocks, 132 SMs): the rule's fewest blocks of 512 threads, doubled for few rows
+    // that need a cluster anyway; a block size given: the fewest blocks of that size, no doubling (fp32 rows of
+    // 8192 = 2048 packs, 32768 = 8192 packs, 4 packs a thread)
+    int b_rule = split_row_blocks(16, 2048, 4, 512, 0, 132), b128 = split_row_blocks(16, 2048, 4, 512, 128, 132),
+        b32 = split_row_blocks(16, 2048, 4, 512, 32, 132), b_long = split_row_blocks(4, 8192, 4, 512, 0, 132),
+        b_long256 = split_row_blocks(4, 8192, 4, 512, 256, 132), b_many = split_row_blocks(64, 8192, 4, 512, 0, 132);
+    check("plan: blocks a row, fp32 16 x 8192: the rule 1, 128 threads 4, 32 threads 16; fp32 4 x 32768: the rule "
+          "4 doubled to 16, 256 threads 8; 64 rows x 32768: 4 (no room to double)",
+          b_rule == 1 && b128 == 4 && b32 == 16 && b_long == 16 && b_long256 == 8 && b_many == 4,
+          "%d %d %d %d %d %d", b_rule, b128, b32, b_long, b_long256, b_many);
     check("kernel 8 skips --fused-add, the QK-norm view and narrow packs",
           (q.s.fused = 1, supports_latency_split(&q, 0) != NULL) &&
               (q = plan_problem(DT_BF16, 4, 128, 384), q.s.H = 3, supports_latency_split(&q, 0) != NULL) &&
