@@ -1057,7 +1057,8 @@ static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
 // a row, and a row's time is then its critical path: memory latency, barriers, a second trip for w and b.
 // One kernel, three ideas:
 // - the row split across a cluster of CL blocks (CL = 1..16; 1: a plain block), so few rows still use many SMs
-//   and a long row's bytes in flight are spread over CL SMs;
+//   and a long row's bytes in flight are spread over CL SMs. A block size given sets CL: the fewest blocks of
+//   that size that hold the row (split_row_plan), so the program's sweep of block sizes sweeps CL too;
 // - w and b loaded at the start with x: one memory trip for all the row needs. Launched alone, each pack's
 //   x, w and b loads are issued together (H100, cold, bf16 1x4096: 2.35 us against 2.91 with w and b first);
 //   in a chain of launches (pdl = 1, --pdl) the weights' loads go before the wait for the grid before, and
@@ -1618,7 +1619,7 @@ static const kernel_t k_kernels[] = {
      "row in registers in 16-byte packs, split over a thread-block cluster when one block cannot hold it", 1,
      supports_cluster_row_regs, launch_cluster_row_regs, 1},
     {12, "latency_split", DT_ALL, "16-byte packs, row <= 512 KB",
-     "a row over 1-16 blocks, w and b loaded with x, one reduction round", 1, supports_latency_split,
+     "a row over 1-16 blocks, w and b loaded with x, one reduction round", 0, supports_latency_split,
      launch_latency_split, 1},
     {13, "odd_rows", DT_ALL, "row <= 512 KB",
      "rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks", 1,

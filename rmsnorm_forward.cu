@@ -799,7 +799,8 @@ static const char *supports_cluster_dsmem(const void *pp, int bs) {
 // view). Few rows cannot fill the GPU at a block a row, and a row's time is then its critical path: memory
 // latency, barriers, a second trip for w. One kernel, three ideas:
 // - the row split across a cluster of CL blocks (CL = 1..16; 1: a plain block), so few rows still use many SMs
-//   and a long row's bytes in flight are spread over CL SMs;
+//   and a long row's bytes in flight are spread over CL SMs. A block size given sets CL: the fewest blocks of
+//   that size that hold the row (split_row_plan), so the program's sweep of block sizes sweeps CL too;
 // - w loaded at the start with x: one memory trip for all the row needs. Launched alone, each pack's x and w
 //   loads are issued together; in a chain of launches (pdl = 1, --pdl) the weight's loads go before the wait
 //   for the grid before, and overlap its end;
@@ -1476,7 +1477,7 @@ static const kernel_t k_kernels[] = {
      "one row split across a thread-block cluster, partial sums through distributed shared memory", 0,
      supports_cluster_dsmem, launch_cluster_dsmem, 1},
     {8, "latency_split", DT_ALL, "plain; C <= 8192 16-byte packs",
-     "a row over 1-16 blocks (a cluster), w loaded with x, one reduction round", 1, supports_latency_split,
+     "a row over 1-16 blocks (a cluster), w loaded with x, one reduction round", 0, supports_latency_split,
      launch_latency_split, 1},
     {9, "odd_rows", DT_ALL, "plain; C <= 8192 16-byte packs + 7",
      "rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks", 1,

@@ -489,8 +489,10 @@ static void test_registry(void) {
     for (int i = 4; i <= 11; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
     for (int i = 4; i <= 11; i++) pdl &= k_program.kernels[i].pdl == 1;
     check("registry: 1-3 are fp32 only, 4-11 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
-    check("registry: the default kernel is the dispatcher (11), which picks its own block size, as does 8",
-          k_program.default_kernel == 11 && k_program.kernels[11].own_block == 1 && k_program.kernels[8].own_block == 1 &&
+    check("registry: the default kernel is the dispatcher (11), which picks its own block size, as does 9; 8's block "
+          "size is swept (it sets the blocks a row)",
+          k_program.default_kernel == 11 && k_program.kernels[11].own_block == 1 && k_program.kernels[9].own_block == 1 &&
+              k_program.kernels[8].own_block == 0 &&
               strcmp(k_program.kernels[10].name, "cluster_cp_async") == 0 && k_program.kernels[10].own_block == 0);
     check("registry: the program restores the residual before validation (reset hook)", k_program.reset != NULL &&
                                                                                             k_program.check_options != NULL);
