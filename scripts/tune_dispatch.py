@@ -8,7 +8,10 @@ rung of the ladder (kernel 1 up to the dispatcher, not cuDNN) and block size who
 The GPUs of one architecture (the CSV's sm column: an H100 and an H200 are both sm_90) share one table, and a
 point's modes (cold, hot, hot with PDL) share one row, because the dispatcher can tell neither the GPU model nor
 whether x is in L2: the row is the (rung, block) whose worst ratio, over those GPUs and modes, of its time to the
-best rung's time there is the smallest. A candidate must have run at every GPU and mode of the point.
+best rung's time there is the smallest. A candidate must have run at every GPU and mode of the point, with one
+exception: a GPU that holds a rung at one block size alone at the point (its rows were measured before that rung's
+block size was swept: the rung's own choice) is not asked about the rung's other block sizes; those are judged on
+the GPUs that swept them.
 
 The dispatcher (the last kernel of the program) looks the table up at run time: among the rows of the device's
 architecture with the problem's element size, variant (plain rows; RMSNorm's fused add, QK-norm view) and packing
@@ -94,11 +97,20 @@ def derive(per_gpu):
     out = []
     for point, by_run in times.items():
         runs = sorted(by_run)
-        common = set.intersection(*(set(by_run[run]) for run in runs))
         best_t = {run: min(by_run[run].values()) for run in runs}
+        # the block sizes of each rung on each GPU at this point, over its modes
+        blocks = defaultdict(set)
+        for (gpu, _mode), cell in by_run.items():
+            for rung, block in cell:
+                blocks[(gpu, rung)].add(block)
         scored = []
-        for cand in common:
-            worst, where = max((by_run[run][cand] / best_t[run], run) for run in runs)
+        for cand in set().union(*(set(by_run[run]) for run in runs)):
+            rung, block = cand
+            # the runs that must hold it: all but those of a GPU whose one block size of the rung is another
+            asked = [run for run in runs if not (len(blocks[(run[0], rung)]) == 1 and block not in blocks[(run[0], rung)])]
+            if not asked or any(cand not in by_run[run] for run in asked):
+                continue
+            worst, where = max((by_run[run][cand] / best_t[run], run) for run in asked)
             scored.append((worst, cand, where))
         if not scored:
             continue

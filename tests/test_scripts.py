@@ -247,6 +247,21 @@ try:
 except RuntimeError as e:
     expect("dispatch_check: a chosen block missing from the next process is an error", "block 256" in str(e), e)
 
+# tune_dispatch: the (rung, block) whose worst ratio over the GPUs and modes is smallest; a GPU that holds a rung at
+# one block size alone (measured before the rung's sweep) is not asked about its other block sizes
+import tune_dispatch  # noqa: E402
+def trow(gpu, k, block, ms, shape="4x8192"):
+    return {"op": "layernorm", "kernel": str(k), "kernel_name": "dispatch" if k == 14 else f"k{k}", "dtype": "fp32",
+            "shape": shape, "block_size": str(block), "time_ms_median": str(ms), "status": "OK", "sm": "sm_90"}
+swept = [trow("a", 12, 64, 2.0), trow("a", 12, 512, 3.0), trow("a", 7, 256, 2.6), trow("a", 14, 512, 3.0)]
+old = [trow("b", 12, 512, 2.9), trow("b", 7, 256, 2.5), trow("b", 14, 512, 2.9)]
+tab = tune_dispatch.derive({"a": swept, "b": old})
+expect("tune_dispatch: a block size only one GPU swept is judged there (the other holds the rung at one size)",
+       [(r[6], r[7]) for r in tab] == [(12, 64)] and tab[0][8] == 1.0, tab)
+tab = tune_dispatch.derive({"a": swept, "b": old + [trow("b", 12, 256, 2.4)]})
+expect("tune_dispatch: a GPU that swept the rung must hold the block size (else not a candidate)",
+       [(r[6], r[7]) for r in tab] == [(7, 256)] and abs(tab[0][8] - 1.3) < 1e-9, tab)
+
 line = standings.op_line("layernorm", rows, [])
 expect("standings: the line gives the range of %SOL, cuDNN beside it, and the dispatcher's worst point",
        "80-96% (fp32)" in line and "behind by more than 2% at 1 of 1 " in line and "at 1 of 2 points (worst 1.05x" in line,
