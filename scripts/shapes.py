@@ -26,7 +26,8 @@ LATENCY_ROWS_X_C = [(n, c) for c in (4096, 8192) for n in (1, 4, 16, 64, 128, 51
 # an odd C beside C + 1 (even, still no 16-byte pack for fp32 and bf16), 1 to 64 rows
 ODD_ROWS_X_C = [(n, c + d) for c in (4097, 16385, 65537, 131073) for d in (0, 1) for n in (1, 4, 16, 64)]
 # Timing modes: program arguments and label suffix. hot+pdl (programmatic dependent launch) is the programs' own:
-# the PyTorch peers have no such launch; kernel 0 (cuDNN) skips --pdl, its hot launches chain by PDL on their own.
+# the PyTorch peers have no such launch; kernel 0 (cuDNN) skips --pdl (its hot launches chain by PDL on their own
+# where its rows say so).
 MODES = {"cold": ([], ""), "hot": (["--hot"], ":hot"), "hot+pdl": (["--hot", "--pdl"], ":hot:pdl")}
 
 

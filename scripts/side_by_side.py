@@ -46,22 +46,6 @@ def best_peer_rows(peers, op):
     return out
 
 
-def hot_peer_ratio(best, pbest, dtype, label, plain, pdl):
-    """(ours / peer in GB/s, peer name, peer row) against the peer that leads most at a hot point, each peer against ours in its
-    own kind of launch: cuDNN chains its hot launches by programmatic dependent launch on its own (each of its --hot
-    rows says so in the program's output), so it meets ours with --pdl (`pdl`, where measured); the PyTorch peers
-    launch plainly and meet ours without it (`plain`). None where no peer or no row of ours."""
-    cands = []
-    k0 = best.get((dtype, label, 0))
-    ours = pdl or plain
-    if isinstance(k0, dict) and ours and row_clock(k0) == row_clock(ours):
-        cands.append((float(ours["gbps"]) / float(k0["gbps"]), "cuDNN", k0))
-    for (d, s, name), v in pbest.items():
-        if d == dtype and s == label and isinstance(v, dict) and plain and row_clock(v) == row_clock(plain):
-            cands.append((float(plain["gbps"]) / float(v["gbps"]), name, v))
-    return min(cands, key=lambda c: c[0]) if cands else None
-
-
 def table(op, rows, peers):
     """(markdown lines, problems) for one op, its standard points (the latency points: latency_table)."""
     best = best_points(rows)
@@ -161,8 +145,7 @@ def latency_table(op, rows, peers):
             cold, hot, pdl = mine(dtype, base), mine(dtype, base + ":hot"), mine(dtype, base + ":hot:pdl")
             if not (cold or hot or pdl):
                 continue
-            pc = peer(dtype, base)
-            hr = hot_peer_ratio(best, pbest, dtype, base + ":hot", hot, pdl)  # each peer in its own kind of launch
+            pc, ph = peer(dtype, base), peer(dtype, base + ":hot")
             kc = us(cold) if cold else None
             kh = min([us(r) for r in (hot, pdl) if r] or [None]) if (hot or pdl) else None
             copy_c = copy_us(cold) if cold else None
@@ -170,16 +153,14 @@ def latency_table(op, rows, peers):
             out.append(f"| {dtype} | {base} | {cell(copy_c)} | {cell(kc)} | "
                        f"{cell(pc[0]) + ' ' + pc[1] if pc else '-'} | {ratio(pc[0] if pc else None, kc)} | "
                        f"{ratio(kc, copy_c)} | {cell(copy_h)} | {cell(us(hot) if hot else None)} | "
-                       f"{cell(us(pdl) if pdl else None)} | {cell(us(hr[2])) + ' ' + hr[1] if hr else '-'} | "
-                       f"{f'{hr[0]:.2f}x' if hr else '-'} | {ratio(kh, copy_h)} |")
+                       f"{cell(us(pdl) if pdl else None)} | {cell(ph[0]) + ' ' + ph[1] if ph else '-'} | "
+                       f"{ratio(ph[0] if ph else None, kh)} | {ratio(kh, copy_h)} |")
     if len(out) == 2:
         return []  # no latency rows measured
     out.append("")
-    out.append("Hot: kernel / copy takes the faster of the plain and the PDL launch, and the faster of the copy's two "
-               "(the copy kernel takes PDL too). Peer / kernel meets each peer in its own kind of launch and shows the "
-               "one that leads most: cuDNN chains its hot launches by programmatic dependent launch on its own (the "
-               "programs say so on its --hot rows), so it meets ours with --pdl; the PyTorch peers launch plainly and "
-               "meet ours without it.")
+    out.append("Hot: the ratios take the faster of the plain and the PDL launch, and the faster of the copy's two "
+               "(the copy kernel takes PDL too). The PyTorch peers have no PDL launch; cuDNN skips --pdl, but its hot "
+               "launches chain by PDL on their own where its rows say so (on an H100: C <= 8192, not the long rows).")
     return out
 
 

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import csvfile  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
-from side_by_side import best_peer_rows, folder_peers, hot_peer_ratio  # noqa: E402
+from side_by_side import best_peer_rows, folder_peers  # noqa: E402
 from summary import CHECK_CSV, DISPATCHER, best_points, op_results, results_folder, row_clock  # noqa: E402
 
 REGRET = 1.02  # the dispatcher may trail its best rung by the noise, no more
@@ -178,8 +178,9 @@ def odd_table(op, rows, peers):
 
 
 def latency_counts(op, rows, peers, mode):
-    """(ahead, points, geometric mean of peer time / ours) at the latency points of a mode ('' cold, ':hot'). Hot:
-    each peer against ours in its own kind of launch (hot_peer_ratio)."""
+    """(ahead, points, geometric mean of peer time / ours) at the latency points of a mode ('' cold, ':hot'); ours
+    without PDL, as the PyTorch peers have none (cuDNN's hot launches chain by PDL on their own at some points:
+    against it this is the harder comparison)."""
     best = best_points(rows)
     pbest = best_peer_rows(peers, op)
     ratios = []
@@ -189,11 +190,6 @@ def latency_counts(op, rows, peers, mode):
         lab = label + mode
         for dtype in shapes_mod.DTYPES:
             b = best_rung(best, dtype, lab)
-            if mode:
-                hr = hot_peer_ratio(best, pbest, dtype, lab, b, best_rung(best, dtype, lab + ":pdl"))
-                if hr:
-                    ratios.append(hr[0])
-                continue
             p = b and best_peer(best, pbest, dtype, lab, row_clock(b))
             if b and p:
                 ratios.append(float(b["gbps"]) / p[0])

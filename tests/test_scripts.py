@@ -247,22 +247,6 @@ try:
 except RuntimeError as e:
     expect("dispatch_check: a chosen block missing from the next process is an error", "block 256" in str(e), e)
 
-# hot points: cuDNN (its launches chain by PDL on their own) meets ours with --pdl, the PyTorch peers ours without
-import side_by_side  # noqa: E402
-hrows = [srow(0, "cudnn", "fp32", "4x4096:hot", 100), srow(8, "latency_split", "fp32", "4x4096:hot", 80),
-         srow(8, "latency_split", "fp32", "4x4096:hot:pdl", 120)]
-hb = summary.best_points(hrows)
-def hpeer(gbps):
-    return {("fp32", "4x4096:hot", "liger"): dict(srow(1, "liger", "fp32", "4x4096:hot", gbps), kernel="liger")}
-hr = side_by_side.hot_peer_ratio(hb, hpeer(70), "fp32", "4x4096:hot", hb[("fp32", "4x4096:hot", 8)],
-                                 hb[("fp32", "4x4096:hot:pdl", 8)])
-expect("hot: each peer in its own kind of launch, the one that leads most (liger: 80/70 against cuDNN's 120/100)",
-       hr and hr[1] == "liger" and abs(hr[0] - 80 / 70) < 1e-9, hr)
-hr = side_by_side.hot_peer_ratio(hb, hpeer(50), "fp32", "4x4096:hot", hb[("fp32", "4x4096:hot", 8)],
-                                 hb[("fp32", "4x4096:hot:pdl", 8)])
-expect("hot: cuDNN meets ours with --pdl (120/100), not the plain launch (80/100)",
-       hr and hr[1] == "cuDNN" and abs(hr[0] - 1.2) < 1e-9, hr)
-
 # tune_dispatch: the (rung, block) whose worst ratio over the GPUs and modes is smallest; a GPU that holds a rung at
 # one block size alone (measured before the rung's sweep) is not asked about its other block sizes
 import tune_dispatch  # noqa: E402
