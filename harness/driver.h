@@ -58,8 +58,8 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
         emit_point(o, &pt);
         return s;
     }
-    char skip_note[128] = "";
-    char detail[sizeof(((launch_t *)0)->path) + 40];  // the path, and a hot time's note  // the first block size's skip reason (the note only if no block size ran)
+    char skip_note[128] = "";  // the first block size's skip reason (the note only if no block size ran)
+    char detail[sizeof(((launch_t *)0)->path) + 40];  // the path, and a hot time's note
     int blocks[8], nb = 0;
     if (o->block_size) blocks[nb++] = o->block_size;
     else if (k->own_block) blocks[nb++] = 0;
