@@ -27,7 +27,7 @@ LATENCY_ROWS_X_C = [(n, c) for c in (4096, 8192) for n in (1, 4, 16, 64, 128, 51
 ODD_ROWS_X_C = [(n, c + d) for c in (4097, 16385, 65537, 131073) for d in (0, 1) for n in (1, 4, 16, 64)]
 # Timing modes: program arguments and label suffix. hot+pdl (programmatic dependent launch) is the programs' own:
 # the PyTorch peers have no such launch; kernel 0 (cuDNN) skips --pdl (its hot launches chain by PDL on their own
-# where its rows say so).
+# where the program says so).
 MODES = {"cold": ([], ""), "hot": (["--hot"], ":hot"), "hot+pdl": (["--hot", "--pdl"], ":hot:pdl")}
 
 

@@ -160,7 +160,7 @@ def latency_table(op, rows, peers):
     out.append("")
     out.append("Hot: the ratios take the faster of the plain and the PDL launch, and the faster of the copy's two "
                "(the copy kernel takes PDL too). The PyTorch peers have no PDL launch; cuDNN skips --pdl, but its hot "
-               "launches chain by PDL on their own where its rows say so (on an H100: C <= 8192, not the long rows).")
+               "launches chain by PDL on their own where the program says so (on an H100: C <= 8192, not the long rows).")
     return out
 
 

@@ -106,9 +106,13 @@ def derive(per_gpu):
         scored = []
         for cand in set().union(*(set(by_run[run]) for run in runs)):
             rung, block = cand
-            # the runs that must hold it: all but those of a GPU whose one block size of the rung is another
-            asked = [run for run in runs if not (len(blocks[(run[0], rung)]) == 1 and block not in blocks[(run[0], rung)])]
-            if not asked or any(cand not in by_run[run] for run in asked):
+            # the runs that must hold it: all but those of a GPU whose one block size of the rung is another (never
+            # all: the GPU that ran the candidate holds its block size)
+            def exempt(gpu):
+                held = blocks[(gpu, rung)]
+                return len(held) == 1 and block not in held
+            asked = [run for run in runs if not exempt(run[0])]
+            if any(cand not in by_run[run] for run in asked):
                 continue
             worst, where = max((by_run[run][cand] / best_t[run], run) for run in asked)
             scored.append((worst, cand, where))
