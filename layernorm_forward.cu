@@ -1335,8 +1335,9 @@ static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl) {
 // ------------------------------------------------------------------------------------------------
 // Kernel 14, dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
-// nearest the best at each measured point, over the GPUs of the architecture and the timing modes): the row of
-// the nearest measured point with the problem's element size and packing whose rung takes the problem. Where no
+// nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
+// with --pdl have rows of their own where their best differs): the row of the nearest measured point with the
+// problem's element size and packing whose rung takes the problem. Where no
 // row does (another architecture, a shape no row's rung takes), the fallback rules below decide: a table, first
 // match wins; each row names the rung it runs and that rung's block size. A --block-size given replaces the
 // row's block size; --cluster K steers rungs 11 and 12 as when they run alone.
@@ -1348,123 +1349,135 @@ static const tuned_row_t k_tuned[] = {
     // tuned rows: begin (scripts/tune_dispatch.py layernorm --write; do not edit), from
     // results/h100-80gb-hbm3/layernorm.csv
     // results/h200/layernorm.csv
-    // sm, bytes, variant, 16-byte packs, N, C, rung, block    worst time over the best rung's (GPU, mode)
-    {90, 4, TV_PLAIN, 1, 32768, 128, 10, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 256, 10, 512},  // 1.003 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 512, 7, 64},  // 1.007 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8192, 768, 7, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16384, 1024, 7, 64},  // 1.003 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 16384, 2048, 12, 128},  // 1.001 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 4096, 12, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 4, 4096, 12, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 16, 4096, 12, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 64, 4096, 12, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 128, 4096, 12, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 512, 4096, 12, 256},  // 1.024 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 16384, 4096, 12, 256},  // 1.010 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 8192, 12, 128},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 4, 8192, 12, 128},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 16, 8192, 12, 128},  // 1.013 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 64, 8192, 12, 256},  // 1.025 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 128, 8192, 12, 256},  // 1.016 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 512, 8192, 11, 512},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 8192, 8192, 11, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4096, 16384, 11, 1024},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4, 32768, 12, 256},  // 1.024 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 2048, 32768, 12, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 1, 65536, 12, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 1024, 65536, 12, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8, 128256, 12, 512},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 0, 1, 4097, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 4097, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 4097, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 4097, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 4098, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 4098, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 4098, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 4098, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 16385, 13, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 16385, 13, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 16385, 13, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 16385, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 16386, 13, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 16386, 13, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 16386, 13, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 16386, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 65537, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 65537, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 65537, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 65537, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 65538, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 65538, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 65538, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 65538, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 131073, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 131073, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 131073, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 131073, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 131074, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 131074, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 131074, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 131074, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 128, 7, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 256, 7, 128},  // 1.009 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 32768, 512, 7, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 8192, 768, 7, 64},  // 1.003 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 16384, 1024, 7, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16384, 2048, 7, 64},  // 1.016 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 1, 4096, 12, 256},  // 1.022 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 4, 4096, 12, 256},  // 1.021 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 16, 4096, 12, 256},  // 1.016 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 64, 4096, 12, 256},  // 1.018 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 128, 4096, 12, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 512, 4096, 12, 128},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 16384, 4096, 11, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 8192, 12, 64},  // 1.007 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 4, 8192, 12, 64},  // 1.009 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 16, 8192, 12, 64},  // 1.012 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 64, 8192, 12, 256},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 128, 8192, 12, 256},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 512, 8192, 11, 512},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 8192, 8192, 11, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 4096, 16384, 11, 1024},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 4, 32768, 12, 128},  // 1.012 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 2048, 32768, 11, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 65536, 12, 128},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 1024, 65536, 11, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 8, 128256, 12, 512},  // 1.068 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 0, 1, 4097, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 4097, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 4097, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 4097, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 4098, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 4098, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 4098, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 4098, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 16385, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 16385, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 16385, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 16385, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 16386, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 16386, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 16386, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 16386, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 65537, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 65537, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 65537, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 65537, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 65538, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 65538, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 65538, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 65538, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 131073, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 131073, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 131073, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 131073, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 131074, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 131074, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 131074, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 131074, 13, 512},  // 1.000 h200 cold
+    // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block    worst time over the best rung's (GPU, mode)
+    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 10, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 32768, 256, 0, 10, 512},  // 1.003 h200 cold
+    {90, 4, TV_PLAIN, 1, 32768, 512, 0, 7, 64},  // 1.007 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 8192, 768, 0, 7, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 7, 64},  // 1.003 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 16384, 2048, 0, 12, 128},  // 1.001 h200 cold
+    {90, 4, TV_PLAIN, 1, 1, 4096, 0, 12, 64},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 4096, 0, 12, 64},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 16, 4096, 0, 12, 64},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 64, 4096, 0, 12, 256},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 128, 4096, 0, 12, 256},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 12, 256},  // 1.010 h200 cold
+    {90, 4, TV_PLAIN, 1, 512, 4096, 1, 11, 256},  // 1.023 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 16384, 4096, 0, 12, 256},  // 1.010 h200 cold
+    {90, 4, TV_PLAIN, 1, 1, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 12, 128},  // 1.013 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 12, 64},  // 1.019 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 64, 8192, 1, 12, 128},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 128, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 128, 8192, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 512, 8192, 0, 11, 512},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 8192, 8192, 0, 11, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 4096, 16384, 0, 11, 1024},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 4, 32768, 0, 12, 128},  // 1.002 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 32768, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 2048, 32768, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 1, 65536, 0, 12, 256},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 8, 128256, 0, 12, 512},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 0, 1, 4097, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 4097, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 4097, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 4097, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 4098, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 4098, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 4098, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 4098, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 16385, 0, 13, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 16385, 0, 13, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 16385, 0, 13, 128},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 16385, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 16386, 0, 13, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 16386, 0, 13, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 16386, 0, 13, 128},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 16386, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 65537, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 65537, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 65537, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 65537, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 65538, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 65538, 0, 13, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 65538, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 65538, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 131073, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 131073, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 131073, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 131073, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 131074, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 131074, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 131074, 0, 13, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 131074, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 128, 0, 7, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 7, 128},  // 1.009 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 32768, 512, 0, 7, 64},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 7, 64},  // 1.003 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 7, 64},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 16384, 2048, 0, 7, 64},  // 1.016 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 1, 4096, 0, 12, 128},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 1, 4096, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 4, 4096, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 4, 4096, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 16, 4096, 0, 12, 128},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 16, 4096, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 64, 4096, 0, 12, 128},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 64, 4096, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 128, 4096, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 512, 4096, 0, 12, 128},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 16384, 4096, 0, 11, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 1, 8192, 0, 12, 64},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 1, 8192, 1, 12, 128},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 4, 8192, 0, 12, 64},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 4, 8192, 1, 12, 128},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 16, 8192, 0, 12, 64},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 16, 8192, 1, 12, 128},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 64, 8192, 0, 12, 256},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 128, 8192, 0, 12, 256},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 512, 8192, 0, 11, 512},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 8192, 8192, 0, 11, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 4096, 16384, 0, 11, 1024},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 4, 32768, 0, 12, 128},  // 1.012 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 11, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 1, 65536, 0, 12, 128},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 11, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 8, 128256, 0, 12, 512},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 8, 128256, 1, 12, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 0, 1, 4097, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 4097, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 4097, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 4097, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 4098, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 4098, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 4098, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 4098, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 16385, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 16385, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 16385, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 16385, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 16386, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 16386, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 16386, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 16386, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 65537, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 65537, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 65537, 0, 13, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 65537, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 65538, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 65538, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 65538, 0, 13, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 65538, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 131073, 0, 13, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 131073, 0, 13, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 131073, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 131073, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 131074, 0, 13, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 131074, 0, 13, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 131074, 0, 13, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 131074, 0, 13, 512},  // 1.000 h200 cold
     // tuned rows: end
 };
 
@@ -1542,7 +1555,7 @@ typedef struct {
 static ln_choice_t dispatch_for(const ln_problem_t *p, int req_bs) {
     ln_choice_t c;
     memset(&c, 0, sizeof c);
-    const tuned_key_t key = {(int)dtype_size(p->h.dtype), TV_PLAIN, full_packs(p), p->N, p->C};
+    const tuned_key_t key = {(int)dtype_size(p->h.dtype), TV_PLAIN, full_packs(p), p->N, p->C, g_pdl};
     const tuned_row_t *t = tuned_pick(k_tuned, (int)(sizeof k_tuned / sizeof k_tuned[0]), &key, req_bs, p,
                                       tuned_supports);
     if (t) {
@@ -1552,7 +1565,7 @@ static ln_choice_t dispatch_for(const ln_problem_t *p, int req_bs) {
         c.name = k->name;
         c.launch = k->launch;
         c.supports = k->supports;
-        snprintf(c.why, sizeof c.why, "tuned %ldx%ld", t->N, t->C);
+        snprintf(c.why, sizeof c.why, "tuned %ldx%ld%s", t->N, t->C, t->pdl ? " PDL" : "");
         return c;
     }
     const dispatch_rule_t *r = dispatch_rule(p, req_bs);

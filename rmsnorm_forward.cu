@@ -1155,8 +1155,9 @@ static const char *cp_slice_fits(const void *fn, cp_plan_t pl, long N, long C, i
 // ------------------------------------------------------------------------------------------------
 // Kernel 11 dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
-// nearest the best at each measured point, over the GPUs of the architecture and the timing modes): the row of
-// the nearest measured point with the problem's element size, variant and packing whose rung takes the problem.
+// nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
+// with --pdl have rows of their own where their best differs): the row of the nearest measured point with the
+// problem's element size, variant and packing whose rung takes the problem.
 // Where no row does (another architecture, a shape no row's rung takes), the fallback rules below decide: a
 // table read top to bottom, the first row whose condition holds runs its rung. A --block-size given replaces the
 // row's block size.
@@ -1168,131 +1169,142 @@ static const tuned_row_t k_tuned[] = {
     // tuned rows: begin (scripts/tune_dispatch.py rmsnorm --write; do not edit), from
     // results/h100-80gb-hbm3/rmsnorm.csv
     // results/h200/rmsnorm.csv
-    // sm, bytes, variant, 16-byte packs, N, C, rung, block    worst time over the best rung's (GPU, mode)
-    {90, 4, TV_PLAIN, 1, 32768, 128, 6, 1024},  // 1.014 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 256, 6, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 512, 8, 64},  // 1.002 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8192, 768, 8, 64},  // 1.013 h200 cold
-    {90, 4, TV_PLAIN, 1, 16384, 1024, 8, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16384, 2048, 8, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 4096, 8, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 4, 4096, 8, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 16, 4096, 8, 256},  // 1.013 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 64, 4096, 8, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 128, 4096, 8, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 512, 4096, 8, 128},  // 1.010 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 8192, 4096, 8, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 16384, 4096, 8, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 1, 8192, 8, 128},  // 1.005 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 4, 8192, 8, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 16, 8192, 8, 128},  // 1.014 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 64, 8192, 8, 128},  // 1.021 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 128, 8192, 8, 256},  // 1.019 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 512, 8192, 8, 256},  // 1.003 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8192, 8192, 8, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 4096, 16384, 8, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 4, 32768, 8, 128},  // 1.014 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 2048, 32768, 8, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 1, 65536, 8, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 1024, 65536, 8, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8, 128256, 8, 512},  // 1.058 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 0, 1, 4097, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 4097, 7, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 4097, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 4097, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 4098, 5, 1024},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 4098, 5, 1024},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 4098, 5, 1024},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 4098, 5, 1024},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 16385, 9, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 16385, 9, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 16385, 9, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 16385, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 16386, 9, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 16386, 9, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 16386, 9, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 16386, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 65537, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 65537, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 65537, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 65537, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 65538, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 65538, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 65538, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 65538, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 131073, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 131073, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 131073, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 131073, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 131074, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 131074, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 131074, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 131074, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_FUSED_ADD, 1, 8192, 4096, 4, 1024},  // 1.000 h200 cold
-    {90, 4, TV_FUSED_ADD, 1, 16384, 4096, 4, 1024},  // 1.000 h200 cold
-    {90, 4, TV_QK_VIEW, 1, 131072, 128, 6, 64},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 32768, 128, 6, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 256, 6, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 512, 6, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 8192, 768, 8, 32},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16384, 1024, 8, 32},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16384, 2048, 5, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 4096, 8, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 4, 4096, 8, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 16, 4096, 8, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 64, 4096, 8, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 128, 4096, 8, 256},  // 1.007 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 512, 4096, 8, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 8192, 4096, 5, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16384, 4096, 5, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 8192, 8, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 4, 8192, 8, 128},  // 1.015 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 16, 8192, 8, 64},  // 1.013 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 64, 8192, 8, 256},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 128, 8192, 8, 256},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 512, 8192, 8, 128},  // 1.011 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 8192, 8192, 8, 256},  // 1.001 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 4096, 16384, 8, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 4, 32768, 8, 128},  // 1.013 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 2048, 32768, 8, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 1, 65536, 8, 128},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 1024, 65536, 8, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 8, 128256, 8, 512},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 0, 1, 4097, 7, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 4097, 7, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 4097, 7, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 4097, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 4098, 5, 1024},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 4098, 5, 1024},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 4098, 5, 1024},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 4098, 5, 1024},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 16385, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 16385, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 16385, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 16385, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 16386, 7, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 16386, 7, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 16386, 7, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 16386, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 65537, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 65537, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 65537, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 65537, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 65538, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 65538, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 65538, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 65538, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 131073, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 131073, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 131073, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 131073, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 131074, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 131074, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 131074, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 131074, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_FUSED_ADD, 1, 8192, 4096, 4, 512},  // 1.002 h200 cold
-    {90, 2, TV_FUSED_ADD, 1, 16384, 4096, 4, 256},  // 1.010 h100-80gb-hbm3 cold
-    {90, 2, TV_QK_VIEW, 1, 131072, 128, 6, 64},  // 1.000 h200 cold
+    // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block    worst time over the best rung's (GPU, mode)
+    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 6, 1024},  // 1.014 h200 cold
+    {90, 4, TV_PLAIN, 1, 32768, 256, 0, 6, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 32768, 512, 0, 8, 64},  // 1.002 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 8192, 768, 0, 8, 64},  // 1.013 h200 cold
+    {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 8, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 16384, 2048, 0, 8, 128},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 1, 4096, 0, 8, 256},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 1, 4096, 1, 8, 128},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 4, 4096, 0, 8, 256},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 16, 4096, 0, 8, 256},  // 1.004 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 16, 4096, 1, 8, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 64, 4096, 0, 8, 256},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 128, 4096, 0, 8, 256},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 8, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 512, 4096, 1, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 8192, 4096, 0, 8, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 16384, 4096, 0, 8, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 1, 8192, 0, 8, 64},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 1, 8192, 1, 8, 128},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 4, 8192, 0, 8, 64},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 8, 128},  // 1.014 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 8, 64},  // 1.008 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 64, 8192, 1, 8, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 128, 8192, 0, 8, 128},  // 1.008 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 128, 8192, 1, 8, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 512, 8192, 0, 8, 256},  // 1.003 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 8192, 8192, 0, 8, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 4096, 16384, 0, 8, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 4, 32768, 0, 8, 128},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 4, 32768, 1, 8, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 2048, 32768, 0, 8, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 1, 65536, 0, 8, 256},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 8, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 8, 128256, 0, 10, 512},  // 1.037 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 8, 128256, 1, 8, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 0, 1, 4097, 0, 9, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 4097, 0, 7, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 4097, 0, 9, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 4097, 0, 9, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 4098, 0, 5, 1024},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 4098, 0, 5, 1024},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 4098, 0, 5, 1024},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 4098, 0, 5, 1024},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 16385, 0, 9, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 16385, 0, 9, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 16385, 0, 9, 128},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 16385, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 16386, 0, 9, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 16386, 0, 9, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 16386, 0, 9, 128},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 16386, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 65537, 0, 9, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 65537, 0, 9, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 65537, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 65537, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 65538, 0, 9, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 65538, 0, 9, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 65538, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 65538, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 131073, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 131073, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 131073, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 131073, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 1, 131074, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 4, 131074, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 16, 131074, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 0, 64, 131074, 0, 9, 512},  // 1.000 h200 cold
+    {90, 4, TV_FUSED_ADD, 1, 8192, 4096, 0, 4, 1024},  // 1.000 h200 cold
+    {90, 4, TV_FUSED_ADD, 1, 16384, 4096, 0, 4, 1024},  // 1.000 h200 cold
+    {90, 4, TV_QK_VIEW, 1, 131072, 128, 0, 6, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 32768, 128, 0, 6, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 6, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 512, 0, 6, 64},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 8, 32},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 8, 32},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 16384, 2048, 0, 5, 64},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 1, 4096, 0, 8, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 4, 4096, 0, 8, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 16, 4096, 0, 8, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 64, 4096, 0, 8, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 128, 4096, 0, 8, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 128, 4096, 1, 8, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 512, 4096, 0, 8, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 8192, 4096, 0, 5, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 16384, 4096, 0, 5, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 1, 8192, 0, 8, 64},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 4, 8192, 0, 8, 256},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 4, 8192, 1, 8, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 16, 8192, 0, 8, 64},  // 1.013 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 16, 8192, 1, 8, 128},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 64, 8192, 0, 8, 256},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 128, 8192, 0, 8, 256},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 512, 8192, 0, 8, 128},  // 1.011 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 8192, 8192, 0, 8, 256},  // 1.001 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 4096, 16384, 0, 8, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 4, 32768, 0, 8, 128},  // 1.013 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 8, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 1, 65536, 0, 8, 128},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 8, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 8, 128256, 0, 8, 512},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 0, 1, 4097, 0, 7, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 4097, 0, 7, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 4097, 0, 7, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 4097, 0, 9, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 4098, 0, 5, 1024},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 4098, 0, 5, 1024},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 4098, 0, 5, 1024},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 4098, 0, 5, 1024},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 16385, 0, 9, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 16385, 0, 9, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 16385, 0, 9, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 16385, 0, 9, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 16386, 0, 7, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 16386, 0, 7, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 16386, 0, 7, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 16386, 0, 9, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 65537, 0, 9, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 65537, 0, 9, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 65537, 0, 9, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 65537, 0, 9, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 65538, 0, 9, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 65538, 0, 9, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 65538, 0, 9, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 65538, 0, 9, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 131073, 0, 9, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 131073, 0, 9, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 131073, 0, 9, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 131073, 0, 9, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 1, 131074, 0, 9, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 4, 131074, 0, 9, 256},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 16, 131074, 0, 9, 512},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 0, 64, 131074, 0, 9, 512},  // 1.000 h200 cold
+    {90, 2, TV_FUSED_ADD, 1, 8192, 4096, 0, 4, 512},  // 1.002 h200 cold
+    {90, 2, TV_FUSED_ADD, 1, 16384, 4096, 0, 4, 256},  // 1.010 h100-80gb-hbm3 cold
+    {90, 2, TV_QK_VIEW, 1, 131072, 128, 0, 6, 64},  // 1.000 h200 cold
     // tuned rows: end
 };
 
@@ -1410,7 +1422,7 @@ static rms_choice_t dispatch_for(const rms_problem_t *p, int req_bs) {
     rms_choice_t c;
     memset(&c, 0, sizeof c);
     const tuned_key_t key = {(int)dtype_size(p->h.dtype), p->s.fused ? TV_FUSED_ADD : p->s.qk ? TV_QK_VIEW : TV_PLAIN,
-                             vec_width(p) == 16 / (int)dtype_size(p->h.dtype), p->s.N, p->s.C};
+                             vec_width(p) == 16 / (int)dtype_size(p->h.dtype), p->s.N, p->s.C, g_pdl};
     const tuned_row_t *t = tuned_pick(k_tuned, (int)(sizeof k_tuned / sizeof k_tuned[0]), &key, req_bs, p,
                                       tuned_supports);
     if (t) {
@@ -1420,7 +1432,7 @@ static rms_choice_t dispatch_for(const rms_problem_t *p, int req_bs) {
         c.name = k->name;
         c.launch = k->launch;
         c.supports = k->supports;
-        snprintf(c.why, sizeof c.why, "tuned %ldx%ld", t->N, t->C);
+        snprintf(c.why, sizeof c.why, "tuned %ldx%ld%s", t->N, t->C, t->pdl ? " PDL" : "");
         return c;
     }
     rms_dispatch_in_t in = dispatch_in(p, req_bs, g_dev.prop.major >= 9, 1);

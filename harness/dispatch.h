@@ -2,7 +2,8 @@
 //
 // A dispatcher (the last kernel of a ladder) chooses among the rungs by a table that scripts/tune_dispatch.py
 // derives from the sweeps stored in results/: one row per measured point, with the rung and block size nearest
-// the best there over the GPUs of that architecture and the timing modes (cold, hot, hot with PDL). The script
+// the best there over the GPUs of that architecture and the timing modes of plain launches (cold, hot), and a
+// second row for launches with PDL (--pdl) where the sweep's hot+pdl times chose another (rung, block). The script
 // writes the rows into the program's source between its `tuned rows` markers, and CI checks that they still
 // match the stored sweeps.
 #pragma once
@@ -16,6 +17,7 @@ typedef struct {
     int variant;  // TV_*
     int full;     // 1: 16-byte packs fit the row (and its stride)
     long N, C;    // the measured point: rows, elements a row
+    int pdl;      // 1: the row of launches with programmatic dependent launch (--pdl); 0: plain launches
     int rung, block;
 } tuned_row_t;
 
@@ -23,6 +25,7 @@ typedef struct {
 typedef struct {
     int bytes, variant, full;
     long N, C;
+    int pdl;  // g_pdl: the launches carry PDL
 } tuned_key_t;
 
 // Whether a rung takes the problem at a block size: its supports_ check (NULL: yes).
@@ -36,8 +39,10 @@ static double tuned_distance(const tuned_row_t *r, const tuned_key_t *k) {
 
 // The row to run: among the rows of this device's architecture with the problem's element size, variant and
 // packing, the nearest measured point whose rung takes the problem at the row's block size (req_bs, a
-// --block-size given, replaces it); NULL where no row does (the dispatcher then uses its fallback rules). The
-// last answer is kept: a dispatcher looks up inside the timed region, and the supports_ checks ask the runtime.
+// --block-size given, replaces it); NULL where no row does (the dispatcher then uses its fallback rules). Plain
+// launches read the plain rows only; PDL launches read both, a PDL row before the plain row of the same point
+// (the table has a PDL row only where the choice differs). The last answer is kept: a dispatcher looks up
+// inside the timed region, and the supports_ checks ask the runtime.
 static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned_key_t *k, int req_bs,
                                      const void *problem, tuned_supports_t supports) {
     static const tuned_row_t *c_rows = NULL, *c_pick = NULL;
@@ -45,7 +50,7 @@ static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned
     static int c_bs = -1, c_sm = -1;
     const int sm = g_dev.prop.major * 10 + g_dev.prop.minor;
     if (c_rows == rows && c_bs == req_bs && c_sm == sm && c_key.bytes == k->bytes && c_key.variant == k->variant &&
-        c_key.full == k->full && c_key.N == k->N && c_key.C == k->C)
+        c_key.full == k->full && c_key.N == k->N && c_key.C == k->C && c_key.pdl == k->pdl)
         return c_pick;
     const tuned_row_t *pick = NULL;
     unsigned char *tried = (unsigned char *)calloc((size_t)n, 1);
@@ -54,9 +59,10 @@ static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned
         double bd = 0;
         for (int i = 0; i < n; i++) {
             const tuned_row_t *r = &rows[i];
-            if (tried[i] || r->sm != sm || r->bytes != k->bytes || r->variant != k->variant || r->full != k->full)
+            if (tried[i] || r->sm != sm || r->bytes != k->bytes || r->variant != k->variant || r->full != k->full ||
+                (r->pdl && !k->pdl))
                 continue;
-            double d = tuned_distance(r, k);
+            double d = tuned_distance(r, k) + (k->pdl && !r->pdl ? 1e-3 : 0.0);  // PDL: its own row first
             if (best < 0 || d < bd) best = i, bd = d;
         }
         if (best < 0) break;

@@ -6,9 +6,10 @@
 For LayerNorm and RMSNorm: at every measured point (the rows of results/<gpu>/<op>.csv, every GPU folder), the
 rung of the ladder (kernel 1 up to the dispatcher, not cuDNN) and block size whose time is nearest the best rung's.
 The GPUs of one architecture (the CSV's sm column: an H100 and an H200 are both sm_90) share one table, and a
-point's modes (cold, hot, hot with PDL) share one row, because the dispatcher can tell neither the GPU model nor
-whether x is in L2: the row is the (rung, block) whose worst ratio, over those GPUs and modes, of its time to the
-best rung's time there is the smallest. A candidate must have run at every GPU and mode of the point, with one
+point's modes of plain launches (cold, hot) share one row, because the dispatcher can tell neither the GPU model
+nor whether x is in L2: the row is the (rung, block) whose worst ratio, over those GPUs and modes, of its time to
+the best rung's time there is the smallest. Launches with PDL (--pdl, which the dispatcher knows) get a row of
+their own from the hot+pdl times, where it chooses another (rung, block); elsewhere they take the plain row. A candidate must have run at every GPU and mode of the point, with one
 exception: a GPU that holds a rung at one block size alone at the point (its rows were measured before that rung's
 block size was swept: the rung's own choice) is not asked about the rung's other block sizes; those are judged on
 the GPUs that swept them.
@@ -16,7 +17,8 @@ the GPUs that swept them.
 The dispatcher (the last kernel of the program) looks the table up at run time: among the rows of the device's
 architecture with the problem's element size, variant (plain rows; RMSNorm's fused add, QK-norm view) and packing
 (16-byte packs fit the row, or not), the row of the nearest measured shape (2 |log2 C/C'| + |log2 N/N'|) whose
-rung takes the problem at that block size; its own fallback rules where no row does.
+rung takes the problem at that block size (with --pdl, the point's PDL row before its plain row); its own
+fallback rules where no row does.
 
 Prints the table, one line per row with its worst ratio and where (GPU, mode). --write puts the rows into the
 program's source between its `tuned rows` markers; --check exits 1 when the source's rows differ from what the
@@ -74,8 +76,34 @@ def gpu_rows(results, op):
     return out
 
 
+def choose(by_run):
+    """(worst ratio, (rung, block), (gpu, mode) of the worst) of the candidate whose worst ratio over the runs
+    {(gpu, mode): {(rung, block): ms}} is the smallest; None when no candidate ran everywhere it is asked."""
+    runs = sorted(by_run)
+    best_t = {run: min(by_run[run].values()) for run in runs}
+    # the block sizes of each rung on each GPU at this point, over these modes
+    blocks = defaultdict(set)
+    for (gpu, _mode), cell in by_run.items():
+        for rung, block in cell:
+            blocks[(gpu, rung)].add(block)
+    scored = []
+    for cand in set().union(*(set(by_run[run]) for run in runs)):
+        rung, block = cand
+        # the runs that must hold it: all but those of a GPU whose one block size of the rung is another (never
+        # all: the GPU that ran the candidate holds its block size)
+        def exempt(gpu):
+            held = blocks[(gpu, rung)]
+            return len(held) == 1 and block not in held
+        asked = [run for run in runs if not exempt(run[0])]
+        if any(cand not in by_run[run] for run in asked):
+            continue
+        worst, where = max((by_run[run][cand] / best_t[run], run) for run in asked)
+        scored.append((worst, cand, where))
+    return min(scored) if scored else None
+
+
 def derive(per_gpu):
-    """[(sm, es, variant, full, N, C, rung, block, worst, where)] sorted, from {gpu: rows}."""
+    """[(sm, es, variant, full, N, C, pdl, rung, block, worst, where)] sorted, from {gpu: rows}."""
     # times[(sm, es, variant, full, N, C)][(gpu, mode)][(rung, block)] = median ms (the fastest row of duplicates)
     times = defaultdict(lambda: defaultdict(dict))
     for gpu, rows in per_gpu.items():
@@ -96,31 +124,17 @@ def derive(per_gpu):
             cell[key] = min(t, cell.get(key, t))
     out = []
     for point, by_run in times.items():
-        runs = sorted(by_run)
-        best_t = {run: min(by_run[run].values()) for run in runs}
-        # the block sizes of each rung on each GPU at this point, over its modes
-        blocks = defaultdict(set)
-        for (gpu, _mode), cell in by_run.items():
-            for rung, block in cell:
-                blocks[(gpu, rung)].add(block)
-        scored = []
-        for cand in set().union(*(set(by_run[run]) for run in runs)):
-            rung, block = cand
-            # the runs that must hold it: all but those of a GPU whose one block size of the rung is another (never
-            # all: the GPU that ran the candidate holds its block size)
-            def exempt(gpu):
-                held = blocks[(gpu, rung)]
-                return len(held) == 1 and block not in held
-            asked = [run for run in runs if not exempt(run[0])]
-            if any(cand not in by_run[run] for run in asked):
+        # the (GPU, mode) runs of plain launches (cold, hot) and of PDL launches (hot+pdl): a row for each kind of
+        # launch, the PDL row only where its choice differs from the plain row's (a PDL launch falls back on it)
+        plain = {run: cell for run, cell in by_run.items() if run[1] != "hot+pdl"}
+        pdl = {run: cell for run, cell in by_run.items() if run[1] == "hot+pdl"}
+        best = {launch: choose(runs) for launch, runs in ((0, plain), (1, pdl)) if runs}
+        for launch, got in best.items():
+            if got is None or (launch and best.get(0) and best[0][1] == got[1]):
                 continue
-            worst, where = max((by_run[run][cand] / best_t[run], run) for run in asked)
-            scored.append((worst, cand, where))
-        if not scored:
-            continue
-        worst, (rung, block), where = min(scored)
-        out.append((*point, rung, block, worst, f"{where[0]} {where[1]}"))
-    out.sort(key=lambda r: (r[0], -r[1], list(VARIANTS).index(r[2]), not r[3], r[5], r[4]))
+            worst, (rung, block), where = got
+            out.append((*point, launch, rung, block, worst, f"{where[0]} {where[1]}"))
+    out.sort(key=lambda r: (r[0], -r[1], list(VARIANTS).index(r[2]), not r[3], r[5], r[4], r[6]))
     return out
 
 
@@ -128,9 +142,9 @@ def c_rows(op, table, sources):
     """The source lines of the block, markers included (indented by the caller)."""
     lines = [BEGIN + f" (scripts/tune_dispatch.py {op} --write; do not edit), from",
              *(f"// {s}" for s in sources),
-             "// sm, bytes, variant, 16-byte packs, N, C, rung, block    worst time over the best rung's (GPU, mode)"]
-    for sm, es, variant, full, n, c, rung, block, worst, where in table:
-        lines.append(f"{{{sm}, {es}, {VARIANTS[variant]}, {int(full)}, {n}, {c}, {rung}, {block}}},  "
+             "// sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block    worst time over the best rung's (GPU, mode)"]
+    for sm, es, variant, full, n, c, pdl, rung, block, worst, where in table:
+        lines.append(f"{{{sm}, {es}, {VARIANTS[variant]}, {int(full)}, {n}, {c}, {pdl}, {rung}, {block}}},  "
                      f"// {worst:.3f} {where}")
     lines.append(END)
     return lines
@@ -180,14 +194,15 @@ def main(argv):
         print(f"tune_dispatch: wrote {len(table)} rows into {os.path.relpath(src, ROOT)}")
         return 0
     print(f"{a.op}: the dispatcher's tuned rows from {', '.join(per_gpu)}")
-    print("| sm | bytes | variant | 16-byte packs | N | C | rung | block | worst ratio | where |")
-    print("|---:|---:|---|---|---:|---:|---:|---:|---:|---|")
-    for sm, es, variant, full, n, c, rung, block_size, worst, where in table:
-        print(f"| {sm} | {es} | {variant} | {'yes' if full else 'no'} | {n} | {c} | {rung} | {block_size} | "
+    print("| sm | bytes | variant | 16-byte packs | N | C | launch | rung | block | worst ratio | where |")
+    print("|---:|---:|---|---|---:|---:|---|---:|---:|---:|---|")
+    for sm, es, variant, full, n, c, pdl, rung, block_size, worst, where in table:
+        print(f"| {sm} | {es} | {variant} | {'yes' if full else 'no'} | {n} | {c} | {'PDL' if pdl else 'plain'} | {rung} | {block_size} | "
               f"{worst:.3f} | {where} |")
-    over = [r for r in table if r[8] > 1.02]
+    over = [r for r in table if r[9] > 1.02]
     print(f"\n{len(table)} rows; {len(over)} with a worst ratio over 1.02" +
-          (": " + ", ".join(f"{r[4]}x{r[5]} {r[1]}B {r[2]} {r[8]:.3f} ({r[9]})" for r in over) if over else ""))
+          (": " + ", ".join(f"{r[4]}x{r[5]} {r[1]}B {r[2]}{' PDL' if r[6] else ''} {r[9]:.3f} ({r[10]})"
+                            for r in over) if over else ""))
     return 0
 
 

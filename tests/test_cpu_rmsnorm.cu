@@ -1,7 +1,8 @@
 // CPU tests (no GPU needed) of rmsnorm_forward: the reference (hand-checked cases, an independent float64
 // oracle, weight offset, fused add with the dtype rounding of the residual, the strided QK-norm view), the
-// shape strings and counted bytes, the launch plans (pack width, lanes per row, cluster size, dispatcher),
-// option parsing (accepting paths; the error exits are tested from the shell) and the registry.
+// shape strings and counted bytes, the launch plans (pack width, lanes per row, cluster size, dispatcher, the
+// lookup of its tuned rows), option parsing (accepting paths; the error exits are tested from the shell) and the
+// registry.
 // Prints one line per test ("PASS name" / "FAIL name: why") and exits non-zero on failure; tests/run_tests.sh
 // counts the lines. The validator and the input generator are common.h's, tested by test_cpu_layernorm.
 #define NORM_NO_MAIN
@@ -480,6 +481,45 @@ static void test_cp_async_plan(void) {
           why_fused && strstr(why_fused, "no --fused-add") && why_packs && strstr(why_packs, "needs 16-byte packs"));
 }
 
+// ---- the tuned rows' lookup (harness/dispatch.h): nearest measured point, PDL rows for PDL launches only
+
+static const char *takes_all(const void *, int, int) { return NULL; }
+static const char *refuses_5(const void *, int rung, int) { return rung == 5 ? "no" : NULL; }
+static void test_tuned_pick(void) {
+    const tuned_row_t rows[] = {
+        {90, 4, TV_PLAIN, 1, 64, 768, 0, 6, 64},  {90, 4, TV_PLAIN, 1, 64, 768, 1, 5, 128},
+        {90, 4, TV_PLAIN, 1, 16, 768, 0, 7, 256}, {80, 4, TV_PLAIN, 1, 64, 768, 0, 4, 512},
+    };
+    const int n = (int)(sizeof rows / sizeof rows[0]);
+    const cudaDeviceProp saved = g_dev.prop;
+    g_dev.prop.major = 9, g_dev.prop.minor = 0;
+    tuned_key_t k = {4, TV_PLAIN, 1, 64, 768, 0};
+    const tuned_row_t *plain = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    k.pdl = 1;
+    const tuned_row_t *pdl = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    const tuned_row_t *pdl_refused = tuned_pick(rows, n, &k, 128, NULL, refuses_5);  // (a new key: the answer is kept)
+    k.N = 16;
+    const tuned_row_t *pdl_other = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    k.pdl = 0, k.N = 48;
+    const tuned_row_t *near = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    g_dev.prop.major = 8;
+    k.N = 64;
+    const tuned_row_t *sm80 = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    k.bytes = 2;
+    const tuned_row_t *none = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    g_dev.prop = saved;
+    check("tuned rows: a plain launch takes the plain row of its point, a PDL launch the PDL row",
+          plain == &rows[0] && pdl == &rows[1]);
+    check("tuned rows: a PDL launch whose PDL row's rung refuses takes the plain row of the point",
+          pdl_refused == &rows[0]);
+    check("tuned rows: a PDL launch at a point without a PDL row takes its plain row, not a PDL row further off",
+          pdl_other == &rows[2]);
+    check("tuned rows: the nearest point decides (N 48 -> 64, not 16); plain launches never read PDL rows",
+          near == &rows[0]);
+    check("tuned rows: the device's architecture only; none of the element size -> NULL (the fallback rules)",
+          sm80 == &rows[3] && none == NULL);
+}
+
 // ---- registry sanity
 
 static void test_registry(void) {
@@ -582,6 +622,7 @@ int main(void) {
     test_parsing_and_shapes();
     test_plans();
     test_cp_async_plan();
+    test_tuned_pick();
     test_registry();
     test_cudnn_kernel0();
     return test_summary();

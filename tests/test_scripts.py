@@ -257,10 +257,10 @@ swept = [trow("a", 12, 64, 2.0), trow("a", 12, 512, 3.0), trow("a", 7, 256, 2.6)
 old = [trow("b", 12, 512, 2.9), trow("b", 7, 256, 2.5), trow("b", 14, 512, 2.9)]
 tab = tune_dispatch.derive({"a": swept, "b": old})
 expect("tune_dispatch: a block size only one GPU swept is judged there (the other holds the rung at one size)",
-       [(r[6], r[7]) for r in tab] == [(12, 64)] and tab[0][8] == 1.0, tab)
+       [(r[7], r[8]) for r in tab] == [(12, 64)] and tab[0][9] == 1.0, tab)
 tab = tune_dispatch.derive({"a": swept, "b": old + [trow("b", 12, 256, 2.4)]})
 expect("tune_dispatch: a GPU that swept the rung must hold the block size (else not a candidate)",
-       [(r[6], r[7]) for r in tab] == [(7, 256)] and abs(tab[0][8] - 1.3) < 1e-9, tab)
+       [(r[7], r[8]) for r in tab] == [(7, 256)] and abs(tab[0][9] - 1.3) < 1e-9, tab)
 
 line = standings.op_line("layernorm", rows, [])
 expect("standings: the line gives the range of %SOL, cuDNN beside it, and the dispatcher's worst point",

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CI test of scripts/tune_dispatch.py: the dispatchers' tuned rows in layernorm_forward.cu and rmsnorm_forward.cu
 are the ones the stored sweeps give (--check), and the derivation picks, at each point, the rung and block size
-whose worst ratio to the best over the GPUs of an architecture and the timing modes is the smallest."""
+whose worst ratio to the best over the GPUs of an architecture and the timing modes is the smallest, and a row of
+PDL launches where their best differs."""
 import csv
 import os
 import subprocess
@@ -50,9 +51,15 @@ with tempfile.TemporaryDirectory() as tmp:
     data = {"a": [row("A", 5, "r5", "64x768", 128, 1.0), row("A", 6, "r6", "64x768", 64, 1.1),
                   row("A", 6, "r6", "64x768", 128, 1.3),
                   row("A", 5, "r5", "64x768:hot", 128, 1.2), row("A", 6, "r6", "64x768:hot", 64, 1.0),
-                  row("A", 9, "dispatch", "64x768", 0, 0.5), row("A", 0, "cudnn", "64x768", 0, 0.1)],
+                  row("A", 9, "dispatch", "64x768", 0, 0.5), row("A", 0, "cudnn", "64x768", 0, 0.1),
+                  # PDL launches: rung 5 best on both GPUs -> a PDL row of its own
+                  row("A", 5, "r5", "64x768:hot:pdl", 128, 0.8), row("A", 6, "r6", "64x768:hot:pdl", 64, 1.0),
+                  # a point whose plain and PDL choice agree (rung 6 at 64): its plain row serves PDL launches
+                  row("A", 6, "r6", "16x768", 64, 1.0), row("A", 5, "r5", "16x768", 128, 1.1),
+                  row("A", 6, "r6", "16x768:hot:pdl", 64, 0.7), row("A", 5, "r5", "16x768:hot:pdl", 128, 0.8)],
             "b": [row("B", 5, "r5", "64x768", 128, 1.05), row("B", 6, "r6", "64x768", 64, 1.0),
                   row("B", 6, "r6", "64x768", 128, 1.0),
+                  row("B", 5, "r5", "64x768:hot:pdl", 128, 0.9), row("B", 6, "r6", "64x768:hot:pdl", 64, 1.0),
                   row("B", 5, "r5", "64x768:hot", 128, 1.0), row("B", 6, "r6", "64x768:hot", 64, 1.0),
                   row("B", 9, "dispatch", "64x768", 0, 0.5),
                   row("B", 7, "r7", "64x768", 256, 0.9)],  # only on B: not a candidate
@@ -64,13 +71,19 @@ with tempfile.TemporaryDirectory() as tmp:
             w.writeheader()
             w.writerows(rows)
     table = tune_dispatch.derive(tune_dispatch.gpu_rows(tmp, "rmsnorm"))
-    sm90 = [t for t in table if t[0] == 90]
-    expect("derive: one sm_90 row, rung 6 at 64 threads (worst 1.11 against rung 5's 1.20; cuDNN, the dispatcher "
-           "and a rung measured on one GPU only are no candidates, the best there counts)", len(sm90) == 1 and
-           sm90[0][6:8] == (6, 64) and abs(sm90[0][8] - 1 / 0.9) < 1e-9 and sm90[0][9] == "b cold", str(sm90))
-    expect("derive: another architecture gets its own row", [t[6] for t in table if t[0] == 80] == [4], str(table))
+    plain = [t for t in table if t[0] == 90 and t[4:7] == (64, 768, 0)]
+    expect("derive: one plain sm_90 row at 64x768, rung 6 at 64 threads (worst 1.11 against rung 5's 1.20; cuDNN, the "
+           "dispatcher and a rung measured on one GPU only are no candidates, the best there counts)", len(plain) == 1
+           and plain[0][7:9] == (6, 64) and abs(plain[0][9] - 1 / 0.9) < 1e-9 and plain[0][10] == "b cold", str(table))
+    pdl = [t for t in table if t[0] == 90 and t[4:7] == (64, 768, 1)]
+    expect("derive: the PDL launches of 64x768 get their own row where their best differs (rung 5 at 128, from the "
+           "hot+pdl times alone)", len(pdl) == 1 and pdl[0][7:9] == (5, 128) and pdl[0][9] == 1.0, str(table))
+    agree = [t for t in table if t[0] == 90 and t[4:6] == (16, 768)]
+    expect("derive: no PDL row where the PDL best is the plain row's", [t[6:9] for t in agree] == [(0, 6, 64)],
+           str(table))
+    expect("derive: another architecture gets its own row", [t[7] for t in table if t[0] == 80] == [4], str(table))
     r = run("rmsnorm", "--results", tmp)
-    expect("the printed table names the rows and their worst ratio", r.returncode == 0 and "| 90 | 2 | plain | yes | 64 | 768 | 6 | 64 | 1.111 | b cold |"
+    expect("the printed table names the rows and their worst ratio", r.returncode == 0 and "| 90 | 2 | plain | yes | 64 | 768 | plain | 6 | 64 | 1.111 | b cold |"
            in r.stdout, r.stdout + r.stderr)
 
 r = run("batchnorm")
