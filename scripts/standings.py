@@ -7,7 +7,8 @@ Per op, two tables (scripts/run_all.py puts them into summary.md):
 - the dispatcher against the best rung of its own ladder at every point where the dispatcher ran: its GB/s, the
   best rung's, and the dispatcher's time over the best rung's (1.00x: it picked the best; above 1.02x: it lost).
   The stored rows of a point come from several runs; where scripts/dispatch_check.py re-timed the dispatcher and
-  that rung in one process (dispatch_check.csv beside the CSVs), that ratio is shown too and is the one judged;
+  that rung in one process (dispatch_check.csv beside the CSVs), that ratio is shown too and is the one judged,
+  while the stored rows are still those it checked (its stored ratio is the one the CSVs give now);
 - the standing at the throughput points: the best kernel of the ladder (1 and up) as % of the copy, and its time
   against the best of cuDNN (kernel 0) and the peers (scripts/peers.py) timed on the same clock;
 - rows of odd length (the odd points, LayerNorm and RMSNorm): the dispatcher's time at an odd C over its time at
@@ -73,19 +74,29 @@ def check_rows(folder):
     path = os.path.join(folder, CHECK_CSV)
     if not os.path.exists(path):
         return []
-    return csvfile.read(path, required=["op", "dtype", "shape", "same_run_ratio"], floats=("same_run_ratio",),
+    return csvfile.read(path, required=["op", "dtype", "shape", "stored_ratio", "same_run_ratio"],
+                        floats=("stored_ratio", "same_run_ratio"),
                         ints=(), kernel_numbers=False, choices={"dtype": csvfile.CHOICES["dtype"]})
 
 
 def same_run_ratios(folder):
-    """{(op, dtype, shape): the dispatcher's time over its best rung's, timed in one process} from a folder's
-    dispatch_check.csv, {} where there is none."""
-    return {(r["op"], r["dtype"], r["shape"]): float(r["same_run_ratio"]) for r in check_rows(folder)}
+    """{(op, dtype, shape): (the stored ratio it checked, the dispatcher's time over its best rung's timed in one
+    process)} from a folder's dispatch_check.csv, {} where there is none."""
+    return {(r["op"], r["dtype"], r["shape"]): (float(r["stored_ratio"]), float(r["same_run_ratio"]))
+            for r in check_rows(folder)}
+
+
+def same_run(op, reg, checks):
+    """A regret row's same-process ratio, None where the point has none or its check is stale (the stored rows
+    have changed since: the check's stored ratio, written to 4 digits, is not this row's)."""
+    c = checks.get((op, reg[0], reg[1]))
+    return c[1] if c and abs(c[0] - reg[4]) < 5e-5 else None
 
 
 def judged(op, reg, checks):
-    """A regret row's ratio as judged: the same-process one where the point has one."""
-    return checks.get((op, reg[0], reg[1]), reg[4])
+    """A regret row's ratio as judged: the same-process one where the point has a check of these stored rows."""
+    same = same_run(op, reg, checks)
+    return reg[4] if same is None else same
 
 
 def regret_rows(rows):
@@ -109,7 +120,7 @@ def regret_table(op, rows, checks):
     for reg in regret_rows(rows):
         dtype, shape, d, b, ratio = reg
         mark = " **lost**" if judged(op, reg, checks) > REGRET else ""
-        same = checks.get((op, dtype, shape))
+        same = same_run(op, reg, checks)
         out.append(f"| {dtype} | {shape} | {float(d['gbps']):.0f} | {b['kernel']} {b['kernel_name']} | "
                    f"{float(b['gbps']):.0f} | {ratio:.3f}x | {f'{same:.3f}x' if same else '-'}{mark} |")
     return out if len(out) > 2 else []

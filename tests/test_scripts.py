@@ -217,16 +217,23 @@ expect("standings: the dispatcher against its best rung (never itself, never cuD
 table = standings.regret_table("layernorm", rows, {})
 expect("standings: a dispatcher more than 2% behind its best rung is marked lost",
        "**lost**" in table[2] and "**lost**" not in table[3], table)
-table = standings.regret_table("layernorm", rows, {("layernorm", "fp32", "8192x768"): 1.01})
+check = {("layernorm", "fp32", "8192x768"): (1.0526, 1.01)}  # stored 80 / 76 = 1.05263
+table = standings.regret_table("layernorm", rows, check)
 expect("standings: the same-process ratio (dispatch_check.csv), where a point has one, is shown and judged",
        "**lost**" not in table[2] and "| 1.053x | 1.010x |" in table[2], table)
 expect("standings: the line judges the same-process ratio", "at 0 of 2 points" in standings.op_line(
-       "layernorm", rows, [], {("layernorm", "fp32", "8192x768"): 1.01}))
+       "layernorm", rows, [], check))
+stale = {("layernorm", "fp32", "8192x768"): (1.0700, 1.01)}
+table = standings.regret_table("layernorm", rows, stale)
+expect("standings: a check of other stored rows (its stored ratio is not theirs) is neither shown nor judged",
+       "| 1.053x | - **lost** |" in table[2] and "at 1 of 2 points" in standings.op_line(
+           "layernorm", rows, [], stale), table)
 with tempfile.TemporaryDirectory() as cd:
     with open(os.path.join(cd, "dispatch_check.csv"), "w") as f:
         f.write("op,dtype,shape,rung,rung_block,rung_ms,dispatch_ms,stored_ratio,same_run_ratio,rounds,gpu,git_rev\n"
                 "layernorm,bf16,4x4097,13,256,0.0042,0.0042,1.0380,1.0010,3,G,x\n")
-    expect("standings: dispatch_check.csv read", standings.same_run_ratios(cd) == {("layernorm", "bf16", "4x4097"): 1.001})
+    expect("standings: dispatch_check.csv read", standings.same_run_ratios(cd) ==
+           {("layernorm", "bf16", "4x4097"): (1.038, 1.001)})
     # beside a program CSV, the summaries and the folder check leave it alone (it once stopped `make readme`)
     shutil.copy(os.path.join(ROOT, "tests", "fixtures", "layernorm_small.csv"), os.path.join(cd, "layernorm.csv"))
     expect("summary: a results folder with dispatch_check.csv holds one program CSV, layernorm",
