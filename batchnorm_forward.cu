@@ -1070,15 +1070,6 @@ typedef struct {
 } k6_plan_t;
 static const char *persistent_onchip_plan(const bn_problem_t *p, int bs, k6_plan_t *plan);
 
-// Hides a 16-byte pack's bits from the optimizer: afterwards the compiler must convert the pack again instead of
-// keeping the fp32 values it converted before (twice the registers for 16-bit packs) alive across the grid syncs.
-template <typename T, int VEC> __device__ __forceinline__ void keep_packed(Pack<T, VEC> &p) {
-    static_assert(sizeof(Pack<T, VEC>) == 16, "16-byte packs");
-    uint4 r;
-    memcpy(&r, &p, 16);
-    asm volatile("" : "+r"(r.x), "+r"(r.y), "+r"(r.z), "+r"(r.w));
-    memcpy(&p, &r, 16);
-}
 // The thread's rows of the block's slice on chip: rows RPR * RG on into shared memory (slice), the first RPR in
 // registers (reg), each added to the shifted sums st. xb: the thread's pack column in the slice's first row.
 template <typename T, int VEC, int RPR>

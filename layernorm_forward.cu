@@ -1120,7 +1120,9 @@ __device__ __forceinline__ float split_load(Pack<T, VEC> (&v)[SPLIT_PACKS], Pack
     }
     return k;
 }
-// y from the packs.
+// y from the packs, converted to fp32 here, after the statistics: the kernel hides the packs' bits across the
+// cluster sum (keep_packed), else the compiler keeps x's fp32 values from the sums, and w's and b's converted
+// early, alive across it (bf16: 117 registers against 64 bounded; results/NOTES.md).
 template <typename T, int VEC>
 __device__ __forceinline__ void split_store(const Pack<T, VEC> (&v)[SPLIT_PACKS], const Pack<T, VEC> (&wv)[SPLIT_PACKS],
                                             const Pack<T, VEC> (&bv)[SPLIT_PACKS], int first, int nvec, float m,
@@ -1138,11 +1140,11 @@ __device__ __forceinline__ void split_store(const Pack<T, VEC> (&v)[SPLIT_PACKS]
     }
 }
 
-// fp32 with clusters of 16: bounded to two blocks of 512 threads an SM (64 registers, no spills), so the 8 clusters
-// of 16 blocks of fp32 8x128256 fit the GPU at once (unbounded: 82 registers, one block an SM, 11.8 us against
-// 8.5 on an H100). 0 leaves the other instances unbounded (16-bit ones would spill under it).
+// Bounded to two blocks of 512 threads an SM (64 registers, at most 4 bytes spilled), so that long rows keep two
+// blocks an SM in flight and the 8 clusters of 16 blocks of fp32 8x128256 fit the GPU at once. Unbounded, fp32
+// took 82 registers (8x128256: 11.8 us against 8.5 on an H100) and bf16 117 (1024x65536: 2158 GB/s against 3011).
 template <typename T, int VEC, int CL>
-__global__ void __launch_bounds__(512, sizeof(T) == 4 && CL == 16 ? 2 : 0) layernorm_latency_split_kernel(ln_args_t a, int pdl) {
+__global__ void __launch_bounds__(512, 2) layernorm_latency_split_kernel(ln_args_t a, int pdl) {
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
@@ -1162,6 +1164,12 @@ __global__ void __launch_bounds__(512, sizeof(T) == 4 && CL == 16 ? 2 : 0) layer
     for (int p = 0; p < SPLIT_PACKS; p++)
         if (first + p * (int)blockDim.x < nvec) shifted_add(s, v[p], k);
     s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
+#pragma unroll
+    for (int p = 0; p < SPLIT_PACKS; p++) {  // (x, w and b packed across the sum: see split_store)
+        keep_packed(v[p]);
+        keep_packed(wv[p]);
+        keep_packed(bv[p]);
+    }
     const float m = k + s.x / C, r = shifted_rstd(s, C, eps);
     split_store(v, wv, bv, first, nvec, m, r, y + row * C);
     if (rank == 0 && threadIdx.x == 0) {

@@ -167,6 +167,17 @@ template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack_nc(
     return out;
 }
 
+// Hides a 16-byte pack's bits from the optimizer: afterwards the compiler must convert the pack again instead of
+// keeping the fp32 values it converted before alive (twice the registers for 16-bit packs) across what follows:
+// BatchNorm's grid syncs, LayerNorm's cluster reduction.
+template <typename T, int VEC> __device__ __forceinline__ void keep_packed(Pack<T, VEC> &p) {
+    static_assert(sizeof(Pack<T, VEC>) == 16, "16-byte packs");
+    uint4 r;
+    memcpy(&r, &p, 16);
+    asm volatile("" : "+r"(r.x), "+r"(r.y), "+r"(r.z), "+r"(r.w));
+    memcpy(&p, &r, 16);
+}
+
 template <typename T, int N> __device__ __forceinline__ void store_pack_cs(T *p, const Pack<T, N> &v) {
     typedef typename RawBits<sizeof(T) * N>::type R;
     R r;
