@@ -9,10 +9,12 @@ The GPUs of one architecture (the CSV's sm column: an H100 and an H200 are both 
 point's modes of plain launches (cold, hot) share one row, because the dispatcher can tell neither the GPU model
 nor whether x is in L2: the row is the (rung, block) whose worst ratio, over those GPUs and modes, of its time to
 the best rung's time there is the smallest. Launches with PDL (--pdl, which the dispatcher knows) get a row of
-their own from the hot+pdl times, where it chooses another (rung, block); elsewhere they take the plain row. A candidate must have run at every GPU and mode of the point, with one
-exception: a GPU that holds a rung at one block size alone at the point (its rows were measured before that rung's
-block size was swept: the rung's own choice) is not asked about the rung's other block sizes; those are judged on
-the GPUs that swept them.
+their own from the hot+pdl times where it chooses another (rung, block); elsewhere they take the plain row.
+A candidate must have run at every GPU and mode of the point, with two exceptions: a GPU and mode with no row of
+the rung at the point (in any status: a rung skipped or failed there stays asked, and loses) is not asked about
+it; a GPU that holds a rung at one block size alone at the point (its rows were measured before that rung's block
+size was swept: the rung's own choice) is not asked about the rung's other block sizes. Those are judged on the
+GPUs that measured them.
 
 The dispatcher (the last kernel of the program) looks the table up at run time: among the rows of the device's
 architecture with the problem's element size, variant (plain rows; RMSNorm's fused add, QK-norm view) and packing
@@ -76,9 +78,10 @@ def gpu_rows(results, op):
     return out
 
 
-def choose(by_run):
+def choose(by_run, seen):
     """(worst ratio, (rung, block), (gpu, mode) of the worst) of the candidate whose worst ratio over the runs
-    {(gpu, mode): {(rung, block): ms}} is the smallest; None when no candidate ran everywhere it is asked."""
+    {(gpu, mode): {(rung, block): ms}} is the smallest; None when no candidate ran everywhere it is asked. seen:
+    {(gpu, mode): the rungs with a row there in any status}."""
     runs = sorted(by_run)
     best_t = {run: min(by_run[run].values()) for run in runs}
     # the block sizes of each rung on each GPU at this point, over these modes
@@ -89,12 +92,12 @@ def choose(by_run):
     scored = []
     for cand in set().union(*(set(by_run[run]) for run in runs)):
         rung, block = cand
-        # the runs that must hold it: all but those of a GPU whose one block size of the rung is another (never
-        # all: the GPU that ran the candidate holds its block size)
-        def exempt(gpu):
-            held = blocks[(gpu, rung)]
-            return len(held) == 1 and block not in held
-        asked = [run for run in runs if not exempt(run[0])]
+        # the runs that must hold it: all but those with no row of the rung and those of a GPU whose one block size
+        # of the rung is another (never all: the run that timed the candidate holds it)
+        def exempt(run):
+            held = blocks[(run[0], rung)]
+            return rung not in seen[run] or (len(held) == 1 and block not in held)
+        asked = [run for run in runs if not exempt(run)]
         if any(cand not in by_run[run] for run in asked):
             continue
         worst, where = max((by_run[run][cand] / best_t[run], run) for run in asked)
@@ -106,11 +109,12 @@ def derive(per_gpu):
     """[(sm, es, variant, full, N, C, pdl, rung, block, worst, where)] sorted, from {gpu: rows}."""
     # times[(sm, es, variant, full, N, C)][(gpu, mode)][(rung, block)] = median ms (the fastest row of duplicates)
     times = defaultdict(lambda: defaultdict(dict))
+    seen = defaultdict(lambda: defaultdict(set))  # seen[point][(gpu, mode)]: rungs with a row, in any status
     for gpu, rows in per_gpu.items():
         disp = {int(r["kernel"]) for r in rows if r["kernel_name"] == DISPATCHER}
         for r in rows:
             k = int(r["kernel"])
-            if r["status"] != "OK" or k < 1 or k in disp:
+            if k < 1 or k in disp:
                 continue
             es = DTYPE_BYTES.get(r["dtype"])
             sm = arch(r.get("sm"))
@@ -118,6 +122,9 @@ def derive(per_gpu):
             if parsed is None or sm is None:
                 continue
             n, c, variant, full, mode = parsed
+            seen[(sm, es, variant, full, n, c)][(gpu, mode)].add(k)
+            if r["status"] != "OK":
+                continue
             t = float(r["time_ms_median"])
             cell = times[(sm, es, variant, full, n, c)][(gpu, mode)]
             key = (k, int(r["block_size"]))
@@ -128,7 +135,7 @@ def derive(per_gpu):
         # launch, the PDL row only where its choice differs from the plain row's (a PDL launch falls back on it)
         plain = {run: cell for run, cell in by_run.items() if run[1] != "hot+pdl"}
         pdl = {run: cell for run, cell in by_run.items() if run[1] == "hot+pdl"}
-        best = {launch: choose(runs) for launch, runs in ((0, plain), (1, pdl)) if runs}
+        best = {launch: choose(runs, seen[point]) for launch, runs in ((0, plain), (1, pdl)) if runs}
         for launch, got in best.items():
             if got is None or (launch and best.get(0) and best[0][1] == got[1]):
                 continue

@@ -159,12 +159,12 @@ if [ $rc -eq 0 ] && echo "$out" | grep -q "hot, graph replay, PDL" && grep -q ",
     pass "layernorm --hot and --hot --pdl: per-launch times, CSV shapes 4x4096:hot and 4x4096:hot:pdl, cuDNN skipped under --pdl"
 else fail "layernorm --hot / --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
-# the dispatcher's rule at 16-bit C = 65536 with more rows than rung 12 takes: rung 11 as a cluster (4 blocks of
-# 256 threads a row) on sm_90+, the re-read kernel (9) before; with --input-mean 1000 too
-expect_path layernorm_forward 14 "| path rung 11 cluster_row_regs: cluster of 4 blocks a row" "| path rung 9 block_reread" --dtype bf16 -N 300 -C 65536
+# the dispatcher at 16-bit C = 65536 with hundreds of rows: on sm_90 the tuned row of 1024x65536, rung 12 as a
+# cluster of 8 blocks of 256 threads a row; the re-read kernel (9) before; with --input-mean 1000 too
+expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 8 blocks of 256 threads" "| path rung 9 block_reread" --dtype bf16 -N 300 -C 65536
 check_one 14 --dtype fp16 -N 300 -C 65536 --input-mean 1000
-expect_path layernorm_forward 14 "| path rung 11 cluster_row_regs: one block a row" "| path rung 11 cluster_row_regs: one block a row" --dtype bf16 -N 16384 -C 4096
-expect_path layernorm_forward 14 "| path rung 7 subwarp_regs_vec" "| path rung 7 subwarp_regs_vec" --dtype bf16 -N 8192 -C 768
+expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 1 block of 128 threads" "| path rung 11 cluster_row_regs: one block a row" --dtype bf16 -N 16384 -C 4096
+expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 1 block of 32 threads" "| path rung 7 subwarp_regs_vec" --dtype bf16 -N 8192 -C 768
 expect_path layernorm_forward 14 "| path rung 13 odd_rows" "| path rung 9 block_reread" --dtype fp32 -N 1024 -C 4097
 
 # rung 10 (subwarp_persistent, fp32, C <= 512), alone and through the dispatcher: many passes of the resident grid

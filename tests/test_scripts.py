@@ -268,6 +268,14 @@ expect("tune_dispatch: a block size only one GPU swept is judged there (the othe
 tab = tune_dispatch.derive({"a": swept, "b": old + [trow("b", 12, 256, 2.4)]})
 expect("tune_dispatch: a GPU that swept the rung must hold the block size (else not a candidate)",
        [(r[7], r[8]) for r in tab] == [(7, 256)] and abs(tab[0][9] - 1.3) < 1e-9, tab)
+none = [r for r in old if r["kernel"] != "12"]
+tab = tune_dispatch.derive({"a": swept, "b": none})
+expect("tune_dispatch: a GPU with no row of the rung at the point is not asked about it",
+       [(r[7], r[8]) for r in tab] == [(12, 64)] and tab[0][9] == 1.0, tab)
+skipped = dict(trow("b", 12, 64, 0), status="SKIP")
+tab = tune_dispatch.derive({"a": swept, "b": none + [skipped]})
+expect("tune_dispatch: a rung skipped (or failed) on a GPU stays asked there, and is no candidate",
+       [(r[7], r[8]) for r in tab] == [(7, 256)], tab)
 
 line = standings.op_line("layernorm", rows, [])
 expect("standings: the line gives the range of %SOL, cuDNN beside it, and the dispatcher's worst point",

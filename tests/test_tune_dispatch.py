@@ -45,13 +45,14 @@ def row(gpu, kernel, name, shape, block, ms, sm="sm_90"):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    # two GPUs of sm_90: rung 5 is best on A cold (1.00 vs 1.10), rung 6 on A hot; on B rung 7 (measured there
-    # only) is best cold at 0.9. Worst ratios: rung 5 max(1, 1.2 hot A, 1.05 / 0.9 cold B) = 1.2, rung 6 max(1.1 cold
+    # two GPUs of sm_90: rung 5 is best on A cold (1.00 vs 1.10), rung 6 on A hot; on B rung 7 (skipped on A, OK
+    # on B only) is best cold at 0.9. Worst ratios: rung 5 max(1, 1.2 hot A, 1.05 / 0.9 cold B) = 1.2, rung 6 max(1.1 cold
     # A, 1 / 0.9 cold B) = 1.11 -> rung 6
     data = {"a": [row("A", 5, "r5", "64x768", 128, 1.0), row("A", 6, "r6", "64x768", 64, 1.1),
                   row("A", 6, "r6", "64x768", 128, 1.3),
                   row("A", 5, "r5", "64x768:hot", 128, 1.2), row("A", 6, "r6", "64x768:hot", 64, 1.0),
                   row("A", 9, "dispatch", "64x768", 0, 0.5), row("A", 0, "cudnn", "64x768", 0, 0.1),
+                  dict(row("A", 7, "r7", "64x768", 256, 0.9), status="SKIP"),  # skipped on A: asked there, loses
                   # PDL launches: rung 5 best on both GPUs -> a PDL row of its own
                   row("A", 5, "r5", "64x768:hot:pdl", 128, 0.8), row("A", 6, "r6", "64x768:hot:pdl", 64, 1.0),
                   # a point whose plain and PDL choice agree (rung 6 at 64): its plain row serves PDL launches
@@ -62,7 +63,7 @@ with tempfile.TemporaryDirectory() as tmp:
                   row("B", 5, "r5", "64x768:hot:pdl", 128, 0.9), row("B", 6, "r6", "64x768:hot:pdl", 64, 1.0),
                   row("B", 5, "r5", "64x768:hot", 128, 1.0), row("B", 6, "r6", "64x768:hot", 64, 1.0),
                   row("B", 9, "dispatch", "64x768", 0, 0.5),
-                  row("B", 7, "r7", "64x768", 256, 0.9)],  # only on B: not a candidate
+                  row("B", 7, "r7", "64x768", 256, 0.9)],  # OK on B only: not a candidate
             "c": [row("C", 4, "r4", "64x768", 256, 1.0, sm="sm_80")]}
     for name, rows in data.items():
         os.makedirs(os.path.join(tmp, name))
@@ -73,7 +74,7 @@ with tempfile.TemporaryDirectory() as tmp:
     table = tune_dispatch.derive(tune_dispatch.gpu_rows(tmp, "rmsnorm"))
     plain = [t for t in table if t[0] == 90 and t[4:7] == (64, 768, 0)]
     expect("derive: one plain sm_90 row at 64x768, rung 6 at 64 threads (worst 1.11 against rung 5's 1.20; cuDNN, the "
-           "dispatcher and a rung measured on one GPU only are no candidates, the best there counts)", len(plain) == 1
+           "dispatcher and a rung skipped on one GPU are no candidates, the best there counts)", len(plain) == 1
            and plain[0][7:9] == (6, 64) and abs(plain[0][9] - 1 / 0.9) < 1e-9 and plain[0][10] == "b cold", str(table))
     pdl = [t for t in table if t[0] == 90 and t[4:7] == (64, 768, 1)]
     expect("derive: the PDL launches of 64x768 get their own row where their best differs (rung 5 at 128, from the "
