@@ -1120,9 +1120,7 @@ __device__ __forceinline__ float split_load(Pack<T, VEC> (&v)[SPLIT_PACKS], Pack
     }
     return k;
 }
-// y from the packs, converted to fp32 here, after the statistics: the kernel hides the packs' bits across the
-// cluster sum (keep_packed), else the compiler keeps x's fp32 values from the sums, and w's and b's converted
-// early, alive across it (bf16: 117 registers against 64 bounded; results/NOTES.md).
+// y from the packs.
 template <typename T, int VEC>
 __device__ __forceinline__ void split_store(const Pack<T, VEC> (&v)[SPLIT_PACKS], const Pack<T, VEC> (&wv)[SPLIT_PACKS],
                                             const Pack<T, VEC> (&bv)[SPLIT_PACKS], int first, int nvec, float m,
@@ -1140,11 +1138,14 @@ __device__ __forceinline__ void split_store(const Pack<T, VEC> (&v)[SPLIT_PACKS]
     }
 }
 
-// Bounded to two blocks of 512 threads an SM (64 registers, at most 4 bytes spilled), so that long rows keep two
-// blocks an SM in flight and the 8 clusters of 16 blocks of fp32 8x128256 fit the GPU at once. Unbounded, fp32
-// took 82 registers (8x128256: 11.8 us against 8.5 on an H100) and bf16 117 (1024x65536: 2158 GB/s against 3011).
-template <typename T, int VEC, int CL>
-__global__ void __launch_bounds__(512, 2) layernorm_latency_split_kernel(ln_args_t a, int pdl) {
+// Two instances. Unbounded (PACKED false), the compiler converts x, w and b to fp32 as they land and keeps those
+// values across the cluster sum: the fewest instructions after it (the critical path of a grid that the GPU holds
+// at once), and many registers (bf16: 117, one block of 512 an SM). PACKED hides the packs' bits across the sum
+// (keep_packed: converted again after it) and bounds the kernel to two blocks of 512 an SM (64 registers, at most
+// 4 bytes spilled): the occupancy a grid of more blocks than fit at once needs (H100, bf16 1024x65536: 3011 GB/s
+// against 2158; unbounded, the 8 clusters of 16 blocks of fp32 8x128256 do not fit at once: 11.8 us against 8.5).
+template <typename T, int VEC, int CL, bool PACKED>
+__global__ void __launch_bounds__(512, PACKED ? 2 : 0) layernorm_latency_split_kernel(ln_args_t a, int pdl) {
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
@@ -1164,11 +1165,13 @@ __global__ void __launch_bounds__(512, 2) layernorm_latency_split_kernel(ln_args
     for (int p = 0; p < SPLIT_PACKS; p++)
         if (first + p * (int)blockDim.x < nvec) shifted_add(s, v[p], k);
     s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
+    if (PACKED) {
 #pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++) {  // (x, w and b packed across the sum: see split_store)
-        keep_packed(v[p]);
-        keep_packed(wv[p]);
-        keep_packed(bv[p]);
+        for (int p = 0; p < SPLIT_PACKS; p++) {
+            keep_packed(v[p]);
+            keep_packed(wv[p]);
+            keep_packed(bv[p]);
+        }
     }
     const float m = k + s.x / C, r = shifted_rstd(s, C, eps);
     split_store(v, wv, bv, first, nvec, m, r, y + row * C);
@@ -1178,23 +1181,47 @@ __global__ void __launch_bounds__(512, 2) layernorm_latency_split_kernel(ln_args
     }
 }
 
-// Its instance for a dtype and cluster size (16-byte packs), and its plan, from an H100 (cold L2, results/NOTES.md):
-// CL = the fewest blocks of <= 512 threads x SPLIT_PACKS packs that hold the row (a cluster launch costs about
-// 0.9 us), then, for a row that needs a cluster anyway, twice the blocks while rows x 2 CL fit the SMs; threads:
-// the fewest that hold the block's share in SPLIT_PACKS packs. The rule is split_row_plan's (harness/gpu.h);
-// --cluster K forces CL = K, --block-size the threads. cl = 0: the row does not fit.
+// Its instance for a dtype, cluster size (16-byte packs) and form, and its plan, from an H100 (cold L2,
+// results/NOTES.md): CL = the fewest blocks of <= 512 threads x SPLIT_PACKS packs that hold the row (a cluster
+// launch costs about 0.9 us), then, for a row that needs a cluster anyway, twice the blocks while rows x 2 CL fit
+// the SMs; threads: the fewest that hold the block's share in SPLIT_PACKS packs. The rule is split_row_plan's
+// (harness/gpu.h); --cluster K forces CL = K, --block-size the threads. cl = 0: the row does not fit. The form:
+// unbounded where the GPU holds the whole grid at once, else PACKED (split_packed).
 template <typename T, int VEC>
-static void split_fn_t(int cl, const void **fn) {
-    with_pow2<1, 16>(cl, [&](auto P) { *fn = (const void *)layernorm_latency_split_kernel<T, VEC, P.value>; });
+static void split_fn_t(int cl, bool packed, const void **fn) {
+    with_pow2<1, 16>(cl, [&](auto P) {
+        *fn = packed ? (const void *)layernorm_latency_split_kernel<T, VEC, P.value, true>
+                     : (const void *)layernorm_latency_split_kernel<T, VEC, P.value, false>;
+    });
 }
-static const void *split_fn(dtype_t d, int cl) {
+static const void *split_kernel(dtype_t d, int cl, bool packed) {
     const void *fn = NULL;
     switch (d) {
-    case DT_FP32: split_fn_t<float, 4>(cl, &fn); break;
-    case DT_FP16: split_fn_t<__half, 8>(cl, &fn); break;
-    default: split_fn_t<__nv_bfloat16, 8>(cl, &fn); break;
+    case DT_FP32: split_fn_t<float, 4>(cl, packed, &fn); break;
+    case DT_FP16: split_fn_t<__half, 8>(cl, packed, &fn); break;
+    default: split_fn_t<__nv_bfloat16, 8>(cl, packed, &fn); break;
     }
     return fn;
+}
+static const void *split_fn(dtype_t d, int cl) { return split_kernel(d, cl, false); }  // the plan's residency check
+// Whether a grid of N rows of cl blocks of bs threads runs the PACKED form: when the unbounded one cannot hold all
+// its blocks at once (the occupancy calculator's clusters, or blocks an SM x SMs).
+static bool split_packed(dtype_t d, long N, int cl, int bs) {
+    const void *fn = split_fn(d, cl);
+    int resident = 0;
+    if (cl > 1) {
+        if (cluster_fits_smem(fn, bs, cl, 0, &resident)) return true;
+    } else {
+        static const void *c_fn = NULL;
+        static int c_bs = 0, c_nb = 0;
+        if (fn != c_fn || bs != c_bs) {
+            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, 0));
+            c_fn = fn;
+            c_bs = bs;
+        }
+        resident = c_nb * g_dev.prop.multiProcessorCount;
+    }
+    return N > resident;
 }
 static regplan_t split_plan(dtype_t d, long N, long nvec, int req_bs) {
     regplan_t pl;
@@ -1211,9 +1238,10 @@ static void launch_latency_split(const void *pp, launch_t *l) {
     ln_args_t a = ln_args(p);
     int pdl = g_pdl;
     void *args[] = {&a, &pdl};
-    launch_kernel(split_fn(p->h.dtype, pl.cl), p->N * pl.cl, pl.bs, 0, args, pl.cl);
-    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; w, b with x; one reduction", pl.cl,
-             pl.cl > 1 ? "s" : "", pl.bs);
+    const bool packed = split_packed(p->h.dtype, p->N, pl.cl, pl.bs);
+    launch_kernel(split_kernel(p->h.dtype, pl.cl, packed), p->N * pl.cl, pl.bs, 0, args, pl.cl);
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads%s; w, b with x; one reduction", pl.cl,
+             pl.cl > 1 ? "s" : "", pl.bs, packed ? ", packed" : "");
 }
 static const char *supports_latency_split(const void *pp, int bs) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
