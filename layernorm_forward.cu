@@ -1186,7 +1186,7 @@ __global__ void __launch_bounds__(512, PACKED ? 2 : 0) layernorm_latency_split_k
 // launch costs about 0.9 us), then, for a row that needs a cluster anyway, twice the blocks while rows x 2 CL fit
 // the SMs; threads: the fewest that hold the block's share in SPLIT_PACKS packs. The rule is split_row_plan's
 // (harness/gpu.h); --cluster K forces CL = K, --block-size the threads. cl = 0: the row does not fit. The form:
-// unbounded where the GPU holds the whole grid at once, else PACKED (split_packed).
+// unbounded where the GPU holds the whole grid at once, else PACKED (split_launch_fn).
 template <typename T, int VEC>
 static void split_fn_t(int cl, bool packed, const void **fn) {
     with_pow2<1, 16>(cl, [&](auto P) {
@@ -1204,24 +1204,31 @@ static const void *split_kernel(dtype_t d, int cl, bool packed) {
     return fn;
 }
 static const void *split_fn(dtype_t d, int cl) { return split_kernel(d, cl, false); }  // the plan's residency check
-// Whether a grid of N rows of cl blocks of bs threads runs the PACKED form: when the unbounded one cannot hold all
-// its blocks at once (the occupancy calculator's clusters, or blocks an SM x SMs).
-static bool split_packed(dtype_t d, long N, int cl, int bs) {
+// The kernel for a grid of N rows of cl blocks of bs threads: the PACKED form where the unbounded one cannot hold
+// all its blocks at once (the occupancy calculator's clusters, or blocks an SM x SMs), with the cluster size
+// opted into for it; *packed says which. The last answer is kept (launch() runs inside the timed region).
+static const void *split_launch_fn(dtype_t d, long N, int cl, int bs, bool *packed) {
+    static struct { dtype_t d; long N; int cl, bs; bool packed; const void *fn; } c = {DT_FP32, -1, 0, 0, false, NULL};
+    if (c.fn && c.d == d && c.N == N && c.cl == cl && c.bs == bs) {
+        *packed = c.packed;
+        return c.fn;
+    }
     const void *fn = split_fn(d, cl);
     int resident = 0;
     if (cl > 1) {
-        if (cluster_fits_smem(fn, bs, cl, 0, &resident)) return true;
+        if (cluster_fits_smem(fn, bs, cl, 0, &resident)) resident = 0;
     } else {
-        static const void *c_fn = NULL;
-        static int c_bs = 0, c_nb = 0;
-        if (fn != c_fn || bs != c_bs) {
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, 0));
-            c_fn = fn;
-            c_bs = bs;
-        }
-        resident = c_nb * g_dev.prop.multiProcessorCount;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fn, bs, 0));
+        resident *= g_dev.prop.multiProcessorCount;
     }
-    return N > resident;
+    c.packed = N > resident;
+    if (c.packed) {
+        fn = split_kernel(d, cl, true);
+        allow_cluster_size(fn, cl);  // (the plan checked the unbounded form; both take the same clusters)
+    }
+    c.d = d, c.N = N, c.cl = cl, c.bs = bs, c.fn = fn;
+    *packed = c.packed;
+    return fn;
 }
 static regplan_t split_plan(dtype_t d, long N, long nvec, int req_bs) {
     regplan_t pl;
@@ -1238,8 +1245,8 @@ static void launch_latency_split(const void *pp, launch_t *l) {
     ln_args_t a = ln_args(p);
     int pdl = g_pdl;
     void *args[] = {&a, &pdl};
-    const bool packed = split_packed(p->h.dtype, p->N, pl.cl, pl.bs);
-    launch_kernel(split_kernel(p->h.dtype, pl.cl, packed), p->N * pl.cl, pl.bs, 0, args, pl.cl);
+    bool packed;
+    launch_kernel(split_launch_fn(p->h.dtype, p->N, pl.cl, pl.bs, &packed), p->N * pl.cl, pl.bs, 0, args, pl.cl);
     snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads%s; w, b with x; one reduction", pl.cl,
              pl.cl > 1 ? "s" : "", pl.bs, packed ? ", packed" : "");
 }

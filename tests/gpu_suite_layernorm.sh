@@ -140,8 +140,9 @@ check_one 13 --dtype fp32 -N 16 -C 8193 --input-mean 1000 --input-std 0.01
 check_one 14 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
 check_one 14 --dtype bf16 -N 4 -C 65536 --input-mean 100
 expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 16 blocks" "| path rung 9 block_reread" -N 1 -C 65536
-# sm_90: the tuned row of fp32 4x4096 (the block-size sweep found 4 blocks of 64 threads); before: the rule, one block
-expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 4 blocks of 64 threads" "| path rung 12 latency_split: a row over 1 block of" -N 4 -C 4096
+# sm_90: the tuned row of fp32 4x4096 (the block-size sweep found 4 blocks of 64 threads), rung 12's unbounded form
+# (the grid fits at once); before: the rule, one block
+expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 4 blocks of 64 threads;" "| path rung 12 latency_split: a row over 1 block of" -N 4 -C 4096
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 14 -N 1 -C 65536
     sanitize_kernel $tool layernorm_forward 14 --dtype bf16 -N 3 -C 4104
@@ -160,8 +161,9 @@ if [ $rc -eq 0 ] && echo "$out" | grep -q "hot, graph replay, PDL" && grep -q ",
 else fail "layernorm --hot / --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
 # the dispatcher at 16-bit C = 65536 with hundreds of rows: on sm_90 the tuned row of 1024x65536, rung 12 as a
-# cluster of 8 blocks of 256 threads a row; the re-read kernel (9) before; with --input-mean 1000 too
-expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 8 blocks of 256 threads" "| path rung 9 block_reread" --dtype bf16 -N 300 -C 65536
+# cluster of 8 blocks of 256 threads a row, in its packed form (more clusters than fit at once); the re-read kernel
+# (9) before; with --input-mean 1000 too
+expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 8 blocks of 256 threads, packed;" "| path rung 9 block_reread" --dtype bf16 -N 300 -C 65536
 check_one 14 --dtype fp16 -N 300 -C 65536 --input-mean 1000
 expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 1 block of 128 threads" "| path rung 11 cluster_row_regs: one block a row" --dtype bf16 -N 16384 -C 4096
 expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 1 block of 32 threads" "| path rung 7 subwarp_regs_vec" --dtype bf16 -N 8192 -C 768
