@@ -1181,12 +1181,48 @@ __global__ void __launch_bounds__(512, PACKED ? 2 : 0) layernorm_latency_split_k
     }
 }
 
-// Its instance for a dtype, cluster size (16-byte packs) and form, and its plan, from an H100 (cold L2,
-// results/NOTES.md): CL = the fewest blocks of <= 512 threads x SPLIT_PACKS packs that hold the row (a cluster
-// launch costs about 0.9 us), then, for a row that needs a cluster anyway, twice the blocks while rows x 2 CL fit
-// the SMs; threads: the fewest that hold the block's share in SPLIT_PACKS packs. The rule is split_row_plan's
-// (harness/gpu.h); --cluster K forces CL = K, --block-size the threads. cl = 0: the row does not fit. The form:
-// unbounded where the GPU holds the whole grid at once, else PACKED (split_launch_fn).
+// Its plan, from an H100 (cold L2, results/NOTES.md): CL = the fewest blocks of <= 512 threads x SPLIT_PACKS packs
+// that hold the row (a cluster launch costs about 0.9 us), then, for a row that needs a cluster anyway, twice the
+// blocks while rows x 2 CL fit the SMs; threads: the fewest that hold the block's share in SPLIT_PACKS packs. The
+// rule is split_row_plan's (harness/gpu.h); --cluster K forces CL = K, --block-size the threads. cl = 0: the row
+// does not fit. Its instances, below the launcher: the unbounded form where the GPU holds the whole grid at once,
+// else PACKED (split_launch_fn).
+static const void *split_fn(dtype_t d, int cl);
+static const void *split_launch_fn(dtype_t d, long N, int cl, int bs, bool *packed);
+static regplan_t split_plan(dtype_t d, long N, long nvec, int req_bs) {
+    regplan_t pl;
+    memset(&pl, 0, sizeof pl);
+    pl.bs = split_row_plan(d, N, nvec, SPLIT_PACKS, 512, req_bs, g_cluster, split_fn, &pl.cl);
+    if (pl.bs) pl.packs = (int)ceil_div(nvec, (long)pl.cl * pl.bs);
+    else pl.cl = 0;
+    return pl;
+}
+static void launch_latency_split(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    regplan_t pl = split_plan(p->h.dtype, p->N, p->C / vec_width(p), l->block_size);
+    l->block_used = pl.bs;
+    ln_args_t a = ln_args(p);
+    int pdl = g_pdl;
+    void *args[] = {&a, &pdl};
+    bool packed;
+    launch_kernel(split_launch_fn(p->h.dtype, p->N, pl.cl, pl.bs, &packed), p->N * pl.cl, pl.bs, 0, args, pl.cl);
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads%s; w, b with x; one reduction", pl.cl,
+             pl.cl > 1 ? "s" : "", pl.bs, packed ? ", packed" : "");
+}
+static const char *supports_latency_split(const void *pp, int bs) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int full = 16 / (int)dtype_size(p->h.dtype);
+    if (!full_packs(p)) return reasonf("needs 16-byte packs: C a multiple of %d", full);
+    long nvec = p->C / full;
+    if (split_plan(p->h.dtype, p->N, nvec, bs).cl) return NULL;
+    if (bs > 512) return "at most 512 threads a block";
+    const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (arch && (g_cluster > 1 || nvec > 512L * SPLIT_PACKS)) return arch;
+    return reasonf("the row (%ld 16-byte packs) fits no plan of <= %d packs a thread (--cluster %d, --block-size %d; "
+                   "0: the rule's)", nvec, SPLIT_PACKS, g_cluster, bs);
+}
+
+// Rung 12's instance for a dtype, cluster size (16-byte packs) and form.
 template <typename T, int VEC>
 static void split_fn_t(int cl, bool packed, const void **fn) {
     with_pow2<1, 16>(cl, [&](auto P) {
@@ -1229,38 +1265,6 @@ static const void *split_launch_fn(dtype_t d, long N, int cl, int bs, bool *pack
     c.d = d, c.N = N, c.cl = cl, c.bs = bs, c.fn = fn;
     *packed = c.packed;
     return fn;
-}
-static regplan_t split_plan(dtype_t d, long N, long nvec, int req_bs) {
-    regplan_t pl;
-    memset(&pl, 0, sizeof pl);
-    pl.bs = split_row_plan(d, N, nvec, SPLIT_PACKS, 512, req_bs, g_cluster, split_fn, &pl.cl);
-    if (pl.bs) pl.packs = (int)ceil_div(nvec, (long)pl.cl * pl.bs);
-    else pl.cl = 0;
-    return pl;
-}
-static void launch_latency_split(const void *pp, launch_t *l) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    regplan_t pl = split_plan(p->h.dtype, p->N, p->C / vec_width(p), l->block_size);
-    l->block_used = pl.bs;
-    ln_args_t a = ln_args(p);
-    int pdl = g_pdl;
-    void *args[] = {&a, &pdl};
-    bool packed;
-    launch_kernel(split_launch_fn(p->h.dtype, p->N, pl.cl, pl.bs, &packed), p->N * pl.cl, pl.bs, 0, args, pl.cl);
-    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads%s; w, b with x; one reduction", pl.cl,
-             pl.cl > 1 ? "s" : "", pl.bs, packed ? ", packed" : "");
-}
-static const char *supports_latency_split(const void *pp, int bs) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
-    int full = 16 / (int)dtype_size(p->h.dtype);
-    if (!full_packs(p)) return reasonf("needs 16-byte packs: C a multiple of %d", full);
-    long nvec = p->C / full;
-    if (split_plan(p->h.dtype, p->N, nvec, bs).cl) return NULL;
-    if (bs > 512) return "at most 512 threads a block";
-    const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
-    if (arch && (g_cluster > 1 || nvec > 512L * SPLIT_PACKS)) return arch;
-    return reasonf("the row (%ld 16-byte packs) fits no plan of <= %d packs a thread (--cluster %d, --block-size %d; "
-                   "0: the rule's)", nvec, SPLIT_PACKS, g_cluster, bs);
 }
 
 // ------------------------------------------------------------------------------------------------
