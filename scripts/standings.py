@@ -90,7 +90,7 @@ def same_run(op, reg, checks):
     """A regret row's same-process ratio, None where the point has none or its check is stale (the stored rows
     have changed since: the check's stored ratio, written to 4 digits, is not this row's)."""
     c = checks.get((op, reg[0], reg[1]))
-    return c[1] if c and abs(c[0] - reg[4]) < 5e-5 else None
+    return c[1] if c and f"{c[0]:.4f}" == f"{reg[4]:.4f}" else None
 
 
 def judged(op, reg, checks):
