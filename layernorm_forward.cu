@@ -1384,10 +1384,10 @@ static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl) {
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
 // with --pdl have rows of their own where their best differs): the row of the nearest measured point with the
-// problem's element size and packing whose rung takes the problem. Where no
-// row does (another architecture, a shape no row's rung takes), the fallback rules below decide: a table, first
-// match wins; each row names the rung it runs and that rung's block size. A --block-size given replaces the
-// row's block size; --cluster K steers rungs 11 and 12 as when they run alone.
+// problem's element size and packing whose rung takes the problem. Where no row does (another architecture, a
+// shape no row's rung takes), the fallback rules below decide: a table, first match wins; each row names the rung
+// it runs and that rung's block size. A --block-size given replaces the row's block size; --cluster K steers
+// rungs 11 and 12 as when they run alone.
 // Wrong: between measured points the nearest one decides, which is a guess; the fallback rules are thresholds
 // read off earlier sweeps, not derived.
 

@@ -1157,10 +1157,9 @@ static const char *cp_slice_fits(const void *fn, cp_plan_t pl, long N, long C, i
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
 // with --pdl have rows of their own where their best differs): the row of the nearest measured point with the
-// problem's element size, variant and packing whose rung takes the problem.
-// Where no row does (another architecture, a shape no row's rung takes), the fallback rules below decide: a
-// table read top to bottom, the first row whose condition holds runs its rung. A --block-size given replaces the
-// row's block size.
+// problem's element size, variant and packing whose rung takes the problem. Where no row does (another
+// architecture, a shape no row's rung takes), the fallback rules below decide: a table read top to bottom, the
+// first row whose condition holds runs its rung. A --block-size given replaces the row's block size.
 // Wrong: between measured points the nearest one decides, which is a guess; the fallback rules are thresholds
 // read off an H100 sweep, not derived.
 
