@@ -803,21 +803,6 @@ static const void *persist_fn(const ln_problem_t *p) {
     with_pow2<1, 32>(tpr, [&](auto P) { fn = (const void *)layernorm_subwarp_persistent_kernel<float, 4, P.value, 4>; });
     return fn;
 }
-// Resident blocks of the grid: blocks an SM (occupancy calculator, kept: launch() runs inside the timed
-// region) x SMs, at most the blocks that have a row to do.
-static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem) {
-    static const void *c_fn;
-    static int c_bs, c_nb;
-    static size_t c_smem;
-    if (fn != c_fn || bs != c_bs || smem != c_smem) {
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, smem));
-        c_fn = fn;
-        c_bs = bs;
-        c_smem = smem;
-    }
-    long g = (long)c_nb * g_dev.prop.multiProcessorCount;
-    return g < blocks_needed ? g : blocks_needed;
-}
 static void launch_subwarp_persistent(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
     const void *fn = persist_fn(p);

@@ -16,11 +16,12 @@ Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests chec
    8  latency_split      a row over 1-16 blocks (a cluster), w loaded with x, one reduction round
    9  odd_rows           rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks
   10  cluster_cp_async   a row over a cluster, each block's slice copied into shared memory by cp.async, normalized from there
-  11  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
+  11  subwarp_persistent 6's layout on a grid of resident blocks that walk the rows, the next row loaded early, w kept
+  12  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
 
-Variants (options of the program; kernels 4-7 and 11 run every one of them; kernels 1-3 are the plain fp32
+Variants (options of the program; kernels 4-7 and 12 run every one of them; kernels 1-3 are the plain fp32
 teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so do kernels 8 and 9 (plain rows);
-kernel 10 skips --fused-add; kernels 1-11 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm
+kernels 10 and 11 skip --fused-add; kernels 1-12 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm
 with S = H*D, and skips --fused-add, --weight-offset F != 0 and the strided QK view, which cuDNN 9.19's norm
 node refuses: it wants y with x's strides):
   --fused-add        the pre-norm transformer step: residual += x in place, then y = rmsnorm(residual). The sum
@@ -44,11 +45,11 @@ node refuses: it wants y with x's strides):
 Run:
   make && ./rmsnorm_forward 5                   validate kernel 5, sweep block sizes, time each
   ./rmsnorm_forward all --dtype bf16            every kernel, ranked (default shape 8192 x 4096)
-  ./rmsnorm_forward 11 --fused-add --weight-offset 1 --check
+  ./rmsnorm_forward 12 --fused-add --weight-offset 1 --check
   ./rmsnorm_forward 6 --heads 32 --head-dim 128 --dtype bf16   QK-norm, 4096 tokens, q inside qkv
   ./rmsnorm_forward 8 -N 4 -C 4096 --dtype bf16 --hot --pdl    a decode step's rows, chained launches
   ./rmsnorm_forward --list                      the registry (no GPU needed)
-Kernels 1-3 are the fp32 teaching ladder; 4-11 run fp32, fp16 and bf16 with fp32 arithmetic.
+Kernels 1-3 are the fp32 teaching ladder; 4-12 run fp32, fp16 and bf16 with fp32 arithmetic.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
 validation and outside the timed region; its planning line and the `path` say which engine runs.
@@ -97,8 +98,8 @@ typedef struct {
 static double g_eps = 1e-6, g_offset = 0.0;
 static int g_fused = 0;
 static long g_heads = 0, g_head_dim = 0, g_row_stride = 0;  // 0 = not given
-#define RMS_DISPATCHER 11  // kernel 11, the dispatcher (the default kernel)
-static int g_cluster = 0;  // --cluster K: kernels 8-10 (and 11 through them) split rows over K blocks (0: their rule)
+#define RMS_DISPATCHER 12  // kernel 12, the dispatcher (the default kernel)
+static int g_cluster = 0;  // --cluster K: kernels 8-10 (and 12 through them) split rows over K blocks (0: their rule)
 static const long QK_DEFAULT_TOKENS = 4096;
 
 // ------------------------------------------------------------------------------------------------
@@ -221,8 +222,8 @@ static void launch_thread_per_row(const void *pp, launch_t *l) {
 // Kernels 1-3: the plain fp32 ladder (they apply --weight-offset, not the other variants).
 static const char *supports_plain(const void *pp) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-7 and 11 have it)";
-    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-7 and 11 have it)";
+    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-7 and 12 have it)";
+    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-7 and 12 have it)";
     return NULL;
 }
 static const char *supports_thread_per_row(const void *pp, int bs) {
@@ -274,7 +275,7 @@ static const char *supports_block_smem_tree(const void *pp, int bs) {
 // of x and on y (evict-first: neither is read again).
 // Improves: no shared memory and no block barrier; the reduction stays inside one warp.
 // Wrong: 4-byte accesses, x read twice, and one warp per row leaves large rows to a single warp (few loads
-// in flight per row); at small C most lanes idle. The hints do not pay on an H100: kernels 4-11 read x and
+// in flight per row); at small C most lanes idle. The hints do not pay on an H100: kernels 4-12 read x and
 // write y plainly (the residual of --fused-add keeps the streaming forms in 5-7).
 
 __global__ void rmsnorm_warp_per_row_kernel(const float *__restrict__ x, const float *__restrict__ w,
@@ -304,9 +305,9 @@ static const char *supports_warp_per_row(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Arguments of kernels 4-11 (every variant): one struct, passed by value, first (the convention of all three
+// Arguments of kernels 4-12 (every variant): one struct, passed by value, first (the convention of all three
 // programs: the plain fp32 steps 1-3 above keep llm.c's positional arguments). The pack helpers and the
-// launchers' host helpers shared by kernels 4-11.
+// launchers' host helpers shared by kernels 4-12.
 
 typedef struct {
     const void *x;  // the x view: row r at (r / H) * S + (r % H) * C
@@ -904,8 +905,8 @@ static void launch_latency_split(const void *pp, launch_t *l) {
 }
 static const char *supports_latency_split(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 11 have it)";
-    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 11 have it)";
+    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 12 have it)";
+    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 12 have it)";
     int full = 16 / (int)dtype_size(p->h.dtype), cl = 0;
     if (vec_width(p) != full) return reasonf("needs 16-byte packs: C a multiple of %d", full);
     if (latency_split_plan(p, bs, &cl)) return NULL;
@@ -995,8 +996,8 @@ static void launch_odd_rows(const void *pp, launch_t *l) {
 }
 static const char *supports_odd_rows(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 11 have it)";
-    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 11 have it)";
+    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 12 have it)";
+    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 12 have it)";
     if (bs && bs < 32) return "at least 32 threads (a thread for each head and tail element)";
     int cl = 0;
     if (odd_rows_plan(p, bs, &cl)) return NULL;
@@ -1101,7 +1102,7 @@ static void launch_cluster_cp_async(const void *pp, launch_t *l) {
 }
 static const char *supports_cluster_cp_async(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "no --fused-add (plain rows and the QK view; kernels 4-7 and 11 have it)";
+    if (p->s.fused) return "no --fused-add (plain rows and the QK view; kernels 4-7 and 12 have it)";
     int vec = 16 / (int)dtype_size(p->h.dtype);
     if (vec_width(p) != vec) return reasonf("needs 16-byte packs: C (and the stride) a multiple of %d", vec);
     return cp_slice_fits(cp_async_fn(p->h.dtype), cp_slice_plan(p->s.C / vec, g_cluster), p->s.N, p->s.C, bs);
@@ -1153,7 +1154,105 @@ static const char *cp_slice_fits(const void *fn, cp_plan_t pl, long N, long C, i
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 11 dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
+// Kernel 11 subwarp_persistent: kernel 6's layout (TPR lanes a row, the row in registers as 16-byte packs) on a grid
+// of only the blocks resident at once. Each group of TPR lanes walks rows row, row + stride, ...: the next row's
+// x is loaded before the current row is reduced and written, and the lane's packs of w, the same columns for
+// every row it does, are loaded once and kept in registers.
+// Improves: loads stay in flight while a row's shuffles and stores run; no block is launched or drained per row;
+// w is read once a lane, not once a row.
+// Wrong: twice kernel 6's registers for x, so rows of at most 4 packs a lane; the last pass over the rows leaves
+// part of the grid idle; no fused add (the residual's loads and stores would double again).
+template <typename T, int VEC, int TPR, int MAXP>
+__device__ __forceinline__ void persist_load_row(Pack<T, VEC> (&v)[MAXP], const rms_args_t &a, long row, int lane,
+                                                 int nvec) {
+    const T *xr = (const T *)a.x + (row < a.N ? x_row_offset(a, row) : 0);
+#pragma unroll
+    for (int p = 0; p < MAXP; p++) {
+        int i = lane + p * TPR;
+        if (row < a.N && i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
+    }
+}
+template <typename T, int VEC, int TPR, int MAXP>
+__global__ void rmsnorm_subwarp_persistent_kernel(rms_args_t a) {
+    pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
+    pdl_trigger();
+    const int rows_per_block = blockDim.x / TPR, lane = threadIdx.x % TPR, nvec = (int)(a.C / VEC);
+    const long stride = (long)gridDim.x * rows_per_block;
+    long row = blockIdx.x * (long)rows_per_block + threadIdx.x / TPR;
+    long first = row - threadIdx.x / TPR;  // the block's first row this pass: the loop test is block-uniform
+    const T *w = (const T *)a.w;
+    Pack<T, VEC> wv[MAXP], v[MAXP], next[MAXP];
+#pragma unroll
+    for (int p = 0; p < MAXP; p++) {
+        int i = lane + p * TPR;
+        if (i < nvec) wv[p] = load_pack<T, VEC>(w + (long)i * VEC);
+    }
+    persist_load_row<T, VEC, TPR, MAXP>(v, a, row, lane, nvec);
+    for (; first < a.N; first += stride, row += stride) {
+        persist_load_row<T, VEC, TPR, MAXP>(next, a, row + stride, lane, nvec);
+#pragma unroll
+        for (int p = 0; p < MAXP; p++) keep_packed(wv[p]);  // w converted again each row, not held as fp32 (2x)
+        float ss = 0.f;
+#pragma unroll
+        for (int p = 0; p < MAXP; p++) {
+            int i = lane + p * TPR;
+            if (row < a.N && i < nvec) ss += pack_sum_squares<T, VEC>(v[p]);
+        }
+        ss = group_sum<TPR>(ss);  // every lane of the warp, valid row or not
+#pragma unroll
+        for (int p = 0; p < MAXP; p++) keep_packed(v[p]);  // x converted again for y, not held as fp32 across the sum
+        if (row < a.N) {
+            float r = rsqrtf(ss / a.C + a.eps);
+            T *yr = (T *)a.y + row * a.C;
+#pragma unroll
+            for (int p = 0; p < MAXP; p++) {
+                int i = lane + p * TPR;
+                if (i < nvec) store_pack<T, VEC>(yr + (long)i * VEC, pack_normalize<T, VEC>(v[p], wv[p], r, a.offset));
+            }
+            if (lane == 0) a.rstd[row] = r;
+        }
+#pragma unroll
+        for (int p = 0; p < MAXP; p++) v[p] = next[p];
+    }
+}
+
+// Its instance: 16-byte packs, rows of at most 4 packs a lane (kernel 6's lanes a row), else NULL.
+template <typename T, int VEC> static const void *persist_kernel_for(int tpr) {
+    const void *fn;
+    with_pow2<1, 32>(tpr, [&](auto P) { fn = (const void *)rmsnorm_subwarp_persistent_kernel<T, VEC, P.value, 4>; });
+    return fn;
+}
+static const void *persist_fn(const rms_problem_t *p) {
+    int vec = vec_width(p), tpr = subwarp_tpr(p->s.C / vec);
+    if (vec != 16 / (int)dtype_size(p->h.dtype) || !tpr || p->s.C / vec > 4L * tpr) return NULL;
+    switch (p->h.dtype) {
+    case DT_FP32: return persist_kernel_for<float, 4>(tpr);
+    case DT_FP16: return persist_kernel_for<__half, 8>(tpr);
+    default: return persist_kernel_for<__nv_bfloat16, 8>(tpr);
+    }
+}
+static void launch_subwarp_persistent(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    const void *fn = persist_fn(p);
+    int tpr = subwarp_tpr(p->s.C / vec_width(p)), bs = l->block_size;
+    long grid = persist_grid(fn, bs, ceil_div(p->s.N, bs / tpr), 0);
+    rms_args_t a = rms_args(p);
+    void *args[] = {&a};
+    launch_kernel(fn, grid, bs, 0, args, 1);
+    snprintf(l->path, sizeof l->path, "%d lanes a row, %d rows a block, packs of %d, %ld blocks", tpr, bs / tpr,
+             vec_width(p), grid);
+}
+static const char *supports_subwarp_persistent(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    if (p->s.fused) return "no fused add (the residual's packs would double the registers again)";
+    const void *fn = persist_fn(p);
+    if (fn) return block_fits(fn, bs);
+    if (vec_width(p) != 16 / (int)dtype_size(p->h.dtype)) return reasonf("needs 16-byte packs (C = %ld)", p->s.C);
+    return reasonf("row of %ld is more than 32 lanes x 4 packs of %d", p->s.C, vec_width(p));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 12 dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
 // with --pdl have rows of their own where their best differs): the row of the nearest measured point with the
@@ -1461,7 +1560,7 @@ static const char *supports_dispatch(const void *pp, int bs) {
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
-// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-11.)
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-12.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "plain; QK-norm with S = H*D",
@@ -1496,7 +1595,10 @@ static const kernel_t k_kernels[] = {
     {10, "cluster_cp_async", DT_ALL, "sm_90+; 16-byte packs; no add",
      "a row over a cluster, each block's slice copied into shared memory by cp.async, normalized from there", 0,
      supports_cluster_cp_async, launch_cluster_cp_async, 1},
-    {11, "dispatch", DT_ALL, "any C; every variant",
+    {11, "subwarp_persistent", DT_ALL, "C <= 128 16-byte packs; no add",
+     "6's layout on a grid of resident blocks that walk the rows, the next row loaded early, w kept", 0,
+     supports_subwarp_persistent, launch_subwarp_persistent, 1},
+    {12, "dispatch", DT_ALL, "any C; every variant",
      "picks the kernel by rows, C, dtype and mode and says which ran", 1, supports_dispatch, launch_dispatch, 1},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
@@ -1506,13 +1608,13 @@ static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 
 static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E           epsilon (default 1e-6)"},
-    {"fused-add", no_argument, "--fused-add       residual += x in place, then y = rmsnorm(residual) (kernels 4-7, 10)"},
+    {"fused-add", no_argument, "--fused-add       residual += x in place, then y = rmsnorm(residual) (kernels 4-7, 12)"},
     {"weight-offset", required_argument, "--weight-offset F y = x * rstd * (weight + F); F = 1 is Gemma's form (default 0)"},
     {"heads", required_argument, "--heads H         QK-norm: heads per token, with --head-dim (-N gives tokens, default 4096)"},
     {"head-dim", required_argument, "--head-dim D      QK-norm: elements per head (the normalized size; weight has D)"},
     {"row-stride", required_argument, "--row-stride S    QK-norm: elements between tokens in x (default 3*H*D: q in qkv)"},
     {"cluster", required_argument,
-     "--cluster K       kernels 8-11: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
+     "--cluster K       kernels 8-10, 12: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
      "                    the block size from --block-size or the kernel's rule"},
 };
 enum { OPT_EPS, OPT_FUSED, OPT_OFFSET, OPT_HEADS, OPT_HEAD_DIM, OPT_ROW_STRIDE, OPT_CLUSTER };
@@ -1582,12 +1684,12 @@ static const char *rms_shape_from_options(const options_t *o, rms_shape_t *s) {
     if (s->N > 2147483647L) return reasonf("%ld tokens x %ld heads = %ld rows exceed the grid (at most 2147483647)", s->tokens, s->H, s->N);
     return NULL;
 }
-// --cluster steers kernels 8, 9 and 10 (and 11 through them): refused with any other kernel, where it would do
+// --cluster steers kernels 8, 9 and 10 (and 12 through them): refused with any other kernel, where it would do
 // nothing.
-static int takes_cluster(int k) { return (k >= 8 && k <= RMS_DISPATCHER) || k == KERNEL_DEFAULT; }
+static int takes_cluster(int k) { return (k >= 8 && k <= 10) || k == RMS_DISPATCHER || k == KERNEL_DEFAULT; }
 static const char *check_options(const options_t *o) {
     if (g_cluster && !kernels_take(o, takes_cluster))
-        return "--cluster applies to kernels 8-11 alone (give them as the kernel)";
+        return "--cluster applies to kernels 8-10 and 12 alone (give them as the kernel)";
     rms_shape_t s;
     return rms_shape_from_options(o, &s);
 }

@@ -180,6 +180,21 @@ static const char *cluster_fits_smem(const void *fn, int bs, int cl, size_t smem
     return cache[i].why[0] ? cache[i].why : NULL;
 }
 static const char *cluster_fits(const void *fn, int bs, int cl) { return cluster_fits_smem(fn, bs, cl, 0, NULL); }
+// The grid of a persistent kernel: the blocks of fn (bs threads, smem bytes of dynamic shared memory) resident at
+// once (occupancy calculator, cached: launchers run inside the timed region) x SMs, at most blocks_needed.
+static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem) {
+    static const void *c_fn;
+    static int c_bs, c_nb;
+    static size_t c_smem;
+    if (fn != c_fn || bs != c_bs || smem != c_smem) {
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, smem));
+        c_fn = fn;
+        c_bs = bs;
+        c_smem = smem;
+    }
+    long g = (long)c_nb * g_dev.prop.multiProcessorCount;
+    return g < blocks_needed ? g : blocks_needed;
+}
 // Clusters of more than 8 blocks (the portable size) are opted into once per kernel: NULL when fn may be launched
 // in clusters of cl blocks, else why not (the cluster checks above then say it cannot launch).
 static const char *allow_cluster_size(const void *fn, int cl) {

@@ -67,22 +67,22 @@ fi
 planted rmsnorm_forward 5 -N 7 -C 1000 --fused-add
 planted rmsnorm_forward 5 -N 3 -C 4097 --fused-add --block-size 256
 
-# the dispatcher (11) says which kernel ran: 6 for QK-norm heads; for 64 rows of 256 KB on sm_90+, the tuned row of
+# the dispatcher (12) says which kernel ran: 6 for QK-norm heads; for 64 rows of 256 KB on sm_90+, the tuned row of
 # the nearest measured point (1024x65536: 8 over 16 blocks of 256 threads); 4 before sm_90
-out=$(./rmsnorm_forward 11 --check --dtype bf16 -N 64 --heads 32 --head-dim 128 2>&1); rc=$?
-{ echo "### rmsnorm 11 QK-norm path (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && echo "$out" | grep -q "| path rung 6 subwarp_rows: "; then pass "rmsnorm 11 runs QK-norm heads on kernel 6"
-else fail "rmsnorm 11 QK-norm path (exit $rc): $(echo "$out" | grep -E 'path|FAIL' | head -n 2 | tr '\n' ' ')"; fi
-out=$(./rmsnorm_forward 11 --check -N 64 -C 65536 2>&1); rc=$?
-{ echo "### rmsnorm 11 C 65536 path (exit $rc)"; echo "$out"; } >> "$LOG"
+out=$(./rmsnorm_forward 12 --check --dtype bf16 -N 64 --heads 32 --head-dim 128 2>&1); rc=$?
+{ echo "### rmsnorm 12 QK-norm path (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 0 ] && echo "$out" | grep -q "| path rung 6 subwarp_rows: "; then pass "rmsnorm 12 runs QK-norm heads on kernel 6"
+else fail "rmsnorm 12 QK-norm path (exit $rc): $(echo "$out" | grep -E 'path|FAIL' | head -n 2 | tr '\n' ' ')"; fi
+out=$(./rmsnorm_forward 12 --check -N 64 -C 65536 2>&1); rc=$?
+{ echo "### rmsnorm 12 C 65536 path (exit $rc)"; echo "$out"; } >> "$LOG"
 if echo "$out" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; then want="| path rung 4 block2d_vec"; else want="| path rung 8 latency_split: a row over 16 blocks of 256"; fi
-if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "rmsnorm 11 at C 65536 fp32 runs '$want'"
-else fail "rmsnorm 11 at C 65536 fp32 (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "rmsnorm 12 at C 65536 fp32 runs '$want'"
+else fail "rmsnorm 12 at C 65536 fp32 (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
 # kernel 8 by the dispatcher's rule (rows x blocks a row <= SMs): one block a row, clusters of 2 .. 16 blocks,
 # every dtype, odd C; --fused-add and the QK-norm view at few rows take the other kernels (and kernel 8 says
 # skipped). Quick mode: the dispatcher alone (every shape is in check_all's kernel 8 otherwise).
-check_disp() { check_path rmsnorm_forward 11 "$@"; }
+check_disp() { check_path rmsnorm_forward 12 "$@"; }
 for dt in fp32 fp16 bf16; do
     for shape in "-N 1 -C 4096" "-N 3 -C 4104" "-N 40 -C 16384" "-N 20 -C 32768" "-N 10 -C 65536" "-N 1 -C 65536" \
                  "-N 8 -C 128256" "-N 1 -C 131072" "-N 2 -C 8" "-N 3 -C 4104 --weight-offset 1" "-N 3 -C 4104 --fused-add" \
@@ -90,7 +90,7 @@ for dt in fp32 fp16 bf16; do
         if [ "$QUICK" = 1 ]; then check_disp --dtype $dt $shape; else check_all rmsnorm_forward --dtype $dt $shape; fi
     done
 done
-expect_path rmsnorm_forward 11 "| path rung 8 latency_split: a row over 16 blocks" "| path rung 4 block2d_vec" -N 1 -C 65536
+expect_path rmsnorm_forward 12 "| path rung 8 latency_split: a row over 16 blocks" "| path rung 4 block2d_vec" -N 1 -C 65536
 # kernel 9 (odd_rows): rows that start off a 16-byte boundary (odd C), a head, packs and a tail; one block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 131075: the longest row it takes), rows shorter than a pack, every dtype,
 # and at many rows (1031: more blocks than SMs)
@@ -121,6 +121,27 @@ out=$(./rmsnorm_forward 10 --check -N 3 -C 4096 --fused-add 2>&1; ./rmsnorm_forw
 if [ $rc -eq 0 ] && [ "$(echo "$out" | grep -c 'skipped: no --fused-add')" -ge 1 ] && echo "$out" | grep -q "skipped: needs 16-byte packs"; then
     pass "rmsnorm 10 says skipped for --fused-add and for rows without 16-byte packs"
 else fail "rmsnorm 10 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 2 | tr '\n' ' ')"; fi
+# kernel 11 (subwarp_persistent): resident blocks walking the rows. Fewer rows than one pass of the grid, many
+# passes with a short last one (100003 rows), rows from 1 to 4 packs a lane, the QK view, the weight offset,
+# every dtype, inputs far from zero, launched hot with --pdl; its refusals (fused add, no 16-byte packs, rows of
+# more than 4 packs a lane) say skipped
+for dt in fp32 fp16 bf16; do
+    for shape in "-N 1 -C 128" "-N 7 -C 512" "-N 100003 -C 256" "-N 1031 -C 32" "-N 3 -C 8" \
+                 "-N 7 --heads 3 --head-dim 64 --row-stride 200" "-N 33 -C 256 --weight-offset 1"; do
+        check_path rmsnorm_forward 11 --dtype $dt $shape
+    done
+done
+check_path rmsnorm_forward 11 --dtype bf16 -N 5000 -C 1024
+check_path rmsnorm_forward 11 --dtype fp32 -N 4096 -C 512 --input-mean 1000
+check_path rmsnorm_forward 11 --dtype bf16 -N 64 -C 768 --hot --pdl
+out=$(./rmsnorm_forward 11 --check -N 3 -C 256 --fused-add 2>&1; ./rmsnorm_forward 11 --check -N 3 -C 257 2>&1;
+      ./rmsnorm_forward 11 --check -N 3 -C 1024 2>&1); rc=$?
+{ echo "### rmsnorm 11 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: no fused add" && echo "$out" | grep -q "skipped: needs 16-byte packs" &&
+   echo "$out" | grep -q "skipped: row of 1024 is more than 32 lanes x 4 packs"; then
+    pass "rmsnorm 11 says skipped for --fused-add, rows without 16-byte packs and fp32 rows over 512"
+else fail "rmsnorm 11 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 3 | tr '\n' ' ')"; fi
+[ "$QUICK" = 1 ] && sanitize_kernel memcheck rmsnorm_forward 11 --dtype bf16 -N 1031 -C 1000
 # kernel 8 alone runs at any row count (more rows than SMs: the dispatcher would not pick it)
 check_path rmsnorm_forward 8 --dtype bf16 -N 1031 -C 4104
 # launched as a programmatic dependent launch (--hot --pdl): kernel 8's other load order (w before the wait for
@@ -130,8 +151,10 @@ for dt in fp32 bf16; do
 done
 check_path rmsnorm_forward 8 --dtype bf16 -N 3 -C 4104 --hot --pdl
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
-    sanitize_kernel $tool rmsnorm_forward 11 -N 1 -C 65536
-    sanitize_kernel $tool rmsnorm_forward 11 --dtype bf16 -N 3 -C 4104
+    sanitize_kernel $tool rmsnorm_forward 12 -N 1 -C 65536
+    sanitize_kernel $tool rmsnorm_forward 12 --dtype bf16 -N 3 -C 4104
+    sanitize_kernel $tool rmsnorm_forward 11 --dtype bf16 -N 1031 -C 1000
+    sanitize_kernel $tool rmsnorm_forward 11 --dtype fp32 -N 7 --heads 3 --head-dim 64 --row-stride 200
     sanitize_kernel $tool rmsnorm_forward 10 --dtype bf16 -N 3 -C 4104 --cluster 4
     sanitize_kernel $tool rmsnorm_forward 10 --dtype fp32 -N 5 -C 40000 --cluster 16
     sanitize_kernel $tool rmsnorm_forward 8 --dtype fp16 -N 1031 -C 1032
@@ -141,16 +164,16 @@ done
 [ "$QUICK" = 1 ] && sanitize_kernel memcheck rmsnorm_forward 10 --dtype fp32 -N 5 -C 40000 --cluster 16
 tmp=build/suite_rmsnorm_hot
 rm -f $tmp.csv
-out=$(./rmsnorm_forward 11 -N 4 -C 4096 --dtype bf16 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
+out=$(./rmsnorm_forward 12 -N 4 -C 4096 --dtype bf16 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
 { echo "### rmsnorm hot timing (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && grep -q ",11,dispatch,bf16,4x4096:hot:pdl,.*,OK," $tmp.csv; then
+if [ $rc -eq 0 ] && grep -q ",12,dispatch,bf16,4x4096:hot:pdl,.*,OK," $tmp.csv; then
     pass "rmsnorm --hot --pdl: a per-launch time, CSV shape 4x4096:hot:pdl"
 else fail "rmsnorm --hot --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
 # timing mode with the residual updated in place by every timed launch
 tmp=build/suite_rmsnorm_timing
 rm -f $tmp.csv
-out=$(./rmsnorm_forward 11 -N 2048 -C 1024 --fused-add --weight-offset 1 --repeats 20 --csv $tmp.csv 2>&1); rc=$?
+out=$(./rmsnorm_forward 12 -N 2048 -C 1024 --fused-add --weight-offset 1 --repeats 20 --csv $tmp.csv 2>&1); rc=$?
 { echo "### rmsnorm timing (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -Eq "GB/s \| +[0-9.]+% SOL" && grep -q ",2048x1024:add:off1," $tmp.csv; then
     pass "rmsnorm timing mode (fused add, offset): GB/s, %SOL, CSV shape 2048x1024:add:off1"

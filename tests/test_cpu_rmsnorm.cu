@@ -379,6 +379,13 @@ static void test_plans(void) {
     check("plan: kernel 6 lanes per row (4 packs a lane, a warp holds up to 8 each)",
           subwarp_tpr(1) == 1 && subwarp_tpr(4) == 1 && subwarp_tpr(5) == 2 && subwarp_tpr(16) == 4 && subwarp_tpr(128) == 32 &&
               subwarp_tpr(256) == 32 && subwarp_tpr(257) == 0);
+    rms_problem_t pf = plan_problem(DT_FP32, 100, 512, 512), pf2 = plan_problem(DT_FP32, 100, 1024, 1024),
+                  pb = plan_problem(DT_BF16, 100, 1024, 1024), pb2 = plan_problem(DT_BF16, 100, 2048, 2048),
+                  pv = plan_problem(DT_FP32, 100, 130, 130), pq = plan_problem(DT_BF16, 100, 128, 12288);
+    check("plan: kernel 11 takes 16-byte rows of at most 4 packs a lane (fp32 C <= 512, 16-bit C <= 1024; the QK "
+          "view too)",
+          persist_fn(&pf) && !persist_fn(&pf2) && persist_fn(&pb) && !persist_fn(&pb2) && !persist_fn(&pv) &&
+              persist_fn(&pq));
     check("plan: kernel 5 packs per thread", rowreg_packs(1000, 256, 8) == 4 && rowreg_packs(4097, 512, 8) == 0 &&
                                                  rowreg_packs(4097, 1024, 8) == 8 && rowreg_packs(1, 32, 8) == 1);
     int cl = 0, packs = 0;
@@ -432,7 +439,7 @@ static void test_plans(void) {
         const rms_dispatch_row_t *r = &k_dispatch[i];
         const kernel_t *k = &k_kernels[r->kernel];
         ok2 &= k->number == r->kernel && strcmp(k->name, r->name) == 0 && k->launch == r->launch &&
-               k->supports == r->supports && r->kernel < 11 && r->when && r->block;
+               k->supports == r->supports && r->kernel < 12 && r->when && r->block;
     }
     ok2 &= k_dispatch[sizeof k_dispatch / sizeof k_dispatch[0] - 1].holds == when_any;
     check("dispatch: each row of the table runs a kernel of the registry (its name, launch and supports); the last "
@@ -523,17 +530,18 @@ static void test_tuned_pick(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 12);
+    check_registry_shape(&k_program, 13);
     int dt = 1, pdl = 1;
     for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 4; i <= 11; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
-    for (int i = 4; i <= 11; i++) pdl &= k_program.kernels[i].pdl == 1;
-    check("registry: 1-3 are fp32 only, 4-11 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
-    check("registry: the default kernel is the dispatcher (11), which picks its own block size, as does 9; 8's block "
+    for (int i = 4; i <= 12; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
+    for (int i = 4; i <= 12; i++) pdl &= k_program.kernels[i].pdl == 1;
+    check("registry: 1-3 are fp32 only, 4-12 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
+    check("registry: the default kernel is the dispatcher (12), which picks its own block size, as does 9; 8's block "
           "size is swept (it sets the blocks a row)",
-          k_program.default_kernel == 11 && k_program.kernels[11].own_block == 1 && k_program.kernels[9].own_block == 1 &&
+          k_program.default_kernel == 12 && k_program.kernels[12].own_block == 1 && k_program.kernels[9].own_block == 1 &&
               k_program.kernels[8].own_block == 0 &&
-              strcmp(k_program.kernels[10].name, "cluster_cp_async") == 0 && k_program.kernels[10].own_block == 0);
+              strcmp(k_program.kernels[10].name, "cluster_cp_async") == 0 && k_program.kernels[10].own_block == 0 &&
+              strcmp(k_program.kernels[11].name, "subwarp_persistent") == 0 && k_program.kernels[11].own_block == 0);
     check("registry: the program restores the residual before validation (reset hook)", k_program.reset != NULL &&
                                                                                             k_program.check_options != NULL);
     check("registry: seven program options", k_program.n_extra == 7 && strcmp(k_program.extra[OPT_FUSED].name, "fused-add") == 0 &&
