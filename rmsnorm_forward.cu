@@ -1268,9 +1268,9 @@ static const tuned_row_t k_tuned[] = {
     // results/h100-80gb-hbm3/rmsnorm.csv
     // results/h200/rmsnorm.csv
     // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block    worst time over the best rung's (GPU, mode)
-    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 6, 1024},  // 1.014 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 256, 0, 6, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 512, 0, 8, 64},  // 1.002 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 11, 32},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 256, 0, 11, 32},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 512, 0, 11, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 8192, 768, 0, 8, 64},  // 1.013 h200 cold
     {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 8, 64},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 16384, 2048, 0, 8, 128},  // 1.000 h200 cold
@@ -1337,12 +1337,12 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 0, 64, 131074, 0, 9, 512},  // 1.000 h200 cold
     {90, 4, TV_FUSED_ADD, 1, 8192, 4096, 0, 4, 1024},  // 1.000 h200 cold
     {90, 4, TV_FUSED_ADD, 1, 16384, 4096, 0, 4, 1024},  // 1.000 h200 cold
-    {90, 4, TV_QK_VIEW, 1, 131072, 128, 0, 6, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_QK_VIEW, 1, 131072, 128, 0, 11, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 128, 0, 6, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 6, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 512, 0, 6, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 8, 32},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 8, 32},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 11, 32},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 32768, 512, 0, 11, 32},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 11, 32},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 11, 32},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 16384, 2048, 0, 5, 64},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 1, 4096, 0, 8, 256},  // 1.000 h100-80gb-hbm3 hot
     {90, 2, TV_PLAIN, 1, 4, 4096, 0, 8, 256},  // 1.000 h100-80gb-hbm3 hot
@@ -1402,7 +1402,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_PLAIN, 0, 64, 131074, 0, 9, 512},  // 1.000 h200 cold
     {90, 2, TV_FUSED_ADD, 1, 8192, 4096, 0, 4, 512},  // 1.002 h200 cold
     {90, 2, TV_FUSED_ADD, 1, 16384, 4096, 0, 4, 256},  // 1.010 h100-80gb-hbm3 cold
-    {90, 2, TV_QK_VIEW, 1, 131072, 128, 0, 6, 64},  // 1.000 h200 cold
+    {90, 2, TV_QK_VIEW, 1, 131072, 128, 0, 11, 32},  // 1.000 h100-80gb-hbm3 cold
     // tuned rows: end
 };
 
@@ -1424,6 +1424,10 @@ static int when_latency(const rms_dispatch_in_t *in, int bs) {
     return !p->s.fused && p->s.H == 1 && p->s.S == p->s.C && in->full && latency_split_plan(p, bs, &cl) &&
            p->s.N * cl <= g_dev.prop.multiProcessorCount;
 }
+static int when_persistent(const rms_dispatch_in_t *in, int bs) {
+    (void)bs;
+    return !in->p->s.fused && persist_fn(in->p) && in->p->s.C * (long)dtype_size(in->p->h.dtype) >= 512;
+}
 static int when_small_row(const rms_dispatch_in_t *in, int bs) {
     (void)bs;
     return subwarp_tpr(in->nvec) && in->p->s.C <= 512;
@@ -1444,6 +1448,7 @@ static int when_any(const rms_dispatch_in_t *in, int bs) {
     return 1;
 }
 static int bs_request(const rms_dispatch_in_t *in) { return in->req_bs; }
+static int bs_32(const rms_dispatch_in_t *in) { return in->req_bs ? in->req_bs : 32; }
 static int bs_256(const rms_dispatch_in_t *in) { return in->req_bs ? in->req_bs : 256; }
 static int bs_row_in_registers(const rms_dispatch_in_t *in) {
     int bs = 64;
@@ -1471,6 +1476,9 @@ static const rms_dispatch_row_t k_dispatch[] = {
     {"plain rows, 16-byte packs, rows x blocks a row <= SMs (a decode step, single long rows)", when_latency, 8,
      "latency_split", "its own (split_row_plan); a --block-size is passed on", bs_request, launch_latency_split,
      supports_latency_split},
+    {"16-byte packs, no fused add, rows of 512 B or more and at most 4 packs a lane (QK-norm heads too)",
+     when_persistent, 11, "subwarp_persistent", "32 (its best at most H100 points)", bs_32, launch_subwarp_persistent,
+     supports_subwarp_persistent},
     {"C <= 512 and the row fits kernel 6 (QK-norm heads too)", when_small_row, 6, "subwarp_rows",
      "256 (within 2% of 6's best)", bs_256, launch_subwarp_rows, supports_subwarp_rows},
     {"16-byte packs and the row fits 1024 threads x 8 packs (fp32 C <= 32768, 16-bit C <= 65536)",

@@ -400,11 +400,15 @@ static void test_plans(void) {
     // the dispatcher's table by example: on a GPU of 0 SMs (no device here) the latency row never holds, and
     // the cluster row checks its rule, not whether the launch fits (ask_device 0)
     d_plan p = dplan(DT_FP32, 512, 512, 1, 0);
-    check("dispatch: fp32 C 512 -> 6, 32 lanes a row, 256 threads", p.kernel == 6 && p.tpr == 32 && p.bs == 256 && p.vec == 4);
+    check("dispatch: fp32 C 512 -> 11, 32 threads", p.kernel == 11 && p.bs == 32 && p.vec == 4);
+    p = dplan(DT_FP32, 64, 64, 1, 0);
+    check("dispatch: fp32 C 64 (256 B) -> 6, 4 lanes a row, 256 threads", p.kernel == 6 && p.tpr == 4 && p.bs == 256);
     p = dplan(DT_FP32, 768, 768, 1, 0);
     check("dispatch: fp32 C 768 -> 5 registers, 128 threads x 2 packs", p.kernel == 5 && p.bs == 128 && p.packs == 2);
     p = dplan(DT_BF16, 768, 768, 1, 0);
-    check("dispatch: bf16 C 768 -> 5 registers, 64 threads x 2 packs", p.kernel == 5 && p.bs == 64 && p.packs == 2);
+    check("dispatch: bf16 C 768 -> 11, 32 threads", p.kernel == 11 && p.bs == 32 && p.vec == 8);
+    p = dplan(DT_BF16, 2056, 2056, 1, 0);
+    check("dispatch: bf16 C 2056 -> 5 registers, 256 threads x 2 packs", p.kernel == 5 && p.bs == 256 && p.packs == 2);
     p = dplan(DT_BF16, 128, 12288, 1, 0);
     check("dispatch: QK-norm bf16 head_dim 128 -> 6, 4 lanes a row", p.kernel == 6 && p.tpr == 4 && p.vec == 8);
     p = dplan(DT_FP32, 4096, 4096, 1, 0);
