@@ -14,7 +14,7 @@ Kernels (`./layernorm_forward --list` prints the same registry; the CPU tests ch
    7  subwarp_regs_vec    a warp or part of one per row, row in registers, two group sums, 16-byte packs
    8  block_smem_welford  one block per row, row cached in shared memory, Welford all-reduce, occupancy block size
    9  block_reread        one block per row, no cache: Welford pass then a normalize pass that re-reads x
-  10  subwarp_persistent  7's layout in a grid of resident blocks that walk the rows, the next row loaded early
+  10  subwarp_persistent  7's layout in a grid of resident blocks that walk the rows, the next row loaded early; 16-bit w, b kept
   11  cluster_row_regs    row in registers in 16-byte packs, split over a thread-block cluster when one block cannot hold it
   12  latency_split       a row over 1-16 blocks, w and b loaded with x, one reduction round
   13  odd_rows            rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks
@@ -483,13 +483,32 @@ __device__ __forceinline__ void subwarp_load_row(Pack<T, VEC> (&v)[MAXP], const 
         if (valid && i < nvec) v[p] = CS ? load_pack_cs<T, VEC>(xr + (long)i * VEC) : load_pack<T, VEC>(xr + (long)i * VEC);
     }
 }
+// Where a lane gets its packs of w and b for a row: from memory, row after row (kernel 7; kernel 10 in fp32), or
+// from registers loaded once (kernel 10 in 16-bit: its lanes keep the same columns for every row they do).
+template <typename T, int VEC> struct WBFromMemory {
+    const T *__restrict__ w, *__restrict__ b;
+    __device__ __forceinline__ void get(int p, int i, Pack<T, VEC> &wv, Pack<T, VEC> &bv) const {
+        (void)p;
+        wv = load_pack<T, VEC>(w + (long)i * VEC);
+        bv = load_pack<T, VEC>(b + (long)i * VEC);
+    }
+};
+template <typename T, int VEC, int MAXP> struct WBInRegisters {
+    Pack<T, VEC> w[MAXP], b[MAXP];
+    __device__ __forceinline__ void get(int p, int i, Pack<T, VEC> &wv, Pack<T, VEC> &bv) const {
+        (void)i;
+        wv = w[p];
+        bv = b[p];
+    }
+};
 // The two group sums (the mean; then the squares around it: the exact two-pass variance, free because the
 // row is in registers; no Welford merge, so no divisions and one float a shuffle instead of three), then y
 // and the statistics. Every lane of the warp must call it (shuffles); lanes with !valid write nothing.
-template <typename T, int VEC, int TPR, int MAXP, bool CS = false>
-__device__ __forceinline__ void subwarp_finish_row(const Pack<T, VEC> (&v)[MAXP], bool valid, int lane, int nvec,
-                                                   long row, long C, const T *__restrict__ w,
-                                                   const T *__restrict__ b, T *__restrict__ y,
+// REPACK: the row's packs go through keep_packed after the sums, so that the compiler converts them again for y
+// rather than holding them as fp32 across the shuffles (twice the registers in 16-bit).
+template <typename T, int VEC, int TPR, int MAXP, bool CS = false, bool REPACK = false, typename WB>
+__device__ __forceinline__ void subwarp_finish_row(Pack<T, VEC> (&v)[MAXP], bool valid, int lane, int nvec, long row,
+                                                   long C, const WB &wb, T *__restrict__ y,
                                                    float *__restrict__ mean, float *__restrict__ rstd, float eps) {
     float s = 0.f;
 #pragma unroll
@@ -513,6 +532,10 @@ __device__ __forceinline__ void subwarp_finish_row(const Pack<T, VEC> (&v)[MAXP]
         }
     }
     m2 = group_sum<TPR>(m2);
+    if constexpr (REPACK) {
+#pragma unroll
+        for (int p = 0; p < MAXP; p++) keep_packed(v[p]);
+    }
     if (!valid) return;
     float r = rsqrtf(m2 * (1.f / (float)C) + eps);
     T *yr = y + row * C;
@@ -520,7 +543,8 @@ __device__ __forceinline__ void subwarp_finish_row(const Pack<T, VEC> (&v)[MAXP]
     for (int p = 0; p < MAXP; p++) {
         int i = lane + p * TPR;
         if (i < nvec) {
-            Pack<T, VEC> wv = load_pack<T, VEC>(w + (long)i * VEC), bv = load_pack<T, VEC>(b + (long)i * VEC), out;
+            Pack<T, VEC> wv, bv, out;
+            wb.get(p, i, wv, bv);
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
@@ -549,7 +573,7 @@ __global__ void layernorm_subwarp_regs_vec_kernel(ln_args_t a) {
     bool valid = row < N;  // no early return: every lane of the warp must reach the shuffles
     Pack<T, VEC> v[MAXP];
     subwarp_load_row<T, VEC, TPR, MAXP>(v, x + row * C, valid, lane, nvec);
-    subwarp_finish_row<T, VEC, TPR, MAXP>(v, valid, lane, nvec, row, C, w, b, y, mean, rstd, eps);
+    subwarp_finish_row<T, VEC, TPR, MAXP>(v, valid, lane, nvec, row, C, WBFromMemory<T, VEC>{w, b}, y, mean, rstd, eps);
 }
 // Lanes per row chosen by C: the fewest that hold the row in 4 packs each, else a whole warp with up to 8 packs
 // each; 0 when the row does not fit.
@@ -765,13 +789,17 @@ static void launch_block_reread(const void *pp, launch_t *l) {
 // Kernel 10, subwarp_persistent: kernel 7's layout, but the grid holds only the blocks that are resident at once,
 // and each group of TPR lanes walks rows row, row + stride, ...; the next row's x is loaded before the current
 // row is reduced and written, so loads stay in flight while a row's shuffles, w/b loads and stores run, and no
-// block is launched or drained per row. Two rows of MAXP packs live in registers. fp32 rows of at most 4
-// 16-byte packs a lane only (C <= 512, a multiple of 4): where it measured better than 7.
-// Improves: fp32 C = 128-512 (4 packs a lane, 64 registers): 3-6 points of the copy above kernel 7 (H100).
-// Wrong: twice kernel 7's registers for x (fp32 C = 768-1024, 6-8 packs and 117-127 registers, and bf16 ran 1-5
-// points below 7: results/NOTES.md); the last pass over the rows leaves part of the grid idle.
+// block is launched or drained per row. Two rows of MAXP packs live in registers. In 16-bit the lane's packs of
+// w and b, the same columns for every row it does, are loaded once and kept in registers (with the row's packs
+// kept packed: 93-95 registers); in fp32 they are re-read each row (kept, they cost 4 points at C = 256-512).
+// Rows of at most 4 16-byte packs a lane (fp32 C <= 512, 16-bit C <= 1024).
+// Improves: fp32 C = 128-512: 3-6 points of the copy above kernel 7; bf16 C = 128-256: 6 points (H100).
+// Wrong: twice kernel 7's registers for x (fp32 C = 768-1024 would take 6-8 packs a lane and 117-127 registers);
+// at 16-bit C >= 512 the registers cost what the walk gains; the last pass over the rows leaves part of the grid
+// idle (results/NOTES.md).
 template <typename T, int VEC, int TPR, int MAXP>
 __global__ void layernorm_subwarp_persistent_kernel(ln_args_t a) {
+    constexpr bool KEEP = sizeof(T) == 2;  // w and b in registers
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
@@ -784,24 +812,52 @@ __global__ void layernorm_subwarp_persistent_kernel(ln_args_t a) {
     long row = blockIdx.x * (long)(blockDim.x / TPR) + threadIdx.x / TPR;
     long first = row - threadIdx.x / TPR;  // the block's first row this pass: the loop test is block-uniform
     int lane = threadIdx.x % TPR, nvec = (int)(C / VEC);
+    std::conditional_t<KEEP, WBInRegisters<T, VEC, MAXP>, WBFromMemory<T, VEC>> wb;
+    if constexpr (KEEP) {
+#pragma unroll
+        for (int p = 0; p < MAXP; p++) {
+            int i = lane + p * TPR;
+            if (i < nvec) {
+                wb.w[p] = load_pack<T, VEC>(w + (long)i * VEC);
+                wb.b[p] = load_pack<T, VEC>(b + (long)i * VEC);
+            }
+        }
+    } else {
+        wb.w = w;
+        wb.b = b;
+    }
     Pack<T, VEC> v[MAXP], next[MAXP];
     subwarp_load_row<T, VEC, TPR, MAXP, true>(v, x + row * C, row < N, lane, nvec);
     for (; first < N; first += stride, row += stride) {
         subwarp_load_row<T, VEC, TPR, MAXP, true>(next, x + (row + stride) * C, row + stride < N, lane, nvec);
-        subwarp_finish_row<T, VEC, TPR, MAXP, true>(v, row < N, lane, nvec, row, C, w, b, y, mean, rstd, eps);
+        if constexpr (KEEP) {
+#pragma unroll
+            for (int p = 0; p < MAXP; p++) {  // converted again each row, not held as fp32 (2x the registers)
+                keep_packed(wb.w[p]);
+                keep_packed(wb.b[p]);
+            }
+        }
+        subwarp_finish_row<T, VEC, TPR, MAXP, true, KEEP>(v, row < N, lane, nvec, row, C, wb, y, mean, rstd, eps);
 #pragma unroll
         for (int p = 0; p < MAXP; p++) v[p] = next[p];
     }
 }
 
-// Its instance: fp32 rows of at most 4 packs a lane (C <= 512), else NULL.
+// Its instance: 16-byte packs, rows of at most 4 packs a lane (kernel 7's lanes a row), else NULL.
+template <typename T, int VEC> static const void *persist_kernel_for(int tpr) {
+    const void *fn;
+    with_pow2<1, 32>(tpr, [&](auto P) { fn = (const void *)layernorm_subwarp_persistent_kernel<T, VEC, P.value, 4>; });
+    return fn;
+}
 static const void *persist_fn(const ln_problem_t *p) {
     long nvec = p->C / vec_width(p);
     int tpr = subwarp_tpr(nvec);
-    if (p->h.dtype != DT_FP32 || vec_width(p) != 4 || !tpr || nvec > 4L * tpr) return NULL;
-    const void *fn;
-    with_pow2<1, 32>(tpr, [&](auto P) { fn = (const void *)layernorm_subwarp_persistent_kernel<float, 4, P.value, 4>; });
-    return fn;
+    if (vec_width(p) != 16 / (int)dtype_size(p->h.dtype) || !tpr || nvec > 4L * tpr) return NULL;
+    switch (p->h.dtype) {
+    case DT_FP32: return persist_kernel_for<float, 4>(tpr);
+    case DT_FP16: return persist_kernel_for<__half, 8>(tpr);
+    default: return persist_kernel_for<__nv_bfloat16, 8>(tpr);
+    }
 }
 static void launch_subwarp_persistent(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
@@ -817,9 +873,9 @@ static const char *supports_subwarp_persistent(const void *pp, int bs) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
     const void *fn = persist_fn(p);
     if (fn) return block_fits(fn, bs);
-    if (p->h.dtype != DT_FP32) return "fp32 only (16-bit rows ran slower than kernel 7)";
-    if (vec_width(p) != 4) return reasonf("needs 16-byte packs: C a multiple of 4 (C = %ld)", p->C);
-    return reasonf("row of %ld is more than 32 lanes x 4 packs of 4 (C <= 512)", p->C);
+    int vec = vec_width(p);
+    if (vec != 16 / (int)dtype_size(p->h.dtype)) return reasonf("needs 16-byte packs (C = %ld)", p->C);
+    return reasonf("row of %ld is more than 32 lanes x 4 packs of %d", p->C, vec);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1525,7 +1581,7 @@ static int when_latency(const ln_problem_t *p, int req_bs) {  // rows x blocks a
 static int bs_256(const ln_problem_t *p, int req_bs) { (void)p; return req_bs ? req_bs : 256; }
 static int when_persistent(const ln_problem_t *p, int req_bs) {
     const void *fn = persist_fn(p);
-    return fn && !block_fits(fn, bs_256(p, req_bs));
+    return fn && (p->h.dtype == DT_FP32 || p->C <= 256) && !block_fits(fn, bs_256(p, req_bs));
 }
 static int when_subwarp(const ln_problem_t *p, int req_bs) {
     (void)req_bs;
@@ -1556,7 +1612,8 @@ typedef struct {
 static const dispatch_rule_t k_dispatch[] = {
     {"16-byte packs, rows x blocks a row <= SMs (a decode step's rows, single long rows)", when_latency, 12,
      "latency_split", launch_latency_split, supports_latency_split, "its plan (split_plan)", bs_own},
-    {"fp32 rows of <= 4 16-byte packs a lane (C <= 512), its kernel fits the block", when_persistent, 10,
+    {"rows of <= 4 16-byte packs a lane: fp32 C <= 512, 16-bit C <= 256 (where it beat 7); its kernel fits",
+     when_persistent, 10,
      "subwarp_persistent", launch_subwarp_persistent, supports_subwarp_persistent, "256", bs_256},
     {"C <= 1024 and the row fits 32 lanes x 8 packs", when_subwarp, 7, "subwarp_regs_vec", launch_subwarp_regs_vec,
      supports_subwarp_regs_vec, "256", bs_256},
@@ -1659,8 +1716,8 @@ static const kernel_t k_kernels[] = {
     {9, "block_reread", DT_ALL, "any C",
      "one block per row, no cache: Welford pass then a normalize pass that re-reads x", 0, NULL, launch_block_reread,
      1},
-    {10, "subwarp_persistent", FP32_ONLY, "C <= 512, a multiple of 4",
-     "7's layout in a grid of resident blocks that walk the rows, the next row loaded early", 0,
+    {10, "subwarp_persistent", DT_ALL, "C <= 128 16-byte packs",
+     "7's layout in a grid of resident blocks that walk the rows, the next row loaded early; 16-bit w, b kept", 0,
      supports_subwarp_persistent, launch_subwarp_persistent, 1},
     {11, "cluster_row_regs", DT_ALL, "16-byte packs, row <= 256 KB",
      "row in registers in 16-byte packs, split over a thread-block cluster when one block cannot hold it", 1,

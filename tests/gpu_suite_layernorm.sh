@@ -17,6 +17,7 @@ done
 if [ "$QUICK" = 1 ]; then
     sanitize memcheck layernorm_forward --dtype fp32 -N 7 -C 1000
     sanitize_kernel memcheck layernorm_forward 10 --dtype fp32 -N 1031 -C 500
+    sanitize_kernel memcheck layernorm_forward 10 --dtype bf16 -N 1031 -C 1000
     sanitize_kernel memcheck layernorm_forward 11 --dtype bf16 -N 3 -C 40008
     sanitize_kernel memcheck layernorm_forward 11 --dtype fp32 -N 7 -C 1000 --cluster 2
     sanitize_kernel memcheck layernorm_forward 12 --dtype fp16 -N 5 -C 4104
@@ -43,7 +44,7 @@ out=$(./layernorm_forward 4 --check --input-mean 1000 -N 64 -C 768 2>&1); rc=$?
 if [ $rc -eq 1 ] && echo "$out" | grep -q FAIL; then pass "layernorm 4 at --input-mean 1000 is reported FAIL"; else fail "layernorm 4 at --input-mean 1000 not reported (exit $rc)"; fi
 for k in 3 5 6 7 8 9 10 11 12 13 14; do
     cols=768
-    [ $k = 10 ] && cols=512  # kernel 10: fp32 C <= 512
+    [ $k = 10 ] && cols=512  # kernel 10: fp32 C <= 512 (128 16-byte packs)
     out=$(./layernorm_forward $k --check --input-mean 1000 -N 64 -C $cols 2>&1); rc=$?
     echo "$out" >> "$LOG"
     # (a block size that cannot hold the row says skipped: kernel 6 at 32 threads; one OK line at least)
@@ -169,9 +170,10 @@ expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 1 blo
 expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 1 block of 32 threads" "| path rung 7 subwarp_regs_vec" --dtype bf16 -N 8192 -C 768
 expect_path layernorm_forward 14 "| path rung 13 odd_rows" "| path rung 9 block_reread" --dtype fp32 -N 1024 -C 4097
 
-# rung 10 (subwarp_persistent, fp32, C <= 512), alone and through the dispatcher: many passes of the resident grid
-# over the rows, a last pass that ends inside a block, every lanes-per-row width (C = 4 .. 512), other block
-# sizes; and C = 768 / bf16, which the dispatcher keeps on rung 7
+# rung 10 (subwarp_persistent, C <= 128 16-byte packs), alone and through the dispatcher: many passes of the
+# resident grid over the rows, a last pass that ends inside a block, every lanes-per-row width (C = 4 .. 512),
+# other block sizes; 16-bit rows (w and b kept in registers) up to C = 1024; and C = 768, which the dispatcher
+# keeps off rung 10
 for k in 10 14; do
     check_one $k --dtype fp32 -N 100003 -C 500
     check_one $k --dtype fp32 -N 65537 -C 32
@@ -182,10 +184,18 @@ for k in 10 14; do
     check_one $k --dtype fp32 -N 20011 -C 64 --block-size 1024
 done
 check_one 10 --dtype fp32 -N 7 -C 8 --block-size 32
+for dt in fp16 bf16; do
+    for shape in "-N 100003 -C 256" "-N 65537 -C 32" "-N 7 -C 8" "-N 1031 -C 1000" "-N 20011 -C 1024 --block-size 256" \
+                 "-N 20011 -C 128 --input-mean 1000"; do
+        check_one 10 --dtype $dt $shape
+    done
+done
+check_one 10 --dtype bf16 -N 64 -C 256 --hot --pdl
 check_one 14 --dtype fp32 -N 100003 -C 768
 check_one 14 --dtype bf16 -N 100003 -C 512
 expect_path layernorm_forward 14 "| path rung 7 subwarp_regs_vec" "| path rung 9 block_reread" --dtype fp32 -N 100003 -C 500
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 14 -N 5003 -C 256
     sanitize_kernel $tool layernorm_forward 10 -N 5003 -C 256 --block-size 128
+    sanitize_kernel $tool layernorm_forward 10 --dtype bf16 -N 5003 -C 1000 --block-size 128
 done

@@ -251,8 +251,23 @@ static void test_registry(void) {
     check_registry_shape(&k_program, 15);
     int teaching = 1;
     for (int i = 1; i <= 5; i++) teaching &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 6; i <= 14; i++) teaching &= k_program.kernels[i].dtypes == (i == 10 ? DT_BIT(DT_FP32) : DT_ALL);
-    check("registry: 1-5 are fp32 only, 6-14 run fp32, fp16 and bf16 but 10 (fp32 only)", teaching);
+    for (int i = 6; i <= 14; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
+    check("registry: 1-5 are fp32 only, 6-14 run fp32, fp16 and bf16", teaching);
+    {  // rung 10's instances: 16-byte packs, at most 4 a lane (fp32 C <= 512, 16-bit C <= 1024)
+        ln_problem_t p;
+        memset(&p, 0, sizeof p);
+        int ok = 1;
+        const struct { dtype_t d; long C; int has; } cases[] = {{DT_FP32, 512, 1}, {DT_FP32, 1024, 0}, {DT_FP32, 130, 0},
+                                                               {DT_BF16, 1024, 1}, {DT_FP16, 8, 1}, {DT_BF16, 2048, 0},
+                                                               {DT_BF16, 1000, 1}, {DT_FP16, 1004, 0}};
+        for (const auto &c : cases) {
+            p.h.dtype = c.d;
+            p.N = 100;
+            p.C = c.C;
+            ok &= (persist_fn(&p) != NULL) == (c.has == 1);
+        }
+        check("registry: rung 10 takes rows of at most 4 16-byte packs a lane, in every dtype", ok);
+    }
     check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 14 &&
                                                                           k_program.n_kernels == 15 &&
                                                                           strcmp(k_program.kernels[14].name, "dispatch") == 0);
