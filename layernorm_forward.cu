@@ -485,8 +485,16 @@ __device__ __forceinline__ void subwarp_load_row(Pack<T, VEC> (&v)[MAXP], const 
 }
 // Where a lane gets its packs of w and b for a row: from memory, row after row (kernel 7; kernel 10 in fp32), or
 // from registers loaded once (kernel 10 in 16-bit: its lanes keep the same columns for every row they do).
+// init: where the packs come from; repack: once a row, before the row's sums (keep_packed on registers held).
 template <typename T, int VEC> struct WBFromMemory {
     const T *__restrict__ w, *__restrict__ b;
+    template <int TPR> __device__ __forceinline__ void init(const T *wp, const T *bp, int lane, int nvec) {
+        (void)lane;
+        (void)nvec;
+        w = wp;
+        b = bp;
+    }
+    __device__ __forceinline__ void repack() {}
     __device__ __forceinline__ void get(int p, int i, Pack<T, VEC> &wv, Pack<T, VEC> &bv) const {
         (void)p;
         wv = load_pack<T, VEC>(w + (long)i * VEC);
@@ -495,6 +503,23 @@ template <typename T, int VEC> struct WBFromMemory {
 };
 template <typename T, int VEC, int MAXP> struct WBInRegisters {
     Pack<T, VEC> w[MAXP], b[MAXP];
+    template <int TPR> __device__ __forceinline__ void init(const T *wp, const T *bp, int lane, int nvec) {
+#pragma unroll
+        for (int p = 0; p < MAXP; p++) {
+            int i = lane + p * TPR;
+            if (i < nvec) {
+                w[p] = load_pack<T, VEC>(wp + (long)i * VEC);
+                b[p] = load_pack<T, VEC>(bp + (long)i * VEC);
+            }
+        }
+    }
+    __device__ __forceinline__ void repack() {  // converted again each row, not held as fp32 (2x the registers)
+#pragma unroll
+        for (int p = 0; p < MAXP; p++) {
+            keep_packed(w[p]);
+            keep_packed(b[p]);
+        }
+    }
     __device__ __forceinline__ void get(int p, int i, Pack<T, VEC> &wv, Pack<T, VEC> &bv) const {
         (void)i;
         wv = w[p];
@@ -813,30 +838,12 @@ __global__ void layernorm_subwarp_persistent_kernel(ln_args_t a) {
     long first = row - threadIdx.x / TPR;  // the block's first row this pass: the loop test is block-uniform
     int lane = threadIdx.x % TPR, nvec = (int)(C / VEC);
     std::conditional_t<KEEP, WBInRegisters<T, VEC, MAXP>, WBFromMemory<T, VEC>> wb;
-    if constexpr (KEEP) {
-#pragma unroll
-        for (int p = 0; p < MAXP; p++) {
-            int i = lane + p * TPR;
-            if (i < nvec) {
-                wb.w[p] = load_pack<T, VEC>(w + (long)i * VEC);
-                wb.b[p] = load_pack<T, VEC>(b + (long)i * VEC);
-            }
-        }
-    } else {
-        wb.w = w;
-        wb.b = b;
-    }
+    wb.template init<TPR>(w, b, lane, nvec);
     Pack<T, VEC> v[MAXP], next[MAXP];
     subwarp_load_row<T, VEC, TPR, MAXP, true>(v, x + row * C, row < N, lane, nvec);
     for (; first < N; first += stride, row += stride) {
         subwarp_load_row<T, VEC, TPR, MAXP, true>(next, x + (row + stride) * C, row + stride < N, lane, nvec);
-        if constexpr (KEEP) {
-#pragma unroll
-            for (int p = 0; p < MAXP; p++) {  // converted again each row, not held as fp32 (2x the registers)
-                keep_packed(wb.w[p]);
-                keep_packed(wb.b[p]);
-            }
-        }
+        wb.repack();
         subwarp_finish_row<T, VEC, TPR, MAXP, true, KEEP>(v, row < N, lane, nvec, row, C, wb, y, mean, rstd, eps);
 #pragma unroll
         for (int p = 0; p < MAXP; p++) v[p] = next[p];
