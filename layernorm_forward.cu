@@ -1300,7 +1300,7 @@ static const void *split_launch_fn(dtype_t d, long N, int cl, int bs, bool *pack
     const void *fn = split_fn(d, cl);
     int clusters = 0;
     if (cl > 1) c.packed = cluster_fits_smem(fn, bs, cl, 0, &clusters) || N > clusters;
-    else c.packed = persist_grid(fn, bs, N, 0) < N;  // rung 10's count: blocks an SM x SMs, at most N
+    else c.packed = persist_grid(fn, bs, N, 0) < N;  // harness/gpu.h: blocks an SM x SMs, at most N
     if (c.packed) {
         fn = split_kernel(d, cl, true);
         allow_cluster_size(fn, cl);  // (the plan checked the unbounded form; both take the same clusters)

@@ -1159,9 +1159,11 @@ static const char *cp_slice_fits(const void *fn, cp_plan_t pl, long N, long C, i
 // x is loaded before the current row is reduced and written, and the lane's packs of w, the same columns for
 // every row it does, are loaded once and kept in registers.
 // Improves: loads stay in flight while a row's shuffles and stores run; no block is launched or drained per row;
-// w is read once a lane, not once a row.
+// w is read once a lane, not once a row (68-69 registers with keep_packed). H100: +2-4 points of the copy over 6
+// at fp32 C = 128-256, +3 at 16-bit C = 256-1024 (the kept w is worth 1-6 of them in 16-bit).
 // Wrong: twice kernel 6's registers for x, so rows of at most 4 packs a lane; the last pass over the rows leaves
-// part of the grid idle; no fused add (the residual's loads and stores would double again).
+// part of the grid idle; bf16 C = 128 (4 lanes a row) runs 3 points below 6; no fused add (the residual's loads
+// and stores would double the registers again).
 template <typename T, int VEC, int TPR, int MAXP>
 __device__ __forceinline__ void persist_load_row(Pack<T, VEC> (&v)[MAXP], const rms_args_t &a, long row, int lane,
                                                  int nvec) {
