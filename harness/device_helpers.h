@@ -169,7 +169,7 @@ template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack_nc(
 
 // Hides a 16-byte pack's bits from the optimizer: afterwards the compiler must convert the pack again instead of
 // keeping the fp32 values it converted before alive (twice the registers for 16-bit packs) across what follows:
-// BatchNorm's grid syncs, LayerNorm's cluster reduction.
+// BatchNorm's grid syncs, LayerNorm's cluster reduction, the persistent rungs' row sums and their next rows.
 template <typename T, int VEC> __device__ __forceinline__ void keep_packed(Pack<T, VEC> &p) {
     static_assert(sizeof(Pack<T, VEC>) == 16, "16-byte packs");
     uint4 r;
