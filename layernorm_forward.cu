@@ -1439,7 +1439,7 @@ static const tuned_row_t k_tuned[] = {
     // tuned rows: begin (scripts/tune_dispatch.py layernorm --write; do not edit), from
     // results/h100-80gb-hbm3/layernorm.csv
     // results/h200/layernorm.csv
-    // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block    worst time over the best rung's (GPU, mode)
+    // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU]    worst time over the best rung's (GPU, mode)
     {90, 4, TV_PLAIN, 1, 32768, 128, 0, 10, 256},  // 1.018 h200 cold
     {90, 4, TV_PLAIN, 1, 32768, 256, 0, 10, 128},  // 1.005 h200 cold
     {90, 4, TV_PLAIN, 1, 32768, 512, 0, 7, 64},  // 1.000 h100-80gb-hbm3 cold
@@ -1464,6 +1464,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 1, 128, 8192, 0, 12, 128},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 128, 8192, 1, 12, 256},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 512, 8192, 0, 12, 256},  // 1.056 h200 hot
+    {90, 4, TV_PLAIN, 1, 512, 8192, 0, 11, 512, "NVIDIA H200"},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 512, 8192, 1, 11, 512},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 8192, 8192, 0, 12, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 4096, 16384, 0, 11, 1024},  // 1.000 h200 cold
@@ -1471,6 +1472,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 1, 2048, 32768, 0, 12, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 1, 65536, 0, 12, 256},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 11, 256},  // 1.020 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 12, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 8, 128256, 0, 12, 512},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 0, 1, 4097, 0, 13, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 4, 4097, 0, 13, 256},  // 1.000 h200 cold
@@ -1535,6 +1537,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_PLAIN, 1, 4096, 16384, 0, 12, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 4, 32768, 0, 12, 128},  // 1.015 h200 hot
     {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 11, 512},  // 1.040 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 12, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 1, 65536, 0, 12, 128},  // 1.000 h200 hot
     {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 12, 256},  // 1.011 h200 cold
     {90, 2, TV_PLAIN, 1, 8, 128256, 0, 12, 512},  // 1.000 h200 hot
@@ -1659,7 +1662,7 @@ static ln_choice_t dispatch_for(const ln_problem_t *p, int req_bs) {
         c.name = k->name;
         c.launch = k->launch;
         c.supports = k->supports;
-        snprintf(c.why, sizeof c.why, "tuned %ldx%ld%s", t->N, t->C, t->pdl ? " PDL" : "");
+        tuned_describe(t, c.why, sizeof c.why);
         return c;
     }
     const dispatch_rule_t *r = dispatch_rule(p, req_bs);

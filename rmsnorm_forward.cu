@@ -1269,7 +1269,7 @@ static const tuned_row_t k_tuned[] = {
     // tuned rows: begin (scripts/tune_dispatch.py rmsnorm --write; do not edit), from
     // results/h100-80gb-hbm3/rmsnorm.csv
     // results/h200/rmsnorm.csv
-    // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block    worst time over the best rung's (GPU, mode)
+    // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU]    worst time over the best rung's (GPU, mode)
     {90, 4, TV_PLAIN, 1, 32768, 128, 0, 11, 32},  // 1.011 h200 cold
     {90, 4, TV_PLAIN, 1, 32768, 256, 0, 11, 64},  // 1.017 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 512, 0, 11, 128},  // 1.002 h200 cold
@@ -1292,7 +1292,9 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 1, 1, 8192, 1, 8, 128},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 4, 8192, 0, 8, 64},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 16, 8192, 0, 8, 128},  // 1.022 h200 hot
+    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 8, 64, "NVIDIA H200"},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 64, 8192, 0, 8, 64},  // 1.026 h200 hot
+    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 8, 512, "NVIDIA H200"},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 64, 8192, 1, 8, 512},  // 1.015 h100-80gb-hbm3 hot+pdl
     {90, 4, TV_PLAIN, 1, 128, 8192, 0, 8, 128},  // 1.018 h200 cold
     {90, 4, TV_PLAIN, 1, 128, 8192, 1, 8, 256},  // 1.013 h200 hot+pdl
@@ -1303,6 +1305,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 1, 2048, 32768, 0, 8, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 1, 65536, 0, 8, 256},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 7, 256},  // 1.031 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 8, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 8, 128256, 0, 10, 512},  // 1.037 h100-80gb-hbm3 hot
     {90, 4, TV_PLAIN, 1, 8, 128256, 1, 8, 512},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 0, 1, 4097, 0, 9, 256},  // 1.000 h200 cold
@@ -1362,10 +1365,12 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_PLAIN, 1, 64, 8192, 0, 8, 256},  // 1.000 h200 hot
     {90, 2, TV_PLAIN, 1, 128, 8192, 0, 8, 256},  // 1.000 h200 hot
     {90, 2, TV_PLAIN, 1, 512, 8192, 0, 8, 128},  // 1.034 h200 hot
+    {90, 2, TV_PLAIN, 1, 512, 8192, 0, 8, 256, "NVIDIA H200"},  // 1.018 h200 cold
     {90, 2, TV_PLAIN, 1, 8192, 8192, 0, 5, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 4096, 16384, 0, 5, 512},  // 1.004 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 4, 32768, 0, 8, 128},  // 1.014 h200 cold
     {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 5, 1024},  // 1.020 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 8, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 1, 65536, 0, 8, 128},  // 1.000 h200 hot
     {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 8, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 8, 128256, 0, 8, 512},  // 1.000 h200 hot
@@ -1539,7 +1544,7 @@ static rms_choice_t dispatch_for(const rms_problem_t *p, int req_bs) {
         c.name = k->name;
         c.launch = k->launch;
         c.supports = k->supports;
-        snprintf(c.why, sizeof c.why, "tuned %ldx%ld%s", t->N, t->C, t->pdl ? " PDL" : "");
+        tuned_describe(t, c.why, sizeof c.why);
         return c;
     }
     rms_dispatch_in_t in = dispatch_in(p, req_bs, g_dev.prop.major >= 9, 1);

@@ -3,7 +3,10 @@
 // A dispatcher (the last kernel of a ladder) chooses among the rungs by a table that scripts/tune_dispatch.py
 // derives from the sweeps stored in results/: one row per measured point, with the rung and block size nearest
 // the best there over the GPUs of that architecture and the timing modes of plain launches (cold, hot), and a
-// second row for launches with PDL (--pdl) where the sweep's hot+pdl times chose another (rung, block). The script
+// second row for launches with PDL (--pdl) where the sweep's hot+pdl times chose another (rung, block). Where the
+// architecture's plain row costs one GPU more than 2% at a point and that GPU's own sweep chose another (rung,
+// block), the point gets a row for that GPU alone, matched by the device's name (an H100 and an H200 share sm_90
+// but not every best choice; a GPU of that architecture that is not in results/ takes the shared row). The script
 // writes the rows into the program's source between its `tuned rows` markers, and CI checks that they still
 // match the stored sweeps.
 #pragma once
@@ -19,6 +22,7 @@ typedef struct {
     long N, C;    // the measured point: rows, elements a row
     int pdl;      // 1: the row of launches with programmatic dependent launch (--pdl); 0: plain launches
     int rung, block;
+    const char *gpu;  // NULL: every GPU of the architecture; else the one GPU (cudaDeviceProp.name) the row is for
 } tuned_row_t;
 
 // The problem a dispatcher looks up.
@@ -37,12 +41,24 @@ static double tuned_distance(const tuned_row_t *r, const tuned_key_t *k) {
     return 2.0 * fabs(log2((double)k->C / (double)r->C)) + fabs(log2((double)k->N / (double)r->N));
 }
 
-// The row to run: among the rows of this device's architecture with the problem's element size, variant and
-// packing, the nearest measured point whose rung takes the problem at the row's block size (req_bs, a
-// --block-size given, replaces it); NULL where no row does (the dispatcher then uses its fallback rules). Plain
-// launches read the plain rows only; PDL launches read both, a PDL row before the plain row of the same point
-// (the table has a PDL row only where the choice differs). The last answer is kept: a dispatcher looks up
-// inside the timed region, and the supports_ checks ask the runtime.
+// This device's own row of the point of a shared row r (same point and launch kind), or NULL.
+static const tuned_row_t *tuned_own_row(const tuned_row_t *rows, int n, const tuned_row_t *r) {
+    for (int i = 0; i < n; i++) {
+        const tuned_row_t *o = &rows[i];
+        if (o->gpu && !strcmp(o->gpu, g_dev.prop.name) && o->sm == r->sm && o->bytes == r->bytes &&
+            o->variant == r->variant && o->full == r->full && o->N == r->N && o->C == r->C && o->pdl == r->pdl)
+            return o;
+    }
+    return NULL;
+}
+
+// The row to run: among the shared rows of this device's architecture with the problem's element size, variant
+// and packing, the nearest measured point whose rung takes the problem at the row's block size (req_bs, a
+// --block-size given, replaces it), or this device's own row of that point where it has one and its rung takes
+// the problem; NULL where no row does (the dispatcher then uses its fallback rules). Plain launches read the plain
+// rows only; PDL launches read both, a PDL row before the plain row of the same point (the table has a PDL row only
+// where the choice differs). The last answer is kept: a dispatcher looks up inside the timed region, and the
+// supports_ checks ask the runtime.
 static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned_key_t *k, int req_bs,
                                      const void *problem, tuned_supports_t supports) {
     static const tuned_row_t *c_rows = NULL, *c_pick = NULL;
@@ -59,14 +75,19 @@ static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned
         double bd = 0;
         for (int i = 0; i < n; i++) {
             const tuned_row_t *r = &rows[i];
-            if (tried[i] || r->sm != sm || r->bytes != k->bytes || r->variant != k->variant || r->full != k->full ||
-                (r->pdl && !k->pdl))
+            if (tried[i] || r->gpu || r->sm != sm || r->bytes != k->bytes || r->variant != k->variant ||
+                r->full != k->full || (r->pdl && !k->pdl))
                 continue;
             double d = tuned_distance(r, k) + (k->pdl && !r->pdl ? 1e-3 : 0.0);  // PDL: its own row first
             if (best < 0 || d < bd) best = i, bd = d;
         }
         if (best < 0) break;
         tried[best] = 1;
+        const tuned_row_t *own = tuned_own_row(rows, n, &rows[best]);
+        if (own && !supports(problem, own->rung, req_bs ? req_bs : own->block)) {
+            pick = own;
+            break;
+        }
         if (!supports(problem, rows[best].rung, req_bs ? req_bs : rows[best].block)) {
             pick = &rows[best];
             break;
@@ -79,6 +100,11 @@ static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned
     c_sm = sm;
     c_pick = pick;
     return pick;
+}
+
+// What the dispatcher's path says of a row: "tuned NxC", " PDL" for a PDL row, " (this GPU)" for a GPU's own row.
+static void tuned_describe(const tuned_row_t *t, char *buf, size_t n) {
+    snprintf(buf, n, "tuned %ldx%ld%s%s", t->N, t->C, t->pdl ? " PDL" : "", t->gpu ? " (this GPU)" : "");
 }
 
 // A rung's check through its registry entry: its dtypes, then its supports_ (NULL there: it runs any problem).

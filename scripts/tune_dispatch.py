@@ -6,10 +6,13 @@
 For LayerNorm and RMSNorm: at every measured point (the rows of results/<gpu>/<op>.csv, every GPU folder), the
 rung of the ladder (kernel 1 up to the dispatcher, not cuDNN) and block size whose time is nearest the best rung's.
 The GPUs of one architecture (the CSV's sm column: an H100 and an H200 are both sm_90) share one table, and a
-point's modes of plain launches (cold, hot) share one row, because the dispatcher can tell neither the GPU model
-nor whether x is in L2: the row is the (rung, block) whose worst ratio, over those GPUs and modes, of its time to
-the best rung's time there is the smallest. Launches with PDL (--pdl, which the dispatcher knows) get a row of
-their own from the hot+pdl times where it chooses another (rung, block); elsewhere they take the plain row.
+point's modes of plain launches (cold, hot) share one row, because the dispatcher cannot tell whether x is in L2:
+the row is the (rung, block) whose worst ratio, over those GPUs and modes, of its time to the best rung's time
+there is the smallest. Launches with PDL (--pdl, which the dispatcher knows) get a row of their own from the
+hot+pdl times where it chooses another (rung, block); elsewhere they take the plain row. Where that shared plain
+row costs one GPU more than 2% (OWN_OVER) at a point, and the same choice made over that GPU's modes alone gives
+another (rung, block) that costs it less, the point gets a row for that GPU alone, named by the CSV's gpu column
+(the device's name, which the dispatcher compares): a GPU that is not in results/ takes the shared row.
 A candidate must have run at every GPU and mode of the point, with two exceptions: a GPU and mode with no row of
 the rung at the point (in any status: a rung skipped or failed there stays asked, and loses) is not asked about
 it; a GPU that holds a rung at one block size alone at the point (its rows were measured before that rung's block
@@ -18,9 +21,9 @@ GPUs that measured them.
 
 The dispatcher (the last kernel of the program) looks the table up at run time: among the rows of the device's
 architecture with the problem's element size, variant (plain rows; RMSNorm's fused add, QK-norm view) and packing
-(16-byte packs fit the row, or not), the row of the nearest measured shape (2 |log2 C/C'| + |log2 N/N'|) whose
-rung takes the problem at that block size (with --pdl, the point's PDL row before its plain row); its own
-fallback rules where no row does.
+(16-byte packs fit the row, or not), the shared row of the nearest measured shape (2 |log2 C/C'| + |log2 N/N'|)
+whose rung takes the problem at that block size (with --pdl, the point's PDL row before its plain row), or the
+device's own row of that point where there is one; its own fallback rules where no row does.
 
 Prints the table, one line per row with its worst ratio and where (GPU, mode). --write puts the rows into the
 program's source between its `tuned rows` markers; --check exits 1 when the source's rows differ from what the
@@ -38,6 +41,7 @@ import cli  # noqa: E402
 from summary import DISPATCHER, is_program_csv, load  # noqa: E402
 
 OPS = ["layernorm", "rmsnorm"]
+OWN_OVER = 1.02  # a GPU gets its own row of a point where the shared row costs it more than this
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
 VARIANTS = {"plain": "TV_PLAIN", "add": "TV_FUSED_ADD", "qk": "TV_QK_VIEW"}  # the C enum of each variant
 BEGIN = "// tuned rows: begin"
@@ -105,8 +109,20 @@ def choose(by_run, seen):
     return min(scored) if scored else None
 
 
+def own_choice(by_run, seen, gpu, shared):
+    """(worst, (rung, block), (gpu, mode)) of a row for one GPU alone at a point, or None: where the shared row's
+    (rung, block) costs that GPU more than OWN_OVER over its runs and its own choice there costs it less."""
+    mine = {run: cell for run, cell in by_run.items() if run[0] == gpu}
+    best_t = {run: min(cell.values()) for run, cell in mine.items()}
+    costs = [cell[shared] / best_t[run] for run, cell in mine.items() if shared in cell]
+    own = choose(mine, seen) if costs and max(costs) > OWN_OVER else None
+    return own if own and own[1] != shared and own[0] < max(costs) else None
+
+
 def derive(per_gpu):
-    """[(sm, es, variant, full, N, C, pdl, rung, block, worst, where)] sorted, from {gpu: rows}."""
+    """[(sm, es, variant, full, N, C, pdl, rung, block, worst, where, gpu name or None)] sorted, from {gpu: rows}:
+    the shared rows (None) and the rows of one GPU alone (its CSV gpu name), each after its point's shared row."""
+    names = {gpu: rows[0].get("gpu") or gpu for gpu, rows in per_gpu.items()}
     # times[(sm, es, variant, full, N, C)][(gpu, mode)][(rung, block)] = median ms (the fastest row of duplicates)
     times = defaultdict(lambda: defaultdict(dict))
     seen = defaultdict(lambda: defaultdict(set))  # seen[point][(gpu, mode)]: rungs with a row, in any status
@@ -140,8 +156,14 @@ def derive(per_gpu):
             if got is None or (launch and best.get(0) and best[0][1] == got[1]):
                 continue
             worst, (rung, block), where = got
-            out.append((*point, launch, rung, block, worst, f"{where[0]} {where[1]}"))
-    out.sort(key=lambda r: (r[0], -r[1], list(VARIANTS).index(r[2]), not r[3], r[5], r[4], r[6]))
+            out.append((*point, launch, rung, block, worst, f"{where[0]} {where[1]}", None))
+        if best.get(0):  # plain launches only: a PDL launch takes its point's PDL row, else the plain rows
+            for gpu in sorted({run[0] for run in plain}):
+                own = own_choice(plain, seen[point], gpu, best[0][1])
+                if own:
+                    worst, (rung, block), where = own
+                    out.append((*point, 0, rung, block, worst, f"{where[0]} {where[1]}", names[gpu]))
+    out.sort(key=lambda r: (r[0], -r[1], list(VARIANTS).index(r[2]), not r[3], r[5], r[4], r[6], r[11] or ""))
     return out
 
 
@@ -149,9 +171,10 @@ def c_rows(op, table, sources):
     """The source lines of the block, markers included (indented by the caller)."""
     lines = [BEGIN + f" (scripts/tune_dispatch.py {op} --write; do not edit), from",
              *(f"// {s}" for s in sources),
-             "// sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block    worst time over the best rung's (GPU, mode)"]
-    for sm, es, variant, full, n, c, pdl, rung, block, worst, where in table:
-        lines.append(f"{{{sm}, {es}, {VARIANTS[variant]}, {int(full)}, {n}, {c}, {pdl}, {rung}, {block}}},  "
+             "// sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU]    worst time over the best rung's (GPU, mode)"]
+    for sm, es, variant, full, n, c, pdl, rung, block, worst, where, gpu in table:
+        own = f', "{gpu}"' if gpu else ""
+        lines.append(f"{{{sm}, {es}, {VARIANTS[variant]}, {int(full)}, {n}, {c}, {pdl}, {rung}, {block}{own}}},  "
                      f"// {worst:.3f} {where}")
     lines.append(END)
     return lines
@@ -201,13 +224,16 @@ def main(argv):
         print(f"tune_dispatch: wrote {len(table)} rows into {os.path.relpath(src, ROOT)}")
         return 0
     print(f"{a.op}: the dispatcher's tuned rows from {', '.join(per_gpu)}")
-    print("| sm | bytes | variant | 16-byte packs | N | C | launch | rung | block | worst ratio | where |")
-    print("|---:|---:|---|---|---:|---:|---|---:|---:|---:|---|")
-    for sm, es, variant, full, n, c, pdl, rung, block_size, worst, where in table:
+    print("| sm | bytes | variant | 16-byte packs | N | C | launch | rung | block | worst ratio | where | GPU |")
+    print("|---:|---:|---|---|---:|---:|---|---:|---:|---:|---|---|")
+    for sm, es, variant, full, n, c, pdl, rung, block_size, worst, where, gpu in table:
         print(f"| {sm} | {es} | {variant} | {'yes' if full else 'no'} | {n} | {c} | {'PDL' if pdl else 'plain'} | {rung} | {block_size} | "
-              f"{worst:.3f} | {where} |")
-    over = [r for r in table if r[9] > 1.02]
-    print(f"\n{len(table)} rows; {len(over)} with a worst ratio over 1.02" +
+              f"{worst:.3f} | {where} | {gpu or 'all'} |")
+    # the rows over OWN_OVER where the GPU that pays it has no row of its own at the point
+    own_at = {(r[:7], r[10].split()[0]) for r in table if r[11]}
+    over = [r for r in table if r[9] > OWN_OVER and (r[:7], r[10].split()[0]) not in own_at]
+    own = sum(1 for r in table if r[11])
+    print(f"\n{len(table)} rows ({own} of one GPU alone); {len(over)} with a worst ratio over {OWN_OVER} that no row of one GPU replaces" +
           (": " + ", ".join(f"{r[4]}x{r[5]} {r[1]}B {r[2]}{' PDL' if r[6] else ''} {r[9]:.3f} ({r[10]})"
                             for r in over) if over else ""))
     return 0

@@ -531,6 +531,40 @@ static void test_tuned_pick(void) {
           sm80 == &rows[3] && none == NULL);
 }
 
+// A GPU's own row of a point: the device of that name takes it (if its rung takes the problem), every other GPU
+// the shared row; an own row is never the nearest point by itself.
+static const char *refuses_9(const void *, int rung, int) { return rung == 9 ? "no" : NULL; }
+static void test_tuned_own_rows(void) {
+    const tuned_row_t rows[] = {
+        {90, 4, TV_PLAIN, 1, 64, 768, 0, 6, 64},
+        {90, 4, TV_PLAIN, 1, 64, 768, 0, 9, 32, "GPU B"},
+        {90, 4, TV_PLAIN, 1, 16, 768, 0, 7, 256},
+        {90, 4, TV_PLAIN, 1, 18, 768, 0, 5, 128, "GPU B"},  // (no shared row at 18x768: never read)
+    };
+    const int n = (int)(sizeof rows / sizeof rows[0]);
+    const cudaDeviceProp saved = g_dev.prop;
+    g_dev.prop.major = 9, g_dev.prop.minor = 0;
+    snprintf(g_dev.prop.name, sizeof g_dev.prop.name, "GPU B");
+    tuned_key_t k = {4, TV_PLAIN, 1, 48, 768, 0};
+    const tuned_row_t *own = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    const tuned_row_t *own_refused = tuned_pick(rows, n, &k, 64, NULL, refuses_9);  // (a new key: the answer is kept)
+    k.N = 18;
+    const tuned_row_t *b18 = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    snprintf(g_dev.prop.name, sizeof g_dev.prop.name, "GPU A");
+    k.N = 50;
+    const tuned_row_t *other = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    k.pdl = 1;
+    const tuned_row_t *other_pdl = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    char why[32];
+    tuned_describe(&rows[1], why, sizeof why);
+    g_dev.prop = saved;
+    check("tuned rows: the named GPU takes its own row of the nearest point; its rung refused -> the shared row",
+          own == &rows[1] && own_refused == &rows[0]);
+    check("tuned rows: a GPU's own row is not a point of its own (18x768 -> the shared row of 16x768)", b18 == &rows[2]);
+    check("tuned rows: another GPU takes the shared row, plain and PDL launches", other == &rows[0] && other_pdl == &rows[0]);
+    check("tuned rows: a GPU's own row says so in the path", !strcmp(why, "tuned 64x768 (this GPU)"));
+}
+
 // ---- registry sanity
 
 static void test_registry(void) {
@@ -635,6 +669,7 @@ int main(void) {
     test_plans();
     test_cp_async_plan();
     test_tuned_pick();
+    test_tuned_own_rows();
     test_registry();
     test_cudnn_kernel0();
     return test_summary();

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """CI test of scripts/tune_dispatch.py: the dispatchers' tuned rows in layernorm_forward.cu and rmsnorm_forward.cu
 are the ones the stored sweeps give (--check), and the derivation picks, at each point, the rung and block size
-whose worst ratio to the best over the GPUs of an architecture and the timing modes is the smallest, and a row of
-PDL launches where their best differs."""
+whose worst ratio to the best over the GPUs of an architecture and the timing modes is the smallest, a row of
+PDL launches where their best differs, and a row of one GPU alone where the shared row costs it more than 2%."""
 import csv
 import os
 import subprocess
@@ -72,10 +72,14 @@ with tempfile.TemporaryDirectory() as tmp:
             w.writeheader()
             w.writerows(rows)
     table = tune_dispatch.derive(tune_dispatch.gpu_rows(tmp, "rmsnorm"))
-    plain = [t for t in table if t[0] == 90 and t[4:7] == (64, 768, 0)]
+    plain = [t for t in table if t[0] == 90 and t[4:7] == (64, 768, 0) and t[11] is None]
     expect("derive: one plain sm_90 row at 64x768, rung 6 at 64 threads (worst 1.11 against rung 5's 1.20; cuDNN, the "
            "dispatcher and a rung skipped on one GPU are no candidates, the best there counts)", len(plain) == 1
            and plain[0][7:9] == (6, 64) and abs(plain[0][9] - 1 / 0.9) < 1e-9 and plain[0][10] == "b cold", str(table))
+    own = [t for t in table if t[0] == 90 and t[11] is not None]
+    expect("derive: a row of GPU B alone at 64x768, rung 7 at 256 (the shared rung 6 costs B 1.11 > 1.02; rung 7 ran on "
+           "B cold only); none for A, whose own choice is the shared row's", [t[4:12] for t in own] ==
+           [(64, 768, 0, 7, 256, 1.0, "b cold", "B")], str(table))
     pdl = [t for t in table if t[0] == 90 and t[4:7] == (64, 768, 1)]
     expect("derive: the PDL launches of 64x768 get their own row where their best differs (rung 5 at 128, from the "
            "hot+pdl times alone)", len(pdl) == 1 and pdl[0][7:9] == (5, 128) and pdl[0][9] == 1.0, str(table))
@@ -84,8 +88,10 @@ with tempfile.TemporaryDirectory() as tmp:
            str(table))
     expect("derive: another architecture gets its own row", [t[7] for t in table if t[0] == 80] == [4], str(table))
     r = run("rmsnorm", "--results", tmp)
-    expect("the printed table names the rows and their worst ratio", r.returncode == 0 and "| 90 | 2 | plain | yes | 64 | 768 | plain | 6 | 64 | 1.111 | b cold |"
-           in r.stdout, r.stdout + r.stderr)
+    expect("the printed table names the rows, their worst ratio and their GPU", r.returncode == 0
+           and "| 90 | 2 | plain | yes | 64 | 768 | plain | 6 | 64 | 1.111 | b cold | all |" in r.stdout
+           and "| 90 | 2 | plain | yes | 64 | 768 | plain | 7 | 256 | 1.000 | b cold | B |" in r.stdout
+           and "(1 of one GPU alone); 0 with a worst ratio over 1.02" in r.stdout, r.stdout + r.stderr)
 
 r = run("batchnorm")
 expect("batchnorm (no tuned table): exit 2, one line", r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
