@@ -262,20 +262,27 @@ def trow(gpu, k, block, ms, shape="4x8192"):
             "shape": shape, "block_size": str(block), "time_ms_median": str(ms), "status": "OK", "sm": "sm_90"}
 swept = [trow("a", 12, 64, 2.0), trow("a", 12, 512, 3.0), trow("a", 7, 256, 2.6), trow("a", 14, 512, 3.0)]
 old = [trow("b", 12, 512, 2.9), trow("b", 7, 256, 2.5), trow("b", 14, 512, 2.9)]
+def shared(tab):
+    """The shared rows of a derived table (a GPU's own rows, where the shared one costs it over 2%, apart)."""
+    return [r for r in tab if r[11] is None]
+def own(tab):
+    return [(r[7], r[8], r[11]) for r in tab if r[11] is not None]
 tab = tune_dispatch.derive({"a": swept, "b": old})
 expect("tune_dispatch: a block size only one GPU swept is judged there (the other holds the rung at one size)",
-       [(r[7], r[8]) for r in tab] == [(12, 64)] and tab[0][9] == 1.0, tab)
+       [(r[7], r[8]) for r in shared(tab)] == [(12, 64)] and tab[0][9] == 1.0 and own(tab) == [], tab)
 tab = tune_dispatch.derive({"a": swept, "b": old + [trow("b", 12, 256, 2.4)]})
 expect("tune_dispatch: a GPU that swept the rung must hold the block size (else not a candidate)",
-       [(r[7], r[8]) for r in tab] == [(7, 256)] and abs(tab[0][9] - 1.3) < 1e-9, tab)
+       [(r[7], r[8]) for r in shared(tab)] == [(7, 256)] and abs(shared(tab)[0][9] - 1.3) < 1e-9, tab)
+expect("tune_dispatch: where the shared row costs a GPU over 2%, that GPU's own choice is a row of its own",
+       own(tab) == [(12, 64, "a"), (12, 256, "b")], tab)
 none = [r for r in old if r["kernel"] != "12"]
 tab = tune_dispatch.derive({"a": swept, "b": none})
 expect("tune_dispatch: a GPU with no row of the rung at the point is not asked about it",
-       [(r[7], r[8]) for r in tab] == [(12, 64)] and tab[0][9] == 1.0, tab)
+       [(r[7], r[8]) for r in shared(tab)] == [(12, 64)] and tab[0][9] == 1.0, tab)
 skipped = dict(trow("b", 12, 64, 0), status="SKIP")
 tab = tune_dispatch.derive({"a": swept, "b": none + [skipped]})
-expect("tune_dispatch: a rung skipped (or failed) on a GPU stays asked there, and is no candidate",
-       [(r[7], r[8]) for r in tab] == [(7, 256)], tab)
+expect("tune_dispatch: a rung skipped (or failed) on a GPU stays asked there, and is no candidate (b keeps the shared "
+       "row, a gets its own)", [(r[7], r[8]) for r in shared(tab)] == [(7, 256)] and own(tab) == [(12, 64, "a")], tab)
 
 line = standings.op_line("layernorm", rows, [])
 expect("standings: the line gives the range of %SOL, cuDNN beside it, and the dispatcher's worst point",
