@@ -1426,8 +1426,9 @@ static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl) {
 // Kernel 14, dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
-// with --pdl have rows of their own where their best differs): the row of the nearest measured point with the
-// problem's element size and packing whose rung takes the problem. Where no row does (another architecture, a
+// with --pdl have rows of their own where their best differs, and a GPU whose best the shared row misses by more
+// than 2% has its own): the row of the nearest measured point with the problem's element size and packing whose
+// rung takes the problem, this GPU's own row of that point where it has one. Where no row does (another architecture, a
 // shape no row's rung takes), the fallback rules below decide: a table, first match wins; each row names the rung
 // it runs and that rung's block size. A --block-size given replaces the row's block size; --cluster K steers
 // rungs 11 and 12 as when they run alone.

@@ -1257,8 +1257,9 @@ static const char *supports_subwarp_persistent(const void *pp, int bs) {
 // Kernel 12 dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
-// with --pdl have rows of their own where their best differs): the row of the nearest measured point with the
-// problem's element size, variant and packing whose rung takes the problem. Where no row does (another
+// with --pdl have rows of their own where their best differs, and a GPU whose best the shared row misses by more
+// than 2% has its own): the row of the nearest measured point with the problem's element size, variant and
+// packing whose rung takes the problem, this GPU's own row of that point where it has one. Where no row does (another
 // architecture, a shape no row's rung takes), the fallback rules below decide: a table read top to bottom, the
 // first row whose condition holds runs its rung. A --block-size given replaces the row's block size.
 // Wrong: between measured points the nearest one decides, which is a guess; the fallback rules are thresholds
