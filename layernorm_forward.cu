@@ -860,11 +860,7 @@ static const void *persist_fn(const ln_problem_t *p) {
     long nvec = p->C / vec_width(p);
     int tpr = subwarp_tpr(nvec);
     if (vec_width(p) != 16 / (int)dtype_size(p->h.dtype) || !tpr || nvec > 4L * tpr) return NULL;
-    switch (p->h.dtype) {
-    case DT_FP32: return persist_kernel_for<float, 4>(tpr);
-    case DT_FP16: return persist_kernel_for<__half, 8>(tpr);
-    default: return persist_kernel_for<__nv_bfloat16, 8>(tpr);
-    }
+    return PACK16_CALL(p->h.dtype, persist_kernel_for, tpr);
 }
 static void launch_subwarp_persistent(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;

@@ -1108,13 +1108,10 @@ static const char *supports_cluster_cp_async(const void *pp, int bs) {
     return cp_slice_fits(cp_async_fn(p->h.dtype), cp_slice_plan(p->s.C / vec, g_cluster), p->s.N, p->s.C, bs);
 }
 
-static const void *cp_async_fn(dtype_t d) {
-    switch (d) {
-    case DT_FP32: return (const void *)rmsnorm_cluster_cp_async_kernel<float, 4>;
-    case DT_FP16: return (const void *)rmsnorm_cluster_cp_async_kernel<__half, 8>;
-    default: return (const void *)rmsnorm_cluster_cp_async_kernel<__nv_bfloat16, 8>;
-    }
+template <typename T, int VEC> static const void *cp_async_kernel_for(void) {
+    return (const void *)rmsnorm_cluster_cp_async_kernel<T, VEC>;
 }
+static const void *cp_async_fn(dtype_t d) { return PACK16_CALL(d, cp_async_kernel_for); }
 
 // The plan: a row of nvec 16-byte packs over a cluster of CL
 // blocks, `slice` packs a block: req_cl (--cluster), else the fewest blocks (a power of two, <= 16) whose slices
@@ -1227,11 +1224,7 @@ template <typename T, int VEC> static const void *persist_kernel_for(int tpr) {
 static const void *persist_fn(const rms_problem_t *p) {
     int vec = vec_width(p), tpr = subwarp_tpr(p->s.C / vec);
     if (vec != 16 / (int)dtype_size(p->h.dtype) || !tpr || p->s.C / vec > 4L * tpr) return NULL;
-    switch (p->h.dtype) {
-    case DT_FP32: return persist_kernel_for<float, 4>(tpr);
-    case DT_FP16: return persist_kernel_for<__half, 8>(tpr);
-    default: return persist_kernel_for<__nv_bfloat16, 8>(tpr);
-    }
+    return PACK16_CALL(p->h.dtype, persist_kernel_for, tpr);
 }
 static void launch_subwarp_persistent(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;

@@ -75,6 +75,11 @@ template <> struct RawBits<2> { typedef short type; };
             break;                                                                                            \
         }                                                                                                     \
     } while (0)
+// The same for 16-byte packs alone (4 fp32 or 8 16-bit values a pack), as an expression: FN<T, VEC>(...)'s value.
+#define PACK16_CALL(dt, FN, ...)                                                                              \
+    ((dt) == DT_FP32   ? FN<float, 4>(__VA_ARGS__)                                                            \
+     : (dt) == DT_FP16 ? FN<__half, 8>(__VA_ARGS__)                                                           \
+                       : FN<__nv_bfloat16, 8>(__VA_ARGS__))
 // Instance tables generated from a template instead of written out as `case` lines: calls f(P) with P a
 // std::integral_constant<int, ...>, the first of FROM, 2 FROM, 4 FROM, ..., TO that is >= n (TO when none is),
 // so `with_pow2<1, 16>(packs, [&](auto P) { fn = (const void *)my_kernel<T, P.value>; })` picks the instance
