@@ -1032,11 +1032,7 @@ static void regplan_fn_t(int cl, int packs, const void **fn) {
 }
 static const void *regplan_fn(dtype_t d, int cl, int packs) {  // 16-byte packs
     const void *fn = NULL;
-    switch (d) {
-    case DT_FP32: regplan_fn_t<float, 4>(cl, packs, &fn); break;
-    case DT_FP16: regplan_fn_t<__half, 8>(cl, packs, &fn); break;
-    default: regplan_fn_t<__nv_bfloat16, 8>(cl, packs, &fn); break;
-    }
+    PACK16_CALL(d, regplan_fn_t, cl, packs, &fn);
     return fn;
 }
 // Residency of one candidate: blocks and threads an SM holds; 0 when it cannot launch.
@@ -1276,11 +1272,7 @@ static void split_fn_t(int cl, bool packed, const void **fn) {
 }
 static const void *split_kernel(dtype_t d, int cl, bool packed) {
     const void *fn = NULL;
-    switch (d) {
-    case DT_FP32: split_fn_t<float, 4>(cl, packed, &fn); break;
-    case DT_FP16: split_fn_t<__half, 8>(cl, packed, &fn); break;
-    default: split_fn_t<__nv_bfloat16, 8>(cl, packed, &fn); break;
-    }
+    PACK16_CALL(d, split_fn_t, cl, packed, &fn);
     return fn;
 }
 static const void *split_fn(dtype_t d, int cl) { return split_kernel(d, cl, false); }  // the plan's residency check
