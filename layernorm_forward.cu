@@ -1437,10 +1437,12 @@ static const tuned_row_t k_tuned[] = {
     // results/h100-80gb-hbm3/layernorm.csv
     // results/h200/layernorm.csv
     // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU]    worst time over the best rung's (GPU, mode)
-    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 10, 256},  // 1.018 h200 cold
+    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 10, 256},  // 1.045 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 7, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 256, 0, 10, 128},  // 1.005 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 512, 0, 7, 64},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8192, 768, 0, 7, 256},  // 1.007 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 512, 0, 7, 64},  // 1.001 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 8192, 768, 0, 7, 256},  // 1.022 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 8192, 768, 0, 12, 64, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 7, 64},  // 1.003 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 16384, 2048, 0, 12, 128},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 1, 4096, 0, 12, 64},  // 1.000 h200 hot
@@ -1504,9 +1506,11 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 0, 16, 131074, 0, 13, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 64, 131074, 0, 13, 512},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 32768, 128, 0, 10, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 10, 64},  // 1.003 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 10, 64},  // 1.019 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 512, 0, 7, 64},  // 1.002 h200 cold
-    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 10, 64},  // 1.011 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 12, 32},  // 1.038 h200 cold
+    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 7, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 10, 64, "NVIDIA H200"},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 10, 32},  // 1.008 h200 cold
     {90, 2, TV_PLAIN, 1, 16384, 2048, 0, 12, 64},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 1, 4096, 0, 12, 128},  // 1.000 h200 hot

@@ -1279,7 +1279,7 @@ static const tuned_row_t k_tuned[] = {
     // results/h100-80gb-hbm3/rmsnorm.csv
     // results/h200/rmsnorm.csv
     // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU]    worst time over the best rung's (GPU, mode)
-    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 11, 32},  // 1.011 h200 cold
+    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 11, 32},  // 1.019 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 256, 0, 11, 64},  // 1.017 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 512, 0, 11, 128},  // 1.002 h200 cold
     {90, 4, TV_PLAIN, 1, 8192, 768, 0, 8, 64},  // 1.010 h200 cold
@@ -1352,8 +1352,9 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_FUSED_ADD, 1, 8192, 4096, 0, 4, 1024},  // 1.000 h200 cold
     {90, 4, TV_FUSED_ADD, 1, 16384, 4096, 0, 4, 1024},  // 1.000 h200 cold
     {90, 4, TV_QK_VIEW, 1, 131072, 128, 0, 11, 64},  // 1.006 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 32768, 128, 0, 6, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 11, 32},  // 1.007 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 128, 0, 6, 256},  // 1.011 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 11, 32},  // 1.022 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 6, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 512, 0, 11, 32},  // 1.012 h200 cold
     {90, 2, TV_PLAIN, 1, 8192, 768, 0, 11, 32},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 11, 32},  // 1.002 h200 cold
