@@ -51,6 +51,24 @@ expect_path() {
     else fail "$prog $kernel $* (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 }
 
+# expect_path_gpu PROG KERNEL WANT_H100 WANT_H200 WANT_SM90 WANT_OLDER ARGS...: as expect_path, for a point whose
+# tuned row differs by GPU (a row of one GPU alone): the H100 (80GB HBM3) and the H200 each want their own, another
+# sm_90+ GPU the shared row, an older one the fallback rules.
+expect_path_gpu() {
+    local prog=$1 kernel=$2 want_h100=$3 want_h200=$4 want90=$5 want_old=$6 out rc want first
+    shift 6
+    out=$(./$prog $kernel --check "$@" 2>&1)
+    rc=$?
+    { echo "### $prog $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    first=$(echo "$out" | head -n 1)
+    if echo "$first" | grep -Eq "\| sm_([0-8][0-9]) \|"; then want=$want_old
+    elif echo "$first" | grep -q "NVIDIA H100 80GB HBM3 |"; then want=$want_h100
+    elif echo "$first" | grep -q "NVIDIA H200 |"; then want=$want_h200
+    else want=$want90; fi
+    if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "$prog $kernel $* runs '$want'"
+    else fail "$prog $kernel $* (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+}
+
 # check_all PROG ARGS...: `PROG all --check ARGS` must exit 0 and list every kernel as OK or skipped.
 check_all() {
     local prog=$1

@@ -181,7 +181,10 @@ else fail "layernorm --hot / --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|err
 expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 8 blocks of 256 threads, packed;" "| path rung 9 block_reread" --dtype bf16 -N 300 -C 65536
 check_one 14 --dtype fp16 -N 300 -C 65536 --input-mean 1000
 expect_path layernorm_forward 14 "| path rung 12 latency_split: a row over 1 block of 128 threads" "| path rung 11 cluster_row_regs: one block a row" --dtype bf16 -N 16384 -C 4096
-expect_path layernorm_forward 14 "| path rung 10 subwarp_persistent: " "| path rung 7 subwarp_regs_vec" --dtype bf16 -N 8192 -C 768
+# bf16 8192x768 on sm_90+: the row of that point, the H100's own (rung 7), the H200's own (rung 10), else the shared
+# row (rung 12, one block of 32 threads a row); 7 before sm_90
+expect_path_gpu layernorm_forward 14 "| path rung 7 subwarp_regs_vec" "| path rung 10 subwarp_persistent: " \
+    "| path rung 12 latency_split: a row over 1 block of 32" "| path rung 7 subwarp_regs_vec" --dtype bf16 -N 8192 -C 768
 expect_path layernorm_forward 14 "| path rung 13 odd_rows" "| path rung 9 block_reread" --dtype fp32 -N 1024 -C 4097
 
 # rung 10 (subwarp_persistent, C <= 128 16-byte packs), alone and through the dispatcher: many passes of the

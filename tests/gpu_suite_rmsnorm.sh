@@ -73,13 +73,8 @@ planted rmsnorm_forward 5 -N 3 -C 4097 --fused-add --block-size 256
 # row (7, a cluster of blocks of 256 threads); 4 before sm_90
 expect_path rmsnorm_forward 12 "| path rung 11 subwarp_persistent: " "| path rung 6 subwarp_rows: " --dtype bf16 -N 64 \
     --heads 32 --head-dim 128
-out=$(./rmsnorm_forward 12 --check -N 64 -C 65536 2>&1); rc=$?
-{ echo "### rmsnorm 12 C 65536 path (exit $rc)"; echo "$out"; } >> "$LOG"
-if echo "$out" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; then want="| path rung 4 block2d_vec"
-elif echo "$out" | head -n 1 | grep -q "NVIDIA H100 80GB HBM3 |"; then want="| path rung 8 latency_split: a row over 16 blocks of 256"
-else want="| path rung 7 cluster_dsmem: cluster of "; fi
-if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "rmsnorm 12 at C 65536 fp32 runs '$want'"
-else fail "rmsnorm 12 at C 65536 fp32 (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+expect_path_gpu rmsnorm_forward 12 "| path rung 8 latency_split: a row over 16 blocks of 256" \
+    "| path rung 7 cluster_dsmem: cluster of " "| path rung 7 cluster_dsmem: cluster of " "| path rung 4 block2d_vec" -N 64 -C 65536
 
 # kernel 8 by the dispatcher's rule (rows x blocks a row <= SMs): one block a row, clusters of 2 .. 16 blocks,
 # every dtype, odd C; --fused-add and the QK-norm view at few rows take the other kernels (and kernel 8 says
