@@ -12,7 +12,8 @@ liger, quack). For each point:
   on the same launches. For a program, every kernel is profiled and the op's launches are the kernels that
   follow each L2 flush (flush_read_kernel), the last 30 of them (the timed loop of `--repeats 30`); for a peer,
   the calls peers.py makes between cudaProfilerStart and Stop (`--ncu-range 30`, ncu flushes the caches
-  itself before each kernel). An op's time is the sum of its kernels' gpu__time_duration, median over launches.
+  itself before each kernel), which must be the kernels the timed run ran: the same grid and block, kernel by
+  kernel, as its trace gives them (torch.compile picks its kernel at run time; a profile of another is an error). An op's time is the sum of its kernels' gpu__time_duration, median over launches.
 - the ratio harness / ncu, and DRAM bytes (ncu) against the bytes the harness counts;
 - a lower bound from the same profile: the op's SM-active time, each kernel's sm__cycles_active.max (the busiest
   SM's cycles with work resident) over its SM clock (sm__cycles_elapsed.avg.per_second). A true kernel window
@@ -31,6 +32,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -85,14 +87,16 @@ class CheckError(Exception):
 
 
 def parse_ncu_csv(text):
-    """[(kernel name, ms, bytes, SM-active ms)] per kernel launch, in launch order, from `ncu --csv` with the
-    metrics of NCU_METRICS (NaN for a metric the profile lacks)."""
+    """[(kernel name, ms, bytes, SM-active ms, launch)] per kernel launch, in launch order, from `ncu --csv` with
+    the metrics of NCU_METRICS (NaN for a metric the profile lacks); launch = (blocks, threads a block) from its
+    Grid Size and Block Size columns, None where it has none."""
     rows = [r for r in csv.reader(io.StringIO(text)) if r]
     head = next((i for i, r in enumerate(rows) if "Metric Name" in r and "ID" in r), None)
     if head is None:
         return []
     h = rows[head]
     col = {k: h.index(k) for k in ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value")}
+    dims = {k: h.index(k) for k in ("Grid Size", "Block Size") if k in h}
     by_id = {}
     for r in rows[head + 1:]:
         if len(r) < len(h):
@@ -106,7 +110,8 @@ def parse_ncu_csv(text):
             v = raw * SM_UNITS.get(unit.strip().lower(), float("nan"))
         else:
             v = raw * UNITS.get(unit, float("nan"))
-        e = by_id.setdefault(int(r[col["ID"]]), {"name": r[col["Kernel Name"]]})
+        e = by_id.setdefault(int(r[col["ID"]]), {"name": r[col["Kernel Name"]],
+                                                 "launch": launch_dims(*(r[dims[k]] for k in dims))})
         e[r[col["Metric Name"]]] = v
     nan = float("nan")
     out = []
@@ -114,8 +119,33 @@ def parse_ncu_csv(text):
         e = by_id[i]
         hz = e.get("sm__cycles_elapsed.avg.per_second", nan)
         active = e.get("sm__cycles_active.max", nan) / hz * 1e3 if hz == hz and hz > 0 else nan
-        out.append((e["name"], e.get("gpu__time_duration.sum", nan), e.get("dram__bytes.sum", nan), active))
+        out.append((e["name"], e.get("gpu__time_duration.sum", nan), e.get("dram__bytes.sum", nan), active,
+                    e["launch"]))
     return out
+
+
+def launch_dims(*cells):
+    """(blocks, threads a block) from ncu's "(x, y, z)" Grid Size and Block Size cells; None unless both parse."""
+    if len(cells) != 2:
+        return None
+    out = []
+    for c in cells:
+        try:
+            out.append(math.prod(int(v) for v in c.strip().strip("()").split(",")))
+        except ValueError:
+            return None
+    return tuple(out)
+
+
+def same_launches(timed, profiled):
+    """None when the kernels Nsight Compute profiled in one call, [(blocks, threads)], are the timed run's
+    (`launches` of peers.py's row; [] where its trace had none: nothing to compare), else why not. A peer that
+    picks its kernel at run time (torch.compile's autotuning) can pick another one under the profiler."""
+    timed = [tuple(t) for t in timed or []]
+    if not timed or any(p is None for p in profiled) or timed == list(profiled):
+        return None
+    show = lambda ls: ", ".join(f"<<<{b}, {t}>>>" for b, t in ls)  # noqa: E731
+    return f"ncu profiled other kernels ({show(profiled)}) than the timed run's ({show(timed)})"
 
 
 def is_flush(name, which):
@@ -127,7 +157,7 @@ def after_flushes(launches, last):
     (flush_read_kernel) up to the next flush (flush_write_kernel); the last `last` of them are the timed loop.
     Warm-up launches (no flush before them) fall into the group before, which is not among the last ones."""
     groups, cur = [], None
-    for name, ms, nbytes, active in launches:
+    for name, ms, nbytes, active, _launch in launches:
         if is_flush(name, "write"):
             cur = None
         elif is_flush(name, "read"):
@@ -210,7 +240,13 @@ def check_peer(op, peer, args):
     best = best_ok(rows, f"{peer} {op} {point}")
     cmd = ["ncu", "--csv", "--profile-from-start", "off", *NCU_METRICS, sys.executable, script, "--peer", peer,
            "--point", spec, "--ncu-range", str(NCU_REPEATS), op]
-    launches = per_call(parse_ncu_csv(run(cmd, "ncu")), NCU_REPEATS)
+    profiled = parse_ncu_csv(run(cmd, "ncu"))
+    launches = per_call(profiled, NCU_REPEATS)
+    k = launches[0][2]
+    for i in range(NCU_REPEATS):
+        why = same_launches(best.get("launches"), [e[4] for e in profiled[i * k:(i + 1) * k]])
+        if why:
+            raise CheckError(f"call {i + 1} of {NCU_REPEATS}: {why}")
     return best, launches
 
 

@@ -79,6 +79,7 @@ import collections
 import contextlib
 import csv
 import json
+import math
 import os
 import shlex
 import statistics
@@ -308,8 +309,13 @@ def read_csv(path):
 
 
 def json_row(r):
-    """A row as one JSON line (--no-write): the CSV's columns in its order, null where a value is missing."""
-    return json.dumps({k: r.get(k) for k in CSV_FIELDS})
+    """A row as one JSON line (--no-write): the CSV's columns in its order, null where a value is missing; then,
+    where the timing saw them, "launches": [blocks, threads a block] of each kernel of a call, in order (what
+    scripts/ncu_check.py compares with the kernels Nsight Compute profiles)."""
+    out = {k: r.get(k) for k in CSV_FIELDS}
+    if r.get("launches"):
+        out["launches"] = r["launches"]
+    return json.dumps(out)
 
 
 GPU_ACTIVITY = ("kernel", "gpu_memcpy", "gpu_memset")
@@ -324,22 +330,26 @@ class TraceError(ValueError):
 
 
 def gpu_activities(trace):
-    """[(start_us, end_us, stream, name)] of a Kineto chrome trace's GPU work (kernels, copies, memsets), by
-    start. Everything else is left out: CPU ops, runtime calls, flow arrows, and the GPU-side images of
-    annotations ("gpu_user_annotation"), which lie on a stream's row but span its kernels instead of being work."""
+    """[(start_us, end_us, stream, name, launch)] of a Kineto chrome trace's GPU work (kernels, copies, memsets), by
+    start; launch = (blocks, threads a block) where the event's args give its grid and block (kernels), else None.
+    Everything else is left out: CPU ops, runtime calls, flow arrows, and the GPU-side images of annotations
+    ("gpu_user_annotation"), which lie on a stream's row but span its kernels instead of being work."""
     events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
     acts = []
     for e in events:
         if e.get("ph") != "X" or str(e.get("cat", "")).lower() not in GPU_ACTIVITY:
             continue
-        start = float(e["ts"])
-        acts.append((start, start + float(e.get("dur", 0)), (e.get("args") or {}).get("stream", e.get("tid")),
-                     e.get("name", "?")))
+        start, args = float(e["ts"]), e.get("args") or {}
+        launch = None
+        if isinstance(args.get("grid"), list) and isinstance(args.get("block"), list):
+            launch = (math.prod(args["grid"]), math.prod(args["block"]))
+        acts.append((start, start + float(e.get("dur", 0)), args.get("stream", e.get("tid")), e.get("name", "?"),
+                     launch))
     return sorted(acts, key=lambda a: (a[0], a[1]))
 
 
 def kernel_windows(trace, repeats):
-    """(ms per call, names of the first call's GPU activities) from the trace of Bench's timed loop: `repeats`
+    """(ms per call, (name, launch) of the first call's GPU activities) from the trace of Bench's timed loop: `repeats`
     times a flush on a side stream, then the call on its own stream, one after the other on the GPU.
     The grouping needs no kernel names:
     - the side stream is the stream of the first GPU activity (the loop starts with a flush on an idle GPU);
@@ -374,11 +384,11 @@ def kernel_windows(trace, repeats):
     if counts[0] == 0 or counts[0] != counts[-1]:
         raise TraceError(f"the calls hold {counts[0]} to {counts[-1]} GPU activities (expected the same number, "
                          "at least one)")
-    return [(max(a[1] for a in c) - c[0][0]) / 1e3 for c in calls], [a[3] for a in calls[0]]
+    return [(max(a[1] for a in c) - c[0][0]) / 1e3 for c in calls], [(a[3], a[4]) for a in calls[0]]
 
 
 def replay_windows(trace, replays, launches):
-    """(ms per launch, names of one launch's GPU activities) from the trace of Bench's hot loop: `replays`
+    """(ms per launch, (name, launch) of one launch's GPU activities) from the trace of Bench's hot loop: `replays`
     replays, back to back and with no other GPU work, of a CUDA graph of `launches` captured calls. The grouping:
     - all GPU activity is on one stream (the one the graph is replayed on);
     - in start order it splits into `replays` runs of equally many activities, each the same sequence of names
@@ -402,7 +412,7 @@ def replay_windows(trace, replays, launches):
         if [a[3] for a in run] != names:
             raise TraceError(f"replay {i} runs other GPU activities than replay 1 (the trace does not split into "
                              "the replays)")
-    return [(max(a[1] for a in r) - r[0][0]) / 1e3 / launches for r in runs], names[:n // launches]
+    return [(max(a[1] for a in r) - r[0][0]) / 1e3 / launches for r in runs], [(a[3], a[4]) for a in runs[0][:n // launches]]
 
 
 def git_rev():
@@ -419,6 +429,7 @@ def git_rev():
 # ---------------------------------------------------------------------------------------------------------
 # On the GPU (imports torch lazily).
 
+# activities: (name, launch) of a call's GPU work, launch = (blocks, threads a block) of a kernel, else None
 Timing = collections.namedtuple("Timing", "ms ms_min launch_ms launch_min clock activities")
 # torch.cuda._sleep counts GPU cycles: at 2 GHz (about an H100's or H200's boost clock) a hold of t seconds is at
 # least t on a GPU of that clock or slower, which is all it needs to be
@@ -535,7 +546,8 @@ class Bench:
     def _timed(self, step, repeats, windows, per=1):
         """Timing of step(e0, e1) (a call or a replay, between events): `repeats` of them, 0 for about 100 ms of
         work (10..200, from the fastest of 3 timed alone with the events), run back to back under the profiler;
-        windows(trace, repeats) -> (ms each, names of a call's activities); the events' times divided by per."""
+        windows(trace, repeats) -> (ms each, (name, launch) of a call's activities); the events' times divided by
+        per."""
         torch = self.torch
         if repeats <= 0:
             est = 1e30
@@ -552,11 +564,11 @@ class Bench:
                 step(e0, e1)
             torch.cuda.synchronize()  # inside the profile: every activity has ended before it stops
 
-        win, names = None, []
+        win, acts = None, []
         if self.clock == "cupti":
             trace = self._profiled(loop)
             try:
-                win, names = windows(trace, repeats)
+                win, acts = windows(trace, repeats)
             except NoGpuActivity as e:
                 self.clock = "events"
                 print(f"peers: {e}: timing with CUDA events from here on (clock 'events')", file=sys.stderr)
@@ -564,7 +576,7 @@ class Bench:
             loop()
         launch = sorted(e0.elapsed_time(e1) / per for e0, e1 in ev)
         kernel = sorted(win) if win is not None else launch
-        return Timing(statistics.median(kernel), kernel[0], statistics.median(launch), launch[0], self.clock, names)
+        return Timing(statistics.median(kernel), kernel[0], statistics.median(launch), launch[0], self.clock, acts)
 
     def _profiled(self, loop):
         """Runs loop() under torch.profiler (its CUDA activity is CUPTI's) and returns the chrome trace."""
@@ -902,7 +914,9 @@ def run_point(torch, bench, peer, op, dtype, args, label, device, lib, log):
         if tm.activities:
             n = len(tm.activities)
             log.write(f"  a call on the GPU: {n} {'activity' if n == 1 else 'activities'}: "
-                      f"{'; '.join(name[:80] for name in tm.activities)}\n")
+                      + "; ".join(name[:80] + (f" <<<{lc[0]}, {lc[1]}>>>" if lc else "") for name, lc in tm.activities)
+                      + "\n")
+            row["launches"] = [list(lc) for _name, lc in tm.activities if lc]
     except Exception as e:  # a peer that cannot run this point is a skip with the reason in the log
         log.write(f"  skipped: {one_line(e)}\n")
         print(f"peers: {peer} {op} {dtype} {label}: {type(e).__name__}: {e}"[:400], file=sys.stderr)

@@ -48,6 +48,20 @@ launches = ncu_check.parse_ncu_csv(ncu_text("furlong/fortnight", 1.0, 1))
 expect("parse: a clock unit it does not know gives no SM-active time (NaN), not a wrong one",
        launches[1][3] != launches[1][3], str(launches[1]))
 
+# each kernel's launch from the Grid Size and Block Size columns; a peer's profile is the timed run's kernels or an error
+launches = ncu_check.parse_ncu_csv(ncu_text(launches=1))
+expect("parse: (blocks, threads a block) from Grid Size and Block Size", launches[1][4] == (8, 256), str(launches[1]))
+expect("parse: no launch where ncu gives no Grid Size", ncu_check.launch_dims("(8, 1, 1)") is None
+       and ncu_check.launch_dims("(8, 2, 1)", "(32, 4, 1)") == (16, 128) and ncu_check.launch_dims("n/a", "(1, 1, 1)") is None)
+expect("same_launches: the timed run's kernels profiled", ncu_check.same_launches([[1024, 64]], [(1024, 64)]) is None)
+why = ncu_check.same_launches([[1024, 64]], [(32768, 64)])
+expect("same_launches: another grid under ncu (torch.compile's choice made again) is named",
+       why is not None and "<<<32768, 64>>>" in why and "<<<1024, 64>>>" in why, str(why))
+expect("same_launches: another number of kernels is another call", ncu_check.same_launches([[8, 32]], [(8, 32), (1, 32)])
+       is not None)
+expect("same_launches: nothing to compare where the timing's trace had no launches, or ncu none",
+       ncu_check.same_launches(None, [(8, 32)]) is None and ncu_check.same_launches([[8, 32]], [None]) is None)
+
 # main(): the point measured from the fixture; the file written in the full schema
 best = {"op": "layernorm", "kernel": "10", "dtype": "fp32", "shape": "8x8", "time_ms_median": "0.0150", "bytes": "5e7",
         "gpu": "Fixture GPU", "git_rev": "x", "block_size": "256", "clock": "cupti", "status": "OK"}

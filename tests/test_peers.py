@@ -198,14 +198,20 @@ def near(a, b):
 
 with open(os.path.join(ROOT, "tests", "fixtures", "peers_trace_loop.json")) as f:
     fixture = json.load(f)
-ms, names = peers.kernel_windows(fixture, 3)
+ms, acts = peers.kernel_windows(fixture, 3)
+names = [n for n, _lc in acts]
 expect("kernel window: 2 kernels a call, fractional us: first start to last end; CPU events, flows and the "
        "annotation on the call's stream left out", near(ms, [0.014625, 0.0145, 0.015875]), str(ms))
 expect("kernel window: the first call's activity names", names == [
     "triton_per_fused_native_layer_norm_0",
     "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >"], str(names))
-ms, names = peers.kernel_windows(loop_trace([[("gpu_memset", 2.0), ("kernel", 10.0)]] * 4), 4)
+expect("kernel window: each kernel's launch (blocks, threads a block) from the event's grid and block",
+       [lc for _n, lc in acts] == [(132, 256), (132, 256)],
+       str(acts))
+ms, acts = peers.kernel_windows(loop_trace([[("gpu_memset", 2.0), ("kernel", 10.0)]] * 4), 4)
 expect("kernel window: a memset and a kernel a call", near(ms, [0.013] * 4), str(ms))
+expect("kernel window: no launch where the event has no grid and block", [lc for _n, lc in acts] == [None, None],
+       str(acts))
 ms, _ = peers.kernel_windows(loop_trace([[("gpu_memcpy", 50.0)]] * 3, flush=(40.0,), side=20, peer=7), 3)
 expect("kernel window: the copy (one memcpy a call; the flush's stream id above the call's)",
        near(ms, [0.05] * 3), str(ms))
@@ -256,12 +262,14 @@ def replay_trace(replays, call, launches, stream=7, gap=3.0):
 
 
 CALL = [("gpu_memset", 1.0, "Memset (Device)"), ("kernel", 3.0, "rms_norm_kernel")]
-ms, names = peers.replay_windows(replay_trace(10, CALL, 4), 10, 4)
+ms, acts = peers.replay_windows(replay_trace(10, CALL, 4), 10, 4)
+names = [n for n, _lc in acts]
 expect("replay window: per launch = a replay's first start to last end / launches (4 launches of a memset and "
        "a kernel, 1 us apart: 4 x 6 - 1 us)", near(ms, [(4 * 6.0 - 1.0) / 4 / 1e3] * 10), str(ms))
 expect("replay window: the names of one launch's activities", names == ["Memset (Device)", "rms_norm_kernel"],
        str(names))
-ms, names = peers.replay_windows(replay_trace(3, [("gpu_memcpy", 8.0, "Memcpy DtoD")], 32), 3, 32)
+ms, acts = peers.replay_windows(replay_trace(3, [("gpu_memcpy", 8.0, "Memcpy DtoD")], 32), 3, 32)
+names = [n for n, _lc in acts]
 expect("replay window: the copy, 32 memcpys a replay", near(ms, [(32 * 9.0 - 1.0) / 32 / 1e3] * 3)
        and names == ["Memcpy DtoD"], str(ms))
 slow = replay_trace(2, [("kernel", 2.0, "k")], 2)
