@@ -105,6 +105,16 @@ sanitize_kernel() {
     fi
 }
 sanitize() { sanitize_kernel "$1" "$2" all "${@:3}"; }
+# sanitize_shapes PROG KERNEL SHAPE...: KERNEL at each SHAPE (one quoted argument list) under memcheck, and in full
+# mode under initcheck too
+sanitize_shapes() {
+    local prog=$1 kernel=$2 tool shape
+    shift 2
+    for tool in memcheck initcheck; do
+        [ "$QUICK" = 1 ] && [ $tool = initcheck ] && continue
+        for shape in "$@"; do sanitize_kernel $tool $prog $kernel $shape; done
+    done
+}
 
 # planted PROG KERNEL ARGS...: every planted-bug build of PROG (build/PROG_bug<k> for k in $SUITE_BUGS, else
 # every build/PROG_bug<k> there is) must report FAIL and exit 1 for `KERNEL --check ARGS`.

@@ -36,13 +36,8 @@ fi
 
 # kernel 7 loads w and b with x where a lane holds at most 4 16-byte packs (C <= 512 fp32, <= 1024 16-bit), else after
 # the sums; with them held, 16-bit blocks of 1024 threads do not fit and say skipped
-for tool in memcheck initcheck; do
-    [ "$QUICK" = 1 ] && [ $tool = initcheck ] && continue
-    for shape in "--dtype bf16 -N 1031 -C 1000" "--dtype fp32 -N 7 -C 500" "--dtype fp16 -N 33 -C 136" \
-                 "--dtype fp32 -N 5 -C 1024"; do
-        sanitize_kernel $tool layernorm_forward 7 $shape
-    done
-done
+sanitize_shapes layernorm_forward 7 "--dtype bf16 -N 1031 -C 1000" "--dtype fp32 -N 7 -C 500" "--dtype fp16 -N 33 -C 136" \
+    "--dtype fp32 -N 5 -C 1024"
 out=$(./layernorm_forward 7 --check --dtype bf16 -N 7 -C 1024 --block-size 1024 2>&1); rc=$?
 { echo "### layernorm 7 at 1024 threads (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: "; then pass "layernorm 7 says skipped for bf16 blocks of 1024 threads"

@@ -141,13 +141,8 @@ else fail "rmsnorm 11 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL
 [ "$QUICK" = 1 ] && sanitize_kernel memcheck rmsnorm_forward 11 --dtype bf16 -N 1031 -C 1000
 # kernel 6 loads w with x where a lane holds at most 4 packs (16-byte or narrower, with the fused add too), else
 # after the sum (a warp's row of up to 8 packs)
-for tool in memcheck initcheck; do
-    [ "$QUICK" = 1 ] && [ $tool = initcheck ] && continue
-    for shape in "--dtype bf16 -N 1031 -C 1000 --fused-add" "--dtype fp32 -N 7 -C 500" "--dtype fp16 -N 33 -C 130" \
-                 "--dtype bf16 -N 5 -C 2048"; do
-        sanitize_kernel $tool rmsnorm_forward 6 $shape
-    done
-done
+sanitize_shapes rmsnorm_forward 6 "--dtype bf16 -N 1031 -C 1000 --fused-add" "--dtype fp32 -N 7 -C 500" \
+    "--dtype fp16 -N 33 -C 130" "--dtype bf16 -N 5 -C 2048"
 # kernel 8 alone runs at any row count (more rows than SMs: the dispatcher would not pick it)
 check_path rmsnorm_forward 8 --dtype bf16 -N 1031 -C 4104
 # launched as a programmatic dependent launch (--hot --pdl): kernel 8's other load order (w before the wait for
