@@ -68,7 +68,8 @@ with no rows.
   odd set).
 --point "DTYPE ARGS...": only this point of the one OP given (the program's arguments, --hot included; the
   label is the program's shape string). --no-write: each row as one JSON object per line on stdout (the CSV's
-  columns, numbers as numbers), nothing written; the log goes to stderr.
+  columns, numbers as numbers; then `launches`, [blocks, threads a block] of each kernel of a call as the timing's
+  trace saw them, where it did), nothing written; the log goes to stderr.
 --ncu-range N: no timing. Builds, compiles or warms up and validates the --point for one --peer, then runs N
   calls, each after a flush and alone between cudaProfilerStart and cudaProfilerStop (so
   `ncu --profile-from-start off` sees the peer's kernels only), prints `ncu-range: N calls of PEER OP DTYPE
