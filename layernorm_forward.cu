@@ -473,18 +473,6 @@ static const char *supports_block_row_regs(const void *pp, int bs) {
 // bf16 cost 91 registers: fewer warps resident, and too many registers for 1024-thread blocks).
 #define K7_MAX_PACKS 8
 
-// One row as TPR lanes see it (kernels 7 and 10): lane `lane` holds packs lane, lane + TPR, ... of the row in v[].
-// Loads are all issued before any use. CS: streaming (evict-first) access to x and y, which kernel 10 keeps
-// (plain access cost it 3-7 points on an H100, results/NOTES.md).
-template <typename T, int VEC, int TPR, int MAXP, bool CS = false>
-__device__ __forceinline__ void subwarp_load_row(Pack<T, VEC> (&v)[MAXP], const T *__restrict__ xr, bool valid,
-                                                 int lane, int nvec) {
-#pragma unroll
-    for (int p = 0; p < MAXP; p++) {
-        int i = lane + p * TPR;
-        if (valid && i < nvec) v[p] = CS ? load_pack_cs<T, VEC>(xr + (long)i * VEC) : load_pack<T, VEC>(xr + (long)i * VEC);
-    }
-}
 // Where a lane gets its packs of w and b for a row: from memory, row after row (kernel 7; kernel 10 in fp32), or
 // from registers loaded once (kernel 10 in 16-bit: its lanes keep the same columns for every row they do).
 // init: where the packs come from; repack: once a row, before the row's sums (keep_packed on registers held).

@@ -612,17 +612,6 @@ static int subwarp_tpr(long nvec) {
     return (long)tpr * (tpr == 32 ? SUBWARP_MAX_PACKS : 4) >= nvec ? tpr : 0;
 }
 
-// Packs lane, lane + TPR, ... of a row of nvec packs at src into v, all loads issued before any use (kernels 6, 11).
-template <typename T, int VEC, int TPR, int MAXP>
-__device__ __forceinline__ void subwarp_load_packs(Pack<T, VEC> (&v)[MAXP], const T *src, bool valid, int lane,
-                                                   int nvec) {
-#pragma unroll
-    for (int p = 0; p < MAXP; p++) {
-        int i = lane + p * TPR;
-        if (valid && i < nvec) v[p] = load_pack<T, VEC>(src + (long)i * VEC);
-    }
-}
-
 template <typename T, int VEC, int TPR, int MAXP>
 __global__ void __launch_bounds__(1024) rmsnorm_subwarp_rows_kernel(rms_args_t a) {
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
@@ -636,12 +625,12 @@ __global__ void __launch_bounds__(1024) rmsnorm_subwarp_rows_kernel(rms_args_t a
     int nvec = (int)(a.C / VEC);
     Pack<T, VEC> v[MAXP], wv[MAXP];
     float ss = 0.f;
-    subwarp_load_packs<T, VEC, TPR, MAXP>(v, xr, valid, lane, nvec);
+    subwarp_load_row<T, VEC, TPR, MAXP>(v, xr, valid, lane, nvec);
     // w's packs go out with x's where a lane holds at most 4 (8 packs of x and 8 of w cost too many registers), so
     // that the normalize after the sum waits on no second trip to memory
     constexpr bool EARLY_W = MAXP <= 4;
     const T *w = (const T *)a.w;
-    if constexpr (EARLY_W) subwarp_load_packs<T, VEC, TPR, MAXP>(wv, w, true, lane, nvec);
+    if constexpr (EARLY_W) subwarp_load_row<T, VEC, TPR, MAXP>(wv, w, true, lane, nvec);
     if (rr) {
 #pragma unroll
         for (int p = 0; p < MAXP; p++) {
@@ -1183,8 +1172,8 @@ static const char *cp_slice_fits(const void *fn, cp_plan_t pl, long N, long C, i
 template <typename T, int VEC, int TPR, int MAXP>
 __device__ __forceinline__ void persist_load_row(Pack<T, VEC> (&v)[MAXP], const rms_args_t &a, long row, int lane,
                                                  int nvec) {
-    subwarp_load_packs<T, VEC, TPR, MAXP>(v, (const T *)a.x + (row < a.N ? x_row_offset(a, row) : 0), row < a.N, lane,
-                                          nvec);
+    subwarp_load_row<T, VEC, TPR, MAXP>(v, (const T *)a.x + (row < a.N ? x_row_offset(a, row) : 0), row < a.N, lane,
+                                        nvec);
 }
 template <typename T, int VEC, int TPR, int MAXP>
 __global__ void rmsnorm_subwarp_persistent_kernel(rms_args_t a) {

@@ -190,6 +190,19 @@ template <typename T, int N> __device__ __forceinline__ void store_pack_cs(T *p,
     __stcs(reinterpret_cast<R *>(p), r);
 }
 
+// One row as TPR lanes see it (the sub-warp rungs of LayerNorm and RMSNorm): lane `lane` loads packs lane,
+// lane + TPR, ... of the row of nvec packs at xr into v[], all issued before any use; nothing where !valid.
+// CS: streaming (evict-first) loads (LayerNorm's kernel 10 keeps them: plain access cost it 3-7 points on an H100).
+template <typename T, int VEC, int TPR, int MAXP, bool CS = false>
+__device__ __forceinline__ void subwarp_load_row(Pack<T, VEC> (&v)[MAXP], const T *__restrict__ xr, bool valid,
+                                                 int lane, int nvec) {
+#pragma unroll
+    for (int p = 0; p < MAXP; p++) {
+        int i = lane + p * TPR;
+        if (valid && i < nvec) v[p] = CS ? load_pack_cs<T, VEC>(xr + (long)i * VEC) : load_pack<T, VEC>(xr + (long)i * VEC);
+    }
+}
+
 // The 32-bit shared-memory address of a generic pointer into shared memory (the operand of cp.async, mbarrier, mapa).
 __device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 // cp.async (sm_80+): a 16-byte copy from global into shared memory that holds no register while in flight

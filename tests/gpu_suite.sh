@@ -38,22 +38,9 @@ check_path() {
         fail "$prog $* (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"
     fi
 }
-# expect_path PROG KERNEL WANT_SM90 WANT_OLDER ARGS...: as check_path, and the path line holds WANT_SM90 on an
-# sm_90+ GPU (clusters), WANT_OLDER before.
-expect_path() {
-    local prog=$1 kernel=$2 want90=$3 want_old=$4 out rc want
-    shift 4
-    out=$(./$prog $kernel --check "$@" 2>&1)
-    rc=$?
-    { echo "### $prog $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
-    if echo "$out" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; then want=$want_old; else want=$want90; fi
-    if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "$prog $kernel $* runs '$want'"
-    else fail "$prog $kernel $* (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
-}
-
-# expect_path_gpu PROG KERNEL WANT_H100 WANT_H200 WANT_SM90 WANT_OLDER ARGS...: as expect_path, for a point whose
-# tuned row differs by GPU (a row of one GPU alone): the H100 (80GB HBM3) and the H200 each want their own, another
-# sm_90+ GPU the shared row, an older one the fallback rules.
+# expect_path_gpu PROG KERNEL WANT_H100 WANT_H200 WANT_SM90 WANT_OLDER ARGS...: as check_path (with --check), and
+# the path line holds the WANT of this GPU: the H100 (80GB HBM3) and the H200 each their own (a point whose tuned
+# row is one GPU's alone), another sm_90+ GPU (clusters) WANT_SM90, an older one WANT_OLDER.
 expect_path_gpu() {
     local prog=$1 kernel=$2 want_h100=$3 want_h200=$4 want90=$5 want_old=$6 out rc want first
     shift 6
@@ -68,6 +55,8 @@ expect_path_gpu() {
     if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "$prog $kernel $* runs '$want'"
     else fail "$prog $kernel $* (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 }
+# expect_path PROG KERNEL WANT_SM90 WANT_OLDER ARGS...: the same where every sm_90+ GPU wants WANT_SM90.
+expect_path() { expect_path_gpu "$1" "$2" "$3" "$3" "$3" "$4" "${@:5}"; }
 
 # check_all PROG ARGS...: `PROG all --check ARGS` must exit 0 and list every kernel as OK or skipped.
 check_all() {
