@@ -75,7 +75,7 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
             pt.block_size = bs; pt.status = "SKIP"; pt.detail = why;
             pt.ms_median = pt.ms_min = pt.gbps = pt.sol_pct = pt.max_abs = pt.max_rel = 0;
             pt.launch_median = pt.launch_min = 0;
-            pt.clock = NULL;
+            pt.clock = pt.chained = NULL;
             emit_point(o, &pt);
             continue;
         }
@@ -100,7 +100,7 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
         pt.detail = w.l.path;
         if (w.l.path[0]) snprintf(s.note, sizeof s.note, "%s", w.l.path);
         pt.ms_median = pt.ms_min = pt.gbps = pt.sol_pct = pt.launch_median = pt.launch_min = 0;
-        pt.clock = NULL;
+        pt.clock = pt.chained = NULL;
         if (!ok) s.failed = 1;
         timing_t t;
         memset(&t, 0, sizeof t);
@@ -115,6 +115,7 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
             pt.launch_median = t.launch_median_ms;
             pt.launch_min = t.launch_min_ms;
             pt.clock = t.clock;
+            if (o->hot) pt.chained = t.chained ? "yes" : "no";
             pt.gbps = p->bytes / (t.median_ms * 1e-3) / 1e9;
             pt.sol_pct = sol && sol->gbps > 0 ? 100.0 * pt.gbps / sol->gbps : 0;
             char launch[48];

@@ -86,9 +86,11 @@ static const char *reasonf(const char *fmt, ...) {
 
 // The CSV schema (--csv; scripts/summary.py CSV_FIELDS reads it). time_ms_median/min are on the row's clock
 // (cupti: the GPU's kernel timestamps; events: CUDA events, where CUPTI could not record);
-// time_ms_launch_median/min are the CUDA events around the launch. The last three columns came later: readers
-// treat rows without them as events rows.
-#define CSV_HEADER "op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev,time_ms_launch_median,time_ms_launch_min,clock"
+// time_ms_launch_median/min are the CUDA events around the launch; chained (--hot rows: yes / no) says whether the
+// timed launches chain by programmatic dependent launch (--pdl, or a library that takes PDL on its own), empty on
+// cold rows. The last four columns came later: readers treat rows without the first three as events rows, and
+// a row without chained as not known to chain.
+#define CSV_HEADER "op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev,time_ms_launch_median,time_ms_launch_min,clock,chained"
 
 // --hot: launches captured in one CUDA graph; a replay's time / HOT_LAUNCHES is the time a launch.
 #define HOT_LAUNCHES 32

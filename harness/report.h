@@ -16,6 +16,8 @@ typedef struct {
     double ms_median, ms_min, bytes, gbps, sol_gbps, sol_pct, max_abs, max_rel;
     double launch_median, launch_min;  // CUDA events around the launch
     const char *clock;                 // "cupti" / "events"; NULL where nothing was timed
+    const char *chained;  // --hot: "yes" where the timed launches chain by PDL (--pdl, or a library on its own), else
+                          // "no"; NULL where not timed hot
     const char *status;  // OK / FAIL / SKIP
     const char *detail;  // skip reason or dispatcher path (JSON only)
 } point_t;
@@ -42,10 +44,10 @@ static void write_csv_row(out_file_t *out, const point_t *p) {
         fprintf(f, "%s\n", CSV_HEADER);
         out->header_done = 1;
     }
-    fprintf(f, "%s,%d,%s,%s,%s,%d,%.6f,%.6f,%.0f,%.2f,%.2f,%.2f,%.3e,%.3e,%s,%s,%s,%s,%s,%.6f,%.6f,%s\n", p->op,
+    fprintf(f, "%s,%d,%s,%s,%s,%d,%.6f,%.6f,%.0f,%.2f,%.2f,%.2f,%.3e,%.3e,%s,%s,%s,%s,%s,%.6f,%.6f,%s,%s\n", p->op,
             p->kernel, p->kernel_name, dtype_name(p->dtype), p->shape, p->block_size, p->ms_median, p->ms_min, p->bytes,
             p->gbps, p->sol_gbps, p->sol_pct, p->max_abs, p->max_rel, p->status, g_dev.name, g_dev.sm, g_dev.cuda,
-            GIT_REV, p->launch_median, p->launch_min, p->clock ? p->clock : "");
+            GIT_REV, p->launch_median, p->launch_min, p->clock ? p->clock : "", p->chained ? p->chained : "");
     close_row_file(out, f);
 }
 
@@ -73,8 +75,9 @@ static void write_json_row(out_file_t *out, const point_t *p) {
             p->status);
     json_string(f, g_dev.name);
     fprintf(f, ",\"sm\":\"%s\",\"cuda\":\"%s\",\"git_rev\":\"%s\",\"time_ms_launch_median\":%.6f,"
-               "\"time_ms_launch_min\":%.6f,\"clock\":\"%s\",\"detail\":",
-            g_dev.sm, g_dev.cuda, GIT_REV, p->launch_median, p->launch_min, p->clock ? p->clock : "");
+               "\"time_ms_launch_min\":%.6f,\"clock\":\"%s\",\"chained\":\"%s\",\"detail\":",
+            g_dev.sm, g_dev.cuda, GIT_REV, p->launch_median, p->launch_min, p->clock ? p->clock : "",
+            p->chained ? p->chained : "");
     json_string(f, p->detail ? p->detail : "");
     fprintf(f, "}\n");
     close_row_file(out, f);

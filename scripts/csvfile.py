@@ -8,7 +8,7 @@ file and the line (exit 2, through cli.run) instead of a traceback or, worse, a 
 A row is malformed when it has more or fewer fields than the header (a line cut short), when a number column
 (floats, ints, and the kernel column of a program's CSV) holds anything but a finite number (the newer columns of
 EMPTY_OK may be empty), or when a column of
-CHOICES (status, dtype, clock) holds another value. Blank lines are skipped. Returns [dict] as csv.DictReader
+CHOICES (status, dtype, clock, chained) holds another value. Blank lines are skipped. Returns [dict] as csv.DictReader
 would.
 """
 import csv
@@ -17,18 +17,22 @@ import re
 
 import cli
 
-# The programs' CSV schema (harness/options.h CSV_HEADER), in order. The last three columns came later: a file
-# without them was timed with CUDA events (summary.row_clock).
+# The programs' CSV schema (harness/options.h CSV_HEADER), in order. The last four columns (NEWER) came later: a
+# file without the first three was timed with CUDA events (summary.row_clock); a row without chained is not known
+# to chain its hot launches (standings.py).
+NEWER = ["time_ms_launch_median", "time_ms_launch_min", "clock", "chained"]
 CSV_FIELDS = ["op", "kernel", "kernel_name", "dtype", "shape", "block_size", "time_ms_median", "time_ms_min", "bytes",
-              "gbps", "sol_gbps", "sol_pct", "max_abs_err", "max_rel_err", "status", "gpu", "sm", "cuda", "git_rev",
-              "time_ms_launch_median", "time_ms_launch_min", "clock"]
+              "gbps", "sol_gbps", "sol_pct", "max_abs_err", "max_rel_err", "status", "gpu", "sm", "cuda",
+              "git_rev"] + NEWER
+REQUIRED = CSV_FIELDS[:-len(NEWER)]  # the columns every results CSV has
 FLOATS = ("time_ms_median", "time_ms_min", "bytes", "gbps", "sol_gbps", "sol_pct", "max_abs_err", "max_rel_err",
           "time_ms_launch_median", "time_ms_launch_min")
 INTS = ("block_size",)
 # the newer columns: empty in the rows of an older file rewritten in the new schema (peers.py, run_all.py)
 EMPTY_OK = ("time_ms_launch_median", "time_ms_launch_min")
 # the values a column can hold (where the header has it)
-CHOICES = {"status": ("OK", "FAIL", "SKIP"), "dtype": ("fp32", "fp16", "bf16"), "clock": ("", "cupti", "events")}
+CHOICES = {"status": ("OK", "FAIL", "SKIP"), "dtype": ("fp32", "fp16", "bf16"), "clock": ("", "cupti", "events"),
+           "chained": ("", "yes", "no")}
 
 
 class CsvError(cli.DataError):
@@ -47,7 +51,7 @@ def _number(text, integer):
     return v if integer or math.isfinite(v) else None
 
 
-def read(path, required=CSV_FIELDS[:-3], floats=FLOATS, ints=INTS, kernel_numbers=True, choices=CHOICES,
+def read(path, required=REQUIRED, floats=FLOATS, ints=INTS, kernel_numbers=True, choices=CHOICES,
          empty_ok=EMPTY_OK):
     """[dict] of the rows of path; CsvError on the first thing that is wrong (see the module's docstring)."""
     try:

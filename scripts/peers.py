@@ -95,7 +95,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import csvfile  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
-from summary import CSV_FIELDS  # noqa: E402  (the programs' schema, its three newer columns last)
+from summary import CSV_FIELDS  # noqa: E402  (the programs' schema, its newer columns last: csvfile.NEWER)
 
 # How write_csv prints the float columns (the JSON rows keep the numbers as they are)
 CSV_FORMAT = {"time_ms_median": ".6f", "time_ms_min": ".6f", "time_ms_launch_median": ".6f",

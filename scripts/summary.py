@@ -19,8 +19,8 @@ import csvfile
 import shapes
 
 
-# The programs' CSV schema (harness/options.h CSV_HEADER), in order: csvfile.CSV_FIELDS. The last three columns
-# came later: a row without them was timed with CUDA events (row_clock).
+# The programs' CSV schema (harness/options.h CSV_HEADER), in order: csvfile.CSV_FIELDS. The last four columns
+# came later (csvfile.NEWER): a row without the first three was timed with CUDA events (row_clock).
 CSV_FIELDS = csvfile.CSV_FIELDS
 
 
@@ -32,11 +32,11 @@ def load(path, kernel_numbers=True):
 
 def results_csv(path):
     """argparse type: a program's CSV, or one in its schema (peers.csv): its header has every column but the
-    three newer ones."""
+    newer ones (csvfile.NEWER)."""
     cli.readable_file(path)
     with open(path, newline="", errors="replace") as f:  # a binary file fails the header check, not the decoder
         header = next(csv.reader(f), [])
-    missing = [c for c in CSV_FIELDS[:-3] if c not in header]
+    missing = [c for c in csvfile.REQUIRED if c not in header]
     if missing:
         raise argparse.ArgumentTypeError(f"{path} is not a results CSV (no column {', '.join(missing[:3])}"
                                          + (", ...)" if len(missing) > 3 else ")"))

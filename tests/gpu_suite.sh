@@ -149,18 +149,37 @@ else fail "timing mode output (exit $rc)"; fi
 python3 - "$tmp.csv" "$tmp.jsonl" <<'PY' && pass "CSV schema, clock and launch times; JSON Lines" || fail "CSV schema or JSON Lines"
 import csv, json, sys
 want = ("op,kernel,kernel_name,dtype,shape,block_size,time_ms_median,time_ms_min,bytes,gbps,sol_gbps,sol_pct,"
-        "max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev,time_ms_launch_median,time_ms_launch_min,clock").split(",")
+        "max_abs_err,max_rel_err,status,gpu,sm,cuda,git_rev,time_ms_launch_median,time_ms_launch_min,clock,"
+        "chained").split(",")
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert rows and list(rows[0].keys()) == want, rows[0].keys() if rows else "no rows"
 assert all(r["status"] == "OK" and float(r["gbps"]) > 0 and float(r["sol_gbps"]) > 0 for r in rows), rows
 # the clock of the kernel window: CUPTI's kernel timestamps, or CUDA events where CUPTI could not record
 assert all(r["clock"] in ("cupti", "events") for r in rows), [r["clock"] for r in rows]
+assert all(r["chained"] == "" for r in rows), [r["chained"] for r in rows]  # cold rows: no graph, nothing chained
 # the events around the launch include the launch, the kernel window does not: never much below it (5% for noise)
 assert all(float(r["time_ms_launch_median"]) >= 0.95 * float(r["time_ms_median"]) for r in rows), \
     [(r["time_ms_median"], r["time_ms_launch_median"], r["clock"]) for r in rows]
 assert rows[0]["shape"] == "2048x1024" and rows[0]["op"] == "layernorm"
 js = [json.loads(l) for l in open(sys.argv[2])]
-assert len(js) == len(rows) and js[0]["kernel"] == 14 and js[0]["detail"]
+assert len(js) == len(rows) and js[0]["kernel"] == 14 and js[0]["detail"] and js[0]["chained"] == ""
+PY
+# hot rows say whether their launches chained by PDL: ours with --pdl yes, without no; cuDNN's as its output says
+rm -f $tmp.hot.csv
+out=$( { ./layernorm_forward 14 -N 4 -C 4096 --hot --repeats 20 --csv $tmp.hot.csv &&
+         ./layernorm_forward 14 -N 4 -C 4096 --hot --pdl --repeats 20 --csv $tmp.hot.csv &&
+         ./layernorm_forward 0 -N 4 -C 4096 --hot --repeats 20 --csv $tmp.hot.csv; } 2>&1); rc=$?
+echo "$out" >> "$LOG"
+own=$(echo "$out" | grep -c "chain by programmatic dependent launch on their own")
+python3 - "$tmp.hot.csv" "$own" <<'PY' && pass "CSV chained column: hot rows, --pdl, cuDNN as its output says" || fail "CSV chained column (exit $rc)"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ours = [r for r in rows if r["kernel"] == "14"]
+assert ours and all(r["status"] == "OK" for r in ours), ours
+assert all(r["chained"] == ("yes" if r["shape"].endswith(":pdl") else "no") for r in ours), \
+    [(r["shape"], r["chained"]) for r in ours]
+cudnn = [r for r in rows if r["kernel"] == "0" and r["status"] == "OK"]
+assert all(r["chained"] == ("yes" if int(sys.argv[2]) else "no") for r in cudnn), (sys.argv[2], cudnn)
 PY
 
 # device inputs == host generator

@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from fixture_csv import FIELDS  # noqa: E402  (puts scripts/ on the path too)
 
 import cli  # noqa: E402
+import csvfile  # noqa: E402
 
 SEED = int(os.environ.get("FUZZ_SEED", "28"))
 N_FILES = int(os.environ.get("FUZZ_FILES", "120"))
@@ -50,7 +51,7 @@ def good_rows(rnd):
                 st = rnd.choice(["OK", "OK", "OK", "SKIP", "FAIL"])
                 rows.append(["layernorm", str(k), f"k{k}", "fp32", shape, str(bs), "0.02", "0.019", "50397184",
                              f"{g:.2f}", "3000.00", f"{g / 30:.2f}", "1.0e-06", "1.0e-06", st, "Fixture GPU", "sm_90",
-                             "13.0", "abc", "0.021", "0.020", "cupti"])
+                             "13.0", "abc", "0.021", "0.020", "cupti", ""])
     return rows
 
 
@@ -75,14 +76,16 @@ def malformed(rnd):
         return as_text(header, rows), line, "an extra field"
     if kind == 2:  # a number that is not one
         col = rnd.choice(["gbps"] * 3 + NUMERIC)
-        rows[i][header.index(col)] = rnd.choice(["x", "", "nan", "inf", "-inf", "1e999", "١٢", "12abc", "0x10", "--"])
+        bad = ["x", "nan", "inf", "-inf", "1e999", "١٢", "12abc", "0x10", "--"]
+        rows[i][header.index(col)] = rnd.choice(bad if col in csvfile.EMPTY_OK else bad + [""])  # the newer may be empty
         return as_text(header, rows), line, f"{col} not a number"
     if kind == 3:  # a kernel that is a name
         rows[i][1] = rnd.choice(["torch.compile", "", "1.5", "x"])
         return as_text(header, rows), line, "kernel not a number"
     if kind == 4:
-        rows[i][header.index("status")] = rnd.choice(["ok", "", "PASS", "FAILED"])
-        return as_text(header, rows), line, "an unknown status"
+        col = rnd.choice(["status", "chained"])
+        rows[i][header.index(col)] = rnd.choice(["ok", "PASS", "FAILED", "Yes", "1"])
+        return as_text(header, rows), line, f"an unknown {col}"
     if kind == 5:  # bytes that are not UTF-8
         return as_text(header, rows).encode() + b"\xff\xfe\x80garbage\n", None, "not UTF-8"
     if kind == 6:

@@ -305,7 +305,7 @@ for what, trace in [("an empty trace", {"traceEvents": []}),
     except peers.NoGpuActivity:
         expect(f"replay window: {what} means no GPU activity (the events fall-back)", True)
 
-# CSV: an older peers.csv (the programs' schema, without the last three columns) merges and rewrites
+# CSV: an older peers.csv (the programs' schema, without its newer columns) merges and rewrites
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "peers.csv")
     old_fields = FIELDS[:FIELDS.index("time_ms_launch_median")]
@@ -325,10 +325,10 @@ with tempfile.TemporaryDirectory() as tmp:
         header = next(csv.reader(f))
     back = peers.read_csv(path)
     expect("csv: the new columns at the end, in order",
-           header == old_fields + ["time_ms_launch_median", "time_ms_launch_min", "clock"], str(header))
+           header == old_fields + csvfile.NEWER, str(header))
     expect("csv: the old row kept, its new columns empty", back[0]["op"] == "rmsnorm"
            and back[0]["time_ms_median"] == "0.020000" and back[0]["clock"] == ""
-           and back[0]["time_ms_launch_median"] == "", str(back[0]))
+           and back[0]["time_ms_launch_median"] == "" and back[0]["chained"] == "", str(back[0]))
     expect("csv: the new row's numbers formatted", back[1]["time_ms_median"] == "0.012346"
            and back[1]["time_ms_launch_min"] == "0.019000" and back[1]["max_abs_err"] == "7.812e-03"
            and back[1]["clock"] == "cupti" and back[1]["bytes"] == "25233408", str(back[1]))

@@ -9,6 +9,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import csvfile  # noqa: E402
 import ncu_check  # noqa: E402
 import regress  # noqa: E402
 import run_all  # noqa: E402
@@ -78,9 +79,9 @@ if os.access(os.path.join(ROOT, "batchnorm_forward"), os.X_OK):
     expect("resume: the registry's kernels from --list", run_all.listed_kernels("batchnorm") == list(range(15)),
            run_all.listed_kernels("batchnorm"))
 def old_schema_csv(path, points):
-    """A CSV of the schema before its last three columns (the reader checks every column): (kernel, dtype,
-    shape, gbps) a row."""
-    old = summary.CSV_FIELDS[:-3]
+    """A CSV of the schema before its newer columns (the reader checks every column): (kernel, dtype, shape,
+    gbps) a row."""
+    old = csvfile.REQUIRED
     fill = {"op": "layernorm", "kernel_name": "k", "block_size": "256", "status": "OK", "gpu": "G", "sm": "sm_90",
             "cuda": "13.0", "git_rev": "x"}
     with open(path, "w") as f:
@@ -283,6 +284,22 @@ skipped = dict(trow("b", 12, 64, 0), status="SKIP")
 tab = tune_dispatch.derive({"a": swept, "b": none + [skipped]})
 expect("tune_dispatch: a rung skipped (or failed) on a GPU stays asked there, and is no candidate (b keeps the shared "
        "row, a gets its own)", [(r[7], r[8]) for r in shared(tab)] == [(7, 256)] and own(tab) == [(12, 64, "a")], tab)
+
+# hot latency points: a peer whose launches chained by PDL on their own meets ours with --pdl, the others ours without
+def hot(k, name, shape, gbps, chained):
+    return dict(srow(k, name, "fp32", shape, gbps), chained=chained)
+lat = [hot(0, "cudnn", "1x4096:hot", 90, "yes"), hot(12, "latency_split", "1x4096:hot", 70, "no"),
+       hot(12, "latency_split", "1x4096:hot:pdl", 95, "yes")]
+peer_rows = [dict(hot("torch", "F.layer_norm", "1x4096:hot", 60, ""), kernel="torch")]
+got = standings.latency_counts("layernorm", lat, peer_rows, ":hot")
+expect("standings: hot, a chained cuDNN row meets ours with --pdl, an unchained peer ours without",
+       got[:2] == (1, 1) and abs(got[2] - min(95 / 90, 70 / 60)) < 1e-9, got)
+unknown = [dict(r, chained="") for r in lat]  # rows of an older CSV: not known to chain
+got = standings.latency_counts("layernorm", unknown, peer_rows, ":hot")
+expect("standings: hot, a cuDNN row not known to chain meets ours without PDL",
+       got[:2] == (0, 1) and abs(got[2] - 70 / 90) < 1e-9, got)
+got = standings.latency_counts("layernorm", [dict(r, shape=r["shape"].replace(":hot", ""), chained="") for r in lat[:2]], [], "")
+expect("standings: cold, every peer row meets ours as it is", got[:2] == (0, 1) and abs(got[2] - 70 / 90) < 1e-9, got)
 
 line = standings.op_line("layernorm", rows, [])
 expect("standings: the line gives the range of %SOL, cuDNN beside it, and the dispatcher's worst point",
