@@ -336,8 +336,8 @@ static timing_t time_cold(work_fn fn, void *ctx, int repeats) {
 static void graph_replay(void *ctx) { CUDA_CHECK(cudaGraphLaunch(*(cudaGraphExec_t *)ctx, cudaStreamPerThread)); }
 // The programmatic edges of a captured graph: where a launch carried programmatic stream serialization, its
 // successor may start while it ends (PDL). Nonzero without --pdl when a library's launches take PDL on their own:
-// cuDNN 9.19's norm kernels do at rows of up to 8192 elements on an H100 (not at 32768 and longer), and there its
-// hot time is a chained launch's.
+// cuDNN 9.19's norm kernels do at many points (the engine it picks in the process decides), and there its hot time
+// is a chained launch's.
 static int graph_programmatic_edges(cudaGraph_t g) {
     size_t n = 0;
     if (cudaGraphGetEdges(g, NULL, NULL, NULL, &n) != cudaSuccess || n == 0) {

@@ -199,7 +199,7 @@ def odd_table(op, rows, peers):
 def latency_counts(op, rows, peers, mode):
     """(ahead, points, geometric mean of peer time / ours) at the latency points of a mode ('' cold, ':hot'). Hot,
     like meets like: a peer whose launches did not chain meets ours without PDL; a peer whose hot row says its
-    launches chained by PDL on their own (cuDNN at short rows) meets the faster of ours without and with --pdl
+    launches chained by PDL on their own (cuDNN's, at many points) meets the faster of ours without and with --pdl
     (the ':pdl' rows). A point's ratio is the lesser of the two."""
     best = best_points(rows)
     pbest = best_peer_rows(peers, op)
