@@ -18,17 +18,10 @@ exit 0 ;;
 "" | time | check) ;;
 *) echo "s36_bn_overlap: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 esac
-OUT=${OUT:-build/out}; mkdir -p "$OUT" build/x
-rev=${GIT_REV:-unknown}
-echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
-t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
-make -j16 batchnorm_forward GIT_REV="$rev" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
-src=build/x/bn_overlap.cu
-cp batchnorm_forward.cu "$src" && patch -s "$src" < results/lab/s36_bn_group_overlap.patch || { echo "patch failed" >&2; exit 1; }
-cmd=$(make -s -n -B batchnorm_forward GIT_REV="$rev" | grep nvcc)
-c=${cmd/ batchnorm_forward.cu / $src -I. }
-c=${c/-o batchnorm_forward/-o build\/x\/bn_overlap}
-eval "$c" >> "$OUT/build.log" 2>&1 || { echo "build of bn_overlap failed" >&2; tail -n 20 "$OUT/build.log"; exit 1; }
+. results/lab/lab.sh
+lab_start s36_bn_overlap
+make -j16 batchnorm_forward GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
+lab_variant batchnorm_forward s36_bn_group_overlap.patch bn_overlap || exit 1
 el built
 B=build/x/bn_overlap
 if [ "${1:-}" != time ]; then
@@ -60,34 +53,13 @@ fi
 PTS=("bf16 -N 65536 -C 256" "bf16 -N 16384 -C 1024" "bf16 -N 4096 -C 4096" "bf16 --layout nhwc -N 32 -C 256 --height 56 --width 56"
      "fp32 -N 65536 -C 256" "fp32 -N 16384 -C 1024" "fp32 --layout nhwc -N 32 -C 256 --height 56 --width 56")
 rm -f "$OUT/times.txt"
-best() {  # label, then the command: best block's time and % of the copy
-    local label=$1; shift
-    "$@" --json - 2>/dev/null | python3 -c '
-import json, sys
-rows = [json.loads(l) for l in sys.stdin if l.startswith("{")]
-ok = [r for r in rows if r.get("status") == "OK"]
-b = min(ok, key=lambda r: r["time_ms_median"]) if ok else None
-print("%s|%s" % (sys.argv[1], "%.1f us %.1f%%" % (b["time_ms_median"] * 1e3, b["sol_pct"]) if b else "none"))
-' "$label" >> "$OUT/times.txt"
-}
 for round in 1 2; do
     for pt in "${PTS[@]}"; do
         set -- $pt; dt=$1; shift
-        best "$dt $*|10" ./batchnorm_forward 10 --dtype "$dt" "$@"
-        best "$dt $*|12" ./batchnorm_forward 12 --dtype "$dt" "$@"
-        for ng in 1 2 4 8; do best "$dt $*|15 x$ng" env K15_GROUPS=$ng $B 15 --dtype "$dt" "$@"; done
+        lab_best "$pt" 10 ./batchnorm_forward 10 --dtype "$dt" "$@"
+        lab_best "$pt" 12 ./batchnorm_forward 12 --dtype "$dt" "$@"
+        for ng in 1 2 4 8; do lab_best "$pt" "15 x$ng" env K15_GROUPS=$ng $B 15 --dtype "$dt" "$@"; done
     done
     el "round $round"
 done
-python3 - "$OUT/times.txt" <<'PY'
-import collections, sys
-cells, pts, ks = collections.defaultdict(list), [], []
-for line in open(sys.argv[1]):
-    pt, k, v = line.strip().split("|")
-    cells[(pt, k)].append(v)
-    pts += [pt] if pt not in pts else []
-    ks += [k] if k not in ks else []
-print("| point | " + " | ".join(ks) + " |")
-for pt in pts:
-    print("| " + pt + " | " + " | ".join(" / ".join(cells[(pt, k)]) for k in ks) + " |")
-PY
+lab_table

@@ -15,10 +15,9 @@ exit 0 ;;
 "" | fp32 | bf16) ;;
 *) echo "s36_cudnn_latency: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 esac
-OUT=${OUT:-build/out}; mkdir -p "$OUT"
-echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
-t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
-make -j16 layernorm_forward rmsnorm_forward GIT_REV="${GIT_REV:-unknown}" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
+. results/lab/lab.sh
+lab_start s36_cudnn_latency
+make -j16 layernorm_forward rmsnorm_forward GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
 el built
 for op in layernorm rmsnorm; do
     timeout "${LIMIT:-250}" python3 scripts/run_all.py --kernels 0 --set latency ${1:+--dtype $1} $op 2> "$OUT/k0_$op.progress"

@@ -14,15 +14,12 @@ exit 0 ;;
 "") ;;
 *) echo "s36_h200_dispatch: no arguments (see --help)" >&2; exit 2 ;;
 esac
-OUT=${OUT:-build/out}; mkdir -p "$OUT"
-rev=${GIT_REV:-unknown}
-name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-echo "GPU: $name"
-t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
-case "$name" in *H200*) ;; *) echo "s36_h200_dispatch: not an H200" >&2; exit 3 ;; esac
+. results/lab/lab.sh
+lab_start s36_h200_dispatch
+case "$GPU" in *H200*) ;; *) echo "s36_h200_dispatch: not an H200" >&2; exit 3 ;; esac
 [ -f build/stash/results.tar ] || { echo "s36_h200_dispatch: no build/stash (run s36_h200_sweep.sh first)" >&2; exit 4; }
 cp build/stash/rmsnorm_forward.cu build/stash/layernorm_forward.cu . && tar xf build/stash/results.tar
-make -j16 all GIT_REV="$rev" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
+make -j16 all GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
 el built
 python3 scripts/run_all.py --kernels 12 rmsnorm 2> "$OUT/r12.progress"; el "rmsnorm 12: exit $?"
 python3 scripts/run_all.py --kernels 14 layernorm 2> "$OUT/l14.progress"; el "layernorm 14: exit $?"

@@ -14,17 +14,14 @@ exit 0 ;;
 "") ;;
 *) echo "s36_h200_sweep: no arguments (see --help)" >&2; exit 2 ;;
 esac
-OUT=${OUT:-build/out}; mkdir -p "$OUT"
-rev=${GIT_REV:-unknown}
-name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-echo "GPU: $name"
-t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
-case "$name" in
+. results/lab/lab.sh
+lab_start s36_h200_sweep
+case "$GPU" in
 *H200*) ;;
-*) if [ "${FALLBACK:-}" = fresh ]; then GIT_REV=$rev OUT=$OUT bash scripts/device_session.sh fresh; exit $?; fi
+*) if [ "${FALLBACK:-}" = fresh ]; then GIT_REV=$REV OUT=$OUT bash scripts/device_session.sh fresh; exit $?; fi
    exit 3 ;;
 esac
-make -j16 all GIT_REV="$rev" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
+make -j16 all GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
 el built
 python3 scripts/run_all.py --kernels 6 rmsnorm 2> "$OUT/r6.progress"; el "rmsnorm 6: exit $?"
 python3 scripts/run_all.py --kernels 7 layernorm 2> "$OUT/l7.progress"; el "layernorm 7: exit $?"

@@ -17,22 +17,12 @@ exit 0 ;;
 "" | ncu) ;;
 *) echo "s36_two_rows: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 esac
-OUT=${OUT:-build/out}; mkdir -p "$OUT" build/x
-rev=${GIT_REV:-unknown}
-echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
-t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
-make -j16 rmsnorm_forward GIT_REV="$rev" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
-src=build/x/rms_two_rows.cu
-cp rmsnorm_forward.cu "$src" && patch -s "$src" < results/lab/s36_rms_two_rows.patch || { echo "patch failed" >&2; exit 1; }
-cmd=$(make -s -n -B rmsnorm_forward GIT_REV="$rev" | grep nvcc)
-variant() {  # name, then -D flags
-    local n=$1; shift
-    local c=${cmd/ rmsnorm_forward.cu / $src -I. $* }
-    c=${c/-o rmsnorm_forward/-o build\/x\/$n}
-    eval "$c" >> "$OUT/build.log" 2>&1 || echo "build of $n failed" >&2
-}
+. results/lab/lab.sh
+lab_start s36_two_rows
+make -j16 rmsnorm_forward GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
+P=s36_rms_two_rows.patch
 if [ "${1:-}" = ncu ]; then
-    variant r2lb512 -DR6_ROWS=2 -DR6_LB=512
+    lab_variant rmsnorm_forward $P r2lb512 -DR6_ROWS=2 -DR6_LB=512 || exit 1
     el built
     NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     for spec in "./rmsnorm_forward 128 128" "build/x/r2lb512 64 128" "build/x/r2lb512 128 128" \
@@ -47,9 +37,9 @@ if [ "${1:-}" = ncu ]; then
     done
     exit 0
 fi
-variant r1copy -DR6_ROWS=1 &
-variant r2lb512 -DR6_ROWS=2 -DR6_LB=512 &
-variant r2late -DR6_ROWS=2 -DR6_LB=1024 -DR6_LATE_W=1 &
+lab_variant rmsnorm_forward $P r1copy -DR6_ROWS=1 &
+lab_variant rmsnorm_forward $P r2lb512 -DR6_ROWS=2 -DR6_LB=512 &
+lab_variant rmsnorm_forward $P r2late -DR6_ROWS=2 -DR6_LB=1024 -DR6_LATE_W=1 &
 wait
 el built
 for b in build/x/r2lb512 build/x/r2late; do
@@ -67,13 +57,7 @@ for round in 1 2; do
     for b in ./rmsnorm_forward build/x/r1copy build/x/r2lb512 build/x/r2late; do
         for pt in "${PTS[@]}"; do
             set -- $pt; dt=$1; shift
-            $b 6 --dtype "$dt" "$@" --json - 2>/dev/null | python3 -c '
-import json, sys
-rows = [json.loads(l) for l in sys.stdin if l.startswith("{")]
-ok = [r for r in rows if r.get("status") == "OK"]
-b = min(ok, key=lambda r: r["time_ms_median"]) if ok else None
-print("%s|%s|%s" % (sys.argv[1], sys.argv[2], "%.2f@%d" % (b["time_ms_median"] * 1e3, b["block_size"]) if b else "none"))
-' "$(basename "$b")" "$pt" >> "$OUT/times.txt"
+            lab_best "$pt" "$(basename "$b")" "$b" 6 --dtype "$dt" "$@"
         done
     done
 done
@@ -84,17 +68,6 @@ if [ -n "${PEERS:-}" ]; then
             | tail -n 1 >> "$OUT/peers.txt"
     done
 fi
-python3 - "$OUT/times.txt" <<'PY'
-import collections, sys
-cells, pts, bins = collections.defaultdict(list), [], []
-for line in open(sys.argv[1]):
-    b, pt, t = line.strip().split("|")
-    cells[(pt, b)].append(t)
-    pts += [pt] if pt not in pts else []
-    bins += [b] if b not in bins else []
-print("| point (us @ block, two rounds) | " + " | ".join(bins) + " |")
-for pt in pts:
-    print("| " + pt + " | " + " | ".join(" / ".join(cells[(pt, b)]) for b in bins) + " |")
-PY
+lab_table
 [ -f "$OUT/peers.txt" ] && cat "$OUT/peers.txt"
 exit 0

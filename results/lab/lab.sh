@@ -1,0 +1,51 @@
+# Sourced by the lab scripts of results/lab (not run on its own): what every device call of theirs does.
+# lab_start NAME: $OUT (default build/out), $REV (GIT_REV), $GPU (the device's name, printed), el (elapsed time).
+lab_start() {
+    LAB=$1
+    OUT=${OUT:-build/out}; mkdir -p "$OUT" build/x
+    REV=${GIT_REV:-unknown}
+    GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+    echo "GPU: $GPU"
+    T0=$(date +%s)
+}
+el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+# lab_variant PROG PATCH NAME [-D...]: build/x/NAME, the program PROG (e.g. rmsnorm_forward) with results/lab/PATCH
+# applied, built as the Makefile builds PROG, with the extra flags.
+lab_variant() {
+    local prog=$1 patch=$2 name=$3; shift 3
+    local src=build/x/$name.cu
+    cp "$prog.cu" "$src" && patch -s "$src" < "results/lab/$patch" || { echo "$LAB: $patch does not apply" >&2; return 1; }
+    local c
+    c=$(make -s -n -B "$prog" GIT_REV="$REV" | grep nvcc)
+    c=${c/ $prog.cu / $src -I. $* }
+    c=${c/-o $prog/-o build\/x\/$name}
+    eval "$c" >> "$OUT/build.log" 2>&1 || { echo "$LAB: the build of $name failed ($OUT/build.log)" >&2; return 1; }
+}
+# lab_best ROW COLUMN COMMAND...: COMMAND --json - (a program's timing run); appends "ROW|COLUMN|best block's time"
+# to $OUT/times.txt.
+lab_best() {
+    local row=$1 col=$2; shift 2
+    "$@" --json - 2>/dev/null | python3 -c '
+import json, sys
+ok = [r for r in (json.loads(l) for l in sys.stdin if l.startswith("{")) if r.get("status") == "OK"]
+b = min(ok, key=lambda r: r["time_ms_median"]) if ok else None
+print("%s|%s|%s" % (sys.argv[1], sys.argv[2], "%.2f us @ %d (%.1f%%)" % (b["time_ms_median"] * 1e3, b["block_size"],
+                                                                        b["sol_pct"]) if b else "none"))
+' "$row" "$col" >> "$OUT/times.txt"
+}
+# lab_table: $OUT/times.txt as one markdown table, a row per ROW, a column per COLUMN, the rounds side by side.
+lab_table() {
+    python3 - "$OUT/times.txt" <<'PY'
+import collections, sys
+cells, rows, cols = collections.defaultdict(list), [], []
+for line in open(sys.argv[1]):
+    row, col, v = line.rstrip("\n").split("|")
+    cells[(row, col)].append(v)
+    rows += [row] if row not in rows else []
+    cols += [col] if col not in cols else []
+print("| point | " + " | ".join(cols) + " |")
+print("|---|" + "---:|" * len(cols))
+for row in rows:
+    print("| " + row + " | " + " | ".join(" / ".join(cells[(row, c)]) for c in cols) + " |")
+PY
+}
