@@ -141,6 +141,30 @@ static void test_pipe_stream(void) {
           "status %d, read: %s", st, out);
 }
 
+// A hot row that chained (its last column and its JSON field say yes), then a cold one (both empty).
+static void write_chained_rows(const char *args) {
+    options_t o = parse_kept(args);
+    point_t p = a_point(5);
+    p.shape = "8x8:hot";
+    p.chained = "yes";
+    emit_point(&o, &p);
+    p = a_point(6);
+    emit_point(&o, &p);
+}
+static void test_chained(void) {
+    char out[8192];
+    int rc = in_child(write_chained_rows, "--csv -", out, sizeof out);
+    check("--csv: a hot row ends with its chained column (yes), a cold row's is empty",
+          rc == 0 && strstr(out, ",chained\n") && strstr(out, "\nlayernorm,5,k,fp32,8x8:hot,") &&
+              strstr(out, ",cupti,yes\n") && strstr(out, ",cupti,\n") && count_lines(out, "layernorm,6,") == 1,
+          "rc %d, stdout: %s", rc, out);
+    rc = in_child(write_chained_rows, "--json -", out, sizeof out);
+    check("--json: the chained field beside the clock (yes on the hot row, empty on the cold one)",
+          rc == 0 && strstr(out, "\"clock\":\"cupti\",\"chained\":\"yes\"") &&
+              strstr(out, "\"clock\":\"cupti\",\"chained\":\"\""),
+          "rc %d, stdout: %s", rc, out);
+}
+
 static void parse_only(const char *args) { parse_kept(args); }
 
 static void test_fifo(void) {
@@ -182,6 +206,7 @@ static void test_regular_file(void) {
 int main(void) {
     signal(SIGPIPE, SIG_DFL);
     test_stdout_stream();
+    test_chained();
     test_pipe_stream();
     test_fifo();
     test_regular_file();
