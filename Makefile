@@ -137,11 +137,13 @@ venv: $(VENV)/.installed
 
 # README_GPU: the results folder whose numbers the README shows
 README_GPU ?= h100-80gb-hbm3
-# without matplotlib (the venv line above said why): nothing to do
+# every GPU folder of results/ (a folder with CSVs: results/lab holds scripts); without matplotlib (the
+# venv line above said why): nothing to do
 plots: venv
 	@py=$(PYTHON); if [ -x $(VENV)/bin/python ]; then py=$(VENV)/bin/python; fi; \
 	 if $$py -c 'import matplotlib' 2>/dev/null; then \
-	   for d in results/*/; do $$py scripts/plot.py $$d || exit 1; done; fi
+	   for d in results/*/; do ls $$d*.csv >/dev/null 2>&1 || continue; \
+	     $$py scripts/plot.py $$d || exit 1; done; fi
 regress: all venv
 	$(PYTHON) scripts/regress.py
 readme:

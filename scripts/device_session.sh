@@ -58,7 +58,9 @@ if [ "$phase" = bench ] || [ "$phase" = all ]; then
     python3 scripts/run_all.py ${KERNELS:+--kernels "$KERNELS"} ${RESUME:+--resume} $OPS 2> "$OUT/run_all.progress" || rc=1
     el "bench done"
     tar czf "$OUT/results.tgz" --exclude='*.png' results
-    for d in results/*/; do python3 scripts/side_by_side.py "$d" $OPS; done
+    for d in results/*/; do  # the GPU folders (results/lab holds scripts, no CSV)
+        ls "$d"*.csv > /dev/null 2>&1 && python3 scripts/side_by_side.py "$d" $OPS
+    done
 fi
 if [ "$phase" = ncu ]; then
     python3 scripts/ncu_check.py --standard 2> "$OUT/ncu_check.err" | tee "$OUT/ncu_check.txt" || rc=1
