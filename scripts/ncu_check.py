@@ -13,7 +13,8 @@ liger, quack). For each point:
   follow each L2 flush (flush_read_kernel), the last 30 of them (the timed loop of `--repeats 30`); for a peer,
   the calls peers.py makes between cudaProfilerStart and Stop (`--ncu-range 30`, ncu flushes the caches
   itself before each kernel), which must be the kernels the timed run ran: the same grid and block, kernel by
-  kernel, as its trace gives them (torch.compile picks its kernel at run time; a profile of another is an error). An op's time is the sum of its kernels' gpu__time_duration, median over launches.
+  kernel, as its trace gives them (torch.compile picks its kernel at run time; a profile of another is an error).
+  An op's time is the sum of its kernels' gpu__time_duration, median over launches.
 - the ratio harness / ncu, and DRAM bytes (ncu) against the bytes the harness counts;
 - a lower bound from the same profile: the op's SM-active time, each kernel's sm__cycles_active.max (the busiest
   SM's cycles with work resident) over its SM clock (sm__cycles_elapsed.avg.per_second). A true kernel window

@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
-from summary import best_points, load, op_results, results_folder, row_clock  # noqa: E402
+from summary import best_points, is_chained, load, op_results, results_folder, row_clock  # noqa: E402
 
 CLOCK_MARK = "†"  # a peer cell timed on another clock than the program's row
 PEER_COLUMNS = [("cuDNN", None), ("torch", "torch"), ("torch.compile", "torch.compile"), ("Liger", "liger"),
@@ -125,10 +125,10 @@ def latency_table(op, rows, peers):
         ok = [v for (d, s, k), v in best.items() if d == dtype and s == label and k >= 1 and isinstance(v, dict)]
         return min(ok, key=us) if ok else None
 
-    def peer(dtype, label):  # its name says "chained" where its hot launches chained by PDL (the CSV's chained)
+    def peer(dtype, label):  # its name says "chained" where its hot launches chained by PDL
         cands = [(v, "cuDNN") for v in [best.get((dtype, label, 0))] if isinstance(v, dict)]
         cands += [(v, k) for (d, s, k), v in pbest.items() if d == dtype and s == label and isinstance(v, dict)]
-        cands = [(us(v), name + (" (chained)" if v.get("chained") == "yes" else "")) for v, name in cands]
+        cands = [(us(v), name + (" (chained)" if is_chained(v) else "")) for v, name in cands]
         return min(cands) if cands else None
 
     def cell(x):

@@ -28,7 +28,8 @@ import cli  # noqa: E402
 import csvfile  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 from side_by_side import best_peer_rows, folder_peers  # noqa: E402
-from summary import CHECK_CSV, DISPATCHER, best_points, op_results, results_folder, row_clock  # noqa: E402
+from summary import (CHECK_CSV, DISPATCHER, best_points, is_chained, op_results, results_folder,  # noqa: E402
+                     row_clock)
 
 REGRET = 1.02  # the dispatcher may trail its best rung by the noise, no more
 ODD_COST = 1.25  # a row of odd length may cost this much more than the same rows at C + 1
@@ -55,12 +56,6 @@ def best_rung(best, dtype, shape, exclude=()):
     ok = [v for (d, s, k), v in best.items() if d == dtype and s == shape and k >= 1 and k not in exclude
           and isinstance(v, dict)]
     return max(ok, key=lambda r: float(r["gbps"])) if ok else None
-
-
-def is_chained(row):
-    """Whether a hot row's launches chained by programmatic dependent launch (the CSV's chained column; a row
-    without it is not known to)."""
-    return row.get("chained") == "yes"
 
 
 def best_peer(best, pbest, dtype, shape, clock, chained=None):

@@ -58,6 +58,12 @@ def row_clock(r):
     return r.get("clock") or "events"
 
 
+def is_chained(r):
+    """Whether a hot row's launches chained by programmatic dependent launch (the chained column; a row without
+    it is not known to)."""
+    return r.get("chained") == "yes"
+
+
 def results_folder(path):
     """argparse type: a results folder (results/<gpu>): at least one program CSV, each in the schema."""
     cli.folder(path)
