@@ -207,8 +207,9 @@ def shape_string(p):
 def sweep(ops, quick=False, sets=None):
     """[(op, dtype, program arguments, label)] of the ops' points (scripts/shapes.py): each op's default point
     (quick), or the points of the named sets of shapes.SETS (None: every set an op has); not the programs'
-    --pdl points (a launch the peers do not have)."""
-    return [(op, d, args, label) for op in ops for d, args, label in shapes_mod.points(op, quick, sets)
+    --pdl points (a launch the peers do not have), nor the programs' own sets (shapes.PROGRAMS_ONLY)."""
+    sets = [s for s in (sets or shapes_mod.SETS) if s not in shapes_mod.PROGRAMS_ONLY]
+    return [(op, d, args, label) for op in ops for d, args, label in (shapes_mod.points(op, quick, sets) if sets else [])
             if "--pdl" not in args]
 
 

@@ -2,7 +2,7 @@
 """The standard benchmark points, kept in this one place for every script (run_all, peers, plot, summary,
 update_readme).
 
-    python3 scripts/shapes.py OP [--quick | --set standard|latency|odd]   ->  one "DTYPE ARGS..." line per point
+    python3 scripts/shapes.py OP [--quick | --set standard|latency|odd|tune]   ->  one "DTYPE ARGS..." line per point
 
 A point is (program arguments, label); the label is the program's own CSV shape string. Quick mode runs
 each op's default point (the program's default shape) alone. LayerNorm and RMSNorm have two sets: the standard
@@ -10,7 +10,8 @@ throughput points, the latency points (the rows of one decode step and single lo
 hot (--hot: inputs in L2, launches replayed from a CUDA graph) and hot with programmatic dependent launch (the
 programs only), and the odd points (few rows of odd length, each beside the same rows at C + 1); every run takes
 every set unless one is named. BatchNorm's standard points are seven shapes in
-training and the same seven in inference (--inference).
+training and the same seven in inference (--inference); its tuning points (training, the programs alone) fill in
+the shapes between and beyond them that its dispatcher's table is derived from.
 """
 import cli
 
@@ -43,6 +44,13 @@ def image(n, c, h, w, layout):
 BN_TRAINING = [rows_c(65536, 256), rows_c(16384, 1024), rows_c(4096, 4096),
                image(32, 256, 56, 56, "nchw"), image(128, 64, 112, 112, "nchw"),
                image(32, 256, 56, 56, "nhwc"), image(128, 64, 112, 112, "nhwc")]
+# BatchNorm's tuning points (training; the programs alone, no peers): where its dispatcher's table has no standard
+# point to go by. Channels contiguous ([N, C]; NHWC is the same memory with N*H*W rows): narrow, wide and few
+# columns, x from 0.25 MB to over 5x the L2 of an H100; NCHW: planes of 7x7 to 112x112, few and many channels.
+BN_TUNE = [rows_c(n, c) for n, c in ((1024, 64), (16384, 64), (262144, 64), (64, 1024), (4096, 512), (131072, 512),
+                                     (256, 8192), (32768, 2048), (1024, 16384))] + \
+          [image(n, c, h, h, "nchw") for n, c, h in ((256, 512, 7), (16, 2048, 7), (64, 256, 14), (32, 128, 28),
+                                                     (8, 64, 112))]
 
 POINTS = {
     "layernorm": {
@@ -65,6 +73,7 @@ POINTS = {
         "default": rows_c(65536, 256),
         # training, then the same shapes in inference (y from the running statistics: the copy's bytes)
         "full": BN_TRAINING + [(args + ["--inference"], label + ":inf") for args, label in BN_TRAINING],
+        "tune": BN_TUNE,
     },
 }
 SHAPES = POINTS  # the ops that have standard points
@@ -98,8 +107,9 @@ def default_shape(op, rows):
     return label if any(r["shape"] == label for r in rows) else rows[0]["shape"]
 
 
-SETS = ["standard", "latency", "odd"]
-SET_KEYS = {"standard": "full", "latency": "latency", "odd": "odd"}  # a set's key in POINTS[op]
+SETS = ["standard", "latency", "odd", "tune"]
+SET_KEYS = {"standard": "full", "latency": "latency", "odd": "odd", "tune": "tune"}  # a set's key in POINTS[op]
+PROGRAMS_ONLY = {"tune"}  # sets the peers do not run (points for the programs' own dispatcher tables)
 
 
 def points(op, quick=False, sets=None):
