@@ -34,7 +34,7 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
   11  l2_keep_front       10 with the first rows of each block's slice kept in shared memory: less of x re-read from DRAM
   12  l2_coalesced_sums   11 with the block's sums added by consecutive threads (4x fewer L2 atomic sectors), fewer copies
   13  infer_elementwise   inference: y from the running statistics, elementwise and shaped like the copy, every layout
-  14  dispatch            picks the rung by layout, H*W, mode, dtype and plan (a table, first match wins), says which ran
+  14  dispatch            picks the rung from a table tuned on the rungs' sweeps (layout, mode, dtype, shape), says which ran
 
 Layouts and modes: 1-6, 8 and 10-12 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 9
 run NCHW, 13 and 14 run all three; a kernel says `skipped: <reason>` for a layout or mode it does not handle.
@@ -2076,115 +2076,138 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 14: the dispatcher. The rule is the table below, first match wins: each row is a condition (in words
-// and as a predicate of the problem and the row's block size), the rung it runs and that rung's block size
-// (a --block-size given on the command line replaces it: the predicates then ask about that size). The
-// launcher evaluates the table and calls the rung's launcher; supports_dispatch gives the chosen rung's reason.
-// Why these rungs (measured on an H100, results/NOTES.md):
-//   channels contiguous: 8 is ahead of 5 and 6 at every size tried, x from 8 MB to 268 MB (below L2 its second
-//     read is an L2 hit; above it, the backwards walk still finds the last lines read there); 10 is 8 with one
-//     grid sync; 11 is 10 keeping the front of each slice in shared memory: on an H100 ahead of 10 or level with
-//     it at every standard point (1.19x at fp32 [65536, 256], 1.12x at bf16 NHWC 32x256x56x56, whose 51 MB x
-//     is just under the 50 MiB L2; within 0.3% where x is 33.5 MB), so the bytes of x against L2 pick nothing.
-//     12 is 11 with coalesced adds: ahead of 11 in 16-bit (+1.6 to +3.1 points of the copy on an H100, level at
-//     128x64x112x112), 2-4 points behind in fp32, so 12 takes 16-bit and 11 fp32 wherever their plan (the same)
-//     exists.
-//     10 takes what 11 has no plan for (its shared memory leaves fewer blocks resident at small blocks), 5 what
-//     neither has (more columns of blocks than are resident).
-//   NCHW: 9 is ahead of 7 from 14 x 14 planes up (1.1-1.5x), behind at 7 x 7 (0.94x); its best block size
-//     follows the cluster and the dtype (its block sweep on an H100 and an H200): clusters of 1 or 2 blocks 512
-//     threads in fp32 (3.5-4% ahead of 256), 256 in 16-bit (512 is 1-15% behind); clusters of 4 or 8 blocks 128
-//     (within 0.5% of the best). H*W = 1 is [N, C] in
-//     memory (7 would read each channel with stride C): 5 on the [N, C] view.
-// Wrong: the thresholds are read off an H100 sweep, not derived by a script for each GPU.
+// Kernel 14: the dispatcher. It runs the rung of a table that scripts/tune_dispatch.py derives from the sweeps of
+// the rungs stored in results/ (the standard points and the tuning points, `--set tune`): at each measured point
+// the rung and block size nearest the best over the GPUs of the architecture (a GPU the shared row costs more
+// than 2% gets a row of its own). A problem looks up the row of the nearest measured point of its architecture,
+// element size, layout class and mode whose rung takes it at the row's block size: channels contiguous ([N, C],
+// NHWC) as M = N*H*W rows of C; NCHW by N, C and the plane's H*W (distance: harness/dispatch.h). NCHW with
+// H*W = 1 is [N, C] in memory and runs as that view. Where no row's rung takes the problem (another
+// architecture, a plan the device cannot hold), the rung that takes every problem of its class runs: 5 for
+// channels contiguous, 7 for NCHW, 13 for inference. A --block-size given replaces the row's.
+// What the sweeps chose (H100, H200): 12 in 16-bit and 11 in fp32 where x's channels are contiguous (x below,
+// near and above L2 alike: their plans hold the columns of blocks resident, read from the device), 9 for NCHW
+// planes, 13 in inference at 32-128 threads.
+// Wrong: between measured points the nearest one decides, which is a guess; another architecture gets the
+// catch-all rungs until its sweeps are stored.
 
-#define K14_NCHW_CLUSTER_HW 196  // the planes (values) from which 9 runs instead of 7
-
-typedef struct {
-    const char *when;                               // the condition, in words
-    int (*match)(const bn_problem_t *p, int bs);    // the condition (bs: the row's block size)
-    int rung;                                       // the rung it runs,
-    const char *name;                               //   its registry name,
-    void (*launch)(const void *p, launch_t *l);     //   its launcher
-    const char *(*supports)(const void *p, int bs); //   and its supports
-    int (*block)(const bn_problem_t *p);            // the block size, where --block-size gives none
-    int nc_view;                                    // 1: the rung runs on the [N, C] view of NCHW with H*W = 1
-} bn_dispatch_row_t;
-
-static int when_inference(const bn_problem_t *p, int) { return !p->training; }
-static int when_nchw_pixels(const bn_problem_t *p, int) { return p->training && p->layout == LAYOUT_NCHW && p->HW == 1; }
-static int when_nchw_cluster(const bn_problem_t *p, int bs) {
-    return p->training && p->layout == LAYOUT_NCHW && p->HW >= K14_NCHW_CLUSTER_HW && !supports_nchw_cluster_l2(p, bs);
-}
-static int when_nchw(const bn_problem_t *p, int) { return p->training && p->layout == LAYOUT_NCHW; }
-static int when_coalesced_plan(const bn_problem_t *p, int bs) {
-    return p->training && dtype_size(p->h.dtype) == 2 && !supports_l2_coalesced_sums(p, bs);
-}
-static int when_keep_plan(const bn_problem_t *p, int bs) { return p->training && !supports_l2_keep_front(p, bs); }
-static int when_l2_plan(const bn_problem_t *p, int bs) { return p->training && !supports_l2_one_sync(p, bs); }
-static int when_training(const bn_problem_t *p, int) { return p->training; }
-static int bs_256(const bn_problem_t *) { return 256; }
-static int bs_512(const bn_problem_t *) { return 512; }
-static int bs_cluster(const bn_problem_t *p) {
-    return nchw_cluster_l2_cluster(p) > 2 ? 128 : dtype_size(p->h.dtype) == 4 ? 512 : 256;
-}
-
-static const bn_dispatch_row_t k_dispatch[] = {
-    {"inference, every layout", when_inference, 13, "infer_elementwise", launch_infer_elementwise,
-     supports_infer_elementwise, bs_256, 0},
-    {"training, NCHW with H*W = 1 (the memory of [N, C])", when_nchw_pixels, 5, "split_rows", launch_split_rows,
-     supports_cl, bs_512, 1},
-    {"training, NCHW, planes of >= K14_NCHW_CLUSTER_HW values, where 9's clusters fit (sm_90)", when_nchw_cluster, 9,
-     "nchw_cluster_l2", launch_nchw_cluster_l2, supports_nchw_cluster_l2, bs_cluster, 0},
-    {"training, NCHW otherwise", when_nchw, 7, "nchw_split_planes", launch_nchw_split_planes,
-     supports_nchw_split_planes, bs_256, 0},
-    {"training, 16-bit, channels contiguous, where 12 has a plan (11's)", when_coalesced_plan, 12, "l2_coalesced_sums",
-     launch_l2_coalesced_sums, supports_l2_coalesced_sums, bs_512, 0},
-    {"training, channels contiguous, where 11 has a plan (10's, with its kept rows' shared memory)", when_keep_plan, 11,
-     "l2_keep_front", launch_l2_keep_front, supports_l2_keep_front, bs_512, 0},
-    {"training, channels contiguous, where 10 has a plan (cooperative launch, the columns of blocks resident)",
-     when_l2_plan, 10, "l2_one_sync", launch_l2_one_sync, supports_l2_one_sync, bs_512, 0},
-    {"training, channels contiguous otherwise", when_training, 5, "split_rows", launch_split_rows, supports_cl, bs_512,
-     0},
+// The nearest measured point's row; sm_90 rows from the H100 and H200 sweeps.
+static const tuned_row_t k_tuned[] = {
+    // tuned rows: begin (scripts/tune_dispatch.py batchnorm --write; do not edit), from
+    // results/h100-80gb-hbm3/batchnorm.csv
+    // results/h200/batchnorm.csv
+    // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU] (NCHW: GPU or NULL, the planes' H*W)    worst time over the best rung's (GPU, mode)
+    {90, 4, TV_BN_CL, 1, 1024, 64, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 16384, 64, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 262144, 64, 0, 11, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 1605632, 64, 0, 11, 512},  // 1.001 h200 cold
+    {90, 4, TV_BN_CL, 1, 65536, 256, 0, 11, 512},  // 1.000 h200 cold
+    {90, 4, TV_BN_CL, 1, 100352, 256, 0, 11, 512},  // 1.000 h200 cold
+    {90, 4, TV_BN_CL, 1, 4096, 512, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 131072, 512, 0, 11, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 64, 1024, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 16384, 1024, 0, 11, 512},  // 1.000 h200 cold
+    {90, 4, TV_BN_CL, 1, 32768, 2048, 0, 11, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 4096, 4096, 0, 11, 512},  // 1.003 h200 cold
+    {90, 4, TV_BN_CL, 1, 256, 8192, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 1024, 16384, 0, 11, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_NCHW, 1, 8, 64, 0, 9, 128, NULL, 12544},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_NCHW, 1, 128, 64, 0, 7, 32, NULL, 12544},  // 1.012 h200 cold
+    {90, 4, TV_BN_NCHW, 1, 32, 128, 0, 9, 128, NULL, 784},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_NCHW, 1, 64, 256, 0, 9, 256, NULL, 196},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_NCHW, 1, 32, 256, 0, 9, 512, NULL, 3136},  // 1.000 h200 cold
+    {90, 4, TV_BN_NCHW, 1, 256, 512, 0, 7, 32, NULL, 49},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_NCHW, 1, 16, 2048, 0, 9, 64, NULL, 49},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL_INF, 1, 1605632, 64, 0, 13, 128},  // 1.002 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL_INF, 1, 65536, 256, 0, 13, 128},  // 1.002 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL_INF, 1, 100352, 256, 0, 13, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL_INF, 1, 16384, 1024, 0, 13, 128},  // 1.003 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL_INF, 1, 4096, 4096, 0, 13, 128},  // 1.002 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_NCHW_INF, 1, 128, 64, 0, 13, 128, NULL, 12544},  // 1.001 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_NCHW_INF, 1, 32, 256, 0, 13, 128, NULL, 3136},  // 1.002 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 1024, 64, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 16384, 64, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 262144, 64, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 1605632, 64, 0, 10, 512},  // 1.014 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 65536, 256, 0, 12, 512},  // 1.000 h200 cold
+    {90, 2, TV_BN_CL, 1, 100352, 256, 0, 12, 512},  // 1.000 h200 cold
+    {90, 2, TV_BN_CL, 1, 4096, 512, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 131072, 512, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 64, 1024, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 16384, 1024, 0, 12, 512},  // 1.000 h200 cold
+    {90, 2, TV_BN_CL, 1, 32768, 2048, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 4096, 4096, 0, 12, 512},  // 1.000 h200 cold
+    {90, 2, TV_BN_CL, 1, 256, 8192, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 1024, 16384, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_NCHW, 1, 8, 64, 0, 9, 128, NULL, 12544},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_NCHW, 1, 128, 64, 0, 9, 128, NULL, 12544},  // 1.000 h200 cold
+    {90, 2, TV_BN_NCHW, 1, 32, 128, 0, 9, 128, NULL, 784},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_NCHW, 1, 64, 256, 0, 9, 256, NULL, 196},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_NCHW, 1, 32, 256, 0, 9, 256, NULL, 3136},  // 1.000 h200 cold
+    {90, 2, TV_BN_NCHW, 1, 256, 512, 0, 7, 32, NULL, 49},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_NCHW, 1, 16, 2048, 0, 9, 32, NULL, 49},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL_INF, 1, 1605632, 64, 0, 13, 64},  // 1.000 h200 cold
+    {90, 2, TV_BN_CL_INF, 1, 65536, 256, 0, 13, 64},  // 1.002 h200 cold
+    {90, 2, TV_BN_CL_INF, 1, 100352, 256, 0, 13, 64},  // 1.000 h200 cold
+    {90, 2, TV_BN_CL_INF, 1, 16384, 1024, 0, 13, 128},  // 1.000 h200 cold
+    {90, 2, TV_BN_CL_INF, 1, 4096, 4096, 0, 13, 32},  // 1.000 h200 cold
+    {90, 2, TV_BN_NCHW_INF, 1, 128, 64, 0, 13, 128, NULL, 12544},  // 1.001 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_NCHW_INF, 1, 32, 256, 0, 13, 128, NULL, 3136},  // 1.001 h100-80gb-hbm3 cold
+    // tuned rows: end
 };
 
-// The first row that matches p (bs: --block-size, 0 for the rows' own); its block size in *rbs, and in *q the
-// problem the rung runs: p, or its [N, C] view (in *view) for a row that asks for it.
-static const bn_dispatch_row_t *dispatch_row(const bn_problem_t *p, int bs, int *rbs, bn_problem_t *view,
-                                             const bn_problem_t **q) {
-    for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++) {
-        const bn_dispatch_row_t *r = &k_dispatch[i];
-        *rbs = bs ? bs : r->block(p);
-        if (!r->match(p, *rbs)) continue;
-        *q = p;
-        if (r->nc_view) {  // H*W = 1: the same memory, M = N rows of C channels
-            *view = *p;
-            view->layout = LAYOUT_NC;
-            *q = view;
-        }
-        return r;
+static const kernel_t *ladder_rung(int k);
+static const char *tuned_supports(const void *pp, int rung, int bs) {
+    return registry_supports(ladder_rung(rung), pp, ((const bn_problem_t *)pp)->h.dtype, bs);
+}
+// What the dispatcher runs: the rung, its block size, the problem it runs (p, or its [N, C] view) and why.
+typedef struct {
+    const kernel_t *k;
+    int bs;
+    bn_problem_t view;    // NCHW with H*W = 1 as [N, C]
+    const bn_problem_t *q;  // p or &view
+    char why[48];         // the tuned row, or the catch-all
+} bn_choice_t;
+static void dispatch_for(const bn_problem_t *p, int req_bs, bn_choice_t *c) {
+    memset(c, 0, sizeof *c);
+    c->q = p;
+    if (p->layout == LAYOUT_NCHW && p->HW == 1) {  // the same memory: M = N rows of C channels
+        c->view = *p;
+        c->view.layout = LAYOUT_NC;
+        c->q = &c->view;
     }
-    return NULL;  // not reached: the first row takes every inference problem, the last every training one
+    const bn_problem_t *q = c->q;
+    const int nchw = q->layout == LAYOUT_NCHW;
+    const tuned_key_t key = {(int)dtype_size(q->h.dtype),
+                             nchw ? (q->training ? TV_BN_NCHW : TV_BN_NCHW_INF) : (q->training ? TV_BN_CL : TV_BN_CL_INF),
+                             1, nchw ? q->N : q->M, q->C, g_pdl, nchw ? q->HW : 0};
+    const tuned_row_t *t = tuned_pick(k_tuned, (int)(sizeof k_tuned / sizeof k_tuned[0]), &key, req_bs, q,
+                                      tuned_supports);
+    if (t) {
+        c->k = ladder_rung(t->rung);
+        c->bs = req_bs ? req_bs : t->block;
+        tuned_describe(t, c->why, sizeof c->why);
+    } else {
+        c->k = ladder_rung(!q->training ? 13 : nchw ? 7 : 5);
+        c->bs = req_bs ? req_bs : nchw || !q->training ? 256 : 512;
+        snprintf(c->why, sizeof c->why, "no tuned row takes it: the catch-all");
+    }
 }
 static const char *supports_dispatch(const void *pp, int bs) {
-    bn_problem_t view;
-    const bn_problem_t *q;
-    int rbs;
-    const bn_dispatch_row_t *r = dispatch_row((const bn_problem_t *)pp, bs, &rbs, &view, &q);
-    return r->supports(q, rbs);
+    bn_choice_t c;
+    dispatch_for((const bn_problem_t *)pp, bs, &c);
+    return registry_supports(c.k, c.q, c.q->h.dtype, c.bs);
 }
 static void launch_dispatch(const void *pp, launch_t *l) {
-    bn_problem_t view;
-    const bn_problem_t *q;
-    int rbs;
-    const bn_dispatch_row_t *r = dispatch_row((const bn_problem_t *)pp, l->block_size, &rbs, &view, &q);
+    bn_choice_t c;
+    dispatch_for((const bn_problem_t *)pp, l->block_size, &c);
     launch_t rl;
     memset(&rl, 0, sizeof rl);
-    rl.block_size = rbs;
-    r->launch(q, &rl);
-    l->block_used = rbs;
-    snprintf(l->path, sizeof l->path, "rung %d %s%s: %.90s", r->rung, r->name, r->nc_view ? " on the [N, C] view" : "",
-             rl.path);
+    rl.block_size = c.bs;
+    c.k->launch(c.q, &rl);
+    l->block_used = rl.block_used ? rl.block_used : c.bs;
+    snprintf(l->path, sizeof l->path, "rung %d %s%s%s%.100s [%s]", c.k->number, c.k->name,
+             c.q != pp ? " on the [N, C] view" : "", rl.path[0] ? ": " : "", rl.path, c.why);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -2235,9 +2258,10 @@ static const kernel_t k_kernels[] = {
      "inference: y from the running statistics, elementwise and shaped like the copy, every layout", 0,
      supports_infer_elementwise, launch_infer_elementwise},
     {14, "dispatch", DT_ALL, "all layouts and modes",
-     "picks the rung by layout, H*W, mode, dtype and plan (a table, first match wins), says which ran", 1,
+     "picks the rung from a table tuned on the rungs' sweeps (layout, mode, dtype, shape), says which ran", 1,
      supports_dispatch, launch_dispatch},
 };
+static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 
 // ------------------------------------------------------------------------------------------------
 // Options, setup, reference, reset, teardown.

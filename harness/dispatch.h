@@ -11,8 +11,9 @@
 // match the stored sweeps.
 #pragma once
 
-// A problem's variant, besides plain rows: RMSNorm's fused residual add and its strided QK-norm view.
-enum { TV_PLAIN, TV_FUSED_ADD, TV_QK_VIEW };
+// A problem's variant: LayerNorm's and RMSNorm's plain rows, RMSNorm's fused residual add and its strided QK-norm
+// view; BatchNorm's channels contiguous ([N, C] and NHWC: N*H*W rows of C) and NCHW, in training and inference.
+enum { TV_PLAIN, TV_FUSED_ADD, TV_QK_VIEW, TV_BN_CL, TV_BN_NCHW, TV_BN_CL_INF, TV_BN_NCHW_INF };
 
 typedef struct {
     int sm;       // architecture: major * 10 + minor (90: H100, H200)
@@ -23,6 +24,7 @@ typedef struct {
     int pdl;      // 1: the row of launches with programmatic dependent launch (--pdl); 0: plain launches
     int rung, block;
     const char *gpu;  // NULL: every GPU of the architecture; else the one GPU (cudaDeviceProp.name) the row is for
+    long HW;          // BatchNorm NCHW: the values of a plane (0 elsewhere: no such dimension)
 } tuned_row_t;
 
 // The problem a dispatcher looks up.
@@ -30,15 +32,18 @@ typedef struct {
     int bytes, variant, full;
     long N, C;
     int pdl;  // g_pdl: the launches carry PDL
+    long HW;  // as tuned_row_t's
 } tuned_key_t;
 
 // Whether a rung takes the problem at a block size: its supports_ check (NULL: yes).
 typedef const char *(*tuned_supports_t)(const void *problem, int rung, int block);
 
 // How far a measured point is from the problem: C decides the layout of a row (lanes, packs, blocks a row), N
-// the waves, so a step of C counts twice a step of N (both on a log2 scale).
+// the waves, so a step of C counts twice a step of N (both on a log2 scale); a plane's size (BatchNorm NCHW: how
+// a channel's values lie) counts as C does.
 static double tuned_distance(const tuned_row_t *r, const tuned_key_t *k) {
-    return 2.0 * fabs(log2((double)k->C / (double)r->C)) + fabs(log2((double)k->N / (double)r->N));
+    const double hw = r->HW > 0 && k->HW > 0 ? 2.0 * fabs(log2((double)k->HW / (double)r->HW)) : 0.0;
+    return 2.0 * fabs(log2((double)k->C / (double)r->C)) + fabs(log2((double)k->N / (double)r->N)) + hw;
 }
 
 // This device's own row of the point of a shared row r (same point and launch kind), or NULL.
@@ -46,7 +51,8 @@ static const tuned_row_t *tuned_own_row(const tuned_row_t *rows, int n, const tu
     for (int i = 0; i < n; i++) {
         const tuned_row_t *o = &rows[i];
         if (o->gpu && !strcmp(o->gpu, g_dev.prop.name) && o->sm == r->sm && o->bytes == r->bytes &&
-            o->variant == r->variant && o->full == r->full && o->N == r->N && o->C == r->C && o->pdl == r->pdl)
+            o->variant == r->variant && o->full == r->full && o->N == r->N && o->C == r->C && o->HW == r->HW &&
+            o->pdl == r->pdl)
             return o;
     }
     return NULL;
@@ -66,7 +72,7 @@ static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned
     static int c_bs = -1, c_sm = -1;
     const int sm = g_dev.prop.major * 10 + g_dev.prop.minor;
     if (c_rows == rows && c_bs == req_bs && c_sm == sm && c_key.bytes == k->bytes && c_key.variant == k->variant &&
-        c_key.full == k->full && c_key.N == k->N && c_key.C == k->C && c_key.pdl == k->pdl)
+        c_key.full == k->full && c_key.N == k->N && c_key.C == k->C && c_key.HW == k->HW && c_key.pdl == k->pdl)
         return c_pick;
     const tuned_row_t *pick = NULL;
     unsigned char *tried = (unsigned char *)calloc((size_t)n, 1);
@@ -102,9 +108,12 @@ static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned
     return pick;
 }
 
-// What the dispatcher's path says of a row: "tuned NxC", " PDL" for a PDL row, " (this GPU)" for a GPU's own row.
+// What the dispatcher's path says of a row: "tuned NxC" (NxCxHW with planes), " PDL" for a PDL row, " (this GPU)"
+// for a GPU's own row.
 static void tuned_describe(const tuned_row_t *t, char *buf, size_t n) {
-    snprintf(buf, n, "tuned %ldx%ld%s%s", t->N, t->C, t->pdl ? " PDL" : "", t->gpu ? " (this GPU)" : "");
+    char hw[24] = "";
+    if (t->HW > 0) snprintf(hw, sizeof hw, "x%ld", t->HW);
+    snprintf(buf, n, "tuned %ldx%ld%s%s%s", t->N, t->C, hw, t->pdl ? " PDL" : "", t->gpu ? " (this GPU)" : "");
 }
 
 // A rung's check through its registry entry: its dtypes, then its supports_ (NULL there: it runs any problem).

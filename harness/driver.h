@@ -19,7 +19,7 @@ typedef struct {
     int failed;
     int block;            // best block
     double ms, gbps, pct;
-    char note[128];       // skip reason or path
+    char note[sizeof(((launch_t *)0)->path)];  // skip reason or path
 } kernel_summary_t;
 
 static const int k_sweep[] = {32, 64, 128, 256, 512, 1024};

@@ -9,7 +9,7 @@
 typedef struct {
     int block_size;   // requested threads per block; 0 = the kernel chooses
     int block_used;   // the block size that ran (set by the launcher)
-    char path[128];   // which path ran, for dispatchers (set by the launcher; "" otherwise)
+    char path[192];   // which path ran, for dispatchers (set by the launcher; "" otherwise)
 } launch_t;
 
 typedef struct {

@@ -279,10 +279,12 @@ def slugify(name):
 
 
 def point_set(op, label):
-    """The set of scripts/shapes.py (shapes.SETS) a row's shape belongs to: "latency" or "odd" for the op's latency
-    or odd points, "standard" for every other shape."""
+    """The set of scripts/shapes.py (shapes.SETS) a row's shape belongs to: "latency", "tune" or "odd" for the op's
+    latency, tuning or odd points, "standard" for every other shape."""
     if label in shapes_mod.latency_labels(op):
         return "latency"
+    if label in shapes_mod.tune_labels(op):
+        return "tune"
     return "odd" if label in shapes_mod.odd_labels(op) else "standard"
 
 
@@ -979,7 +981,7 @@ def main(argv):
     which = ap.add_mutually_exclusive_group()
     which.add_argument("--quick", action="store_true", help="each op's default point only")
     which.add_argument("--point", metavar='"DTYPE ARGS..."', help="this point of the one op given")
-    which.add_argument("--set", choices=shapes_mod.SETS,
+    which.add_argument("--set", choices=[x for x in shapes_mod.SETS if x not in shapes_mod.PROGRAMS_ONLY],
                        help="this set of scripts/shapes.py's points only (default: every set each op has)")
     ap.add_argument("--peer", default="all", choices=PEERS + ["all"])
     ap.add_argument("--device", type=int, default=0)

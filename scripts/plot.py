@@ -104,7 +104,7 @@ def plot_sweep(rows, op, dtype, shape, gpu, path):
 def plot_sol_vs_c(rows, peers, op, dtype, gpu, path):
     best = best_points(rows)
     series = {}
-    latency = shapes_mod.latency_labels(op) | shapes_mod.odd_labels(op)  # few rows: microseconds, not %SOL vs C
+    latency = shapes_mod.off_standard_labels(op)  # few rows: microseconds, not %SOL vs C; tuning points
 
     def named(name, form):
         return f"{name}, {form}" if form else name

@@ -288,10 +288,12 @@ def main(argv):
                                            a.kernels, a.dtype, a.resume, a.sets)
             failed |= f
             done.append((op, csv_path, log_path))
-        if a.device != "all" and not a.no_peers and not a.kernels and not a.dtype and not a.resume:
+        peer_sets = [x for x in a.sets or [] if x not in shapes_mod.PROGRAMS_ONLY]  # the peers run no tuning points
+        if (a.device != "all" and not a.no_peers and not a.kernels and not a.dtype and not a.resume
+                and (peer_sets or not a.sets)):
             peer_ops = [op for op in ops if op in shapes_mod.POINTS]
             cmd = [sys.executable, os.path.join(ROOT, "scripts", "peers.py"), "--device", str(idx), "--out", a.out,
-                   *(["--quick"] if quick else []), *[f"--set={x}" for x in a.sets or []], *peer_ops]
+                   *(["--quick"] if quick else []), *[f"--set={x}" for x in peer_sets], *peer_ops]
             if peer_ops and subprocess.run(cmd).returncode != 0:
                 print("run_all: peers.py reported failures (see peers.log)", file=sys.stderr)
                 failed = True

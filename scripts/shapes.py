@@ -97,6 +97,17 @@ def odd_labels(op):
     return {label for _args, label in POINTS.get(op, {}).get("odd", [])}
 
 
+def tune_labels(op):
+    """The labels of an op's tuning points (an empty set for an op without them)."""
+    return {label for _args, label in POINTS.get(op, {}).get("tune", [])}
+
+
+def off_standard_labels(op):
+    """The labels of an op's points outside its standard set (latency, odd and tuning points): the tables and
+    ranges of the throughput points leave them out."""
+    return latency_labels(op) | odd_labels(op) | tune_labels(op)
+
+
 def default_label(op):
     return POINTS[op]["default"][1]
 

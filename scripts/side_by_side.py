@@ -51,7 +51,7 @@ def table(op, rows, peers):
     best = best_points(rows)
     pbest = best_peer_rows(peers, op)
     points = []
-    lat = shapes_mod.latency_labels(op) | shapes_mod.odd_labels(op)  # few rows: their own tables
+    lat = shapes_mod.off_standard_labels(op)  # few rows: their own tables; the tuning points: no peers
     for r in rows:
         if r["shape"] not in lat and (r["dtype"], r["shape"]) not in points:
             points.append((r["dtype"], r["shape"]))

@@ -133,7 +133,7 @@ def standing_rows(op, rows, peers):
     """[(dtype, shape, best kernel row, (peer GB/s, peer name) or None)] at the throughput points."""
     best = best_points(rows)
     pbest = best_peer_rows(peers, op)
-    few = shapes_mod.latency_labels(op) | shapes_mod.odd_labels(op)  # few rows: times, not % of the copy
+    few = shapes_mod.off_standard_labels(op)  # few rows (times, not % of the copy) and the tuning points
     out = []
     for dtype, shape in points(rows):
         if shape in few:

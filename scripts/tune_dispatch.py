@@ -3,8 +3,11 @@
 
     scripts/tune_dispatch.py OP [--results DIR] [--write | --check]
 
-For LayerNorm and RMSNorm: at every measured point (the rows of results/<gpu>/<op>.csv, every GPU folder), the
-rung of the ladder (kernel 1 up to the dispatcher, not cuDNN) and block size whose time is nearest the best rung's.
+At every measured point (the rows of results/<gpu>/<op>.csv, every GPU folder), the rung of the ladder (kernel 1
+up to the dispatcher, not cuDNN) and block size whose time is nearest the best rung's. LayerNorm and RMSNorm: a
+point is rows x C of a variant (plain, RMSNorm's fused add, its QK-norm view) and packing; BatchNorm: channels
+contiguous ([N, C], and NHWC as N*H*W rows of C) or NCHW (N, C and the plane's H*W), in training or inference
+(its rungs choose their packs themselves: its rows do not split on packing).
 The GPUs of one architecture (the CSV's sm column: an H100 and an H200 are both sm_90) share one table, and a
 point's modes of plain launches (cold, hot) share one row, because the dispatcher cannot tell whether x is in L2:
 the row is the (rung, block) whose worst ratio, over those GPUs and modes, of its time to the best rung's time
@@ -20,8 +23,8 @@ size was swept: the rung's own choice) is not asked about the rung's other block
 GPUs that measured them.
 
 The dispatcher (the last kernel of the program) looks the table up at run time: among the rows of the device's
-architecture with the problem's element size, variant (plain rows; RMSNorm's fused add, QK-norm view) and packing
-(16-byte packs fit the row, or not), the shared row of the nearest measured shape (2 |log2 C/C'| + |log2 N/N'|)
+architecture with the problem's element size, variant and packing (16-byte packs fit the row, or not), the shared
+row of the nearest measured shape (2 |log2 C/C'| + |log2 N/N'| + 2 |log2 HW/HW'|)
 whose rung takes the problem at that block size (with --pdl, the point's PDL row before its plain row), or the
 device's own row of that point where there is one; its own fallback rules where no row does.
 
@@ -40,13 +43,15 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 from summary import DISPATCHER, is_program_csv, load  # noqa: E402
 
-OPS = ["layernorm", "rmsnorm"]
+OPS = ["layernorm", "rmsnorm", "batchnorm"]
 OWN_OVER = 1.02  # a GPU gets its own row of a point where the shared row costs it more than this
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
-VARIANTS = {"plain": "TV_PLAIN", "add": "TV_FUSED_ADD", "qk": "TV_QK_VIEW"}  # the C enum of each variant
+VARIANTS = {"plain": "TV_PLAIN", "add": "TV_FUSED_ADD", "qk": "TV_QK_VIEW",  # the C enum of each variant
+            "cl": "TV_BN_CL", "nchw": "TV_BN_NCHW", "cl_inf": "TV_BN_CL_INF", "nchw_inf": "TV_BN_NCHW_INF"}
 BEGIN = "// tuned rows: begin"
 END = "// tuned rows: end"
 SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+):s(\d+))?((?::add)?)((?::off[^:]+)?)((?::hot)?)((?::pdl)?)$")
+BN_SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+)x(\d+):(nchw|nhwc))?((?::inf)?)$")
 
 
 def parse_label(label, es):
@@ -62,6 +67,30 @@ def parse_label(label, es):
         n, c, variant, full = int(a), int(b), "add" if add else "plain", int(b) % vec == 0
     mode = "hot+pdl" if pdl else "hot" if hot else "cold"
     return n, c, variant, full, mode
+
+
+def parse_bn_label(label):
+    """A BatchNorm CSV shape label -> (N, C, H*W, variant, True, "cold"), or None for a label of another form. N is
+    the rows of C channels where the channels are contiguous ([N, C]; NHWC's N*H*W), H*W is 0 there (no planes);
+    NCHW keeps N, C and H*W."""
+    m = BN_SHAPE.match(label)
+    if not m:
+        return None
+    n, c, h, w, layout, inf = m.groups()
+    n, c, hw = int(n), int(c), int(h) * int(w) if h else 1
+    if layout == "nchw" and hw > 1:
+        variant, rows, planes = "nchw", n, hw
+    else:  # [N, C], NHWC, and NCHW with one pixel (the memory of [N, C])
+        variant, rows, planes = "cl", n * hw, 0
+    return rows, c, planes, variant + ("_inf" if inf else ""), True, "cold"
+
+
+def parse_point(op, label, es):
+    """(N, C, HW, variant, 16-byte packs, mode) of a CSV row's shape label, or None (HW 0: no planes)."""
+    if op == "batchnorm":
+        return parse_bn_label(label)
+    got = parse_label(label, es)
+    return (got[0], got[1], 0, *got[2:]) if got else None
 
 
 def arch(sm):
@@ -120,10 +149,10 @@ def own_choice(by_run, seen, gpu, shared):
 
 
 def derive(per_gpu):
-    """[(sm, es, variant, full, N, C, pdl, rung, block, worst, where, gpu name or None)] sorted, from {gpu: rows}:
+    """[(sm, es, variant, full, N, C, pdl, rung, block, worst, where, gpu name or None, HW)] sorted, from {gpu: rows}:
     the shared rows (None) and the rows of one GPU alone (its CSV gpu name), each after its point's shared row."""
     names = {gpu: rows[0].get("gpu") or gpu for gpu, rows in per_gpu.items()}
-    # times[(sm, es, variant, full, N, C)][(gpu, mode)][(rung, block)] = median ms (the fastest row of duplicates)
+    # times[(sm, es, variant, full, N, C, HW)][(gpu, mode)][(rung, block)] = median ms (the fastest row of duplicates)
     times = defaultdict(lambda: defaultdict(dict))
     seen = defaultdict(lambda: defaultdict(set))  # seen[point][(gpu, mode)]: rungs with a row, in any status
     for gpu, rows in per_gpu.items():
@@ -134,15 +163,16 @@ def derive(per_gpu):
                 continue
             es = DTYPE_BYTES.get(r["dtype"])
             sm = arch(r.get("sm"))
-            parsed = parse_label(r["shape"], es) if es else None
+            parsed = parse_point(r.get("op"), r["shape"], es) if es else None
             if parsed is None or sm is None:
                 continue
-            n, c, variant, full, mode = parsed
-            seen[(sm, es, variant, full, n, c)][(gpu, mode)].add(k)
+            n, c, hw, variant, full, mode = parsed
+            point = (sm, es, variant, full, n, c, hw)
+            seen[point][(gpu, mode)].add(k)
             if r["status"] != "OK":
                 continue
             t = float(r["time_ms_median"])
-            cell = times[(sm, es, variant, full, n, c)][(gpu, mode)]
+            cell = times[point][(gpu, mode)]
             key = (k, int(r["block_size"]))
             cell[key] = min(t, cell.get(key, t))
     out = []
@@ -156,14 +186,14 @@ def derive(per_gpu):
             if got is None or (launch and best.get(0) and best[0][1] == got[1]):
                 continue
             worst, (rung, block), where = got
-            out.append((*point, launch, rung, block, worst, f"{where[0]} {where[1]}", None))
+            out.append((*point[:6], launch, rung, block, worst, f"{where[0]} {where[1]}", None, point[6]))
         if best.get(0):  # plain launches only: a PDL launch takes its point's PDL row, else the plain rows
             for gpu in sorted({run[0] for run in plain}):
                 own = own_choice(plain, seen[point], gpu, best[0][1])
                 if own:
                     worst, (rung, block), where = own
-                    out.append((*point, 0, rung, block, worst, f"{where[0]} {where[1]}", names[gpu]))
-    out.sort(key=lambda r: (r[0], -r[1], list(VARIANTS).index(r[2]), not r[3], r[5], r[4], r[6], r[11] or ""))
+                    out.append((*point[:6], 0, rung, block, worst, f"{where[0]} {where[1]}", names[gpu], point[6]))
+    out.sort(key=lambda r: (r[0], -r[1], list(VARIANTS).index(r[2]), not r[3], r[5], r[12], r[4], r[6], r[11] or ""))
     return out
 
 
@@ -171,9 +201,12 @@ def c_rows(op, table, sources):
     """The source lines of the block, markers included (indented by the caller)."""
     lines = [BEGIN + f" (scripts/tune_dispatch.py {op} --write; do not edit), from",
              *(f"// {s}" for s in sources),
-             "// sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU]    worst time over the best rung's (GPU, mode)"]
-    for sm, es, variant, full, n, c, pdl, rung, block, worst, where, gpu in table:
-        own = f', "{gpu}"' if gpu else ""
+             "// sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU]" +
+             (" (NCHW: GPU or NULL, the planes' H*W)" if any(r[12] for r in table) else "") +
+             "    worst time over the best rung's (GPU, mode)"]
+    for sm, es, variant, full, n, c, pdl, rung, block, worst, where, gpu, hw in table:
+        own = f', "{gpu}"' if gpu else ", NULL" if hw else ""
+        own += f", {hw}" if hw else ""
         lines.append(f"{{{sm}, {es}, {VARIANTS[variant]}, {int(full)}, {n}, {c}, {pdl}, {rung}, {block}{own}}},  "
                      f"// {worst:.3f} {where}")
     lines.append(END)
@@ -224,18 +257,19 @@ def main(argv):
         print(f"tune_dispatch: wrote {len(table)} rows into {os.path.relpath(src, ROOT)}")
         return 0
     print(f"{a.op}: the dispatcher's tuned rows from {', '.join(per_gpu)}")
-    print("| sm | bytes | variant | 16-byte packs | N | C | launch | rung | block | worst ratio | where | GPU |")
-    print("|---:|---:|---|---|---:|---:|---|---:|---:|---:|---|---|")
-    for sm, es, variant, full, n, c, pdl, rung, block_size, worst, where, gpu in table:
-        print(f"| {sm} | {es} | {variant} | {'yes' if full else 'no'} | {n} | {c} | {'PDL' if pdl else 'plain'} | {rung} | {block_size} | "
-              f"{worst:.3f} | {where} | {gpu or 'all'} |")
+    print("| sm | bytes | variant | 16-byte packs | N | C | H*W | launch | rung | block | worst ratio | where | GPU |")
+    print("|---:|---:|---|---|---:|---:|---:|---|---:|---:|---:|---|---|")
+    for sm, es, variant, full, n, c, pdl, rung, block_size, worst, where, gpu, hw in table:
+        print(f"| {sm} | {es} | {variant} | {'yes' if full else 'no'} | {n} | {c} | {hw or '-'} | {'PDL' if pdl else 'plain'} | "
+              f"{rung} | {block_size} | {worst:.3f} | {where} | {gpu or 'all'} |")
     # the rows over OWN_OVER where the GPU that pays it has no row of its own at the point
-    own_at = {(r[:7], r[10].split()[0]) for r in table if r[11]}
-    over = [r for r in table if r[9] > OWN_OVER and (r[:7], r[10].split()[0]) not in own_at]
+    key = lambda r: (r[:7] + (r[12],), r[10].split()[0])  # noqa: E731
+    own_at = {key(r) for r in table if r[11]}
+    over = [r for r in table if r[9] > OWN_OVER and key(r) not in own_at]
     own = sum(1 for r in table if r[11])
     print(f"\n{len(table)} rows ({own} of one GPU alone); {len(over)} with a worst ratio over {OWN_OVER} that no row of one GPU replaces" +
-          (": " + ", ".join(f"{r[4]}x{r[5]} {r[1]}B {r[2]}{' PDL' if r[6] else ''} {r[9]:.3f} ({r[10]})"
-                            for r in over) if over else ""))
+          (": " + ", ".join(f"{r[4]}x{r[5]}{f'x{r[12]}' if r[12] else ''} {r[1]}B {r[2]}{' PDL' if r[6] else ''} "
+                            f"{r[9]:.3f} ({r[10]})" for r in over) if over else ""))
     return 0
 
 

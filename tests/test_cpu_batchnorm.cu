@@ -381,13 +381,15 @@ static void test_supports(void) {
     }
 }
 
-// ---- the dispatcher's table (no GPU here: no cooperative launch, no clusters, so 12, 11, 10 and 9 have no plan)
+// ---- the dispatcher: its tuned rows (results/ sweeps on sm_90), the catch-all rungs where no row's rung takes the
+// problem (no GPU here: no cooperative launch, no clusters, so 12, 11, 10 and 9 have no plan)
 
-static int dispatch_rung(const bn_problem_t *p, int bs, int *rbs) {
-    bn_problem_t view;
-    const bn_problem_t *q;
-    const bn_dispatch_row_t *r = dispatch_row(p, bs, rbs, &view, &q);
-    return r ? r->rung * (q == p ? 1 : -1) : 0;  // negative: the rung runs on the [N, C] view
+static int dispatch_rung(const bn_problem_t *p, int bs, int *rbs, char *why = NULL) {
+    bn_choice_t c;
+    dispatch_for(p, bs, &c);
+    *rbs = c.bs;
+    if (why) snprintf(why, 48, "%s", c.why);
+    return c.k->number * (c.q == p ? 1 : -1);  // negative: the rung runs on the [N, C] view
 }
 
 static void test_dispatch(void) {
@@ -397,36 +399,58 @@ static void test_dispatch(void) {
     const kernel_t *d = &k_program.kernels[14];
     check("dispatch: the last kernel, its own block size, supports and launch", d->number == 14 && d->own_block == 1 &&
                                                                                d->supports && d->launch);
+    // a device of no architecture the table has (sm 0 here): the catch-all of each class
     int ok = 1, bs;
     for (int l = LAYOUT_NC; l <= LAYOUT_NHWC; l++) {
         p.layout = (bn_layout_t)l;
-        ok &= dispatch_rung(&p, 0, &bs) == 13 && bs == 256 && d->supports(&p, 0) == NULL;
-        ok &= dispatch_rung(&p, 128, &bs) == 13 && bs == 128;
+        const int want = l == LAYOUT_NCHW ? -13 : 13;  // NCHW with one pixel: the [N, C] view
+        ok &= dispatch_rung(&p, 0, &bs) == want && bs == 256 && d->supports(&p, 0) == NULL;
+        ok &= dispatch_rung(&p, 128, &bs) == want && bs == 128;
     }
-    check("dispatch: inference in every layout -> 13 at 256 threads (a --block-size passed through)", ok);
+    check("dispatch: no tuned row (another architecture): inference in every layout -> 13 at 256 (NCHW with H*W = 1 "
+          "on the [N, C] view), a --block-size passed through", ok);
     p.layout = LAYOUT_NHWC;
     const char *why = d->supports(&p, 512);
     check("dispatch: inference at --block-size 512 skips with 13's reason (no CUDA error)", why && strstr(why, "256"),
           "%s", why ? why : "NULL");
-    p.layout = LAYOUT_NCHW;
-    why = d->supports(&p, 1024);
-    check("dispatch: NCHW inference at --block-size 1024 skips with 13's reason", why && strstr(why, "256"), "%s",
-          why ? why : "NULL");
     p.training = 1;
-    check("dispatch: NCHW training with H*W = 1 -> 5 at 512 on the [N, C] view, which 5 supports",
+    p.layout = LAYOUT_NCHW;
+    check("dispatch: NCHW training with H*W = 1 -> the catch-all of channels contiguous, 5 at 512, on the [N, C] view",
           dispatch_rung(&p, 0, &bs) == -5 && bs == 512 && d->supports(&p, 0) == NULL);
-    p.H = p.W = 7; p.HW = 49; p.M = 64 * 49;
-    check("dispatch: NCHW training, 7 x 7 planes -> 7 at 256", dispatch_rung(&p, 0, &bs) == 7 && bs == 256 &&
-                                                                  d->supports(&p, 0) == NULL);
     p.H = p.W = 56; p.HW = 3136; p.M = 64 * 3136;
-    check("dispatch: NCHW training, 56 x 56 planes without clusters -> 7 at 256, 1024 passed through",
+    check("dispatch: NCHW training -> 7 at 256, 1024 passed through",
           dispatch_rung(&p, 0, &bs) == 7 && bs == 256 && dispatch_rung(&p, 1024, &bs) == 7 && bs == 1024);
     p.layout = LAYOUT_NHWC;
-    check("dispatch: NHWC training without cooperative launch -> 5 at 512",
-          dispatch_rung(&p, 0, &bs) == 5 && bs == 512 && d->supports(&p, 0) == NULL);
-    p.layout = LAYOUT_NC; p.H = p.W = p.HW = 1; p.M = 64;
-    check("dispatch: [N, C] training without cooperative launch -> 5 at 512, 96 passed through",
-          dispatch_rung(&p, 0, &bs) == 5 && bs == 512 && dispatch_rung(&p, 96, &bs) == 5 && bs == 96);
+    check("dispatch: NHWC training -> 5 at 512", dispatch_rung(&p, 0, &bs) == 5 && bs == 512 && d->supports(&p, 0) == NULL);
+
+    // sm_90: the tuned rows; a row whose rung has no plan here (10-12: no cooperative launch) is passed over for the
+    // nearest that takes it (9's check asks the runtime, which is not here: no problem below reaches a row of 9)
+    const cudaDeviceProp saved = g_dev.prop;
+    g_dev.prop.major = 9, g_dev.prop.minor = 0;
+    char w[48];
+    p.layout = LAYOUT_NCHW; p.h.dtype = DT_FP32;
+    p.N = 256; p.C = 512; p.H = p.W = 7; p.HW = 49; p.M = 256 * 49;
+    int r = dispatch_rung(&p, 0, &bs, w);
+    check("dispatch sm_90: fp32 NCHW 256x512x7x7 -> its tuned row, 7 at 32", r == 7 && bs == 32 &&
+                                                                                 !strcmp(w, "tuned 256x512x49"), "%d %d %s", r, bs, w);
+    p.N = 200; p.C = 600;
+    r = dispatch_rung(&p, 0, &bs, w);
+    check("dispatch sm_90: fp32 NCHW 200x600x7x7 -> the nearest point's row (256x512x49)", r == 7 && bs == 32 &&
+                                                                                               !strcmp(w, "tuned 256x512x49"), "%d %d %s", r, bs, w);
+    p.layout = LAYOUT_NC; p.h.dtype = DT_BF16;
+    p.N = 64; p.C = 1024; p.H = p.W = p.HW = 1; p.M = 64;
+    r = dispatch_rung(&p, 0, &bs, w);
+    check("dispatch sm_90: bf16 [64, 1024] -> its tuned row, 4 at 512", r == 4 && bs == 512 && !strcmp(w, "tuned 64x1024"),
+          "%d %d %s", r, bs, w);
+    p.N = 65536; p.C = 256; p.M = 65536;
+    r = dispatch_rung(&p, 0, &bs, w);
+    check("dispatch sm_90: bf16 [65536, 256], whose row's 12 has no cooperative launch here -> the nearest row of a "
+          "rung that takes it (4, 64x1024)", r == 4 && !strcmp(w, "tuned 64x1024"), "%d %d %s", r, bs, w);
+    p.training = 0;
+    r = dispatch_rung(&p, 0, &bs, w);
+    check("dispatch sm_90: bf16 [65536, 256] inference -> 13 at its row's block", r == 13 && bs == 64 &&
+                                                                                    !strcmp(w, "tuned 65536x256"), "%d %d %s", r, bs, w);
+    g_dev.prop = saved;
 }
 
 // ---- kernel 0 (cuDNN): the rules that need neither a GPU nor a cuDNN call. With cuDNN, supports(p, 0) plans

@@ -24,9 +24,12 @@ from fixture_csv import FIELDS, expect, status  # noqa: E402
 
 # Every point of every op the peers run, in every set (standard, latency cold and hot), is understood (the shape
 # list is shapes.py's, not a copy); the programs' --pdl points are not theirs.
-expect("peers: the sweep leaves out the programs' --pdl points, and only those",
+expect("peers: the sweep leaves out the programs' --pdl points and tuning points, and only those",
        [p for p in peers.sweep(peers.OPS) if "--pdl" in p[2]] == []
-       and len(peers.sweep(peers.OPS)) == sum(1 for op in peers.OPS for _d, a, _l in shapes.points(op) if "--pdl" not in a))
+       and len(peers.sweep(peers.OPS)) == sum(1 for op in peers.OPS for _d, a, l in shapes.points(op)
+                                              if "--pdl" not in a and l not in shapes.tune_labels(op))
+       and peers.sweep(["batchnorm"], sets=["tune"]) == []
+       and all(peers.point_set("batchnorm", l) == "tune" for l in shapes.tune_labels("batchnorm")))
 for op, dtype, args, label in peers.sweep(peers.OPS):
     try:
         p = peers.parse_point(op, args)

@@ -34,13 +34,21 @@ expect("shapes: 4 odd C and C + 1 x 1..64 rows x 2 dtypes, cold", len(odd) == 64
 expect("shapes: every set by default", len(shapes.points("layernorm")) == 176 and len(shapes.points("rmsnorm")) == 184)
 expect("shapes: batchnorm has no odd set", shapes.points("batchnorm", sets=["odd"]) == [])
 expect("shapes: BatchNorm has no latency set", shapes.points("batchnorm", sets=["latency"]) == [])
-bn = shapes.points("batchnorm")
+bn = shapes.points("batchnorm", sets=["standard"])
 bn_train = [label for d, a, label in bn if d == "fp32" and "--inference" not in a]
 expect("shapes: BatchNorm's seven training shapes, each again in inference (--inference, labelled :inf as the program does)",
        len(bn) == 28 and len(bn_train) == 7
        and all(("fp32", a + ["--inference"], label + ":inf") in bn for d, a, label in bn if d == "fp32" and label in bn_train)
        and ("bf16", ["--layout", "nhwc", "-N", "32", "-C", "256", "--height", "56", "--width", "56", "--inference"],
             "32x256x56x56:nhwc:inf") in bn, [p[2] for p in bn])
+tune = shapes.points("batchnorm", sets=["tune"])
+expect("shapes: BatchNorm's tuning points are training points of every class (narrow, wide, few rows, NCHW planes of 7x7 "
+       "to 112x112), none a standard point", len(tune) == 28 and not any("--inference" in a for _d, a, _l in tune)
+       and {"1024x64", "256x8192", "256x512x7x7:nchw", "8x64x112x112:nchw"} <= {l for _d, _a, l in tune}
+       and not {l for _d, _a, l in tune} & {l for _d, _a, l in bn}
+       and shapes.tune_labels("batchnorm") == {l for _d, _a, l in tune} and shapes.tune_labels("layernorm") == set()
+       and shapes.off_standard_labels("batchnorm") == shapes.tune_labels("batchnorm")
+       and len(shapes.points("batchnorm")) == 56, [p[2] for p in tune])
 expect("shapes: quick mode runs the default shape only", [p[2] for p in shapes.points("layernorm", True)] == ["8192x768"] * 2)
 
 expect("shapes: RMSNorm's quick point is its default shape 8192x4096",
@@ -330,7 +338,7 @@ with tempfile.TemporaryDirectory() as d:
         "summary.py": [["/nonexistent.csv"], [fixtures], [readme], [fixture, "--ladder-shape", "1x1"]],
         "update_readme.py": [["/nonexistent"], [fixtures, "--readme", "/nonexistent"]],
         "dispatch_check.py": [[], ["/nonexistent"], [fixtures, "--rounds", "0"]],
-        "tune_dispatch.py": [[], ["batchnorm"], ["rmsnorm", "--results", "/nonexistent"], ["rmsnorm", "--write", "--check"]],
+        "tune_dispatch.py": [[], ["bogus"], ["rmsnorm", "--results", "/nonexistent"], ["rmsnorm", "--write", "--check"]],
     }
     listed = {n for n in os.listdir(os.path.join(ROOT, "scripts")) if n.endswith((".py", ".sh"))} - {"cli.py", "csvfile.py"}
     expect("every script of scripts/ is checked here", listed == set(BAD), listed ^ set(BAD))

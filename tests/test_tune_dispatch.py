@@ -89,13 +89,51 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("derive: another architecture gets its own row", [t[7] for t in table if t[0] == 80] == [4], str(table))
     r = run("rmsnorm", "--results", tmp)
     expect("the printed table names the rows, their worst ratio and their GPU", r.returncode == 0
-           and "| 90 | 2 | plain | yes | 64 | 768 | plain | 6 | 64 | 1.111 | b cold | all |" in r.stdout
-           and "| 90 | 2 | plain | yes | 64 | 768 | plain | 7 | 256 | 1.000 | b cold | B |" in r.stdout
+           and "| 90 | 2 | plain | yes | 64 | 768 | - | plain | 6 | 64 | 1.111 | b cold | all |" in r.stdout
+           and "| 90 | 2 | plain | yes | 64 | 768 | - | plain | 7 | 256 | 1.000 | b cold | B |" in r.stdout
            and "(1 of one GPU alone); 0 with a worst ratio over 1.02" in r.stdout, r.stdout + r.stderr)
 
-r = run("batchnorm")
-expect("batchnorm (no tuned table): exit 2, one line", r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
+r = run("bogus")
+expect("an op without a dispatcher table: exit 2, one line", r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
        r.stderr)
+
+# BatchNorm: channels contiguous ([N, C], NHWC, NCHW of one pixel) as N*H*W rows of C, NCHW by N, C and H*W
+pb = tune_dispatch.parse_bn_label
+expect("BatchNorm label 65536x256: cl, 65536 rows of 256, no planes", pb("65536x256") == (65536, 256, 0, "cl", True, "cold"))
+expect("BatchNorm label 32x256x56x56:nhwc:inf: cl inference, 100352 rows", pb("32x256x56x56:nhwc:inf") ==
+       (100352, 256, 0, "cl_inf", True, "cold"))
+expect("BatchNorm label 8x64x112x112:nchw: NCHW, planes of 12544", pb("8x64x112x112:nchw") ==
+       (8, 64, 12544, "nchw", True, "cold"))
+expect("BatchNorm label 4096x64x1x1:nchw: one pixel, the memory of [N, C]", pb("4096x64x1x1:nchw") ==
+       (4096, 64, 0, "cl", True, "cold"))
+expect("BatchNorm: a label of another form is None", pb("8x4097:hot") is None and pb("4096x32x128:s12288") is None)
+
+
+def bn_row(gpu, kernel, name, shape, block, ms, dtype="fp32"):
+    return dict(row(gpu, kernel, name, shape, block, ms), op="batchnorm", dtype=dtype)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    os.makedirs(os.path.join(tmp, "a"))
+    rows = [bn_row("A", 11, "l2_keep_front", "65536x256", 512, 1.0), bn_row("A", 12, "l2_coalesced_sums", "65536x256", 512, 1.1),
+            bn_row("A", 9, "nchw_cluster_l2", "32x256x56x56:nchw", 256, 2.0),
+            bn_row("A", 7, "nchw_split_planes", "32x256x56x56:nchw", 32, 2.2),
+            bn_row("A", 13, "infer_elementwise", "32x256x56x56:nchw:inf", 128, 1.5),
+            bn_row("A", 14, "dispatch", "65536x256", 0, 0.5), bn_row("A", 0, "cudnn", "65536x256", 0, 0.1)]
+    with open(os.path.join(tmp, "a", "batchnorm.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        for x in rows:
+            w.writerow(x)
+    table = tune_dispatch.derive(tune_dispatch.gpu_rows(tmp, "batchnorm"))
+    expect("derive, BatchNorm: a row per point and mode, NCHW with its planes (cuDNN and the dispatcher no candidates)",
+           [(t[2], t[4], t[5], t[7], t[8], t[12]) for t in table] ==
+           [("cl", 65536, 256, 11, 512, 0), ("nchw", 32, 256, 9, 256, 3136), ("nchw_inf", 32, 256, 13, 128, 3136)],
+           str(table))
+    lines = tune_dispatch.c_rows("batchnorm", table, ["x"])
+    expect("c rows, BatchNorm: an NCHW row ends with NULL (no GPU of its own) and the planes' H*W",
+           "{90, 4, TV_BN_NCHW, 1, 32, 256, 0, 9, 256, NULL, 3136},  // 1.000 a cold" in lines
+           and "{90, 4, TV_BN_CL, 1, 65536, 256, 0, 11, 512},  // 1.000 a cold" in lines, "\n".join(lines))
 r = run("rmsnorm", "--results", "/nonexistent")
 expect("a missing results folder: exit 2, one line", r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
        r.stderr)
