@@ -36,7 +36,7 @@ for dt in fp32 bf16; do
         rd=$(grep -m1 "^phases: read-only" "$OUT/ph.txt" | grep -oE "read-only [0-9.]+ us" | grep -oE "[0-9.]+")
         wr=$(grep -m1 "^phases: read-only" "$OUT/ph.txt" | grep -oE "write-only [0-9.]+ us" | grep -oE "[0-9.]+")
         bs=$(echo "$best" | grep -oE "block_size +[0-9]+" | grep -oE "[0-9]+$")
-        path=$(grep -m1 "block_size *$bs |" "$OUT/ph.txt" | grep -oE "path rung [0-9]+ [a-z0-9_]+")
+        path=$(grep -m1 -E "block_size +$bs (\(own\) )?\|" "$OUT/ph.txt" | grep -oE "path rung [0-9]+ [a-z0-9_]+")
         mb=$(grep -m1 "MB counted" "$OUT/ph.txt" | grep -oE "[0-9.]+ MB counted" | grep -oE "^[0-9.]+")
         "$NCU" --metrics "$M" -k regex:batchnorm_ --csv --print-units base ./batchnorm_forward 14 --check --block-size "${bs:-512}" \
             --dtype $dt $pt > "$OUT/ncu.csv" 2>&1
