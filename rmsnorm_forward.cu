@@ -811,24 +811,21 @@ static const char *supports_cluster_dsmem(const void *pp, int bs) {
 //   and a long row's bytes in flight are spread over CL SMs. A block size given sets CL: the fewest blocks of
 //   that size that hold the row (split_row_plan), so the program's sweep of block sizes sweeps CL too;
 // - w loaded at the start with x: one memory trip for all the row needs. Launched alone, each pack's x and w
-//   loads are issued together; in a chain of launches (PDL, --pdl: its own instance) the weight's loads go before
-//   the wait for the grid before, and overlap its end;
+//   loads are issued together; in a chain of launches (pdl = 1, --pdl) the weight's loads go before the wait
+//   for the grid before, and overlap its end;
 // - one reduction round: one block barrier (block_sum_once) for a block alone; in a cluster, every warp's partial
 //   pushed into every block's shared memory (cluster_push_sum, as kernel 7), with no barrier after it.
-// A short kernel pays less at a cold start: at most 2 packs a thread and the launch order compiled in (448 sm_90
-// instructions in bf16 against 736 with 4 packs and both orders) took 5-14% off a few rows of 4096-8192 (H100,
-// bf16 1x8192 2.43 -> 2.08 us cold; results/NOTES.md).
 // Improves: the time of a few rows (the dispatcher runs it where rows x blocks a row <= SMs).
-// Wrong: at most 2 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 65536, 16-bit 131072);
-// 16-byte packs only; with many rows the cluster buys nothing and w in registers costs occupancy.
-#define SPLIT_PACKS 2
+// Wrong: at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); 16-byte packs
+// only; with many rows the cluster buys nothing and w in registers costs occupancy.
+#define SPLIT_PACKS 4
 
 // Loads a thread's packs of x and w as raw words (load_raw: why), in the order of the launch (see above).
-template <typename T, int VEC, bool PDL>
+template <typename T, int VEC>
 __device__ __forceinline__ void latency_split_load(RawPack<T, VEC> *xraw, RawPack<T, VEC> *wraw,
                                                    const T *__restrict__ xr, const T *__restrict__ w, int first,
-                                                   int nvec) {
-    if constexpr (PDL) {  // chained (--pdl): the weight, not written by the grid before, before the wait for it; x after
+                                                   int nvec, int pdl) {
+    if (pdl) {  // chained (--pdl): the weight, not written by the grid before, before the wait for it; x after
 #pragma unroll
         for (int p = 0; p < SPLIT_PACKS; p++) {
             int i = first + p * blockDim.x;
@@ -853,8 +850,8 @@ __device__ __forceinline__ void latency_split_load(RawPack<T, VEC> *xraw, RawPac
     }
 }
 
-template <typename T, int VEC, int CL, bool PDL>
-__global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a) {
+template <typename T, int VEC, int CL>
+__global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a, int pdl) {
     __shared__ ClusterPush<float, 16 * CL> push;  // 16 warps x CL blocks: the cluster's partial sums
     cluster_push_begin(&push, CL);
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
@@ -863,7 +860,7 @@ __global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a
     const T *__restrict__ w = (const T *)a.w;
     const T *__restrict__ xr = (const T *)a.x + row * a.C;
     RawPack<T, VEC> xraw[SPLIT_PACKS], wraw[SPLIT_PACKS];
-    latency_split_load<T, VEC, PDL>(xraw, wraw, xr, w, first, nvec);
+    latency_split_load<T, VEC>(xraw, wraw, xr, w, first, nvec, pdl);
     Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS];
 #pragma unroll
     for (int p = 0; p < SPLIT_PACKS; p++) {
@@ -886,20 +883,16 @@ __global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a
 }
 
 // The instance of a cluster size (16-byte packs only).
-// The instance of a cluster size and of the launches (g_pdl: chained by PDL).
-template <bool PDL> static const void *latency_split_fn_of(dtype_t d, int cl) {
+static const void *latency_split_fn(dtype_t d, int cl) {
     const void *fn = NULL;
     with_pow2<1, 16>(cl, [&](auto CL) {
         switch (d) {
-        case DT_FP32: fn = (const void *)rmsnorm_latency_split_kernel<float, 4, CL.value, PDL>; break;
-        case DT_FP16: fn = (const void *)rmsnorm_latency_split_kernel<__half, 8, CL.value, PDL>; break;
-        default: fn = (const void *)rmsnorm_latency_split_kernel<__nv_bfloat16, 8, CL.value, PDL>; break;
+        case DT_FP32: fn = (const void *)rmsnorm_latency_split_kernel<float, 4, CL.value>; break;
+        case DT_FP16: fn = (const void *)rmsnorm_latency_split_kernel<__half, 8, CL.value>; break;
+        default: fn = (const void *)rmsnorm_latency_split_kernel<__nv_bfloat16, 8, CL.value>; break;
         }
     });
     return fn;
-}
-static const void *latency_split_fn(dtype_t d, int cl) {
-    return g_pdl ? latency_split_fn_of<true>(d, cl) : latency_split_fn_of<false>(d, cl);
 }
 // The plan (blocks a row, threads): split_row_plan (harness/gpu.h), the rule measured in layernorm_forward.cu's
 // latency kernel; req_bs 0: its own block size. 0 where the row does not fit.
@@ -911,7 +904,8 @@ static void launch_latency_split(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
     int cl = 0, bs = latency_split_plan(p, l->block_size, &cl);
     rms_args_t a = rms_args(p);
-    void *args[] = {&a};
+    int pdl = g_pdl;
+    void *args[] = {&a, &pdl};
     launch_kernel(latency_split_fn(p->h.dtype, cl), p->s.N * cl, bs, 0, args, cl);
     l->block_used = bs;
     snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; w with x; one reduction", cl,

@@ -18,9 +18,9 @@ another (rung, block) that costs it less, the point gets a row for that GPU alon
 (the device's name, which the dispatcher compares): a GPU that is not in results/ takes the shared row.
 A candidate must have run at every GPU and mode of the point, with two exceptions: a GPU and mode with no row of
 the rung at the point (in any status: a rung skipped or failed there stays asked, and loses) is not asked about
-it; a GPU that holds a rung at one block size alone at the point (its rows were measured before that rung's block
-size was swept: the rung's own choice) is not asked about the rung's other block sizes. Those are judged on the
-GPUs that measured them.
+it; a GPU that has rows of a rung at one block size alone at the point, in any status (measured before that rung's
+block size was swept: the rung's own choice), is not asked about the rung's other block sizes. Those are judged on
+the GPUs that measured them. (A sweep whose other block sizes were skipped has rows of them: it is asked.)
 
 The dispatcher (the last kernel of the program) looks the table up at run time: among the rows of the device's
 architecture with the problem's element size, variant and packing (16-byte packs fit the row, or not), the shared
@@ -114,14 +114,15 @@ def gpu_rows(results, op):
 def choose(by_run, seen):
     """(worst ratio, (rung, block), (gpu, mode) of the worst) of the candidate whose worst ratio over the runs
     {(gpu, mode): {(rung, block): ms}} is the smallest; None when no candidate ran everywhere it is asked. seen:
-    {(gpu, mode): the rungs with a row there in any status}."""
+    {(gpu, mode): {rung: the block sizes with a row there, in any status}}."""
     runs = sorted(by_run)
     best_t = {run: min(by_run[run].values()) for run in runs}
-    # the block sizes of each rung on each GPU at this point, over these modes
+    # the block sizes each GPU has a row of for each rung at this point (in any status: a sweep whose other block
+    # sizes were skipped has swept them), over these modes
     blocks = defaultdict(set)
-    for (gpu, _mode), cell in by_run.items():
-        for rung, block in cell:
-            blocks[(gpu, rung)].add(block)
+    for (gpu, mode) in runs:
+        for rung, held in seen[(gpu, mode)].items():
+            blocks[(gpu, rung)] |= held
     scored = []
     for cand in set().union(*(set(by_run[run]) for run in runs)):
         rung, block = cand
@@ -154,7 +155,8 @@ def derive(per_gpu):
     names = {gpu: rows[0].get("gpu") or gpu for gpu, rows in per_gpu.items()}
     # times[(sm, es, variant, full, N, C, HW)][(gpu, mode)][(rung, block)] = median ms (the fastest row of duplicates)
     times = defaultdict(lambda: defaultdict(dict))
-    seen = defaultdict(lambda: defaultdict(set))  # seen[point][(gpu, mode)]: rungs with a row, in any status
+    # seen[point][(gpu, mode)][rung]: the block sizes with a row, in any status
+    seen = defaultdict(lambda: defaultdict(lambda: defaultdict(set)))
     for gpu, rows in per_gpu.items():
         disp = {int(r["kernel"]) for r in rows if r["kernel_name"] == DISPATCHER}
         for r in rows:
@@ -168,7 +170,7 @@ def derive(per_gpu):
                 continue
             n, c, hw, variant, full, mode = parsed
             point = (sm, es, variant, full, n, c, hw)
-            seen[point][(gpu, mode)].add(k)
+            seen[point][(gpu, mode)][k].add(int(r["block_size"]))
             if r["status"] != "OK":
                 continue
             t = float(r["time_ms_median"])

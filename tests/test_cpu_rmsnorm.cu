@@ -451,7 +451,7 @@ static void test_plans(void) {
     // kernel 8's own plan (split_row_plan), rows of one block (no cluster: no device needed)
     rms_problem_t q = plan_problem(DT_BF16, 4, 4096, 4096);
     int lcl = 0, lbs = latency_split_plan(&q, 0, &lcl);
-    check("plan: kernel 8 at bf16 4 x 4096: one block of 256 threads (2 packs of 8 each)", lbs == 256 && lcl == 1,
+    check("plan: kernel 8 at bf16 4 x 4096: one block of 128 threads (4 packs of 8 each)", lbs == 128 && lcl == 1,
           "bs %d cl %d", lbs, lcl);
     // its blocks a row (split_row_blocks, 132 SMs): the rule's fewest blocks of 512 threads, doubled for few rows
     // that need a cluster anyway; a block size given: the fewest blocks of that size, no doubling (fp32 rows of

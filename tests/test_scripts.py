@@ -288,6 +288,13 @@ none = [r for r in old if r["kernel"] != "12"]
 tab = tune_dispatch.derive({"a": swept, "b": none})
 expect("tune_dispatch: a GPU with no row of the rung at the point is not asked about it",
        [(r[7], r[8]) for r in shared(tab)] == [(12, 64)] and tab[0][9] == 1.0, tab)
+# a GPU whose sweep left one block size of the rung OK and skipped the others is asked about them (they lose there)
+swept_skip = [trow("a", 8, 512, 2.0), dict(trow("a", 8, 256, 0), status="SKIP"), trow("a", 7, 256, 3.0)]
+old8 = [trow("b", 8, 256, 1.0), trow("b", 8, 512, 1.1), trow("b", 7, 256, 3.0)]
+tab = tune_dispatch.derive({"a": swept_skip, "b": old8})
+expect("tune_dispatch: a block size a GPU's sweep skipped is no candidate there (its one OK size is not the rung's "
+       "own choice); the other GPU gets its own row", [(r[7], r[8]) for r in shared(tab)] == [(8, 512)]
+       and abs(shared(tab)[0][9] - 1.1) < 1e-9 and own(tab) == [(8, 256, "b")], tab)
 skipped = dict(trow("b", 12, 64, 0), status="SKIP")
 tab = tune_dispatch.derive({"a": swept, "b": none + [skipped]})
 expect("tune_dispatch: a rung skipped (or failed) on a GPU stays asked there, and is no candidate (b keeps the shared "
