@@ -2082,14 +2082,15 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
 // than 2% gets a row of its own). A problem looks up the row of the nearest measured point of its architecture,
 // element size, layout class and mode whose rung takes it at the row's block size: channels contiguous ([N, C],
 // NHWC) as M = N*H*W rows of C; NCHW by N, C and the plane's H*W (distance: harness/dispatch.h). NCHW with
-// H*W = 1 is [N, C] in memory and runs as that view. Where no row's rung takes the problem (another
-// architecture, a plan the device cannot hold), the rung that takes every problem of its class runs: 5 for
+// H*W = 1 is [N, C] in memory and runs as that view. A GPU of an architecture without rows reads those of the
+// nearest one (their rungs' checks pass over what it cannot run: 9's clusters before sm_90). Where no row's rung
+// takes the problem (a plan the device cannot hold), the rung that takes every problem of its class runs: 5 for
 // channels contiguous, 7 for NCHW, 13 for inference. A --block-size given replaces the row's.
 // What the sweeps chose (H100, H200): 12 in 16-bit and 11 in fp32 where x's channels are contiguous (x below,
 // near and above L2 alike: their plans hold the columns of blocks resident, read from the device), 9 for NCHW
 // planes, 13 in inference at 32-128 threads.
-// Wrong: between measured points the nearest one decides, which is a guess; another architecture gets the
-// catch-all rungs until its sweeps are stored.
+// Wrong: between measured points the nearest one decides, which is a guess; another architecture runs sm_90's
+// choices until its own sweeps are stored.
 
 // The nearest measured point's row; sm_90 rows from the H100 and H200 sweeps.
 static const tuned_row_t k_tuned[] = {
@@ -2166,7 +2167,7 @@ typedef struct {
     int bs;
     bn_problem_t view;    // NCHW with H*W = 1 as [N, C]
     const bn_problem_t *q;  // p or &view
-    char why[48];         // the tuned row, or the catch-all
+    char why[56];         // the tuned row (of another architecture: which), or the catch-all
 } bn_choice_t;
 static void dispatch_for(const bn_problem_t *p, int req_bs, bn_choice_t *c) {
     memset(c, 0, sizeof *c);
@@ -2181,12 +2182,16 @@ static void dispatch_for(const bn_problem_t *p, int req_bs, bn_choice_t *c) {
     const tuned_key_t key = {(int)dtype_size(q->h.dtype),
                              nchw ? (q->training ? TV_BN_NCHW : TV_BN_NCHW_INF) : (q->training ? TV_BN_CL : TV_BN_CL_INF),
                              1, nchw ? q->N : q->M, q->C, g_pdl, nchw ? q->HW : 0};
-    const tuned_row_t *t = tuned_pick(k_tuned, (int)(sizeof k_tuned / sizeof k_tuned[0]), &key, req_bs, q,
-                                      tuned_supports);
+    const int n = (int)(sizeof k_tuned / sizeof k_tuned[0]), arch = tuned_nearest_arch(k_tuned, n);
+    const tuned_row_t *t = tuned_pick_arch(k_tuned, n, &key, req_bs, q, tuned_supports, arch);
     if (t) {
         c->k = ladder_rung(t->rung);
         c->bs = req_bs ? req_bs : t->block;
         tuned_describe(t, c->why, sizeof c->why);
+        if (arch != g_dev.prop.major * 10 + g_dev.prop.minor) {  // another architecture's row: say whose
+            const size_t used = strlen(c->why);
+            snprintf(c->why + used, sizeof c->why - used, " of sm_%d", arch);
+        }
     } else {
         c->k = ladder_rung(!q->training ? 13 : nchw ? 7 : 5);
         c->bs = req_bs ? req_bs : nchw || !q->training ? 256 : 512;

@@ -58,19 +58,18 @@ static const tuned_row_t *tuned_own_row(const tuned_row_t *rows, int n, const tu
     return NULL;
 }
 
-// The row to run: among the shared rows of this device's architecture with the problem's element size, variant
-// and packing, the nearest measured point whose rung takes the problem at the row's block size (req_bs, a
-// --block-size given, replaces it), or this device's own row of that point where it has one and its rung takes
-// the problem; NULL where no row does (the dispatcher then uses its fallback rules). Plain launches read the plain
-// rows only; PDL launches read both, a PDL row before the plain row of the same point (the table has a PDL row only
-// where the choice differs). The last answer is kept: a dispatcher looks up inside the timed region, and the
-// supports_ checks ask the runtime.
-static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned_key_t *k, int req_bs,
-                                     const void *problem, tuned_supports_t supports) {
+// The row to run: among the shared rows of architecture sm with the problem's element size, variant and packing,
+// the nearest measured point whose rung takes the problem at the row's block size (req_bs, a --block-size given,
+// replaces it), or this device's own row of that point where it has one and its rung takes the problem; NULL where
+// no row does (the dispatcher then uses its fallback rules). Plain launches read the plain rows only; PDL launches
+// read both, a PDL row before the plain row of the same point (the table has a PDL row only where the choice
+// differs). The last answer is kept: a dispatcher looks up inside the timed region, and the supports_ checks ask
+// the runtime.
+static const tuned_row_t *tuned_pick_arch(const tuned_row_t *rows, int n, const tuned_key_t *k, int req_bs,
+                                          const void *problem, tuned_supports_t supports, int sm) {
     static const tuned_row_t *c_rows = NULL, *c_pick = NULL;
     static tuned_key_t c_key;
     static int c_bs = -1, c_sm = -1;
-    const int sm = g_dev.prop.major * 10 + g_dev.prop.minor;
     if (c_rows == rows && c_bs == req_bs && c_sm == sm && c_key.bytes == k->bytes && c_key.variant == k->variant &&
         c_key.full == k->full && c_key.N == k->N && c_key.C == k->C && c_key.HW == k->HW && c_key.pdl == k->pdl)
         return c_pick;
@@ -106,6 +105,24 @@ static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned
     c_sm = sm;
     c_pick = pick;
     return pick;
+}
+
+// tuned_pick_arch on the rows of this device's architecture.
+static const tuned_row_t *tuned_pick(const tuned_row_t *rows, int n, const tuned_key_t *k, int req_bs,
+                                     const void *problem, tuned_supports_t supports) {
+    return tuned_pick_arch(rows, n, k, req_bs, problem, supports, g_dev.prop.major * 10 + g_dev.prop.minor);
+}
+
+// The architecture of the rows nearest this device's (its own where it has rows; else the nearest below it, else
+// above); 0 for no rows.
+static int tuned_nearest_arch(const tuned_row_t *rows, int n) {
+    const int sm = g_dev.prop.major * 10 + g_dev.prop.minor;
+    int best = 0;
+    for (int i = 0; i < n; i++) {
+        const int r = rows[i].sm;
+        if (!best || (r <= sm && (best > sm || r > best)) || (best > sm && r > sm && r < best)) best = r;
+    }
+    return best;
 }
 
 // What the dispatcher's path says of a row: "tuned NxC" (NxCxHW with planes), " PDL" for a PDL row, " (this GPU)"

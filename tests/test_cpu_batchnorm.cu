@@ -388,7 +388,7 @@ static int dispatch_rung(const bn_problem_t *p, int bs, int *rbs, char *why = NU
     bn_choice_t c;
     dispatch_for(p, bs, &c);
     *rbs = c.bs;
-    if (why) snprintf(why, 48, "%s", c.why);
+    if (why) snprintf(why, sizeof c.why, "%s", c.why);
     return c.k->number * (c.q == p ? 1 : -1);  // negative: the rung runs on the [N, C] view
 }
 
@@ -399,38 +399,62 @@ static void test_dispatch(void) {
     const kernel_t *d = &k_program.kernels[14];
     check("dispatch: the last kernel, its own block size, supports and launch", d->number == 14 && d->own_block == 1 &&
                                                                                d->supports && d->launch);
-    // a device of no architecture the table has (sm 0 here): the catch-all of each class
+    // a device of an architecture without rows (sm 0 here): the rows of the nearest one, sm_90's, whose rungs' checks
+    // pass over what this device cannot run (no cooperative launch, no clusters here: 9-12), the path naming them
     int ok = 1, bs;
+    char w[56];
     for (int l = LAYOUT_NC; l <= LAYOUT_NHWC; l++) {
         p.layout = (bn_layout_t)l;
         const int want = l == LAYOUT_NCHW ? -13 : 13;  // NCHW with one pixel: the [N, C] view
-        ok &= dispatch_rung(&p, 0, &bs) == want && bs == 256 && d->supports(&p, 0) == NULL;
+        ok &= dispatch_rung(&p, 0, &bs, w) == want && bs == 64 && !strcmp(w, "tuned 65536x256 of sm_90") &&
+              d->supports(&p, 0) == NULL;
         ok &= dispatch_rung(&p, 128, &bs) == want && bs == 128;
     }
-    check("dispatch: no tuned row (another architecture): inference in every layout -> 13 at 256 (NCHW with H*W = 1 "
-          "on the [N, C] view), a --block-size passed through", ok);
+    check("dispatch, another architecture: inference in every layout -> 13 at the nearest sm_90 row's block (NCHW "
+          "with H*W = 1 on the [N, C] view), a --block-size passed through", ok);
     p.layout = LAYOUT_NHWC;
     const char *why = d->supports(&p, 512);
     check("dispatch: inference at --block-size 512 skips with 13's reason (no CUDA error)", why && strstr(why, "256"),
           "%s", why ? why : "NULL");
     p.training = 1;
     p.layout = LAYOUT_NCHW;
-    check("dispatch: NCHW training with H*W = 1 -> the catch-all of channels contiguous, 5 at 512, on the [N, C] view",
-          dispatch_rung(&p, 0, &bs) == -5 && bs == 512 && d->supports(&p, 0) == NULL);
+    int r = dispatch_rung(&p, 0, &bs, w);
+    check("dispatch, another architecture: bf16 NCHW training with H*W = 1 -> the [N, C] view's nearest row a rung "
+          "here takes (4, 64x1024: 12-10 have no cooperative launch)", r == -4 && bs == 512 &&
+                                                                         !strcmp(w, "tuned 64x1024 of sm_90") &&
+                                                                         d->supports(&p, 0) == NULL, "%d %d %s", r, bs, w);
     p.H = p.W = 56; p.HW = 3136; p.M = 64 * 3136;
-    check("dispatch: NCHW training -> 7 at 256, 1024 passed through",
-          dispatch_rung(&p, 0, &bs) == 7 && bs == 256 && dispatch_rung(&p, 1024, &bs) == 7 && bs == 1024);
+    r = dispatch_rung(&p, 0, &bs, w);
+    check("dispatch, another architecture: bf16 NCHW 64x32x56x56 -> 7 at 32 (9's rows need clusters), 1024 passed "
+          "through", r == 7 && bs == 32 && !strcmp(w, "tuned 256x512x49 of sm_90") && dispatch_rung(&p, 1024, &bs) == 7 &&
+                         bs == 1024, "%d %d %s", r, bs, w);
     p.layout = LAYOUT_NHWC;
-    check("dispatch: NHWC training -> 5 at 512", dispatch_rung(&p, 0, &bs) == 5 && bs == 512 && d->supports(&p, 0) == NULL);
+    r = dispatch_rung(&p, 0, &bs, w);
+    check("dispatch, another architecture: NHWC training -> 4 at 512", r == 4 && bs == 512 && d->supports(&p, 0) == NULL,
+          "%d %d %s", r, bs, w);
+    p.layout = LAYOUT_NC; p.H = p.W = p.HW = 1; p.M = 64;
+    // the nearest architecture with rows: its own, else the nearest below, else above
+    const tuned_row_t archs[] = {{80, 4, TV_BN_CL, 1, 64, 64, 0, 5, 256}, {90, 4, TV_BN_CL, 1, 64, 64, 0, 5, 256},
+                                 {100, 4, TV_BN_CL, 1, 64, 64, 0, 5, 256}};
+    const cudaDeviceProp saved_prop = g_dev.prop;
+    int near[4];
+    const int devs[4][2] = {{8, 9}, {9, 5}, {7, 0}, {9, 0}};
+    for (int i = 0; i < 4; i++) {
+        g_dev.prop.major = devs[i][0], g_dev.prop.minor = devs[i][1];
+        near[i] = tuned_nearest_arch(archs, 3);
+    }
+    g_dev.prop = saved_prop;
+    check("dispatch: the rows of the nearest architecture: sm_89 -> 80, sm_95 -> 90, sm_70 -> 80, sm_90 -> 90; none "
+          "of no rows", near[0] == 80 && near[1] == 90 && near[2] == 80 && near[3] == 90 &&
+                            tuned_nearest_arch(archs, 0) == 0, "%d %d %d %d", near[0], near[1], near[2], near[3]);
 
     // sm_90: the tuned rows; a row whose rung has no plan here (10-12: no cooperative launch) is passed over for the
     // nearest that takes it (9's check asks the runtime, which is not here: no problem below reaches a row of 9)
     const cudaDeviceProp saved = g_dev.prop;
     g_dev.prop.major = 9, g_dev.prop.minor = 0;
-    char w[48];
     p.layout = LAYOUT_NCHW; p.h.dtype = DT_FP32;
     p.N = 256; p.C = 512; p.H = p.W = 7; p.HW = 49; p.M = 256 * 49;
-    int r = dispatch_rung(&p, 0, &bs, w);
+    r = dispatch_rung(&p, 0, &bs, w);
     check("dispatch sm_90: fp32 NCHW 256x512x7x7 -> its tuned row, 7 at 32", r == 7 && bs == 32 &&
                                                                                  !strcmp(w, "tuned 256x512x49"), "%d %d %s", r, bs, w);
     p.N = 200; p.C = 600;
