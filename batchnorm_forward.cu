@@ -2087,8 +2087,10 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
 // takes the problem (a plan the device cannot hold), the rung that takes every problem of its class runs: 5 for
 // channels contiguous, 7 for NCHW, 13 for inference. A --block-size given replaces the row's.
 // What the sweeps chose (H100, H200): 12 in 16-bit and 11 in fp32 where x's channels are contiguous (x below,
-// near and above L2 alike: their plans hold the columns of blocks resident, read from the device), 9 for NCHW
-// planes, 13 in inference at 32-128 threads.
+// near and above L2 alike: their plans hold the columns of blocks resident, read from the device), at 128-256
+// threads where x is a few MB; 4 for a few rows of many channels (64x1024, 256x8192); 9 for NCHW planes but 7 at
+// 32 threads for 256x512x7x7 (and the fp32 112x112 images, shared with the H200); 13 in inference at 32-128
+// threads.
 // Wrong: between measured points the nearest one decides, which is a guess; another architecture runs sm_90's
 // choices until its own sweeps are stored.
 
