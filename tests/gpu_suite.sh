@@ -38,6 +38,8 @@ check_path() {
         fail "$prog $* (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"
     fi
 }
+# before_sm90 OUTPUT: true where a program's output (its first line, the device header) names a GPU before sm_90.
+before_sm90() { echo "$1" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; }
 # expect_path_gpu PROG KERNEL WANT_H100 WANT_H200 WANT_SM90 WANT_OLDER ARGS...: as check_path (with --check), and
 # the path line holds the WANT of this GPU: the H100 (80GB HBM3) and the H200 each their own (a point whose tuned
 # row is one GPU's alone), another sm_90+ GPU (clusters) WANT_SM90, an older one WANT_OLDER.
@@ -48,7 +50,7 @@ expect_path_gpu() {
     rc=$?
     { echo "### $prog $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
     first=$(echo "$out" | head -n 1)
-    if echo "$first" | grep -Eq "\| sm_([0-8][0-9]) \|"; then want=$want_old
+    if before_sm90 "$first"; then want=$want_old
     elif echo "$first" | grep -q "NVIDIA H100 80GB HBM3 |"; then want=$want_h100
     elif echo "$first" | grep -q "NVIDIA H200 |"; then want=$want_h200
     else want=$want90; fi

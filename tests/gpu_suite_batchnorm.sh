@@ -146,7 +146,7 @@ dispatch() {  # dispatch SM90_PATTERN OLDER_PATTERN ARGS...: `14 --check ARGS` e
     local out rc
     out=$(./$BN 14 --check "$@" 2>&1); rc=$?
     { echo "### $BN 14 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
-    echo "$out" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|" && pat=$old
+    before_sm90 "$out" && pat=$old
     if [ $rc -eq 0 ] && echo "$out" | grep -q "OK | path $pat"; then pass "$BN 14 $*: path $pat"
     else fail "$BN 14 $* (exit $rc): $(echo "$out" | grep -E 'path|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
 }

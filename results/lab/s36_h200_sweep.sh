@@ -16,11 +16,7 @@ exit 0 ;;
 esac
 . results/lab/lab.sh
 lab_start s36_h200_sweep
-case "$GPU" in
-*H200*) ;;
-*) if [ "${FALLBACK:-}" = fresh ]; then GIT_REV=$REV OUT=$OUT bash scripts/device_session.sh fresh; exit $?; fi
-   exit 3 ;;
-esac
+lab_need_h200
 make -j16 all GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
 el built
 python3 scripts/run_all.py --kernels 6 rmsnorm 2> "$OUT/r6.progress"; el "rmsnorm 6: exit $?"
