@@ -17,11 +17,12 @@ Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests chec
    9  odd_rows           rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks
   10  cluster_cp_async   a row over a cluster, each block's slice copied into shared memory by cp.async, normalized from there
   11  subwarp_persistent 6's layout on a grid of resident blocks that walk the rows, the next row loaded early, w kept
-  12  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
+  12  lean_split         8's kernel at <= 2 packs a thread, the launch order compiled in: less code at a cold start
+  13  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
 
-Variants (options of the program; kernels 4-7 and 12 run every one of them; kernels 1-3 are the plain fp32
-teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so do kernels 8 and 9 (plain rows);
-kernels 10 and 11 skip --fused-add; kernels 1-12 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm
+Variants (options of the program; kernels 4-7 and 13 run every one of them; kernels 1-3 are the plain fp32
+teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so do kernels 8, 9 and 12 (plain rows);
+kernels 10 and 11 skip --fused-add; kernels 1-13 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm
 with S = H*D, and skips --fused-add, --weight-offset F != 0 and the strided QK view, which cuDNN 9.19's norm
 node refuses: it wants y with x's strides):
   --fused-add        the pre-norm transformer step: residual += x in place, then y = rmsnorm(residual). The sum
@@ -45,11 +46,11 @@ node refuses: it wants y with x's strides):
 Run:
   make && ./rmsnorm_forward 5                   validate kernel 5, sweep block sizes, time each
   ./rmsnorm_forward all --dtype bf16            every kernel, ranked (default shape 8192 x 4096)
-  ./rmsnorm_forward 12 --fused-add --weight-offset 1 --check
+  ./rmsnorm_forward 13 --fused-add --weight-offset 1 --check
   ./rmsnorm_forward 6 --heads 32 --head-dim 128 --dtype bf16   QK-norm, 4096 tokens, q inside qkv
   ./rmsnorm_forward 8 -N 4 -C 4096 --dtype bf16 --hot --pdl    a decode step's rows, chained launches
   ./rmsnorm_forward --list                      the registry (no GPU needed)
-Kernels 1-3 are the fp32 teaching ladder; 4-12 run fp32, fp16 and bf16 with fp32 arithmetic.
+Kernels 1-3 are the fp32 teaching ladder; 4-13 run fp32, fp16 and bf16 with fp32 arithmetic.
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
 validation and outside the timed region; its planning line and the `path` say which engine runs.
@@ -98,8 +99,8 @@ typedef struct {
 static double g_eps = 1e-6, g_offset = 0.0;
 static int g_fused = 0;
 static long g_heads = 0, g_head_dim = 0, g_row_stride = 0;  // 0 = not given
-#define RMS_DISPATCHER 12  // kernel 12, the dispatcher (the default kernel)
-static int g_cluster = 0;  // --cluster K: kernels 8-10 (and 12 through them) split rows over K blocks (0: their rule)
+#define RMS_DISPATCHER 13  // kernel 13, the dispatcher (the default kernel)
+static int g_cluster = 0;  // --cluster K: kernels 8-10 and 12 (13 through them) split rows over K blocks (0: their rule)
 static const long QK_DEFAULT_TOKENS = 4096;
 
 // ------------------------------------------------------------------------------------------------
@@ -222,8 +223,8 @@ static void launch_thread_per_row(const void *pp, launch_t *l) {
 // Kernels 1-3: the plain fp32 ladder (they apply --weight-offset, not the other variants).
 static const char *supports_plain(const void *pp) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-7 and 12 have it)";
-    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-7 and 12 have it)";
+    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-7 and 13 have it)";
+    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-7 and 13 have it)";
     return NULL;
 }
 static const char *supports_thread_per_row(const void *pp, int bs) {
@@ -275,7 +276,7 @@ static const char *supports_block_smem_tree(const void *pp, int bs) {
 // of x and on y (evict-first: neither is read again).
 // Improves: no shared memory and no block barrier; the reduction stays inside one warp.
 // Wrong: 4-byte accesses, x read twice, and one warp per row leaves large rows to a single warp (few loads
-// in flight per row); at small C most lanes idle. The hints do not pay on an H100: kernels 4-12 read x and
+// in flight per row); at small C most lanes idle. The hints do not pay on an H100: kernels 4-13 read x and
 // write y plainly (the residual of --fused-add keeps the streaming forms in 5-7).
 
 __global__ void rmsnorm_warp_per_row_kernel(const float *__restrict__ x, const float *__restrict__ w,
@@ -305,9 +306,9 @@ static const char *supports_warp_per_row(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Arguments of kernels 4-12 (every variant): one struct, passed by value, first (the convention of all three
+// Arguments of kernels 4-13 (every variant): one struct, passed by value, first (the convention of all three
 // programs: the plain fp32 steps 1-3 above keep llm.c's positional arguments). The pack helpers and the
-// launchers' host helpers shared by kernels 4-12.
+// launchers' host helpers shared by kernels 4-13.
 
 typedef struct {
     const void *x;  // the x view: row r at (r / H) * S + (r % H) * C
@@ -820,27 +821,27 @@ static const char *supports_cluster_dsmem(const void *pp, int bs) {
 // only; with many rows the cluster buys nothing and w in registers costs occupancy.
 #define SPLIT_PACKS 4
 
-// Loads a thread's packs of x and w as raw words (load_raw: why), in the order of the launch (see above).
-template <typename T, int VEC>
+// Loads a thread's PACKS packs of x and w as raw words (load_raw: why), in the order of the launch (see above).
+template <typename T, int VEC, int PACKS>
 __device__ __forceinline__ void latency_split_load(RawPack<T, VEC> *xraw, RawPack<T, VEC> *wraw,
                                                    const T *__restrict__ xr, const T *__restrict__ w, int first,
                                                    int nvec, int pdl) {
     if (pdl) {  // chained (--pdl): the weight, not written by the grid before, before the wait for it; x after
 #pragma unroll
-        for (int p = 0; p < SPLIT_PACKS; p++) {
+        for (int p = 0; p < PACKS; p++) {
             int i = first + p * blockDim.x;
             if (i < nvec) wraw[p] = load_raw<T, VEC>(w + (long)i * VEC);
         }
         pdl_wait();  // x is read, and y written, only once the grid before has finished
         pdl_trigger();
 #pragma unroll
-        for (int p = 0; p < SPLIT_PACKS; p++) {
+        for (int p = 0; p < PACKS; p++) {
             int i = first + p * blockDim.x;
             if (i < nvec) xraw[p] = load_raw<T, VEC>(xr + (long)i * VEC);
         }
     } else {  // alone: each pack's x and w issued together
 #pragma unroll
-        for (int p = 0; p < SPLIT_PACKS; p++) {
+        for (int p = 0; p < PACKS; p++) {
             int i = first + p * blockDim.x;
             if (i < nvec) {
                 xraw[p] = load_raw<T, VEC>(xr + (long)i * VEC);
@@ -850,36 +851,42 @@ __device__ __forceinline__ void latency_split_load(RawPack<T, VEC> *xraw, RawPac
     }
 }
 
-template <typename T, int VEC, int CL>
-__global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a, int pdl) {
+// A block's part of its row at PACKS packs a thread at most, the loads in the order pdl gives (kernels 8 and 12).
+template <typename T, int VEC, int CL, int PACKS>
+__device__ __forceinline__ void latency_split_row(const rms_args_t &a, int pdl) {
     __shared__ ClusterPush<float, 16 * CL> push;  // 16 warps x CL blocks: the cluster's partial sums
     cluster_push_begin(&push, CL);
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const long row = blockIdx.x / CL;
-    const int nvec = (int)(a.C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
+    const int nvec = (int)(a.C / VEC), first = rank * blockDim.x * PACKS + threadIdx.x;
     const T *__restrict__ w = (const T *)a.w;
     const T *__restrict__ xr = (const T *)a.x + row * a.C;
-    RawPack<T, VEC> xraw[SPLIT_PACKS], wraw[SPLIT_PACKS];
-    latency_split_load<T, VEC>(xraw, wraw, xr, w, first, nvec, pdl);
-    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS];
+    RawPack<T, VEC> xraw[PACKS], wraw[PACKS];
+    latency_split_load<T, VEC, PACKS>(xraw, wraw, xr, w, first, nvec, pdl);
+    Pack<T, VEC> v[PACKS], wv[PACKS];
 #pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++) {
+    for (int p = 0; p < PACKS; p++) {
         v[p] = raw_pack<T, VEC>(xraw[p]);
         wv[p] = raw_pack<T, VEC>(wraw[p]);
     }
     float s = 0.f;
 #pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++)
+    for (int p = 0; p < PACKS; p++)
         if (first + p * (int)blockDim.x < nvec) s += pack_sum_squares<T, VEC>(v[p]);
     s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
     const float r = rsqrtf(s / a.C + a.eps);
     T *__restrict__ yr = (T *)a.y + row * a.C;
 #pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++) {
+    for (int p = 0; p < PACKS; p++) {
         int i = first + p * blockDim.x;
         if (i < nvec) store_pack<T, VEC>(yr + (long)i * VEC, pack_normalize<T, VEC>(v[p], wv[p], r, a.offset));
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
+}
+
+template <typename T, int VEC, int CL>
+__global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a, int pdl) {
+    latency_split_row<T, VEC, CL, SPLIT_PACKS>(a, pdl);
 }
 
 // The instance of a cluster size (16-byte packs only).
@@ -911,20 +918,26 @@ static void launch_latency_split(const void *pp, launch_t *l) {
     snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; w with x; one reduction", cl,
              cl > 1 ? "s" : "", bs);
 }
-static const char *supports_latency_split(const void *pp, int bs) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 12 have it)";
-    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 12 have it)";
-    int full = 16 / (int)dtype_size(p->h.dtype), cl = 0;
+// Why a split rung of `packs` packs a thread cannot take the problem at bs threads; NULL where its plan did
+// (planned: the plan's block size, 0 for none). Kernels 8 and 12.
+static const char *split_refusal(const rms_problem_t *p, int bs, int packs, int planned) {
+    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 13 have it)";
+    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 13 have it)";
+    int full = 16 / (int)dtype_size(p->h.dtype);
     if (vec_width(p) != full) return reasonf("needs 16-byte packs: C a multiple of %d", full);
-    if (latency_split_plan(p, bs, &cl)) return NULL;
-    if (p->s.C / full > 16L * 512 * SPLIT_PACKS)
-        return reasonf("row of %ld exceeds 16 blocks x 512 threads x %d packs of %d", p->s.C, SPLIT_PACKS, full);
-    if (p->s.C / full > 512L * SPLIT_PACKS && needs_sm90(g_dev.prop.major, g_dev.sm))
+    if (planned) return NULL;
+    if (p->s.C / full > 16L * 512 * packs)
+        return reasonf("row of %ld exceeds 16 blocks x 512 threads x %d packs of %d", p->s.C, packs, full);
+    if (p->s.C / full > 512L * packs && needs_sm90(g_dev.prop.major, g_dev.sm))
         return needs_sm90(g_dev.prop.major, g_dev.sm);  // a row over several blocks: a cluster
     return bs ? reasonf("no plan at %d threads: at most 512, and blocks x threads x %d packs must hold the row",
-                        bs, SPLIT_PACKS)
+                        bs, packs)
               : "the cluster of blocks a row does not fit this GPU";
+}
+static const char *supports_latency_split(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int cl = 0, planned = vec_width(p) == 16 / (int)dtype_size(p->h.dtype) ? latency_split_plan(p, bs, &cl) : 0;
+    return split_refusal(p, bs, SPLIT_PACKS, planned);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1004,8 +1017,8 @@ static void launch_odd_rows(const void *pp, launch_t *l) {
 }
 static const char *supports_odd_rows(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 12 have it)";
-    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 12 have it)";
+    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 13 have it)";
+    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 13 have it)";
     if (bs && bs < 32) return "at least 32 threads (a thread for each head and tail element)";
     int cl = 0;
     if (odd_rows_plan(p, bs, &cl)) return NULL;
@@ -1110,7 +1123,7 @@ static void launch_cluster_cp_async(const void *pp, launch_t *l) {
 }
 static const char *supports_cluster_cp_async(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "no --fused-add (plain rows and the QK view; kernels 4-7 and 12 have it)";
+    if (p->s.fused) return "no --fused-add (plain rows and the QK view; kernels 4-7 and 13 have it)";
     int vec = 16 / (int)dtype_size(p->h.dtype);
     if (vec_width(p) != vec) return reasonf("needs 16-byte packs: C (and the stride) a multiple of %d", vec);
     return cp_slice_fits(cp_async_fn(p->h.dtype), cp_slice_plan(p->s.C / vec, g_cluster), p->s.N, p->s.C, bs);
@@ -1251,7 +1264,61 @@ static const char *supports_subwarp_persistent(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 12 dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
+// Kernel 12 lean_split: kernel 8's row, shorter. At a cold start (the flush leaves L2 and the instruction
+// caches empty) a few rows wait on the kernel's code as on its data: kernel 8 unrolls 4 packs a thread for x and w
+// and carries both launch orders (736 sm_90 instructions in bf16). Here a thread holds at most 2 packs and the
+// launch order is compiled in, an instance for each (480 instructions): the same row takes twice the threads,
+// each with half the loads to issue and wait for.
+// Improves: a few rows of 4096-32768 elements, cold (H100, bf16 1x8192: 2.08 us against kernel 8's 2.43;
+// results/NOTES.md).
+// Wrong: long rows and many rows: half the bytes in flight a thread, twice the blocks a row (H100, bf16
+// 1024x65536: 1.40x kernel 8's time); at most 16 blocks x 512 threads x 2 packs (fp32 C <= 65536).
+#define LEAN_PACKS 2
+
+// The launch order compiled in: PDL 1 chained (--pdl), 0 alone.
+template <typename T, int VEC, int CL, int PDL>
+__global__ void __launch_bounds__(512) rmsnorm_lean_split_kernel(rms_args_t a) {
+    latency_split_row<T, VEC, CL, LEAN_PACKS>(a, PDL);
+}
+
+// The instance of a cluster size and of the launch order (O: 1 chained), and the one this launch takes (g_pdl).
+template <int O> static const void *lean_split_fn_of(dtype_t d, int cl) {
+    const void *fn = NULL;
+    with_pow2<1, 16>(cl, [&](auto CL) {
+        switch (d) {
+        case DT_FP32: fn = (const void *)rmsnorm_lean_split_kernel<float, 4, CL.value, O>; break;
+        case DT_FP16: fn = (const void *)rmsnorm_lean_split_kernel<__half, 8, CL.value, O>; break;
+        default: fn = (const void *)rmsnorm_lean_split_kernel<__nv_bfloat16, 8, CL.value, O>; break;
+        }
+    });
+    return fn;
+}
+static const void *lean_split_fn(dtype_t d, int cl) {
+    return g_pdl ? lean_split_fn_of<1>(d, cl) : lean_split_fn_of<0>(d, cl);
+}
+// The plan: kernel 8's rule (split_row_plan) at 2 packs a thread.
+static int lean_split_plan(const rms_problem_t *p, int req_bs, int *cl) {
+    return split_row_plan(p->h.dtype, p->s.N, p->s.C / vec_width(p), LEAN_PACKS, 512, req_bs, g_cluster, lean_split_fn,
+                          cl);
+}
+static void launch_lean_split(const void *pp, launch_t *l) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int cl = 0, bs = lean_split_plan(p, l->block_size, &cl);
+    rms_args_t a = rms_args(p);
+    void *args[] = {&a};
+    launch_kernel(lean_split_fn(p->h.dtype, cl), p->s.N * cl, bs, 0, args, cl);
+    l->block_used = bs;
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads x <= 2 packs; w with x; one reduction",
+             cl, cl > 1 ? "s" : "", bs);
+}
+static const char *supports_lean_split(const void *pp, int bs) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    int cl = 0, planned = vec_width(p) == 16 / (int)dtype_size(p->h.dtype) ? lean_split_plan(p, bs, &cl) : 0;
+    return split_refusal(p, bs, LEAN_PACKS, planned);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 13 dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
 // with --pdl have rows of their own where their best differs, and a GPU whose best the shared row misses by more
@@ -1575,7 +1642,7 @@ static const char *supports_dispatch(const void *pp, int bs) {
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
-// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-12.)
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-13.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "plain; QK-norm with S = H*D",
@@ -1601,10 +1668,10 @@ static const kernel_t k_kernels[] = {
     {7, "cluster_dsmem", DT_ALL, "sm_90+; C <= 64 packs x block",
      "one row split across a thread-block cluster, partial sums through distributed shared memory", 0,
      supports_cluster_dsmem, launch_cluster_dsmem, 1},
-    {8, "latency_split", DT_ALL, "plain; C <= 8192 16-byte packs",
+    {8, "latency_split", DT_ALL, "plain; 16-byte; row <= 512 KB",
      "a row over 1-16 blocks (a cluster), w loaded with x, one reduction round", 0, supports_latency_split,
      launch_latency_split, 1},
-    {9, "odd_rows", DT_ALL, "plain; C <= 8192 16-byte packs + 7",
+    {9, "odd_rows", DT_ALL, "plain; any C; row <= 512 KB",
      "rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks", 1,
      supports_odd_rows, launch_odd_rows, 1},
     {10, "cluster_cp_async", DT_ALL, "sm_90+; 16-byte packs; no add",
@@ -1613,7 +1680,10 @@ static const kernel_t k_kernels[] = {
     {11, "subwarp_persistent", DT_ALL, "C <= 128 16-byte packs; no add",
      "6's layout on a grid of resident blocks that walk the rows, the next row loaded early, w kept", 0,
      supports_subwarp_persistent, launch_subwarp_persistent, 1},
-    {12, "dispatch", DT_ALL, "any C; every variant",
+    {12, "lean_split", DT_ALL, "plain; 16-byte; row <= 256 KB",
+     "8's kernel at <= 2 packs a thread, the launch order compiled in: less code at a cold start", 0,
+     supports_lean_split, launch_lean_split, 1},
+    {13, "dispatch", DT_ALL, "any C; every variant",
      "picks the kernel by rows, C, dtype and mode and says which ran", 1, supports_dispatch, launch_dispatch, 1},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
@@ -1623,13 +1693,13 @@ static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 
 static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E           epsilon (default 1e-6)"},
-    {"fused-add", no_argument, "--fused-add       residual += x in place, then y = rmsnorm(residual) (kernels 4-7, 12)"},
+    {"fused-add", no_argument, "--fused-add       residual += x in place, then y = rmsnorm(residual) (kernels 4-7, 13)"},
     {"weight-offset", required_argument, "--weight-offset F y = x * rstd * (weight + F); F = 1 is Gemma's form (default 0)"},
     {"heads", required_argument, "--heads H         QK-norm: heads per token, with --head-dim (-N gives tokens, default 4096)"},
     {"head-dim", required_argument, "--head-dim D      QK-norm: elements per head (the normalized size; weight has D)"},
     {"row-stride", required_argument, "--row-stride S    QK-norm: elements between tokens in x (default 3*H*D: q in qkv)"},
     {"cluster", required_argument,
-     "--cluster K       kernels 8-10, 12: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
+     "--cluster K       kernels 8-10, 12, 13: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
      "                    the block size from --block-size or the kernel's rule"},
 };
 enum { OPT_EPS, OPT_FUSED, OPT_OFFSET, OPT_HEADS, OPT_HEAD_DIM, OPT_ROW_STRIDE, OPT_CLUSTER };
@@ -1699,12 +1769,12 @@ static const char *rms_shape_from_options(const options_t *o, rms_shape_t *s) {
     if (s->N > 2147483647L) return reasonf("%ld tokens x %ld heads = %ld rows exceed the grid (at most 2147483647)", s->tokens, s->H, s->N);
     return NULL;
 }
-// --cluster steers kernels 8, 9 and 10 (and 12 through them): refused with any other kernel, where it would do
+// --cluster steers kernels 8, 9, 10 and 12 (and 13 through them): refused with any other kernel, where it would do
 // nothing.
-static int takes_cluster(int k) { return (k >= 8 && k <= 10) || k == RMS_DISPATCHER || k == KERNEL_DEFAULT; }
+static int takes_cluster(int k) { return (k >= 8 && k <= 10) || k == 12 || k == RMS_DISPATCHER || k == KERNEL_DEFAULT; }
 static const char *check_options(const options_t *o) {
     if (g_cluster && !kernels_take(o, takes_cluster))
-        return "--cluster applies to kernels 8-10 and 12 alone (give them as the kernel)";
+        return "--cluster applies to kernels 8-10, 12 and 13 alone (give them as the kernel)";
     rms_shape_t s;
     return rms_shape_from_options(o, &s);
 }

@@ -67,19 +67,19 @@ fi
 planted rmsnorm_forward 5 -N 7 -C 1000 --fused-add
 planted rmsnorm_forward 5 -N 3 -C 4097 --fused-add --block-size 256
 
-# the dispatcher (12) says which kernel ran: QK-norm heads take rung 11 on sm_90+ (the tuned row of the QK view,
+# the dispatcher (13) says which kernel ran: QK-norm heads take rung 11 on sm_90+ (the tuned row of the QK view,
 # 4096x32x128) and 6 before (the fallback rule: rows under 512 B); for 64 rows of 256 KB on sm_90+, the tuned row
 # of the nearest measured point, 1024x65536: the H100's own row (8 over 16 blocks of 256 threads), else the shared
 # row (7, a cluster of blocks of 256 threads); 4 before sm_90
-expect_path rmsnorm_forward 12 "| path rung 11 subwarp_persistent: " "| path rung 6 subwarp_rows: " --dtype bf16 -N 64 \
+expect_path rmsnorm_forward 13 "| path rung 11 subwarp_persistent: " "| path rung 6 subwarp_rows: " --dtype bf16 -N 64 \
     --heads 32 --head-dim 128
-expect_path_gpu rmsnorm_forward 12 "| path rung 8 latency_split: a row over 16 blocks of 256" \
+expect_path_gpu rmsnorm_forward 13 "| path rung 8 latency_split: a row over 16 blocks of 256" \
     "| path rung 7 cluster_dsmem: cluster of " "| path rung 7 cluster_dsmem: cluster of " "| path rung 4 block2d_vec" -N 64 -C 65536
 
 # kernel 8 by the dispatcher's rule (rows x blocks a row <= SMs): one block a row, clusters of 2 .. 16 blocks,
 # every dtype, odd C; --fused-add and the QK-norm view at few rows take the other kernels (and kernel 8 says
 # skipped). Quick mode: the dispatcher alone (every shape is in check_all's kernel 8 otherwise).
-check_disp() { check_path rmsnorm_forward 12 "$@"; }
+check_disp() { check_path rmsnorm_forward 13 "$@"; }
 for dt in fp32 fp16 bf16; do
     for shape in "-N 1 -C 4096" "-N 3 -C 4104" "-N 40 -C 16384" "-N 20 -C 32768" "-N 10 -C 65536" "-N 1 -C 65536" \
                  "-N 8 -C 128256" "-N 1 -C 131072" "-N 2 -C 8" "-N 3 -C 4104 --weight-offset 1" "-N 3 -C 4104 --fused-add" \
@@ -87,7 +87,7 @@ for dt in fp32 fp16 bf16; do
         if [ "$QUICK" = 1 ]; then check_disp --dtype $dt $shape; else check_all rmsnorm_forward --dtype $dt $shape; fi
     done
 done
-expect_path rmsnorm_forward 12 "| path rung 8 latency_split: a row over 16 blocks" "| path rung 4 block2d_vec" -N 1 -C 65536
+expect_path rmsnorm_forward 13 "| path rung 8 latency_split: a row over 16 blocks" "| path rung 4 block2d_vec" -N 1 -C 65536
 # kernel 9 (odd_rows): rows that start off a 16-byte boundary (odd C), a head, packs and a tail; one block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 131075: the longest row it takes), rows shorter than a pack, every dtype,
 # and at many rows (1031: more blocks than SMs)
@@ -151,9 +151,33 @@ for dt in fp32 bf16; do
     for shape in "-N 3 -C 4104" "-N 1 -C 65536" "-N 8 -C 128256"; do check_disp --dtype $dt $shape --hot --pdl; done
 done
 check_path rmsnorm_forward 8 --dtype bf16 -N 3 -C 4104 --hot --pdl
+# kernel 12 (lean_split): kernel 8's kernel at 2 packs a thread, each launch order its own instance. One block a row,
+# clusters of 2 .. 16 blocks (fp32 C = 65536 over 16 blocks of 512: the longest row it takes), a pack or two a
+# thread, every dtype, many rows, launched alone and chained (--hot --pdl); its refusals (fused add, the QK view,
+# no 16-byte packs, fp32 rows over 65536) say skipped
+for dt in fp32 fp16 bf16; do
+    for shape in "-N 1 -C 4096" "-N 3 -C 4104" "-N 20 -C 32768" "-N 1 -C 65536" "-N 2 -C 8" "-N 1031 -C 1032" \
+                 "-N 3 -C 4104 --weight-offset 1"; do
+        check_path rmsnorm_forward 12 --dtype $dt $shape
+    done
+    check_path rmsnorm_forward 12 --dtype $dt -N 3 -C 12296 --hot --pdl
+done
+check_path rmsnorm_forward 12 --dtype bf16 -N 8 -C 128256 --hot --pdl
+check_path rmsnorm_forward 12 --dtype fp32 -N 16 -C 8192 --input-mean 1000
+for k in 1 2 4 8 16; do check_path rmsnorm_forward 12 --dtype bf16 -N 3 -C 12296 --cluster $k; done
+out=$(./rmsnorm_forward 12 --check -N 3 -C 4096 --fused-add 2>&1; ./rmsnorm_forward 12 --check -N 3 -C 4097 2>&1;
+      ./rmsnorm_forward 12 --check -N 3 --heads 4 --head-dim 128 2>&1; ./rmsnorm_forward 12 --check -N 1 -C 131072 2>&1); rc=$?
+{ echo "### rmsnorm 12 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: plain rows only: no --fused-add" &&
+   echo "$out" | grep -q "skipped: needs 16-byte packs" && echo "$out" | grep -q "skipped: plain rows only: no QK-norm view" &&
+   echo "$out" | grep -q "skipped: row of 131072 exceeds 16 blocks x 512 threads x 2 packs of 4"; then
+    pass "rmsnorm 12 says skipped for --fused-add, the QK view, rows without 16-byte packs and fp32 rows over 65536"
+else fail "rmsnorm 12 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 4 | tr '\n' ' ')"; fi
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
-    sanitize_kernel $tool rmsnorm_forward 12 -N 1 -C 65536
+    sanitize_kernel $tool rmsnorm_forward 13 -N 1 -C 65536
+    sanitize_kernel $tool rmsnorm_forward 13 --dtype bf16 -N 3 -C 4104
     sanitize_kernel $tool rmsnorm_forward 12 --dtype bf16 -N 3 -C 4104
+    sanitize_kernel $tool rmsnorm_forward 12 --dtype fp32 -N 2 -C 65536 --hot --pdl
     sanitize_kernel $tool rmsnorm_forward 11 --dtype bf16 -N 1031 -C 1000
     sanitize_kernel $tool rmsnorm_forward 11 --dtype fp32 -N 7 --heads 3 --head-dim 64 --row-stride 200
     sanitize_kernel $tool rmsnorm_forward 10 --dtype bf16 -N 3 -C 4104 --cluster 4
@@ -165,16 +189,16 @@ done
 [ "$QUICK" = 1 ] && sanitize_kernel memcheck rmsnorm_forward 10 --dtype fp32 -N 5 -C 40000 --cluster 16
 tmp=build/suite_rmsnorm_hot
 rm -f $tmp.csv
-out=$(./rmsnorm_forward 12 -N 4 -C 4096 --dtype bf16 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
+out=$(./rmsnorm_forward 13 -N 4 -C 4096 --dtype bf16 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
 { echo "### rmsnorm hot timing (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && grep -q ",12,dispatch,bf16,4x4096:hot:pdl,.*,OK," $tmp.csv; then
+if [ $rc -eq 0 ] && grep -q ",13,dispatch,bf16,4x4096:hot:pdl,.*,OK," $tmp.csv; then
     pass "rmsnorm --hot --pdl: a per-launch time, CSV shape 4x4096:hot:pdl"
 else fail "rmsnorm --hot --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
 # timing mode with the residual updated in place by every timed launch
 tmp=build/suite_rmsnorm_timing
 rm -f $tmp.csv
-out=$(./rmsnorm_forward 12 -N 2048 -C 1024 --fused-add --weight-offset 1 --repeats 20 --csv $tmp.csv 2>&1); rc=$?
+out=$(./rmsnorm_forward 13 -N 2048 -C 1024 --fused-add --weight-offset 1 --repeats 20 --csv $tmp.csv 2>&1); rc=$?
 { echo "### rmsnorm timing (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -Eq "GB/s \| +[0-9.]+% SOL" && grep -q ",2048x1024:add:off1," $tmp.csv; then
     pass "rmsnorm timing mode (fused add, offset): GB/s, %SOL, CSV shape 2048x1024:add:off1"

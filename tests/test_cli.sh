@@ -181,15 +181,16 @@ if [ -x ./rmsnorm_forward ]; then
     # the size check reads the QK view (tokens x stride), not -C's default
     expect "rmsnorm: a QK view of 10^6 tokens x 1 head x 64 passes parsing" 2 $NODEV ./rmsnorm_forward --heads 1 --head-dim 64 -N 1000000
     contains "rmsnorm: a QK view of 10^6 tokens gets as far as the device" "no CUDA device"
-    expect "rmsnorm: --list shows kernels 0-12" 0 $NODEV ./rmsnorm_forward --list
-    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 " ]; then pass "rmsnorm: --list numbers are 0..12"; else fail "rmsnorm: --list numbers"; fi
+    expect "rmsnorm: --list shows kernels 0-13" 0 $NODEV ./rmsnorm_forward --list
+    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 " ]; then pass "rmsnorm: --list numbers are 0..13"; else fail "rmsnorm: --list numbers"; fi
     contains "rmsnorm: --list names kernel 8 latency_split" "^ 8  latency_split"
     contains "rmsnorm: --list names kernel 9 odd_rows" "^ 9  odd_rows"
     contains "rmsnorm: --list names kernel 10 cluster_cp_async" "^10  cluster_cp_async"
     contains "rmsnorm: --list names kernel 11 subwarp_persistent" "^11  subwarp_persistent"
-    contains "rmsnorm: --list names the dispatcher, kernel 12" "^12  dispatch"
-    cluster_option rmsnorm "8-10 and 12" 10 $'7 --cluster 2\n11 --cluster 2\nall --cluster 2\n0,12 --cluster 1\n5 --cluster 8\n10,11 --cluster 4' \
-        $'8 --cluster 2\n9 --cluster 16\n10 --cluster 1\n12 --cluster 4\n8,9,10,12 --cluster 8\n--cluster 2'
+    contains "rmsnorm: --list names kernel 12 lean_split" "^12  lean_split"
+    contains "rmsnorm: --list names the dispatcher, kernel 13" "^13  dispatch"
+    cluster_option rmsnorm "8-10, 12 and 13" 10 $'7 --cluster 2\n11 --cluster 2\nall --cluster 2\n0,13 --cluster 1\n5 --cluster 8\n10,11 --cluster 4' \
+        $'8 --cluster 2\n9 --cluster 16\n10 --cluster 1\n12 --cluster 4\n13 --cluster 4\n8,9,10,12,13 --cluster 8\n--cluster 2'
 fi
 # BatchNorm's own options
 if [ -x ./batchnorm_forward ]; then

@@ -568,18 +568,19 @@ static void test_tuned_own_rows(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 13);
+    check_registry_shape(&k_program, 14);
     int dt = 1, pdl = 1;
     for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 4; i <= 12; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
-    for (int i = 4; i <= 12; i++) pdl &= k_program.kernels[i].pdl == 1;
-    check("registry: 1-3 are fp32 only, 4-12 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
-    check("registry: the default kernel is the dispatcher (12), which picks its own block size, as does 9; 8's block "
-          "size is swept (it sets the blocks a row)",
-          k_program.default_kernel == 12 && k_program.kernels[12].own_block == 1 && k_program.kernels[9].own_block == 1 &&
-              k_program.kernels[8].own_block == 0 &&
+    for (int i = 4; i <= 13; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
+    for (int i = 4; i <= 13; i++) pdl &= k_program.kernels[i].pdl == 1;
+    check("registry: 1-3 are fp32 only, 4-13 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
+    check("registry: the default kernel is the dispatcher (13), which picks its own block size, as does 9; the block "
+          "sizes of 8 and 12 are swept (they set the blocks a row)",
+          k_program.default_kernel == 13 && k_program.kernels[13].own_block == 1 && k_program.kernels[9].own_block == 1 &&
+              k_program.kernels[8].own_block == 0 && k_program.kernels[12].own_block == 0 &&
               strcmp(k_program.kernels[10].name, "cluster_cp_async") == 0 && k_program.kernels[10].own_block == 0 &&
-              strcmp(k_program.kernels[11].name, "subwarp_persistent") == 0 && k_program.kernels[11].own_block == 0);
+              strcmp(k_program.kernels[11].name, "subwarp_persistent") == 0 && k_program.kernels[11].own_block == 0 &&
+              strcmp(k_program.kernels[12].name, "lean_split") == 0);
     check("registry: the program restores the residual before validation (reset hook)", k_program.reset != NULL &&
                                                                                             k_program.check_options != NULL);
     check("registry: seven program options", k_program.n_extra == 7 && strcmp(k_program.extra[OPT_FUSED].name, "fused-add") == 0 &&
