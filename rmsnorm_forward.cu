@@ -17,7 +17,7 @@ Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests chec
    9  odd_rows           rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks
   10  cluster_cp_async   a row over a cluster, each block's slice copied into shared memory by cp.async, normalized from there
   11  subwarp_persistent 6's layout on a grid of resident blocks that walk the rows, the next row loaded early, w kept
-  12  lean_split         8's kernel at <= 2 packs a thread, the launch order compiled in: less code at a cold start
+  12  lean_split         8's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start
   13  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
 
 Variants (options of the program; kernels 4-7 and 13 run every one of them; kernels 1-3 are the plain fp32
@@ -1338,37 +1338,37 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 1, 32768, 128, 0, 11, 32},  // 1.019 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 256, 0, 11, 64},  // 1.017 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 512, 0, 11, 128},  // 1.002 h200 cold
-    {90, 4, TV_PLAIN, 1, 8192, 768, 0, 8, 64},  // 1.010 h200 cold
-    {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 8, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16384, 2048, 0, 8, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 4096, 0, 8, 256},  // 1.001 h200 hot
-    {90, 4, TV_PLAIN, 1, 1, 4096, 1, 8, 64},  // 1.015 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 4, 4096, 0, 8, 256},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 4, 4096, 1, 8, 32},  // 1.013 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 16, 4096, 0, 8, 256},  // 1.005 h200 hot
-    {90, 4, TV_PLAIN, 1, 16, 4096, 1, 8, 64},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 8192, 768, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 16384, 2048, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 1, 4096, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 1, 4096, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 4, 4096, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 4096, 1, 12, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 16, 4096, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
     {90, 4, TV_PLAIN, 1, 64, 4096, 0, 8, 256},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 128, 4096, 0, 8, 256},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 128, 4096, 0, 12, 512},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 128, 4096, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 4, TV_PLAIN, 1, 512, 4096, 0, 8, 128},  // 1.011 h200 hot
     {90, 4, TV_PLAIN, 1, 512, 4096, 1, 8, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 8192, 4096, 0, 8, 256},  // 1.002 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 16384, 4096, 0, 8, 128},  // 1.003 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 8192, 0, 8, 64},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 1, 8192, 1, 8, 128},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 4, 8192, 0, 8, 64},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 8, 128},  // 1.022 h200 hot
-    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 8, 64, "NVIDIA H200"},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 8, 64},  // 1.026 h200 hot
-    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 8, 512, "NVIDIA H200"},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 64, 8192, 1, 8, 512},  // 1.015 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 128, 8192, 0, 8, 128},  // 1.018 h200 cold
-    {90, 4, TV_PLAIN, 1, 128, 8192, 1, 8, 256},  // 1.013 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 8192, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 16384, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 1, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 1, 8192, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 4, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 12, 512},  // 1.022 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 64, 8192, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 128, 8192, 0, 12, 512},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 128, 8192, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 4, TV_PLAIN, 1, 512, 8192, 0, 8, 256},  // 1.003 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 8192, 8192, 0, 8, 128},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 4096, 16384, 0, 8, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4, 32768, 0, 8, 128},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 4, 32768, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 32768, 1, 12, 512},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 4, TV_PLAIN, 1, 2048, 32768, 0, 8, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 65536, 0, 8, 256},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 1, 65536, 0, 12, 512},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 1, 65536, 1, 8, 256},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 7, 256},  // 1.031 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 8, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 8, 128256, 0, 10, 512},  // 1.037 h100-80gb-hbm3 hot
@@ -1412,34 +1412,34 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_PLAIN, 1, 32768, 256, 0, 11, 32},  // 1.022 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 256, 0, 6, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 512, 0, 11, 32},  // 1.012 h200 cold
-    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 11, 32},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 12, 64},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 11, 32},  // 1.002 h200 cold
-    {90, 2, TV_PLAIN, 1, 16384, 2048, 0, 5, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 4096, 0, 8, 256},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 4, 4096, 0, 8, 256},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 16, 4096, 0, 8, 256},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 64, 4096, 0, 8, 256},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 128, 4096, 0, 8, 256},  // 1.007 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 128, 4096, 1, 8, 128},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 512, 4096, 0, 5, 512},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 512, 4096, 1, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 16384, 2048, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 1, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 4, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 16, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 64, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 128, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 512, 4096, 0, 12, 256},  // 1.012 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 8192, 4096, 0, 5, 128},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 16384, 4096, 0, 5, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 8192, 0, 8, 64},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 4, 8192, 0, 8, 256},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 4, 8192, 1, 8, 32},  // 1.004 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 16, 8192, 0, 8, 64},  // 1.014 h200 cold
-    {90, 2, TV_PLAIN, 1, 64, 8192, 0, 8, 256},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 128, 8192, 0, 8, 256},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 1, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 4, 8192, 0, 12, 64},  // 1.009 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 16, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 64, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 64, 8192, 1, 12, 512},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 128, 8192, 0, 12, 512},  // 1.006 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 128, 8192, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 2, TV_PLAIN, 1, 512, 8192, 0, 5, 512},  // 1.022 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 512, 8192, 0, 8, 128, "NVIDIA H100 80GB HBM3"},  // 1.011 h100-80gb-hbm3 hot
     {90, 2, TV_PLAIN, 1, 512, 8192, 1, 8, 128},  // 1.000 h200 hot+pdl
     {90, 2, TV_PLAIN, 1, 8192, 8192, 0, 5, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 4096, 16384, 0, 5, 512},  // 1.004 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 4, 32768, 0, 8, 128},  // 1.014 h200 cold
+    {90, 2, TV_PLAIN, 1, 4, 32768, 0, 12, 256},  // 1.014 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 4, 32768, 1, 8, 128},  // 1.000 h200 hot+pdl
     {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 5, 1024},  // 1.020 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 8, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 1, 65536, 0, 8, 128},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 1, 65536, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
     {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 8, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 8, 128256, 0, 8, 512},  // 1.000 h200 hot
     {90, 2, TV_PLAIN, 0, 1, 4097, 0, 7, 256},  // 1.000 h200 cold
@@ -1681,7 +1681,7 @@ static const kernel_t k_kernels[] = {
      "6's layout on a grid of resident blocks that walk the rows, the next row loaded early, w kept", 0,
      supports_subwarp_persistent, launch_subwarp_persistent, 1},
     {12, "lean_split", DT_ALL, "plain; 16-byte; row <= 256 KB",
-     "8's kernel at <= 2 packs a thread, the launch order compiled in: less code at a cold start", 0,
+     "8's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start", 0,
      supports_lean_split, launch_lean_split, 1},
     {13, "dispatch", DT_ALL, "any C; every variant",
      "picks the kernel by rows, C, dtype and mode and says which ran", 1, supports_dispatch, launch_dispatch, 1},
