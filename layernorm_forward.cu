@@ -18,13 +18,14 @@ Kernels (`./layernorm_forward --list` prints the same registry; the CPU tests ch
   11  cluster_row_regs    row in registers in 16-byte packs, split over a thread-block cluster when one block cannot hold it
   12  latency_split       a row over 1-16 blocks, w and b loaded with x, one reduction round
   13  odd_rows            rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks
-  14  dispatch            picks a rung by rows, C and dtype and says which ran
+  14  lean_split          12's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start
+  15  dispatch            picks a rung by rows, C and dtype and says which ran
 
 Run:
   make && ./layernorm_forward 7                 validate kernel 7, sweep block sizes, time each
   ./layernorm_forward all --dtype bf16          every kernel, ranked
-  ./layernorm_forward 14 -N 16384 -C 4096 --check
-  ./layernorm_forward 12 -N 4 -C 65536 --cluster 8    a row over 8 blocks (--cluster: kernels 11-14)
+  ./layernorm_forward 15 -N 16384 -C 4096 --check
+  ./layernorm_forward 12 -N 4 -C 65536 --cluster 8    a row over 8 blocks (--cluster: kernels 11-15)
   ./layernorm_forward 13 -N 4 -C 32769 --dtype bf16   rows of odd length
   ./layernorm_forward --list                    the registry (no GPU needed)
 Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for an H100/H200, where the
@@ -33,7 +34,7 @@ cluster kernels have their code):
   CUPTI (the GPU's own clock for the timing; else CUDA events): add -DHAVE_CUPTI -lcupti, and where the toolkit
     keeps CUPTI apart, -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64
   cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L to cuDNN where it is not in the toolkit's directories)
-Kernels 1-5 are the fp32 teaching ladder; 6-14 run fp32, fp16 and bf16 with fp32 arithmetic, except 10 (fp32
+Kernels 1-5 are the fp32 teaching ladder; 6-15 run fp32, fp16 and bf16 with fp32 arithmetic, except 10 (fp32
 only: where it measured better than 7).
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
@@ -58,8 +59,8 @@ typedef struct {
 } ln_problem_t;
 
 static double g_eps = 1e-5;
-static int g_cluster = 0;    // --cluster K: kernels 11, 12, 13 (and 14 through them) split rows over K blocks (0: their rule)
-#define LN_DISPATCHER 14      // kernel 14, the dispatcher (the default kernel)
+static int g_cluster = 0;    // --cluster K: kernels 11-14 (15 through them) split rows over K blocks (0: their rule)
+#define LN_DISPATCHER 15      // kernel 15, the dispatcher (the default kernel)
 
 // Kernel arguments, one convention in all three programs: the plain fp32 ladder (kernels 1-5 here) takes
 // llm.c's positional arguments; every templated kernel (6 on) takes this struct by value, first, and binds
@@ -82,7 +83,7 @@ static ln_args_t ln_args(const ln_problem_t *p) {
 
 // The widest pack (elements) that divides C: 16 bytes when it can.
 static int vec_width(const ln_problem_t *p) { return (int)gcd_long(16 / (long)dtype_size(p->h.dtype), p->C); }
-// 1 when C takes 16-byte packs (the pack width of kernels 10, 11 and 12).
+// 1 when C takes 16-byte packs (the pack width of kernels 10, 11, 12 and 14).
 static int full_packs(const ln_problem_t *p) { return vec_width(p) == 16 / (int)dtype_size(p->h.dtype); }
 
 // ------------------------------------------------------------------------------------------------
@@ -878,7 +879,7 @@ static const char *supports_subwarp_persistent(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Shared by kernels 11 and 12: the shifted sums (device), and their plan's type (host).
+// Shared by kernels 11, 12 and 14: the shifted sums (device), and their plan's type (host).
 
 // The shifted sums: s.x += d and s.y += d * d over a pack, d = x - k with k the row's first element; then the
 // row's rstd from the sums over its C elements (var = E[d^2] - E[d]^2, which loses little while k lies within a
@@ -1112,16 +1113,16 @@ static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
 
 // A thread's packs of the row, x, w and b (pack p: first + p * blockDim.x < nvec), loaded as raw words until
 // every load is issued (load_raw: why); returns the shift k, the row's first element.
-template <typename T, int VEC>
-__device__ __forceinline__ float split_load(Pack<T, VEC> (&v)[SPLIT_PACKS], Pack<T, VEC> (&wv)[SPLIT_PACKS],
-                                            Pack<T, VEC> (&bv)[SPLIT_PACKS], const T *xr, const T *__restrict__ w,
+template <typename T, int VEC, int PACKS>
+__device__ __forceinline__ float split_load(Pack<T, VEC> (&v)[PACKS], Pack<T, VEC> (&wv)[PACKS],
+                                            Pack<T, VEC> (&bv)[PACKS], const T *xr, const T *__restrict__ w,
                                             const T *__restrict__ b, int first, int nvec, int pdl) {
     typedef RawPack<T, VEC> R;
-    R xraw[SPLIT_PACKS], wraw[SPLIT_PACKS], braw[SPLIT_PACKS];
+    R xraw[PACKS], wraw[PACKS], braw[PACKS];
     float k;  // the shift: the row's first element
     if (pdl) {  // chained (--pdl): the weights, not written by the grid before, before the wait for it; x after
 #pragma unroll
-        for (int p = 0; p < SPLIT_PACKS; p++) {
+        for (int p = 0; p < PACKS; p++) {
             int i = first + p * blockDim.x;
             if (i < nvec) {
                 wraw[p] = load_raw<T, VEC>(w + (long)i * VEC);
@@ -1132,14 +1133,14 @@ __device__ __forceinline__ float split_load(Pack<T, VEC> (&v)[SPLIT_PACKS], Pack
         pdl_trigger();
         k = to_float(xr[0]);
 #pragma unroll
-        for (int p = 0; p < SPLIT_PACKS; p++) {
+        for (int p = 0; p < PACKS; p++) {
             int i = first + p * blockDim.x;
             if (i < nvec) xraw[p] = load_raw<T, VEC>(xr + (long)i * VEC);
         }
     } else {  // alone: each pack's x, w and b issued together
         k = to_float(xr[0]);
 #pragma unroll
-        for (int p = 0; p < SPLIT_PACKS; p++) {
+        for (int p = 0; p < PACKS; p++) {
             int i = first + p * blockDim.x;
             if (i < nvec) {
                 xraw[p] = load_raw<T, VEC>(xr + (long)i * VEC);
@@ -1149,7 +1150,7 @@ __device__ __forceinline__ float split_load(Pack<T, VEC> (&v)[SPLIT_PACKS], Pack
         }
     }
 #pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++) {
+    for (int p = 0; p < PACKS; p++) {
         v[p] = raw_pack<T, VEC>(xraw[p]);
         wv[p] = raw_pack<T, VEC>(wraw[p]);
         bv[p] = raw_pack<T, VEC>(braw[p]);
@@ -1157,12 +1158,12 @@ __device__ __forceinline__ float split_load(Pack<T, VEC> (&v)[SPLIT_PACKS], Pack
     return k;
 }
 // y from the packs.
-template <typename T, int VEC>
-__device__ __forceinline__ void split_store(const Pack<T, VEC> (&v)[SPLIT_PACKS], const Pack<T, VEC> (&wv)[SPLIT_PACKS],
-                                            const Pack<T, VEC> (&bv)[SPLIT_PACKS], int first, int nvec, float m,
-                                            float r, T *yr) {
+template <typename T, int VEC, int PACKS>
+__device__ __forceinline__ void split_store(const Pack<T, VEC> (&v)[PACKS], const Pack<T, VEC> (&wv)[PACKS],
+                                            const Pack<T, VEC> (&bv)[PACKS], int first, int nvec, float m, float r,
+                                            T *yr) {
 #pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++) {
+    for (int p = 0; p < PACKS; p++) {
         int i = first + p * blockDim.x;
         if (i < nvec) {
             Pack<T, VEC> out;
@@ -1174,14 +1175,9 @@ __device__ __forceinline__ void split_store(const Pack<T, VEC> (&v)[SPLIT_PACKS]
     }
 }
 
-// Two instances. Unbounded (PACKED false), the compiler converts x, w and b to fp32 as they land and keeps those
-// values across the cluster sum: the fewest instructions after it (the critical path of a grid that the GPU holds
-// at once), and many registers (bf16: 117, one block of 512 an SM). PACKED hides the packs' bits across the sum
-// (keep_packed: converted again after it) and bounds the kernel to two blocks of 512 an SM (64 registers, at most
-// 4 bytes spilled): the occupancy a grid of more blocks than fit at once needs (H100, bf16 1024x65536: 3011 GB/s
-// against 2158; unbounded, the 8 clusters of 16 blocks of fp32 8x128256 do not fit at once: 11.8 us against 8.5).
-template <typename T, int VEC, int CL, bool PACKED>
-__global__ void __launch_bounds__(512, PACKED ? 2 : 0) layernorm_latency_split_kernel(ln_args_t a, int pdl) {
+// A block's part of its row at PACKS packs a thread at most, the loads in the order pdl gives (kernels 12 and 14).
+template <typename T, int VEC, int CL, bool PACKED, int PACKS>
+__device__ __forceinline__ void latency_split_row(ln_args_t a, int pdl) {
     const T *__restrict__ x = (const T *)a.x;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ y = (T *)a.y;
@@ -1192,18 +1188,18 @@ __global__ void __launch_bounds__(512, PACKED ? 2 : 0) layernorm_latency_split_k
     cluster_push_begin(&push, CL);
     const int rank = (int)(blockIdx.x % CL);  // 1-D clusters tile the grid in order: blocks [row * CL, row * CL + CL)
     const long row = blockIdx.x / CL;
-    const int nvec = (int)(C / VEC), first = rank * blockDim.x * SPLIT_PACKS + threadIdx.x;
+    const int nvec = (int)(C / VEC), first = rank * blockDim.x * PACKS + threadIdx.x;
     const T *xr = x + row * C;
-    Pack<T, VEC> v[SPLIT_PACKS], wv[SPLIT_PACKS], bv[SPLIT_PACKS];
+    Pack<T, VEC> v[PACKS], wv[PACKS], bv[PACKS];
     const float k = split_load(v, wv, bv, xr, w, b, first, nvec, pdl);
     float2 s = make_float2(0.f, 0.f);
 #pragma unroll
-    for (int p = 0; p < SPLIT_PACKS; p++)
+    for (int p = 0; p < PACKS; p++)
         if (first + p * (int)blockDim.x < nvec) shifted_add(s, v[p], k);
     s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
     if (PACKED) {
 #pragma unroll
-        for (int p = 0; p < SPLIT_PACKS; p++) {
+        for (int p = 0; p < PACKS; p++) {
             keep_packed(v[p]);
             keep_packed(wv[p]);
             keep_packed(bv[p]);
@@ -1215,6 +1211,17 @@ __global__ void __launch_bounds__(512, PACKED ? 2 : 0) layernorm_latency_split_k
         mean[row] = m;
         rstd[row] = r;
     }
+}
+
+// Two instances. Unbounded (PACKED false), the compiler converts x, w and b to fp32 as they land and keeps those
+// values across the cluster sum: the fewest instructions after it (the critical path of a grid that the GPU holds
+// at once), and many registers (bf16: 117, one block of 512 an SM). PACKED hides the packs' bits across the sum
+// (keep_packed: converted again after it) and bounds the kernel to two blocks of 512 an SM (64 registers, at most
+// 4 bytes spilled): the occupancy a grid of more blocks than fit at once needs (H100, bf16 1024x65536: 3011 GB/s
+// against 2158; unbounded, the 8 clusters of 16 blocks of fp32 8x128256 do not fit at once: 11.8 us against 8.5).
+template <typename T, int VEC, int CL, bool PACKED>
+__global__ void __launch_bounds__(512, PACKED ? 2 : 0) layernorm_latency_split_kernel(ln_args_t a, int pdl) {
+    latency_split_row<T, VEC, CL, PACKED, SPLIT_PACKS>(a, pdl);
 }
 
 // Its plan, from an H100 (cold L2, results/NOTES.md): CL = the fewest blocks of <= 512 threads x SPLIT_PACKS packs
@@ -1245,17 +1252,24 @@ static void launch_latency_split(const void *pp, launch_t *l) {
     snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads%s; w, b with x; one reduction", pl.cl,
              pl.cl > 1 ? "s" : "", pl.bs, packed ? ", packed" : "");
 }
-static const char *supports_latency_split(const void *pp, int bs) {
-    const ln_problem_t *p = (const ln_problem_t *)pp;
+// Why a split rung of `packs` packs a thread cannot take the problem at bs threads; NULL where it can (planned:
+// its plan for the row's 16-byte packs found a cluster size). Kernels 12 and 14.
+static const char *split_refusal(const ln_problem_t *p, int bs, int packs, int (*planned)(const ln_problem_t *, int)) {
     int full = 16 / (int)dtype_size(p->h.dtype);
     if (!full_packs(p)) return reasonf("needs 16-byte packs: C a multiple of %d", full);
     long nvec = p->C / full;
-    if (split_plan(p->h.dtype, p->N, nvec, bs).cl) return NULL;
+    if (planned(p, bs)) return NULL;
     if (bs > 512) return "at most 512 threads a block";
     const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
-    if (arch && (g_cluster > 1 || nvec > 512L * SPLIT_PACKS)) return arch;
+    if (arch && (g_cluster > 1 || nvec > 512L * packs)) return arch;
     return reasonf("the row (%ld 16-byte packs) fits no plan of <= %d packs a thread (--cluster %d, --block-size %d; "
-                   "0: the rule's)", nvec, SPLIT_PACKS, g_cluster, bs);
+                   "0: the rule's)", nvec, packs, g_cluster, bs);
+}
+static int split_planned(const ln_problem_t *p, int bs) {
+    return split_plan(p->h.dtype, p->N, p->C / vec_width(p), bs).cl;
+}
+static const char *supports_latency_split(const void *pp, int bs) {
+    return split_refusal((const ln_problem_t *)pp, bs, SPLIT_PACKS, split_planned);
 }
 
 // Rung 12's instance for a dtype, cluster size (16-byte packs) and form.
@@ -1407,7 +1421,61 @@ static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 14, dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
+// Kernel 14, lean_split: kernel 12's row, shorter. At a cold start (the flush leaves L2 and the instruction
+// caches empty) a few rows wait on the kernel's code as on its data: kernel 12 unrolls 4 packs a thread for x, w
+// and b and carries both launch orders. Here a thread holds at most 2 packs and the launch order is compiled in,
+// an instance for each: the same row takes twice the threads, each with half the loads to issue and wait for.
+// Improves: a few rows of 4096-32768 elements, cold (RMSNorm's rung 12 is the same idea; results/NOTES.md).
+// Wrong: long rows and many rows: half the bytes in flight a thread, twice the blocks a row, no bounded form for
+// grids the GPU cannot hold at once; at most 16 blocks x 512 threads x 2 packs (fp32 C <= 65536).
+#define LEAN_PACKS 2
+
+// The launch order compiled in: PDL 1 chained (--pdl), 0 alone.
+template <typename T, int VEC, int CL, int PDL>
+__global__ void __launch_bounds__(512) layernorm_lean_split_kernel(ln_args_t a) {
+    latency_split_row<T, VEC, CL, false, LEAN_PACKS>(a, PDL);
+}
+
+// The instance of a cluster size and of the launch order (O: 1 chained), and the one this launch takes (g_pdl).
+template <int O> static const void *lean_split_fn_of(dtype_t d, int cl) {
+    const void *fn = NULL;
+    with_pow2<1, 16>(cl, [&](auto CL) {
+        switch (d) {
+        case DT_FP32: fn = (const void *)layernorm_lean_split_kernel<float, 4, CL.value, O>; break;
+        case DT_FP16: fn = (const void *)layernorm_lean_split_kernel<__half, 8, CL.value, O>; break;
+        default: fn = (const void *)layernorm_lean_split_kernel<__nv_bfloat16, 8, CL.value, O>; break;
+        }
+    });
+    return fn;
+}
+static const void *lean_split_fn(dtype_t d, int cl) {
+    return g_pdl ? lean_split_fn_of<1>(d, cl) : lean_split_fn_of<0>(d, cl);
+}
+// The plan: kernel 12's rule (split_row_plan) at 2 packs a thread; its block size, 0 where the row does not fit.
+static int lean_split_plan(const ln_problem_t *p, int req_bs, int *cl) {
+    return split_row_plan(p->h.dtype, p->N, p->C / vec_width(p), LEAN_PACKS, 512, req_bs, g_cluster, lean_split_fn,
+                          cl);
+}
+static void launch_lean_split(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int cl = 0, bs = lean_split_plan(p, l->block_size, &cl);
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel(lean_split_fn(p->h.dtype, cl), p->N * cl, bs, 0, args, cl);
+    l->block_used = bs;
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads x <= 2 packs; w, b with x; one reduction",
+             cl, cl > 1 ? "s" : "", bs);
+}
+static int lean_planned(const ln_problem_t *p, int bs) {
+    int cl = 0;
+    return lean_split_plan(p, bs, &cl) ? cl : 0;
+}
+static const char *supports_lean_split(const void *pp, int bs) {
+    return split_refusal((const ln_problem_t *)pp, bs, LEAN_PACKS, lean_planned);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 15, dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
 // with --pdl have rows of their own where their best differs, and a GPU whose best the shared row misses by more
@@ -1681,7 +1749,7 @@ static const char *supports_dispatch(const void *pp, int bs) {
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
-// (The last field: 1 where the kernel takes --pdl, the templated kernels 6-14.)
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 6-15.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "where cuDNN has an engine",
@@ -1723,7 +1791,10 @@ static const kernel_t k_kernels[] = {
     {13, "odd_rows", DT_ALL, "row <= 512 KB",
      "rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks", 1,
      supports_odd_rows, launch_odd_rows, 1},
-    {14, "dispatch", DT_ALL, "any C", "picks a rung by rows, C and dtype and says which ran", 1, supports_dispatch,
+    {14, "lean_split", DT_ALL, "16-byte packs, row <= 256 KB",
+     "12's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start", 0,
+     supports_lean_split, launch_lean_split, 1},
+    {15, "dispatch", DT_ALL, "any C", "picks a rung by rows, C and dtype and says which ran", 1, supports_dispatch,
      launch_dispatch, 1},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
@@ -1734,7 +1805,7 @@ static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E          epsilon (default 1e-5)"},
     {"cluster", required_argument,
-     "--cluster K      kernels 11-14: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
+     "--cluster K      kernels 11-15: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
      "                   the block size from --block-size or the kernel's rule"}};
 static const char *parse_extra(int index, const char *arg) {
     if (index == 1) {
@@ -1750,12 +1821,12 @@ static const char *parse_extra(int index, const char *arg) {
     return NULL;
 }
 
-// --cluster steers kernels 11, 12 and 13 (and 14 through them): refused with any other kernel, where it would do
+// --cluster steers kernels 11-14 (and 15 through them): refused with any other kernel, where it would do
 // nothing.
-static int takes_cluster(int k) { return k == 11 || k == 12 || k == 13 || k == LN_DISPATCHER || k == KERNEL_DEFAULT; }
+static int takes_cluster(int k) { return (k >= 11 && k <= 14) || k == LN_DISPATCHER || k == KERNEL_DEFAULT; }
 static const char *check_options(const options_t *o) {
     if (g_cluster && !kernels_take(o, takes_cluster))
-        return "--cluster applies to kernels 11-14 alone (give them as the kernel)";
+        return "--cluster applies to kernels 11-15 alone (give them as the kernel)";
     return check_rows_cols(o);
 }
 

@@ -248,11 +248,11 @@ static void test_parsing(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 15);
+    check_registry_shape(&k_program, 16);
     int teaching = 1;
     for (int i = 1; i <= 5; i++) teaching &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 6; i <= 14; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
-    check("registry: 1-5 are fp32 only, 6-14 run fp32, fp16 and bf16", teaching);
+    for (int i = 6; i <= 15; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
+    check("registry: 1-5 are fp32 only, 6-15 run fp32, fp16 and bf16", teaching);
     {  // rung 10's instances: 16-byte packs, at most 4 a lane (fp32 C <= 512, 16-bit C <= 1024)
         ln_problem_t p;
         memset(&p, 0, sizeof p);
@@ -268,12 +268,12 @@ static void test_registry(void) {
         }
         check("registry: rung 10 takes rows of at most 4 16-byte packs a lane, in every dtype", ok);
     }
-    check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 14 &&
-                                                                          k_program.n_kernels == 15 &&
-                                                                          strcmp(k_program.kernels[14].name, "dispatch") == 0);
+    check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 15 &&
+                                                                          k_program.n_kernels == 16 &&
+                                                                          strcmp(k_program.kernels[15].name, "dispatch") == 0);
     int pdl = 1;
-    for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 14);
-    check("registry: the templated kernels 6-14 take --pdl, the others do not", pdl);
+    for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 15);
+    check("registry: the templated kernels 6-15 take --pdl, the others do not", pdl);
     // the dispatcher's table: each row runs a rung of the ladder below it, through that rung's own launcher
     const int nd = (int)(sizeof k_dispatch / sizeof k_dispatch[0]);
     int rows_ok = nd == 5, order[5] = {12, 10, 7, 11, 9};
