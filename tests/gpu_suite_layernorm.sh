@@ -177,7 +177,7 @@ expect_path layernorm_forward 15 "| path rung 12 latency_split: a row over 4 blo
     sanitize_kernel $tool layernorm_forward 15 --dtype bf16 -N 3 -C 4104
     sanitize_kernel $tool layernorm_forward 12 --dtype bf16 -N 1031 -C 4104
     sanitize_kernel $tool layernorm_forward 14 --dtype bf16 -N 3 -C 4104
-    sanitize_kernel $tool layernorm_forward 14 --dtype fp32 -N 2 -C 65536 --hot --pdl
+    sanitize_kernel $tool layernorm_forward 14 --dtype fp32 -N 2 -C 65536
 done
 
 # hot timing (inputs in L2, launches replayed from a CUDA graph) and programmatic dependent launch: the

@@ -177,7 +177,7 @@ else fail "rmsnorm 12 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL
     sanitize_kernel $tool rmsnorm_forward 13 -N 1 -C 65536
     sanitize_kernel $tool rmsnorm_forward 13 --dtype bf16 -N 3 -C 4104
     sanitize_kernel $tool rmsnorm_forward 12 --dtype bf16 -N 3 -C 4104
-    sanitize_kernel $tool rmsnorm_forward 12 --dtype fp32 -N 2 -C 65536 --hot --pdl
+    sanitize_kernel $tool rmsnorm_forward 12 --dtype fp32 -N 2 -C 65536
     sanitize_kernel $tool rmsnorm_forward 11 --dtype bf16 -N 1031 -C 1000
     sanitize_kernel $tool rmsnorm_forward 11 --dtype fp32 -N 7 --heads 3 --head-dim 64 --row-stride 200
     sanitize_kernel $tool rmsnorm_forward 10 --dtype bf16 -N 3 -C 4104 --cluster 4
