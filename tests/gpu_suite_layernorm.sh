@@ -169,9 +169,9 @@ check_one 13 --dtype fp32 -N 16 -C 8193 --input-mean 1000 --input-std 0.01
 check_one 15 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
 check_one 15 --dtype bf16 -N 4 -C 65536 --input-mean 100
 expect_path layernorm_forward 15 "| path rung 12 latency_split: a row over 16 blocks" "| path rung 9 block_reread" -N 1 -C 65536
-# sm_90: the tuned row of fp32 4x4096 (the block-size sweep found 4 blocks of 64 threads), rung 12's unbounded form
-# (the grid fits at once); before: the rule, one block
-expect_path layernorm_forward 15 "| path rung 12 latency_split: a row over 4 blocks of 64 threads;" "| path rung 12 latency_split: a row over 1 block of" -N 4 -C 4096
+# sm_90: the tuned row of fp32 4x4096 (the block-size sweep found rung 14 at 64 threads: 8 blocks a row); before:
+# the rule, rung 12 in one block
+expect_path layernorm_forward 15 "| path rung 14 lean_split: a row over 8 blocks of 64 threads" "| path rung 12 latency_split: a row over 1 block of" -N 4 -C 4096
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 15 -N 1 -C 65536
     sanitize_kernel $tool layernorm_forward 15 --dtype bf16 -N 3 -C 4104

@@ -87,7 +87,8 @@ for dt in fp32 fp16 bf16; do
         if [ "$QUICK" = 1 ]; then check_disp --dtype $dt $shape; else check_all rmsnorm_forward --dtype $dt $shape; fi
     done
 done
-expect_path rmsnorm_forward 13 "| path rung 8 latency_split: a row over 16 blocks" "| path rung 4 block2d_vec" -N 1 -C 65536
+# sm_90: the tuned row of fp32 1x65536, rung 12 at 512 threads (16 blocks a row); before: the fallback rule, 4
+expect_path rmsnorm_forward 13 "| path rung 12 lean_split: a row over 16 blocks" "| path rung 4 block2d_vec" -N 1 -C 65536
 # kernel 9 (odd_rows): rows that start off a 16-byte boundary (odd C), a head, packs and a tail; one block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 131075: the longest row it takes), rows shorter than a pack, every dtype,
 # and at many rows (1031: more blocks than SMs)
