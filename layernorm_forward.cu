@@ -1425,9 +1425,11 @@ static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl) {
 // caches empty) a few rows wait on the kernel's code as on its data: kernel 12 unrolls 4 packs a thread for x, w
 // and b and carries both launch orders. Here a thread holds at most 2 packs and the launch order is compiled in,
 // an instance for each: the same row takes twice the threads, each with half the loads to issue and wait for.
-// Improves: a few rows of 4096-32768 elements, cold (RMSNorm's rung 12 is the same idea; results/NOTES.md).
+// Improves: a few rows of 4096-8192 elements (H100, cold: bf16 1x8192 2.27 us against kernel 12's 2.53, fp32
+// 1x4096 2.21 against 2.37; chained, bf16 1x8192 1.41 against 1.68; results/NOTES.md).
 // Wrong: long rows and many rows: half the bytes in flight a thread, twice the blocks a row, no bounded form for
-// grids the GPU cannot hold at once; at most 16 blocks x 512 threads x 2 packs (fp32 C <= 65536).
+// grids the GPU cannot hold at once (H100, bf16 1024x65536: 1.43x kernel 12's time); fp32 rows of 32768 and more
+// gain nothing; at most 16 blocks x 512 threads x 2 packs (fp32 C <= 65536).
 #define LEAN_PACKS 2
 
 // The launch order compiled in: PDL 1 chained (--pdl), 0 alone.
