@@ -165,7 +165,7 @@ for dt in fp32 fp16 bf16; do
 done
 check_path rmsnorm_forward 12 --dtype bf16 -N 8 -C 128256 --hot --pdl
 check_path rmsnorm_forward 12 --dtype fp32 -N 16 -C 8192 --input-mean 1000
-for k in 1 2 4 8 16; do check_path rmsnorm_forward 12 --dtype bf16 -N 3 -C 12296 --cluster $k; done
+for k in 1 2 4 8 16; do check_path rmsnorm_forward 12 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
 out=$(./rmsnorm_forward 12 --check -N 3 -C 4096 --fused-add 2>&1; ./rmsnorm_forward 12 --check -N 3 -C 4097 2>&1;
       ./rmsnorm_forward 12 --check -N 3 --heads 4 --head-dim 128 2>&1; ./rmsnorm_forward 12 --check -N 1 -C 131072 2>&1); rc=$?
 { echo "### rmsnorm 12 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
