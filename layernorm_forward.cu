@@ -1465,7 +1465,7 @@ static void launch_lean_split(const void *pp, launch_t *l) {
     void *args[] = {&a};
     launch_kernel(lean_split_fn(p->h.dtype, cl), p->N * cl, bs, 0, args, cl);
     l->block_used = bs;
-    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads x <= 2 packs; w, b with x; one reduction",
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads, <= 2 packs each",
              cl, cl > 1 ? "s" : "", bs);
 }
 static int lean_planned(const ln_problem_t *p, int bs) {
