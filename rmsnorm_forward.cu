@@ -1269,10 +1269,10 @@ static const char *supports_subwarp_persistent(const void *pp, int bs) {
 // and carries both launch orders (736 sm_90 instructions in bf16). Here a thread holds at most 2 packs and the
 // launch order is compiled in, an instance for each (480 instructions): the same row takes twice the threads,
 // each with half the loads to issue and wait for.
-// Improves: a few rows of 4096-32768 elements, cold (H100, bf16 1x8192: 2.08 us against kernel 8's 2.43;
-// results/NOTES.md).
+// Improves: a few rows of 4096-32768 elements, cold and hot (H100: bf16 1x8192 2.11 us against kernel 8's 2.43,
+// 1.80 against 2.10 hot; results/NOTES.md).
 // Wrong: long rows and many rows: half the bytes in flight a thread, twice the blocks a row (H100, bf16
-// 1024x65536: 1.40x kernel 8's time); at most 16 blocks x 512 threads x 2 packs (fp32 C <= 65536).
+// 1024x65536: 1.39x kernel 8's time); at most 16 blocks x 512 threads x 2 packs (fp32 C <= 65536).
 #define LEAN_PACKS 2
 
 // The launch order compiled in: PDL 1 chained (--pdl), 0 alone.
