@@ -334,6 +334,36 @@ static void test_needs_sm90(void) {
           !needs_sm90(9, "sm_90") && !needs_sm90(10, "sm_100") && !needs_sm90(12, "sm_120"), "");
 }
 
+// ---- rung 14's plan and refusals (rows one block holds: no device asked)
+
+static ln_problem_t plan_problem(dtype_t d, long N, long C) {
+    ln_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.h.dtype = d;
+    p.N = N;
+    p.C = C;
+    return p;
+}
+static void test_lean_split(void) {
+    // the same row as rung 12 at 2 packs a thread: twice the threads in one block (bf16 4 x 4096 = 512 packs)
+    ln_problem_t p = plan_problem(DT_BF16, 4, 4096);
+    int cl = 0, bs = lean_split_plan(&p, 0, &cl);
+    regplan_t r12 = split_plan(DT_BF16, 4, 512, 0);
+    check("plan: rung 14 at bf16 4 x 4096: one block of 256 threads, rung 12 one of 128", bs == 256 && cl == 1 &&
+          r12.bs == 128 && r12.cl == 1, "14: bs %d cl %d; 12: bs %d cl %d", bs, cl, r12.bs, r12.cl);
+    check("plan: rung 14's blocks a row at 64 threads: 4 (its residency is the device's question)",
+          split_row_blocks(4, 512, LEAN_PACKS, 512, 64, 132) == 4);
+    // (reasonf's text lives in one buffer: each reason is read before the next is asked)
+    const char *why;
+    int said = (p = plan_problem(DT_FP32, 4, 4097), why = supports_lean_split(&p, 0), why && strstr(why, "needs 16-byte packs"));
+    cudaDeviceProp saved = g_dev.prop;
+    g_dev.prop.major = 9;  // an sm_90 GPU: a row over 16 blocks is the plan's question, not the architecture's
+    said &= (p = plan_problem(DT_FP32, 1, 131072), why = supports_lean_split(&p, 0),
+             why && strstr(why, "the row (32768 16-byte packs) fits no plan of <= 2 packs a thread"));
+    g_dev.prop = saved;
+    check("rung 14 skips rows without 16-byte packs and fp32 rows over 16 blocks x 512 threads x 2 packs", said);
+}
+
 int main(void) {
     test_reference_hand_cases();
     test_reference_oracle();
@@ -344,5 +374,6 @@ int main(void) {
     test_registry();
     test_cudnn_kernel0();
     test_needs_sm90();
+    test_lean_split();
     return test_summary();
 }

@@ -467,6 +467,26 @@ static void test_plans(void) {
           (q.s.fused = 1, supports_latency_split(&q, 0) != NULL) &&
               (q = plan_problem(DT_BF16, 4, 128, 384), q.s.H = 3, supports_latency_split(&q, 0) != NULL) &&
               (q = plan_problem(DT_FP32, 4, 4097, 4097), supports_latency_split(&q, 0) != NULL));
+    // kernel 12, the same row at 2 packs a thread: twice the threads of kernel 8 in one block; at a block size given,
+    // twice its blocks a row (fp32 16 x 8192 = 2048 packs: 128 threads -> 8 blocks where kernel 8 takes 4)
+    rms_problem_t e = plan_problem(DT_BF16, 4, 4096, 4096);
+    int ecl = 0, ebs = lean_split_plan(&e, 0, &ecl);
+    check("plan: kernel 12 at bf16 4 x 4096: one block of 256 threads (2 packs of 8 each)", ebs == 256 && ecl == 1,
+          "bs %d cl %d", ebs, ecl);
+    check("plan: kernel 12's blocks a row, fp32 16 x 8192 at 128 threads 8, at 64 threads 16; the rule 2 doubled to 8",
+          split_row_blocks(16, 2048, LEAN_PACKS, 512, 128, 132) == 8 &&
+              split_row_blocks(16, 2048, LEAN_PACKS, 512, 64, 132) == 16 &&
+              split_row_blocks(16, 2048, LEAN_PACKS, 512, 0, 132) == 8);
+    // (reasonf's text lives in one buffer: each reason is read before the next is asked)
+    const char *why;
+    int said = (e.s.fused = 1, why = supports_lean_split(&e, 0), why && strstr(why, "no --fused-add"));
+    said &= (e = plan_problem(DT_BF16, 4, 128, 384), e.s.H = 3, why = supports_lean_split(&e, 0),
+             why && strstr(why, "no QK-norm view"));
+    said &= (e = plan_problem(DT_FP32, 4, 4097, 4097), why = supports_lean_split(&e, 0),
+             why && strstr(why, "needs 16-byte packs"));
+    said &= (e = plan_problem(DT_FP32, 1, 131072, 131072), why = split_refusal(&e, 0, LEAN_PACKS, 0),
+             why && strstr(why, "exceeds 16 blocks x 512 threads x 2 packs of 4"));
+    check("kernel 12 skips --fused-add, the QK-norm view, narrow packs, and fp32 rows over 16 x 512 x 2 packs", said);
 }
 
 // ---- kernel 10's plan: the fewest blocks (a power of two, <= 16) whose slices hold at most 64 KB, or --cluster
