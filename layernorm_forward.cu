@@ -1252,24 +1252,28 @@ static void launch_latency_split(const void *pp, launch_t *l) {
     snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads%s; w, b with x; one reduction", pl.cl,
              pl.cl > 1 ? "s" : "", pl.bs, packed ? ", packed" : "");
 }
-// Why a split rung of `packs` packs a thread cannot take the problem at bs threads; NULL where it can (planned:
-// its plan for the row's 16-byte packs found a cluster size). Kernels 12 and 14.
-static const char *split_refusal(const ln_problem_t *p, int bs, int packs, int (*planned)(const ln_problem_t *, int)) {
-    int full = 16 / (int)dtype_size(p->h.dtype);
+// Why a split rung of `packs` packs a thread cannot take the problem at bs threads; NULL where its plan (`plan`:
+// the block size, 0 for none) takes it. Kernels 12 and 14.
+typedef int (*split_plan_fn)(const ln_problem_t *p, int req_bs, int *cl);
+static const char *split_refusal(const ln_problem_t *p, int bs, int packs, split_plan_fn plan) {
+    int full = 16 / (int)dtype_size(p->h.dtype), cl = 0;
     if (!full_packs(p)) return reasonf("needs 16-byte packs: C a multiple of %d", full);
     long nvec = p->C / full;
-    if (planned(p, bs)) return NULL;
+    if (plan(p, bs, &cl)) return NULL;
     if (bs > 512) return "at most 512 threads a block";
     const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
     if (arch && (g_cluster > 1 || nvec > 512L * packs)) return arch;
     return reasonf("the row (%ld 16-byte packs) fits no plan of <= %d packs a thread (--cluster %d, --block-size %d; "
                    "0: the rule's)", nvec, packs, g_cluster, bs);
 }
-static int split_planned(const ln_problem_t *p, int bs) {
-    return split_plan(p->h.dtype, p->N, p->C / vec_width(p), bs).cl;
+// Rung 12's plan in split_refusal's form.
+static int split_plan_bs(const ln_problem_t *p, int req_bs, int *cl) {
+    regplan_t pl = split_plan(p->h.dtype, p->N, p->C / vec_width(p), req_bs);
+    *cl = pl.cl;
+    return pl.cl ? pl.bs : 0;
 }
 static const char *supports_latency_split(const void *pp, int bs) {
-    return split_refusal((const ln_problem_t *)pp, bs, SPLIT_PACKS, split_planned);
+    return split_refusal((const ln_problem_t *)pp, bs, SPLIT_PACKS, split_plan_bs);
 }
 
 // Rung 12's instance for a dtype, cluster size (16-byte packs) and form.
@@ -1468,12 +1472,8 @@ static void launch_lean_split(const void *pp, launch_t *l) {
     snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads, <= 2 packs each",
              cl, cl > 1 ? "s" : "", bs);
 }
-static int lean_planned(const ln_problem_t *p, int bs) {
-    int cl = 0;
-    return lean_split_plan(p, bs, &cl) ? cl : 0;
-}
 static const char *supports_lean_split(const void *pp, int bs) {
-    return split_refusal((const ln_problem_t *)pp, bs, LEAN_PACKS, lean_planned);
+    return split_refusal((const ln_problem_t *)pp, bs, LEAN_PACKS, lean_split_plan);
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -918,14 +918,15 @@ static void launch_latency_split(const void *pp, launch_t *l) {
     snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; w with x; one reduction", cl,
              cl > 1 ? "s" : "", bs);
 }
-// Why a split rung of `packs` packs a thread cannot take the problem at bs threads; NULL where its plan did
-// (planned: the plan's block size, 0 for none). Kernels 8 and 12.
-static const char *split_refusal(const rms_problem_t *p, int bs, int packs, int planned) {
+// Why a split rung of `packs` packs a thread cannot take the problem at bs threads; NULL where its plan (`plan`:
+// the block size, 0 for none) takes it. Kernels 8 and 12.
+typedef int (*split_plan_fn)(const rms_problem_t *p, int req_bs, int *cl);
+static const char *split_refusal(const rms_problem_t *p, int bs, int packs, split_plan_fn plan) {
     if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 13 have it)";
     if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 13 have it)";
-    int full = 16 / (int)dtype_size(p->h.dtype);
+    int full = 16 / (int)dtype_size(p->h.dtype), cl = 0;
     if (vec_width(p) != full) return reasonf("needs 16-byte packs: C a multiple of %d", full);
-    if (planned) return NULL;
+    if (plan(p, bs, &cl)) return NULL;
     if (p->s.C / full > 16L * 512 * packs)
         return reasonf("row of %ld exceeds 16 blocks x 512 threads x %d packs of %d", p->s.C, packs, full);
     if (p->s.C / full > 512L * packs && needs_sm90(g_dev.prop.major, g_dev.sm))
@@ -935,9 +936,7 @@ static const char *split_refusal(const rms_problem_t *p, int bs, int packs, int 
               : "the cluster of blocks a row does not fit this GPU";
 }
 static const char *supports_latency_split(const void *pp, int bs) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    int cl = 0, planned = vec_width(p) == 16 / (int)dtype_size(p->h.dtype) ? latency_split_plan(p, bs, &cl) : 0;
-    return split_refusal(p, bs, SPLIT_PACKS, planned);
+    return split_refusal((const rms_problem_t *)pp, bs, SPLIT_PACKS, latency_split_plan);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1312,9 +1311,7 @@ static void launch_lean_split(const void *pp, launch_t *l) {
              cl, cl > 1 ? "s" : "", bs);
 }
 static const char *supports_lean_split(const void *pp, int bs) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    int cl = 0, planned = vec_width(p) == 16 / (int)dtype_size(p->h.dtype) ? lean_split_plan(p, bs, &cl) : 0;
-    return split_refusal(p, bs, LEAN_PACKS, planned);
+    return split_refusal((const rms_problem_t *)pp, bs, LEAN_PACKS, lean_split_plan);
 }
 
 // ------------------------------------------------------------------------------------------------

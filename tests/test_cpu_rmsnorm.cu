@@ -484,7 +484,7 @@ static void test_plans(void) {
              why && strstr(why, "no QK-norm view"));
     said &= (e = plan_problem(DT_FP32, 4, 4097, 4097), why = supports_lean_split(&e, 0),
              why && strstr(why, "needs 16-byte packs"));
-    said &= (e = plan_problem(DT_FP32, 1, 131072, 131072), why = split_refusal(&e, 0, LEAN_PACKS, 0),
+    said &= (e = plan_problem(DT_FP32, 1, 131072, 131072), why = supports_lean_split(&e, 0),
              why && strstr(why, "exceeds 16 blocks x 512 threads x 2 packs of 4"));
     check("kernel 12 skips --fused-add, the QK-norm view, narrow packs, and fp32 rows over 16 x 512 x 2 packs", said);
 }
