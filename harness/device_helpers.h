@@ -311,19 +311,18 @@ template <typename T> __device__ __forceinline__ RowParts row_parts(const T *row
     return rp;
 }
 __device__ __forceinline__ float2 vadd(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
-// The sum over a 1-D block with one barrier: warp shuffles, then every warp adds the per-warp values from
-// shared memory itself, lane i taking warp i's value and the same shuffles again (instead of one warp adding them
-// and a second barrier to hand out the result; and instead of every thread looping over the warps, which took
-// 0.06-0.3 us more at a cold few-row launch: results/NOTES.md). Every warp adds the same values in the same
-// lanes, so every thread gets the same bits. `scratch` holds >= 32 values and is not reused afterwards: the
-// function is called once a kernel (or once a row, where a barrier later in the row separates one row's reads
-// from the next row's writes).
+// The sum over a 1-D block with one barrier: warp shuffles, then every thread adds the per-warp values from
+// shared memory itself (instead of one warp adding them and a second barrier to hand out the result).
+// `scratch` holds >= 32 values and is not reused afterwards: the function is called once a kernel (or once a
+// row, where a barrier later in the row separates one row's reads from the next row's writes).
 template <typename V> __device__ __forceinline__ V block_sum_once(V v, V *scratch) {
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarps = blockDim.x / 32;
     v = warp_sum(v);
     if (lane == 0) scratch[warp] = v;
     __syncthreads();
-    return warp_sum(lane < nwarps ? scratch[lane] : V{});
+    V t = V{};
+    for (int i = 0; i < nwarps; i++) t = vadd(t, scratch[i]);
+    return t;
 }
 // The sum of every block's value over a thread-block cluster of ncl <= 32 blocks (sm_90+), every block given
 // the same: block ranks publish their value in shared memory (`mine`), a cluster barrier, then lane r of every
