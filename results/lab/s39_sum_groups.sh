@@ -4,7 +4,7 @@
 set -u
 case "${1:-}" in
 -h | --help) cat <<'H'
-usage: results/lab/s39_sum_groups.sh        (GIT_REV=<commit>)
+usage: results/lab/s39_sum_groups.sh [cold-hot]        (GIT_REV=<commit>)
 
 Builds RMSNorm and LayerNorm as they are (block_sum_once: every thread loops over the warps' partials), from a copy
 of the tree with results/lab/s39_block_sum_loop.patch reversed (lanes: lane i takes warp i's partial, then 5 XOR
@@ -12,11 +12,13 @@ shuffles), and from a copy with s39_block_sum_groups.patch (groups: lane l takes
 warps rounded up to a power of two, then log2(g) shuffles). Times the three at the points where lanes and loop
 differed most in session 39's runs: LayerNorm 13 at few rows (lanes 7-10% slower), 12 and 14 at fp32 8192x768
 (blocks of 64-128: lanes 2-3% slower), rungs at 512-1024 threads (lanes 5-12% faster). Best block, two rounds;
-$OUT/times.txt, a table last.
+$OUT/times.txt, a table last. cold-hot: instead, the points where a form cost ~0.3 us cold (LayerNorm 13, RMSNorm
+9, one block a row) timed cold and hot at one block size: a cost that goes when the code is in cache (hot) is the
+kernel's instruction fetch at a cold start, not the sum's work.
 H
 exit 0 ;;
-"") ;;
-*) echo "s39_sum_groups: no arguments (see --help)" >&2; exit 2 ;;
+"" | cold-hot) ;;
+*) echo "s39_sum_groups: no argument, or cold-hot (see --help)" >&2; exit 2 ;;
 esac
 . results/lab/lab.sh
 lab_start s39_sum_groups
@@ -42,6 +44,18 @@ t() {  # t ROW PROG KERNEL ARGS...: the three builds, one after another
     lab_best "$row" "${prog%%_*} $k lanes" build/x/lanes/$prog $k "$@"
     lab_best "$row" "${prog%%_*} $k groups" build/x/groups/$prog $k "$@"
 }
+if [ "${1:-}" = cold-hot ]; then
+    for round in 1 2; do
+        for h in "" --hot; do
+            t "fp32 1x4096 @256 ${h:-cold}" layernorm_forward 13 -N 1 -C 4096 --block-size 256 $h
+            t "bf16 16x4097 @128 ${h:-cold}" layernorm_forward 13 --dtype bf16 -N 16 -C 4097 --block-size 128 $h
+            t "fp32 1x4097 @256 ${h:-cold}" rmsnorm_forward 9 -N 1 -C 4097 --block-size 256 $h
+        done
+    done
+    el done
+    lab_table
+    exit 0
+fi
 for round in 1 2; do
     t "fp32 1x4096" layernorm_forward 13 -N 1 -C 4096
     t "bf16 16x4097" layernorm_forward 13 --dtype bf16 -N 16 -C 4097
