@@ -28,6 +28,22 @@ lab_variant() {
     c=${c/-o $prog/-o build\/x\/$name}
     eval "$c" >> "$OUT/build.log" 2>&1 || { echo "$LAB: the build of $name failed ($OUT/build.log)" >&2; return 1; }
 }
+# lab_tree_variant NAME PATCH [PATCH OPTIONS]: build/x/NAME/, a copy of the tree's sources with results/lab/PATCH
+# applied from its root (patch -p0: a change to several files, the harness among them), and RMSNorm and LayerNorm
+# built there as the Makefile builds them, both at once.
+lab_tree_variant() {
+    local name=$1 patch=$2 d=build/x/$1 prog c; shift 2
+    rm -rf "$d" && mkdir -p "$d" && cp -r common.h harness tests rmsnorm_forward.cu layernorm_forward.cu "$d/"
+    patch -s -d "$d" -p0 "$@" < "results/lab/$patch" || { echo "$LAB: $patch does not apply" >&2; return 1; }
+    for prog in rmsnorm_forward layernorm_forward; do
+        c=$(make -s -n -B $prog GIT_REV="$REV" | grep nvcc)
+        ( cd "$d" && eval "$c" ) >> "$OUT/build.log" 2>&1 &
+    done
+    wait
+    for prog in rmsnorm_forward layernorm_forward; do
+        [ -x "$d/$prog" ] || { echo "$LAB: the $name build of $prog failed ($OUT/build.log)" >&2; return 1; }
+    done
+}
 # lab_best ROW COLUMN COMMAND...: COMMAND --json - (a program's timing run); appends "ROW|COLUMN|best block's time"
 # to $OUT/times.txt.
 lab_best() {

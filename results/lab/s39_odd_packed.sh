@@ -22,14 +22,9 @@ esac
 lab_start s39_odd_packed
 make -j16 rmsnorm_forward layernorm_forward GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
 for op in rmsnorm layernorm; do lab_variant ${op}_forward s39_${op}_odd_early_raw.patch ${op}_early & done
-d=build/x/packed
-rm -rf $d && mkdir -p $d && cp -r common.h harness tests rmsnorm_forward.cu layernorm_forward.cu $d/
-patch -s -d $d -p0 < results/lab/s39_odd_packed.patch || { echo "s39_odd_packed: the patch does not apply" >&2; exit 1; }
-for prog in rmsnorm_forward layernorm_forward; do
-    c=$(make -s -n -B $prog GIT_REV="$REV" | grep nvcc)
-    ( cd $d && eval "$c" ) >> "$OUT/build.log" 2>&1 &
-done
+lab_tree_variant packed s39_odd_packed.patch &
 wait
+d=build/x/packed
 for b in build/x/rmsnorm_early build/x/layernorm_early $d/rmsnorm_forward $d/layernorm_forward; do
     [ -x $b ] || { echo "s39_odd_packed: $b was not built ($OUT/build.log)" >&2; exit 1; }
 done

@@ -18,17 +18,8 @@ esac
 . results/lab/lab.sh
 lab_start s39_sum_ab
 make -j16 rmsnorm_forward layernorm_forward GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
+lab_tree_variant old s39_block_sum_loop.patch || exit 1
 old=build/x/old
-rm -rf $old && mkdir -p $old && cp -r Makefile common.h harness rmsnorm_forward.cu layernorm_forward.cu $old/
-patch -s -d $old -p0 < results/lab/s39_block_sum_loop.patch || { echo "s39_sum_ab: the patch does not apply" >&2; exit 1; }
-for prog in rmsnorm_forward layernorm_forward; do
-    c=$(make -s -n -B $prog GIT_REV="$REV" | grep nvcc)
-    ( cd $old && eval "$c" ) >> "$OUT/build.log" 2>&1 &
-done
-wait
-for prog in rmsnorm_forward layernorm_forward; do
-    [ -x $old/$prog ] || { echo "s39_sum_ab: the old build of $prog failed ($OUT/build.log)" >&2; exit 1; }
-done
 el built
 for round in 1 2 3; do
     for pt in "fp32 1 4096" "fp32 16 4097" "fp32 512 4096" "bf16 1 4096" "bf16 64 4097" "bf16 128 8192"; do

@@ -23,20 +23,10 @@ esac
 . results/lab/lab.sh
 lab_start s39_sum_groups
 make -j16 rmsnorm_forward layernorm_forward GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
-for v in lanes groups; do
-    d=build/x/$v
-    rm -rf $d && mkdir -p $d && cp -r common.h harness rmsnorm_forward.cu layernorm_forward.cu $d/
-    if [ $v = lanes ]; then patch -s -R -d $d -p0 < results/lab/s39_block_sum_loop.patch
-    else patch -s -d $d -p0 < results/lab/s39_block_sum_groups.patch; fi || { echo "s39_sum_groups: $v: the patch does not apply" >&2; exit 1; }
-    for prog in rmsnorm_forward layernorm_forward; do
-        c=$(make -s -n -B $prog GIT_REV="$REV" | grep nvcc)
-        ( cd $d && eval "$c" ) >> "$OUT/build.log" 2>&1 &
-    done
-done
+lab_tree_variant lanes s39_block_sum_loop.patch -R &
+lab_tree_variant groups s39_block_sum_groups.patch &
 wait
-for v in lanes groups; do for prog in rmsnorm_forward layernorm_forward; do
-    [ -x build/x/$v/$prog ] || { echo "s39_sum_groups: the $v build of $prog failed ($OUT/build.log)" >&2; exit 1; }
-done; done
+for v in lanes groups; do [ -x build/x/$v/layernorm_forward ] && [ -x build/x/$v/rmsnorm_forward ] || exit 1; done
 el built
 t() {  # t ROW PROG KERNEL ARGS...: the three builds, one after another
     local row=$1 prog=$2 k=$3; shift 3
