@@ -10,6 +10,8 @@ results/lab/s39_block_sum_loop.patch applied to harness/device_helpers.h (the lo
 builds' rungs at the points where the stored rows moved most: LayerNorm 13 (odd_rows, one block a row: 7-10% slower
 in the stored rows), 14 and 11, RMSNorm 9, cold, best block, three rounds interleaved. $OUT/times.txt holds the
 times; a table is printed last.
+It runs on a tree whose helper is the lane form (commit c297c47 of session 39); since the helper went back to the
+loop, s39_sum_groups.sh makes the same comparison (and a third form).
 H
 exit 0 ;;
 "") ;;
