@@ -2099,7 +2099,7 @@ static const tuned_row_t k_tuned[] = {
     // tuned rows: begin (scripts/tune_dispatch.py batchnorm --write; do not edit), from
     // results/h100-80gb-hbm3/batchnorm.csv
     // results/h200/batchnorm.csv
-    // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU] (NCHW: GPU or NULL, the planes' H*W)    worst time over the best rung's (GPU, mode)
+    // sm, bytes, variant, 16-byte packs, N, C, launch (0 plain, 1 PDL, 2 captured), rung, block[, GPU] (NCHW: GPU or NULL, the planes' H*W)    worst time over the best rung's (GPU, mode)
     {90, 4, TV_BN_CL, 1, 1024, 64, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 16384, 64, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 262144, 64, 0, 11, 512},  // 1.000 h100-80gb-hbm3 cold
@@ -2183,7 +2183,7 @@ static void dispatch_for(const bn_problem_t *p, int req_bs, bn_choice_t *c) {
     const int nchw = q->layout == LAYOUT_NCHW;
     const tuned_key_t key = {(int)dtype_size(q->h.dtype),
                              nchw ? (q->training ? TV_BN_NCHW : TV_BN_NCHW_INF) : (q->training ? TV_BN_CL : TV_BN_CL_INF),
-                             1, nchw ? q->N : q->M, q->C, g_pdl, nchw ? q->HW : 0};
+                             1, nchw ? q->N : q->M, q->C, g_pdl, nchw ? q->HW : 0, launch_captured()};
     const int n = (int)(sizeof k_tuned / sizeof k_tuned[0]), arch = tuned_nearest_arch(k_tuned, n);
     const tuned_row_t *t = tuned_pick_arch(k_tuned, n, &key, req_bs, q, tuned_supports, arch);
     if (t) {

@@ -1320,10 +1320,13 @@ static const void *split_launch_fn(dtype_t d, long N, int cl, int bs, bool *pack
 // tail; the head and tail elements go to one thread each. The row is split over a cluster of CL blocks and its
 // statistics take one reduction round, both as in kernel 12 (split_row_plan: 1-16 blocks, <= 512 threads x 4
 // packs; shifted sums around the row's first element). w and b share x's columns, not its alignment: their
-// elements are loaded one by one (from L2).
+// elements are loaded one by one; in fp32 all of them with x's packs, before the sum, so that after the sum a
+// thread only stores, one 16-byte store a pack (store_raw).
 // Improves: odd rows at 16 bytes a load, and a long odd row over many SMs (no rung above splits one).
-// Wrong: w and b loaded element by element (VEC loads where a pack would take one); at most 4 packs a thread,
-// 512 threads and 16 blocks a row (fp32 C <= 131075, 16-bit C <= 262151); the shifted sums' precision, as kernel 12.
+// Wrong: w and b loaded element by element (VEC loads where a pack would take one: cutting their packs out of two
+// aligned packs each was slower); in 16 bits after the sum, pack after pack (early, 64 two-byte loads a thread
+// held in registers were slower at many rows); at most 4 packs a thread, 512 threads and 16 blocks a row (fp32
+// C <= 131075, 16-bit C <= 262151); the shifted sums' precision, as kernel 12.
 #define ODD_PACKS 4
 
 template <typename T, int CL>
@@ -1339,6 +1342,7 @@ __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
     const T *__restrict__ xr = (const T *)a.x + row * C;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ yr = (T *)a.y + row * C;
+    constexpr bool EARLY_WB = sizeof(T) == 4;  // w and b loaded before the sum (fp32), or after it (16 bits)
     const RowParts rp = row_parts(xr, C);  // y's rows start as x's: both buffers are 256-byte aligned
     const int g = rank * blockDim.x + threadIdx.x;  // the thread's number in the row's cluster
     // the head's and the tail's elements, one a thread
@@ -1353,6 +1357,18 @@ __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
         int i = first + p * blockDim.x;
         if (i < rp.packs) raw[p] = load_raw<T, VEC>(xr + rp.head + (long)i * VEC);
     }
+    Pack<T, VEC> wv[ODD_PACKS], bv[ODD_PACKS];
+    if constexpr (EARLY_WB) {  // w's and b's elements for the thread's packs, in flight with x's
+#pragma unroll
+        for (int p = 0; p < ODD_PACKS; p++) {
+            int i = first + p * blockDim.x;
+            if (i < rp.packs) {
+                wv[p] = load_elements<T, VEC>(w + rp.head + (long)i * VEC);
+                bv[p] = load_elements<T, VEC>(b + rp.head + (long)i * VEC);
+            }
+        }
+    }
+    const float sw = g < ns ? to_float(w[scol]) : 0.f, sb = g < ns ? to_float(b[scol]) : 0.f;
     float2 s = make_float2(0.f, 0.f);
     if (g < ns) s = make_float2(sv - k, (sv - k) * (sv - k));
     Pack<T, VEC> v[ODD_PACKS];
@@ -1363,17 +1379,18 @@ __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
     }
     s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
     const float m = k + s.x / C, r = shifted_rstd(s, C, a.eps);
-    if (g < ns) yr[scol] = from_float<T>((sv - m) * r * to_float(w[scol]) + to_float(b[scol]));
+    if (g < ns) yr[scol] = from_float<T>((sv - m) * r * sw + sb);
 #pragma unroll
     for (int p = 0; p < ODD_PACKS; p++) {
         int i = first + p * blockDim.x;
         if (i < rp.packs) {
             const long c = rp.head + (long)i * VEC;
+            if constexpr (!EARLY_WB) wv[p] = load_elements<T, VEC>(w + c), bv[p] = load_elements<T, VEC>(b + c);
             Pack<T, VEC> out;
 #pragma unroll
             for (int j = 0; j < VEC; j++)
-                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(w[c + j]) + to_float(b[c + j]));
-            store_pack<T, VEC>(yr + c, out);
+                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * pack_elem(wv[p], j) + pack_elem(bv[p], j));
+            store_raw<T, VEC>(yr + c, out);
         }
     }
     if (rank == 0 && threadIdx.x == 0) {
@@ -1494,7 +1511,7 @@ static const tuned_row_t k_tuned[] = {
     // tuned rows: begin (scripts/tune_dispatch.py layernorm --write; do not edit), from
     // results/h100-80gb-hbm3/layernorm.csv
     // results/h200/layernorm.csv
-    // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU]    worst time over the best rung's (GPU, mode)
+    // sm, bytes, variant, 16-byte packs, N, C, launch (0 plain, 1 PDL, 2 captured), rung, block[, GPU]    worst time over the best rung's (GPU, mode)
     {90, 4, TV_PLAIN, 1, 32768, 128, 0, 10, 256},  // 1.045 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 128, 0, 7, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 256, 0, 10, 128},  // 1.005 h200 cold
@@ -1502,34 +1519,40 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 1, 8192, 768, 0, 14, 128},  // 1.009 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 14, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 16384, 2048, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 1, 4096, 0, 14, 128},  // 1.000 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 4, 4096, 0, 14, 64},  // 1.000 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 16, 4096, 0, 14, 128},  // 1.000 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 64, 4096, 0, 12, 256},  // 1.005 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 1, 4096, 0, 14, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 1, 4096, 2, 14, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 4096, 0, 14, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 16, 4096, 0, 14, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 16, 4096, 2, 14, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 64, 4096, 0, 12, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 64, 4096, 1, 14, 512},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 128, 4096, 0, 12, 256},  // 1.009 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 128, 4096, 1, 14, 512},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 12, 128},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 64, 4096, 2, 14, 64},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 128, 4096, 0, 12, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 128, 4096, 2, 14, 512},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 12, 128},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 512, 4096, 1, 12, 256},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 16384, 4096, 0, 12, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 8192, 0, 14, 128},  // 1.000 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 4, 8192, 0, 14, 128},  // 1.014 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 14, 256},  // 1.014 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 14, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 1, 8192, 0, 14, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 1, 8192, 2, 14, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 8192, 0, 14, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 4, 8192, 2, 14, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 14, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 16, 8192, 2, 14, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 14, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 64, 8192, 1, 12, 128},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 128, 8192, 0, 14, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 128, 8192, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 128, 8192, 1, 14, 512},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 512, 8192, 0, 12, 256},  // 1.056 h200 hot
-    {90, 4, TV_PLAIN, 1, 512, 8192, 0, 11, 512, "NVIDIA H200"},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 512, 8192, 1, 11, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 512, 8192, 0, 12, 256},  // 1.021 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 512, 8192, 0, 12, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 512, 8192, 2, 11, 512},  // 1.002 h100-80gb-hbm3 hot
     {90, 4, TV_PLAIN, 1, 8192, 8192, 0, 12, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 4096, 16384, 0, 11, 1024},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4, 32768, 0, 12, 128},  // 1.001 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 32768, 0, 12, 128},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 2048, 32768, 0, 12, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 65536, 0, 12, 256},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 1, 65536, 0, 12, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 11, 256},  // 1.020 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 12, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8, 128256, 0, 12, 512},  // 1.000 h200 hot
+    {90, 4, TV_PLAIN, 1, 8, 128256, 0, 12, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 1, 4097, 0, 13, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 4, 4097, 0, 13, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 16, 4097, 0, 13, 256},  // 1.000 h200 cold
@@ -1570,34 +1593,41 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_PLAIN, 1, 8192, 768, 0, 10, 64, "NVIDIA H200"},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 10, 32},  // 1.008 h200 cold
     {90, 2, TV_PLAIN, 1, 16384, 2048, 0, 12, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 4096, 0, 14, 64},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 4, 4096, 0, 14, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 1, 4096, 0, 14, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 4, 4096, 0, 14, 64},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 4, 4096, 1, 14, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 16, 4096, 0, 14, 64},  // 1.001 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 64, 4096, 0, 14, 256},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 128, 4096, 0, 14, 256},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 512, 4096, 0, 12, 128},  // 1.007 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 512, 4096, 1, 14, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 4, 4096, 2, 14, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 16, 4096, 0, 14, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 16, 4096, 1, 14, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 16, 4096, 2, 14, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 64, 4096, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 128, 4096, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 128, 4096, 1, 14, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 128, 4096, 2, 12, 128},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 512, 4096, 0, 14, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 512, 4096, 2, 14, 256},  // 1.000 h100-80gb-hbm3 hot
     {90, 2, TV_PLAIN, 1, 16384, 4096, 0, 12, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 8192, 0, 14, 128},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 4, 8192, 0, 14, 128},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 16, 8192, 0, 14, 128},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 64, 8192, 0, 14, 256},  // 1.030 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 1, 8192, 0, 14, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 4, 8192, 0, 14, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 16, 8192, 0, 14, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 64, 8192, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 64, 8192, 1, 14, 128},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 128, 8192, 0, 14, 256},  // 1.011 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 64, 8192, 2, 14, 64},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 128, 8192, 0, 12, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 128, 8192, 1, 12, 256},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 512, 8192, 0, 12, 128},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 128, 8192, 2, 14, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 512, 8192, 0, 12, 128},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 512, 8192, 1, 12, 256},  // 1.002 h100-80gb-hbm3 hot+pdl
     {90, 2, TV_PLAIN, 1, 8192, 8192, 0, 12, 256},  // 1.004 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 4096, 16384, 0, 12, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 4, 32768, 0, 14, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 4, 32768, 0, 14, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 4, 32768, 1, 14, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 11, 512},  // 1.040 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 12, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 1, 65536, 0, 14, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 1, 65536, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 1, 65536, 1, 12, 128},  // 1.000 h200 hot+pdl
     {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 12, 256},  // 1.011 h200 cold
-    {90, 2, TV_PLAIN, 1, 8, 128256, 0, 12, 512},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 8, 128256, 0, 12, 512},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 8, 128256, 1, 14, 512},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 2, TV_PLAIN, 0, 1, 4097, 0, 13, 128},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 0, 4, 4097, 0, 13, 128},  // 1.000 h200 cold
@@ -1709,7 +1739,8 @@ typedef struct {
 static ln_choice_t dispatch_for(const ln_problem_t *p, int req_bs) {
     ln_choice_t c;
     memset(&c, 0, sizeof c);
-    const tuned_key_t key = {(int)dtype_size(p->h.dtype), TV_PLAIN, full_packs(p), p->N, p->C, g_pdl};
+    const tuned_key_t key = {(int)dtype_size(p->h.dtype), TV_PLAIN, full_packs(p), p->N, p->C, g_pdl, 0,
+                             launch_captured()};
     const tuned_row_t *t = tuned_pick(k_tuned, (int)(sizeof k_tuned / sizeof k_tuned[0]), &key, req_bs, p,
                                       tuned_supports);
     if (t) {

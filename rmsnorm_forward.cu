@@ -946,11 +946,13 @@ static const char *supports_latency_split(const void *pp, int bs) {
 // row is cut where its bytes allow (row_parts): a head of < 8 elements up to the first 16-byte boundary, the
 // aligned middle in 16-byte packs, a tail; the head and tail elements go to one thread each. The row is split
 // over a cluster of CL blocks as in kernel 8 (split_row_plan: 1-16 blocks, <= 512 threads x 4 packs), one
-// reduction round. w shares x's columns, not its alignment: its elements are loaded one by one (from L2).
+// reduction round. w shares x's columns, not its alignment: its elements are loaded one by one, all of them with
+// x's packs, before the sum, so that after the sum a thread only stores, one 16-byte store a pack (store_raw).
 // Improves: odd rows at 16 bytes a load, and a long odd row over many SMs (kernel 7 splits it too, but with
 // scalar loads).
-// Wrong: w loaded element by element (VEC loads where a pack would take one); at most 4 packs a thread, 512
-// threads and 16 blocks a row (fp32 C <= 131075, 16-bit C <= 262151); no fused add, no QK-norm view.
+// Wrong: w loaded element by element (VEC loads where a pack would take one: cutting w's packs out of two aligned
+// packs each was slower); at most 4 packs a thread, 512 threads and 16 blocks a row (fp32 C <= 131075, 16-bit
+// C <= 262151); no fused add, no QK-norm view.
 #define ODD_PACKS 4
 
 template <typename T, int CL>
@@ -978,6 +980,14 @@ __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
         int i = first + p * blockDim.x;
         if (i < rp.packs) raw[p] = load_raw<T, VEC>(xr + rp.head + (long)i * VEC);
     }
+    // w's elements for the thread's packs and its head or tail element, in flight with x's
+    Pack<T, VEC> wv[ODD_PACKS];
+#pragma unroll
+    for (int p = 0; p < ODD_PACKS; p++) {
+        int i = first + p * blockDim.x;
+        if (i < rp.packs) wv[p] = load_elements<T, VEC>(w + rp.head + (long)i * VEC);
+    }
+    const float sw = g < ns ? to_float(w[scol]) : 0.f;
     float s = sv * sv;
     Pack<T, VEC> v[ODD_PACKS];
 #pragma unroll
@@ -987,17 +997,12 @@ __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
     }
     s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
     const float r = rsqrtf(s / a.C + a.eps);
-    if (g < ns) yr[scol] = from_float<T>(sv * r * (to_float(w[scol]) + a.offset));
+    if (g < ns) yr[scol] = from_float<T>(sv * r * (sw + a.offset));
 #pragma unroll
     for (int p = 0; p < ODD_PACKS; p++) {
         int i = first + p * blockDim.x;
-        if (i < rp.packs) {
-            const long c = rp.head + (long)i * VEC;
-            Pack<T, VEC> wv;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) wv.v[j] = w[c + j];
-            store_pack<T, VEC>(yr + c, pack_normalize<T, VEC>(v[p], wv, r, a.offset));
-        }
+        if (i < rp.packs)
+            store_raw<T, VEC>(yr + rp.head + (long)i * VEC, pack_normalize<T, VEC>(v[p], wv[p], r, a.offset));
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
 }
@@ -1331,45 +1336,52 @@ static const tuned_row_t k_tuned[] = {
     // tuned rows: begin (scripts/tune_dispatch.py rmsnorm --write; do not edit), from
     // results/h100-80gb-hbm3/rmsnorm.csv
     // results/h200/rmsnorm.csv
-    // sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU]    worst time over the best rung's (GPU, mode)
+    // sm, bytes, variant, 16-byte packs, N, C, launch (0 plain, 1 PDL, 2 captured), rung, block[, GPU]    worst time over the best rung's (GPU, mode)
     {90, 4, TV_PLAIN, 1, 32768, 128, 0, 11, 32},  // 1.019 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 256, 0, 11, 64},  // 1.017 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 512, 0, 11, 128},  // 1.002 h200 cold
     {90, 4, TV_PLAIN, 1, 8192, 768, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 16384, 2048, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 1, 4096, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 1, 4096, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 1, 4096, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 4, 4096, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 4096, 0, 12, 64},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 4, 4096, 1, 12, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 16, 4096, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 64, 4096, 0, 8, 256},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 128, 4096, 0, 12, 512},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 4096, 2, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 16, 4096, 0, 12, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 16, 4096, 2, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 64, 4096, 0, 8, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 128, 4096, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 128, 4096, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 8, 128},  // 1.011 h200 hot
+    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 512, 4096, 1, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 512, 4096, 2, 8, 128},  // 1.011 h200 hot
     {90, 4, TV_PLAIN, 1, 8192, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 16384, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 1, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 1, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 1, 8192, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 4, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 12, 512},  // 1.022 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 64, 8192, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 128, 8192, 0, 12, 512},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 8192, 0, 12, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 4, 8192, 2, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 16, 8192, 2, 12, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 64, 8192, 2, 12, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 128, 8192, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 128, 8192, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 4, TV_PLAIN, 1, 512, 8192, 0, 8, 256},  // 1.003 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 8192, 8192, 0, 8, 128},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 4096, 16384, 0, 8, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4, 32768, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 4, 32768, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 4, 32768, 1, 12, 512},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 4, TV_PLAIN, 1, 2048, 32768, 0, 8, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 65536, 0, 12, 512},  // 1.000 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 1, 65536, 0, 8, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 1, 65536, 1, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 1, 65536, 2, 12, 512},  // 1.000 h100-80gb-hbm3 hot
     {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 7, 256},  // 1.031 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 8, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8, 128256, 0, 10, 512},  // 1.037 h100-80gb-hbm3 hot
+    {90, 4, TV_PLAIN, 1, 8, 128256, 0, 10, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 8, 128256, 1, 8, 512},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 8, 128256, 2, 7, 1024},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 0, 1, 4097, 0, 9, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 4, 4097, 0, 7, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 0, 16, 4097, 0, 9, 256},  // 1.000 h200 cold
@@ -1412,33 +1424,38 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_PLAIN, 1, 8192, 768, 0, 12, 64},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 11, 32},  // 1.002 h200 cold
     {90, 2, TV_PLAIN, 1, 16384, 2048, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 1, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 4, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 16, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 64, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 128, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 512, 4096, 0, 12, 256},  // 1.012 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 1, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 4, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 16, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 64, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 128, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 512, 4096, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 512, 4096, 2, 12, 256},  // 1.000 h100-80gb-hbm3 hot
     {90, 2, TV_PLAIN, 1, 8192, 4096, 0, 5, 128},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 16384, 4096, 0, 5, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 4, 8192, 0, 12, 64},  // 1.009 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 16, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 64, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 1, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 4, 8192, 0, 12, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 4, 8192, 1, 12, 64},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 2, TV_PLAIN, 1, 4, 8192, 2, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 16, 8192, 0, 12, 64},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 16, 8192, 2, 12, 128},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 64, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 64, 8192, 1, 12, 512},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 128, 8192, 0, 12, 512},  // 1.006 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 128, 8192, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 512, 8192, 0, 5, 512},  // 1.022 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 512, 8192, 0, 8, 128, "NVIDIA H100 80GB HBM3"},  // 1.011 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 128, 8192, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 128, 8192, 2, 12, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 512, 8192, 0, 8, 128},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 512, 8192, 1, 8, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 512, 8192, 2, 8, 256},  // 1.000 h200 hot
     {90, 2, TV_PLAIN, 1, 8192, 8192, 0, 5, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 4096, 16384, 0, 5, 512},  // 1.004 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 4, 32768, 0, 12, 256},  // 1.014 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 4, 32768, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 4, 32768, 1, 8, 128},  // 1.000 h200 hot+pdl
+    {90, 2, TV_PLAIN, 1, 4, 32768, 2, 12, 256},  // 1.000 h100-80gb-hbm3 hot
     {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 5, 1024},  // 1.020 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 8, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 1, 65536, 0, 12, 256},  // 1.000 h100-80gb-hbm3 hot
+    {90, 2, TV_PLAIN, 1, 1, 65536, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 8, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 8, 128256, 0, 8, 512},  // 1.000 h200 hot
+    {90, 2, TV_PLAIN, 1, 8, 128256, 0, 8, 512},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 0, 1, 4097, 0, 7, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 0, 4, 4097, 0, 7, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 0, 16, 4097, 0, 7, 256},  // 1.000 h200 cold
@@ -1599,7 +1616,8 @@ static rms_choice_t dispatch_for(const rms_problem_t *p, int req_bs) {
     rms_choice_t c;
     memset(&c, 0, sizeof c);
     const tuned_key_t key = {(int)dtype_size(p->h.dtype), p->s.fused ? TV_FUSED_ADD : p->s.qk ? TV_QK_VIEW : TV_PLAIN,
-                             vec_width(p) == 16 / (int)dtype_size(p->h.dtype), p->s.N, p->s.C, g_pdl};
+                             vec_width(p) == 16 / (int)dtype_size(p->h.dtype), p->s.N, p->s.C, g_pdl, 0,
+                             launch_captured()};
     const tuned_row_t *t = tuned_pick(k_tuned, (int)(sizeof k_tuned / sizeof k_tuned[0]), &key, req_bs, p,
                                       tuned_supports);
     if (t) {

@@ -133,6 +133,14 @@ template <typename T, int N> __device__ __forceinline__ Pack<T, N> raw_pack(cons
     memcpy(&out, &r, sizeof(r));
     return out;
 }
+// N elements from p, one load each: a pack of an array read where it is not 16-byte aligned (the odd-rows rungs'
+// w and b, which share x's columns, not its alignment).
+template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_elements(const T *p) {
+    Pack<T, N> out;
+#pragma unroll
+    for (int j = 0; j < N; j++) out.v[j] = p[j];
+    return out;
+}
 // The packs i0 + b * blockDim.x (b < B, those below n) of p as raw words: B loads in flight together. RMSNorm's
 // cluster_cp_async takes w in such batches, the first issued while x's copies are in flight; one load a loop
 // iteration put one L2 round trip per pack between a block's reduction and its last store.

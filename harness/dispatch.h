@@ -1,12 +1,14 @@
 // harness/dispatch.h: the dispatchers' tuned tables and their lookup (part of common.h; see there).
 //
 // A dispatcher (the last kernel of a ladder) chooses among the rungs by a table that scripts/tune_dispatch.py
-// derives from the sweeps stored in results/: one row per measured point, with the rung and block size nearest
-// the best there over the GPUs of that architecture and the timing modes of plain launches (cold, hot), and a
-// second row for launches with PDL (--pdl) where the sweep's hot+pdl times chose another (rung, block). Where the
-// architecture's plain row costs one GPU more than 2% at a point and that GPU's own sweep chose another (rung,
-// block), the point gets a row for that GPU alone, matched by the device's name (an H100 and an H200 share sm_90
-// but not every best choice; a GPU of that architecture that is not in results/ takes the shared row). The script
+// derives from the sweeps stored in results/: one row per measured point and kind of launch, with the rung and
+// block size nearest the best there over the GPUs of that architecture: plain launches from the cold times;
+// launches captured into a CUDA graph from the hot times (a decode step's launches are captured and read what the
+// node before wrote, from L2), where they chose another (rung, block); launches with PDL (--pdl) from the hot+pdl
+// times, where those chose another still. Where the architecture's row costs one GPU more than 2% at a point and
+// that GPU's own sweep chose another (rung, block), the point gets a row for that GPU alone, matched by the
+// device's name (an H100 and an H200 share sm_90 but not every best choice; a GPU of that architecture that is not
+// in results/ takes the shared row). The script
 // writes the rows into the program's source between its `tuned rows` markers, and CI checks that they still
 // match the stored sweeps.
 #pragma once
@@ -14,6 +16,8 @@
 // A problem's variant: LayerNorm's and RMSNorm's plain rows, RMSNorm's fused residual add and its strided QK-norm
 // view; BatchNorm's channels contiguous ([N, C] and NHWC: N*H*W rows of C) and NCHW, in training and inference.
 enum { TV_PLAIN, TV_FUSED_ADD, TV_QK_VIEW, TV_BN_CL, TV_BN_NCHW, TV_BN_CL_INF, TV_BN_NCHW_INF };
+// The kinds of launch a row is for (scripts/tune_dispatch.py's PLAIN, PDL, CAPTURED).
+enum { TL_PLAIN = 0, TL_PDL = 1, TL_CAPTURED = 2 };
 
 typedef struct {
     int sm;       // architecture: major * 10 + minor (90: H100, H200)
@@ -21,7 +25,7 @@ typedef struct {
     int variant;  // TV_*
     int full;     // 1: 16-byte packs fit the row (and its stride)
     long N, C;    // the measured point: rows, elements a row
-    int pdl;      // 1: the row of launches with programmatic dependent launch (--pdl); 0: plain launches
+    int launch;   // TL_*: the kind of launch the row is for
     int rung, block;
     const char *gpu;  // NULL: every GPU of the architecture; else the one GPU (cudaDeviceProp.name) the row is for
     long HW;          // BatchNorm NCHW: the values of a plane (0 elsewhere: no such dimension)
@@ -31,9 +35,21 @@ typedef struct {
 typedef struct {
     int bytes, variant, full;
     long N, C;
-    int pdl;  // g_pdl: the launches carry PDL
-    long HW;  // as tuned_row_t's
+    int pdl;       // g_pdl: the launches carry PDL
+    long HW;       // as tuned_row_t's
+    int captured;  // the launch is being captured into a CUDA graph (launch_captured())
 } tuned_key_t;
+
+// Whether the calling thread's launches are being captured into a CUDA graph (the programs launch on the
+// per-thread default stream): the one sign a dispatcher has of a decode step's launch, whose inputs are in L2.
+static int launch_captured(void) {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(cudaStreamPerThread, &st) != cudaSuccess) {
+        cudaGetLastError();  // not sticky: clear it
+        return 0;
+    }
+    return st == cudaStreamCaptureStatusActive;
+}
 
 // Whether a rung takes the problem at a block size: its supports_ check (NULL: yes).
 typedef const char *(*tuned_supports_t)(const void *problem, int rung, int block);
@@ -52,7 +68,7 @@ static const tuned_row_t *tuned_own_row(const tuned_row_t *rows, int n, const tu
         const tuned_row_t *o = &rows[i];
         if (o->gpu && !strcmp(o->gpu, g_dev.prop.name) && o->sm == r->sm && o->bytes == r->bytes &&
             o->variant == r->variant && o->full == r->full && o->N == r->N && o->C == r->C && o->HW == r->HW &&
-            o->pdl == r->pdl)
+            o->launch == r->launch)
             return o;
     }
     return NULL;
@@ -61,9 +77,10 @@ static const tuned_row_t *tuned_own_row(const tuned_row_t *rows, int n, const tu
 // The row to run: among the shared rows of architecture sm with the problem's element size, variant and packing,
 // the nearest measured point whose rung takes the problem at the row's block size (req_bs, a --block-size given,
 // replaces it), or this device's own row of that point where it has one and its rung takes the problem; NULL where
-// no row does (the dispatcher then uses its fallback rules). Plain launches read the plain rows only; PDL launches
-// read both, a PDL row before the plain row of the same point (the table has a PDL row only where the choice
-// differs). The last answer is kept: a dispatcher looks up inside the timed region, and the supports_ checks ask
+// no row does (the dispatcher then uses its fallback rules). Plain launches read the plain rows only; a captured
+// launch reads the captured rows too, a PDL launch the PDL rows too, and at one point the PDL row comes first, then
+// the captured row, then the plain row (the table has a captured or PDL row only where the choice differs). The
+// last answer is kept: a dispatcher looks up inside the timed region, and the supports_ checks ask
 // the runtime.
 static const tuned_row_t *tuned_pick_arch(const tuned_row_t *rows, int n, const tuned_key_t *k, int req_bs,
                                           const void *problem, tuned_supports_t supports, int sm) {
@@ -71,7 +88,8 @@ static const tuned_row_t *tuned_pick_arch(const tuned_row_t *rows, int n, const 
     static tuned_key_t c_key;
     static int c_bs = -1, c_sm = -1;
     if (c_rows == rows && c_bs == req_bs && c_sm == sm && c_key.bytes == k->bytes && c_key.variant == k->variant &&
-        c_key.full == k->full && c_key.N == k->N && c_key.C == k->C && c_key.HW == k->HW && c_key.pdl == k->pdl)
+        c_key.full == k->full && c_key.N == k->N && c_key.C == k->C && c_key.HW == k->HW && c_key.pdl == k->pdl &&
+        c_key.captured == k->captured)
         return c_pick;
     const tuned_row_t *pick = NULL;
     unsigned char *tried = (unsigned char *)calloc((size_t)n, 1);
@@ -81,9 +99,10 @@ static const tuned_row_t *tuned_pick_arch(const tuned_row_t *rows, int n, const 
         for (int i = 0; i < n; i++) {
             const tuned_row_t *r = &rows[i];
             if (tried[i] || r->gpu || r->sm != sm || r->bytes != k->bytes || r->variant != k->variant ||
-                r->full != k->full || (r->pdl && !k->pdl))
+                r->full != k->full || (r->launch == TL_PDL && !k->pdl) || (r->launch == TL_CAPTURED && !k->captured))
                 continue;
-            double d = tuned_distance(r, k) + (k->pdl && !r->pdl ? 1e-3 : 0.0);  // PDL: its own row first
+            // at one point: the PDL row first, then the captured row, then the plain row
+            double d = tuned_distance(r, k) + (r->launch == TL_PDL ? 0.0 : r->launch == TL_CAPTURED ? 1e-3 : 2e-3);
             if (best < 0 || d < bd) best = i, bd = d;
         }
         if (best < 0) break;
@@ -125,12 +144,14 @@ static int tuned_nearest_arch(const tuned_row_t *rows, int n) {
     return best;
 }
 
-// What the dispatcher's path says of a row: "tuned NxC" (NxCxHW with planes), " PDL" for a PDL row, " (this GPU)"
+// What the dispatcher's path says of a row: "tuned NxC" (NxCxHW with planes), " PDL" or " captured" for those rows,
+// " (this GPU)"
 // for a GPU's own row.
 static void tuned_describe(const tuned_row_t *t, char *buf, size_t n) {
     char hw[24] = "";
     if (t->HW > 0) snprintf(hw, sizeof hw, "x%ld", t->HW);
-    snprintf(buf, n, "tuned %ldx%ld%s%s%s", t->N, t->C, hw, t->pdl ? " PDL" : "", t->gpu ? " (this GPU)" : "");
+    snprintf(buf, n, "tuned %ldx%ld%s%s%s", t->N, t->C, hw,
+             t->launch == TL_PDL ? " PDL" : t->launch == TL_CAPTURED ? " captured" : "", t->gpu ? " (this GPU)" : "");
 }
 
 // A rung's check through its registry entry: its dtypes, then its supports_ (NULL there: it runs any problem).

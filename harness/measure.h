@@ -357,20 +357,41 @@ static int graph_programmatic_edges(cudaGraph_t g) {
     free(data);
     return k;
 }
-static const char *time_hot(work_fn fn, void *ctx, int repeats, timing_t *r) {
-    warm_up(fn, ctx);
+// `launches` launches of fn captured in one graph and instantiated (*ge; *chained: its programmatic edges). NULL,
+// or why fn cannot be captured (nothing ran; *ge not set).
+static const char *capture_launches(work_fn fn, void *ctx, int launches, cudaGraphExec_t *ge, int *chained) {
     cudaGraph_t g = NULL;
-    cudaGraphExec_t ge = NULL;
     CUDA_CHECK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < HOT_LAUNCHES; i++) fn(ctx);
+    for (int i = 0; i < launches; i++) fn(ctx);
     cudaError_t e = cudaStreamEndCapture(cudaStreamPerThread, &g);
-    const int chained = e == cudaSuccess ? graph_programmatic_edges(g) : 0;
-    if (e == cudaSuccess) e = cudaGraphInstantiate(&ge, g, 0);
+    *chained = e == cudaSuccess ? graph_programmatic_edges(g) : 0;
+    if (e == cudaSuccess) e = cudaGraphInstantiate(ge, g, 0);
     if (g) CUDA_CHECK(cudaGraphDestroy(g));
     if (e != cudaSuccess) {
         cudaGetLastError();  // capture errors are not sticky: clear it
         return reasonf("its launch cannot be captured in a CUDA graph (%s)", cudaGetErrorString(e));
     }
+    return NULL;
+}
+// One launch of fn as --hot times it: captured in a graph, the graph launched once and waited for (so that what
+// is validated is the path the timing replays: a dispatcher reads its rows for captured launches there). NULL, or
+// why fn cannot be captured (then nothing ran).
+static const char *run_captured_once(work_fn fn, void *ctx) {
+    cudaGraphExec_t ge = NULL;
+    int chained = 0;
+    const char *why = capture_launches(fn, ctx, 1, &ge, &chained);
+    if (why) return why;
+    graph_replay(&ge);
+    CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+    CUDA_CHECK(cudaGraphExecDestroy(ge));
+    return NULL;
+}
+static const char *time_hot(work_fn fn, void *ctx, int repeats, timing_t *r) {
+    warm_up(fn, ctx);
+    cudaGraphExec_t ge = NULL;
+    int chained = 0;
+    const char *why = capture_launches(fn, ctx, HOT_LAUNCHES, &ge, &chained);
+    if (why) return why;
     graph_replay(&ge);  // warm-up replays: the graph's first upload, and the inputs into L2
     graph_replay(&ge);
     *r = time_loop(graph_replay, &ge, repeats, 0, HOT_LAUNCHES);

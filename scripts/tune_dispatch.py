@@ -8,14 +8,17 @@ up to the dispatcher, not cuDNN) and block size whose time is nearest the best r
 point is rows x C of a variant (plain, RMSNorm's fused add, its QK-norm view) and packing; BatchNorm: channels
 contiguous ([N, C], and NHWC as N*H*W rows of C) or NCHW (N, C and the plane's H*W), in training or inference
 (its rungs choose their packs themselves: its rows do not split on packing).
-The GPUs of one architecture (the CSV's sm column: an H100 and an H200 are both sm_90) share one table, and a
-point's modes of plain launches (cold, hot) share one row, because the dispatcher cannot tell whether x is in L2:
-the row is the (rung, block) whose worst ratio, over those GPUs and modes, of its time to the best rung's time
-there is the smallest. Launches with PDL (--pdl, which the dispatcher knows) get a row of their own from the
-hot+pdl times where it chooses another (rung, block); elsewhere they take the plain row. Where that shared plain
-row costs one GPU more than 2% (OWN_OVER) at a point, and the same choice made over that GPU's modes alone gives
-another (rung, block) that costs it less, the point gets a row for that GPU alone, named by the CSV's gpu column
-(the device's name, which the dispatcher compares): a GPU that is not in results/ takes the shared row.
+The GPUs of one architecture (the CSV's sm column: an H100 and an H200 are both sm_90) share one table. A
+point has a row for each kind of launch the dispatcher can tell apart, from the times of the mode that stands for
+it: plain launches from the cold times (x not in L2), launches captured into a CUDA graph from the hot times (a
+decode step's launches are captured, and their inputs are the last node's outputs, in L2: the programs' --hot),
+launches with PDL (--pdl) from the hot+pdl times. The row is the (rung, block) whose worst ratio, over the GPUs,
+of its time to the best rung's time there is the smallest. A captured row is written only where its choice
+differs from the plain row's, a PDL row only where it differs from the row a PDL launch would take without it
+(captured, else plain). Where the shared row of a plain or captured launch costs one GPU more than 2% (OWN_OVER)
+at a point, and the same choice made over that GPU's times alone gives another (rung, block) that costs it less,
+the point gets a row for that GPU alone, named by the CSV's gpu column (the device's name, which the dispatcher
+compares): a GPU that is not in results/ takes the shared row.
 A candidate must have run at every GPU and mode of the point, with two exceptions: a GPU and mode with no row of
 the rung at the point (in any status: a rung skipped or failed there stays asked, and loses) is not asked about
 it; a GPU that has rows of a rung at one block size alone at the point, in any status (measured before that rung's
@@ -25,8 +28,9 @@ the GPUs that measured them. (A sweep whose other block sizes were skipped has r
 The dispatcher (the last kernel of the program) looks the table up at run time: among the rows of the device's
 architecture with the problem's element size, variant and packing (16-byte packs fit the row, or not), the shared
 row of the nearest measured shape (2 |log2 C/C'| + |log2 N/N'| + 2 |log2 HW/HW'|)
-whose rung takes the problem at that block size (with --pdl, the point's PDL row before its plain row), or the
-device's own row of that point where there is one; its own fallback rules where no row does.
+whose rung takes the problem at that block size (a PDL launch: the point's PDL row first; a captured launch: its
+captured row before its plain row), or the device's own row of that point where there is one; its own fallback
+rules where no row does.
 
 Prints the table, one line per row with its worst ratio and where (GPU, mode). --write puts the rows into the
 program's source between its `tuned rows` markers; --check exits 1 when the source's rows differ from what the
@@ -45,6 +49,12 @@ from summary import DISPATCHER, is_program_csv, load  # noqa: E402
 
 OPS = ["layernorm", "rmsnorm", "batchnorm"]
 OWN_OVER = 1.02  # a GPU gets its own row of a point where the shared row costs it more than this
+# the kinds of launch the dispatcher tells apart (the C rows' launch column, harness/dispatch.h's TL_*), the timing
+# mode whose times choose each one's row, and the rows each falls back on, in order
+PLAIN, PDL, CAPTURED = 0, 1, 2
+MODES = {PLAIN: "cold", CAPTURED: "hot", PDL: "hot+pdl"}
+FALLBACK = {PLAIN: (), CAPTURED: (PLAIN,), PDL: (CAPTURED, PLAIN)}
+LAUNCH_NAMES = {PLAIN: "plain", PDL: "PDL", CAPTURED: "captured"}
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
 VARIANTS = {"plain": "TV_PLAIN", "add": "TV_FUSED_ADD", "qk": "TV_QK_VIEW",  # the C enum of each variant
             "cl": "TV_BN_CL", "nchw": "TV_BN_NCHW", "cl_inf": "TV_BN_CL_INF", "nchw_inf": "TV_BN_NCHW_INF"}
@@ -150,7 +160,7 @@ def own_choice(by_run, seen, gpu, shared):
 
 
 def derive(per_gpu):
-    """[(sm, es, variant, full, N, C, pdl, rung, block, worst, where, gpu name or None, HW)] sorted, from {gpu: rows}:
+    """[(sm, es, variant, full, N, C, launch, rung, block, worst, where, gpu name or None, HW)] sorted, from {gpu: rows}:
     the shared rows (None) and the rows of one GPU alone (its CSV gpu name), each after its point's shared row."""
     names = {gpu: rows[0].get("gpu") or gpu for gpu, rows in per_gpu.items()}
     # times[(sm, es, variant, full, N, C, HW)][(gpu, mode)][(rung, block)] = median ms (the fastest row of duplicates)
@@ -179,22 +189,26 @@ def derive(per_gpu):
             cell[key] = min(t, cell.get(key, t))
     out = []
     for point, by_run in times.items():
-        # the (GPU, mode) runs of plain launches (cold, hot) and of PDL launches (hot+pdl): a row for each kind of
-        # launch, the PDL row only where its choice differs from the plain row's (a PDL launch falls back on it)
-        plain = {run: cell for run, cell in by_run.items() if run[1] != "hot+pdl"}
-        pdl = {run: cell for run, cell in by_run.items() if run[1] == "hot+pdl"}
-        best = {launch: choose(runs, seen[point]) for launch, runs in ((0, plain), (1, pdl)) if runs}
-        for launch, got in best.items():
-            if got is None or (launch and best.get(0) and best[0][1] == got[1]):
+        # the (GPU, mode) runs of each kind of launch: a row for each kind, where its choice differs from the row
+        # that kind would fall back on (captured -> plain; PDL -> captured, else plain)
+        runs = {launch: {run: cell for run, cell in by_run.items() if run[1] == mode} for launch, mode in MODES.items()}
+        best = {launch: choose(r, seen[point]) for launch, r in runs.items() if r}
+        for launch in (PLAIN, CAPTURED, PDL):
+            got = best.get(launch)
+            fall = next((best[f] for f in FALLBACK[launch] if best.get(f)), None)
+            if got is None or (fall and fall[1] == got[1]):
                 continue
             worst, (rung, block), where = got
             out.append((*point[:6], launch, rung, block, worst, f"{where[0]} {where[1]}", None, point[6]))
-        if best.get(0):  # plain launches only: a PDL launch takes its point's PDL row, else the plain rows
-            for gpu in sorted({run[0] for run in plain}):
-                own = own_choice(plain, seen[point], gpu, best[0][1])
+        for launch in (PLAIN, CAPTURED):  # a GPU's own rows (PDL launches take the shared PDL row, else these)
+            shared = next((best[f] for f in (launch, *FALLBACK[launch]) if best.get(f)), None)
+            if not shared or not runs[launch]:
+                continue
+            for gpu in sorted({run[0] for run in runs[launch]}):
+                own = own_choice(runs[launch], seen[point], gpu, shared[1])
                 if own:
                     worst, (rung, block), where = own
-                    out.append((*point[:6], 0, rung, block, worst, f"{where[0]} {where[1]}", names[gpu], point[6]))
+                    out.append((*point[:6], launch, rung, block, worst, f"{where[0]} {where[1]}", names[gpu], point[6]))
     out.sort(key=lambda r: (r[0], -r[1], list(VARIANTS).index(r[2]), not r[3], r[5], r[12], r[4], r[6], r[11] or ""))
     return out
 
@@ -203,13 +217,13 @@ def c_rows(op, table, sources):
     """The source lines of the block, markers included (indented by the caller)."""
     lines = [BEGIN + f" (scripts/tune_dispatch.py {op} --write; do not edit), from",
              *(f"// {s}" for s in sources),
-             "// sm, bytes, variant, 16-byte packs, N, C, PDL, rung, block[, GPU]" +
+             "// sm, bytes, variant, 16-byte packs, N, C, launch (0 plain, 1 PDL, 2 captured), rung, block[, GPU]" +
              (" (NCHW: GPU or NULL, the planes' H*W)" if any(r[12] for r in table) else "") +
              "    worst time over the best rung's (GPU, mode)"]
-    for sm, es, variant, full, n, c, pdl, rung, block, worst, where, gpu, hw in table:
+    for sm, es, variant, full, n, c, launch, rung, block, worst, where, gpu, hw in table:
         own = f', "{gpu}"' if gpu else ", NULL" if hw else ""
         own += f", {hw}" if hw else ""
-        lines.append(f"{{{sm}, {es}, {VARIANTS[variant]}, {int(full)}, {n}, {c}, {pdl}, {rung}, {block}{own}}},  "
+        lines.append(f"{{{sm}, {es}, {VARIANTS[variant]}, {int(full)}, {n}, {c}, {launch}, {rung}, {block}{own}}},  "
                      f"// {worst:.3f} {where}")
     lines.append(END)
     return lines
@@ -261,8 +275,8 @@ def main(argv):
     print(f"{a.op}: the dispatcher's tuned rows from {', '.join(per_gpu)}")
     print("| sm | bytes | variant | 16-byte packs | N | C | H*W | launch | rung | block | worst ratio | where | GPU |")
     print("|---:|---:|---|---|---:|---:|---:|---|---:|---:|---:|---|---|")
-    for sm, es, variant, full, n, c, pdl, rung, block_size, worst, where, gpu, hw in table:
-        print(f"| {sm} | {es} | {variant} | {'yes' if full else 'no'} | {n} | {c} | {hw or '-'} | {'PDL' if pdl else 'plain'} | "
+    for sm, es, variant, full, n, c, launch, rung, block_size, worst, where, gpu, hw in table:
+        print(f"| {sm} | {es} | {variant} | {'yes' if full else 'no'} | {n} | {c} | {hw or '-'} | {LAUNCH_NAMES[launch]} | "
               f"{rung} | {block_size} | {worst:.3f} | {where} | {gpu or 'all'} |")
     # the rows over OWN_OVER where the GPU that pays it has no row of its own at the point
     key = lambda r: (r[:7] + (r[12],), r[10].split()[0])  # noqa: E731
@@ -270,7 +284,7 @@ def main(argv):
     over = [r for r in table if r[9] > OWN_OVER and key(r) not in own_at]
     own = sum(1 for r in table if r[11])
     print(f"\n{len(table)} rows ({own} of one GPU alone); {len(over)} with a worst ratio over {OWN_OVER} that no row of one GPU replaces" +
-          (": " + ", ".join(f"{r[4]}x{r[5]}{f'x{r[12]}' if r[12] else ''} {r[1]}B {r[2]}{' PDL' if r[6] else ''} "
+          (": " + ", ".join(f"{r[4]}x{r[5]}{f'x{r[12]}' if r[12] else ''} {r[1]}B {r[2]}{' ' + LAUNCH_NAMES[r[6]] if r[6] else ''} "
                             f"{r[9]:.3f} ({r[10]})" for r in over) if over else ""))
     return 0
 

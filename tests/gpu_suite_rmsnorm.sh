@@ -87,8 +87,17 @@ for dt in fp32 fp16 bf16; do
         if [ "$QUICK" = 1 ]; then check_disp --dtype $dt $shape; else check_all rmsnorm_forward --dtype $dt $shape; fi
     done
 done
-# sm_90: the tuned row of fp32 1x65536, rung 12 at 512 threads (16 blocks a row); before: the fallback rule, 4
-expect_path rmsnorm_forward 13 "| path rung 12 lean_split: a row over 16 blocks" "| path rung 4 block2d_vec" -N 1 -C 65536
+# sm_90: the tuned row of fp32 1x65536 for plain launches (--check: not captured), rung 8 at 256 threads (16
+# blocks a row); before: the fallback rule, 4
+expect_path rmsnorm_forward 13 "| path rung 8 latency_split: a row over 16 blocks" "| path rung 4 block2d_vec" -N 1 -C 65536
+# --hot: the launches are captured in a graph, and there the dispatcher reads its captured rows (the hot times'
+# choice: fp32 1x65536, rung 12), validated through one replay of a captured launch; before sm_90: the rule, 4
+out=$(./rmsnorm_forward 13 -N 1 -C 65536 --hot --repeats 5 2>&1); rc=$?
+{ echo "### rmsnorm_forward 13 -N 1 -C 65536 --hot (exit $rc)"; echo "$out"; } >> "$LOG"
+if before_sm90 "$(echo "$out" | head -n 1)"; then want="path rung 4 block2d_vec"; else want="path rung 12 lean_split: .*tuned 1x65536 captured"; fi
+if [ $rc -eq 0 ] && echo "$out" | grep -q "$want" && ! echo "$out" | grep -q "| FAIL"; then
+    pass "rmsnorm 13 --hot: a captured launch takes the captured row, validated ('$want')"
+else fail "rmsnorm 13 --hot (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 # kernel 9 (odd_rows): rows that start off a 16-byte boundary (odd C), a head, packs and a tail; one block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 131075: the longest row it takes), rows shorter than a pack, every dtype,
 # and at many rows (1031: more blocks than SMs)

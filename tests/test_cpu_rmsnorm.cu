@@ -520,11 +520,19 @@ static void test_tuned_pick(void) {
     const tuned_row_t rows[] = {
         {90, 4, TV_PLAIN, 1, 64, 768, 0, 6, 64},  {90, 4, TV_PLAIN, 1, 64, 768, 1, 5, 128},
         {90, 4, TV_PLAIN, 1, 16, 768, 0, 7, 256}, {80, 4, TV_PLAIN, 1, 64, 768, 0, 4, 512},
+        {90, 4, TV_PLAIN, 1, 64, 768, TL_CAPTURED, 8, 256},
     };
     const int n = (int)(sizeof rows / sizeof rows[0]);
     const cudaDeviceProp saved = g_dev.prop;
     g_dev.prop.major = 9, g_dev.prop.minor = 0;
     tuned_key_t k = {4, TV_PLAIN, 1, 64, 768, 0};
+    k.captured = 1;
+    const tuned_row_t *captured = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    k.pdl = 1;
+    const tuned_row_t *captured_pdl = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    k.pdl = 0, k.N = 16;
+    const tuned_row_t *captured_other = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    k.captured = 0, k.N = 64;
     const tuned_row_t *plain = tuned_pick(rows, n, &k, 0, NULL, takes_all);
     k.pdl = 1;
     const tuned_row_t *pdl = tuned_pick(rows, n, &k, 0, NULL, takes_all);
@@ -549,6 +557,9 @@ static void test_tuned_pick(void) {
           near == &rows[0]);
     check("tuned rows: the device's architecture only; none of the element size -> NULL (the fallback rules)",
           sm80 == &rows[3] && none == NULL);
+    check("tuned rows: a captured launch takes its point's captured row, a captured PDL launch the PDL row first",
+          captured == &rows[4] && captured_pdl == &rows[1]);
+    check("tuned rows: a captured launch at a point without a captured row takes its plain row", captured_other == &rows[2]);
 }
 
 // A GPU's own row of a point: the device of that name takes it (if its rung takes the problem), every other GPU

@@ -46,8 +46,8 @@ def row(gpu, kernel, name, shape, block, ms, sm="sm_90"):
 
 with tempfile.TemporaryDirectory() as tmp:
     # two GPUs of sm_90: rung 5 is best on A cold (1.00 vs 1.10), rung 6 on A hot; on B rung 7 (skipped on A, OK
-    # on B only) is best cold at 0.9. Worst ratios: rung 5 max(1, 1.2 hot A, 1.05 / 0.9 cold B) = 1.2, rung 6 max(1.1 cold
-    # A, 1 / 0.9 cold B) = 1.11 -> rung 6
+    # on B only) is best cold at 0.9. Plain launches take the cold times: worst ratios rung 5 max(1, 1.05 / 0.9 B) =
+    # 1.17, rung 6 max(1.1 A, 1 / 0.9 B) = 1.11 -> rung 6; captured launches the hot times: rung 6 (1.00 on both)
     data = {"a": [row("A", 5, "r5", "64x768", 128, 1.0), row("A", 6, "r6", "64x768", 64, 1.1),
                   row("A", 6, "r6", "64x768", 128, 1.3),
                   row("A", 5, "r5", "64x768:hot", 128, 1.2), row("A", 6, "r6", "64x768:hot", 64, 1.0),
@@ -57,7 +57,12 @@ with tempfile.TemporaryDirectory() as tmp:
                   row("A", 5, "r5", "64x768:hot:pdl", 128, 0.8), row("A", 6, "r6", "64x768:hot:pdl", 64, 1.0),
                   # a point whose plain and PDL choice agree (rung 6 at 64): its plain row serves PDL launches
                   row("A", 6, "r6", "16x768", 64, 1.0), row("A", 5, "r5", "16x768", 128, 1.1),
-                  row("A", 6, "r6", "16x768:hot:pdl", 64, 0.7), row("A", 5, "r5", "16x768:hot:pdl", 128, 0.8)],
+                  row("A", 6, "r6", "16x768:hot:pdl", 64, 0.7), row("A", 5, "r5", "16x768:hot:pdl", 128, 0.8),
+                  # a point where hot wants another rung than cold (rung 5 hot, 6 cold): a captured row; PDL agrees
+                  # with it, so no PDL row
+                  row("A", 6, "r6", "32x768", 64, 1.0), row("A", 5, "r5", "32x768", 128, 1.2),
+                  row("A", 6, "r6", "32x768:hot", 64, 0.7), row("A", 5, "r5", "32x768:hot", 128, 0.5),
+                  row("A", 6, "r6", "32x768:hot:pdl", 64, 0.6), row("A", 5, "r5", "32x768:hot:pdl", 128, 0.4)],
             "b": [row("B", 5, "r5", "64x768", 128, 1.05), row("B", 6, "r6", "64x768", 64, 1.0),
                   row("B", 6, "r6", "64x768", 128, 1.0),
                   row("B", 5, "r5", "64x768:hot:pdl", 128, 0.9), row("B", 6, "r6", "64x768:hot:pdl", 64, 1.0),
@@ -77,21 +82,29 @@ with tempfile.TemporaryDirectory() as tmp:
            "dispatcher and a rung skipped on one GPU are no candidates, the best there counts)", len(plain) == 1
            and plain[0][7:9] == (6, 64) and abs(plain[0][9] - 1 / 0.9) < 1e-9 and plain[0][10] == "b cold", str(table))
     own = [t for t in table if t[0] == 90 and t[11] is not None]
-    expect("derive: a row of GPU B alone at 64x768, rung 7 at 256 (the shared rung 6 costs B 1.11 > 1.02; rung 7 ran on "
-           "B cold only); none for A, whose own choice is the shared row's", [t[4:12] for t in own] ==
-           [(64, 768, 0, 7, 256, 1.0, "b cold", "B")], str(table))
+    expect("derive: rows of one GPU alone at 64x768, plain launches: A rung 5 at 128 (the shared rung 6 costs A 1.10 "
+           "cold), B rung 7 at 256 (1.11; rung 7 ran on B cold only); none for captured launches (rung 6 is both GPUs' "
+           "best hot)", [t[4:12] for t in own] ==
+           [(64, 768, 0, 5, 128, 1.0, "a cold", "A"), (64, 768, 0, 7, 256, 1.0, "b cold", "B")], str(table))
     pdl = [t for t in table if t[0] == 90 and t[4:7] == (64, 768, 1)]
     expect("derive: the PDL launches of 64x768 get their own row where their best differs (rung 5 at 128, from the "
            "hot+pdl times alone)", len(pdl) == 1 and pdl[0][7:9] == (5, 128) and pdl[0][9] == 1.0, str(table))
     agree = [t for t in table if t[0] == 90 and t[4:6] == (16, 768)]
-    expect("derive: no PDL row where the PDL best is the plain row's", [t[6:9] for t in agree] == [(0, 6, 64)],
-           str(table))
+    expect("derive: no PDL row where the PDL best is the plain row's (no captured row: no hot times there)",
+           [t[6:9] for t in agree] == [(0, 6, 64)], str(table))
+    cap = [t for t in table if t[0] == 90 and t[4:6] == (32, 768)]
+    expect("derive: a captured row where the hot times choose another rung than the cold (rung 5 at 128 against 6 at "
+           "64), and no PDL row where PDL agrees with it", [t[6:9] for t in cap] == [(0, 6, 64), (2, 5, 128)], str(table))
+    lines = tune_dispatch.c_rows("rmsnorm", table, ["x"])
+    expect("c rows: a captured row has launch 2", "{90, 2, TV_PLAIN, 1, 32, 768, 2, 5, 128},  // 1.000 a hot" in lines,
+           "\n".join(lines))
     expect("derive: another architecture gets its own row", [t[7] for t in table if t[0] == 80] == [4], str(table))
     r = run("rmsnorm", "--results", tmp)
     expect("the printed table names the rows, their worst ratio and their GPU", r.returncode == 0
            and "| 90 | 2 | plain | yes | 64 | 768 | - | plain | 6 | 64 | 1.111 | b cold | all |" in r.stdout
            and "| 90 | 2 | plain | yes | 64 | 768 | - | plain | 7 | 256 | 1.000 | b cold | B |" in r.stdout
-           and "(1 of one GPU alone); 0 with a worst ratio over 1.02" in r.stdout, r.stdout + r.stderr)
+           and "| 90 | 2 | plain | yes | 32 | 768 | - | captured | 5 | 128 | 1.000 | a hot | all |" in r.stdout
+           and "(2 of one GPU alone); 0 with a worst ratio over 1.02" in r.stdout, r.stdout + r.stderr)
 
 r = run("bogus")
 expect("an op without a dispatcher table: exit 2, one line", r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
