@@ -1329,6 +1329,18 @@ static const void *split_launch_fn(dtype_t d, long N, int cl, int bs, bool *pack
 // C <= 131075, 16-bit C <= 262151); the shifted sums' precision, as kernel 12.
 #define ODD_PACKS 4
 
+// One pack of y: (x - m) * r * w + b, in fp32.
+template <typename T, int VEC>
+__device__ __forceinline__ Pack<T, VEC> pack_affine(const Pack<T, VEC> &v, const Pack<T, VEC> &wv,
+                                                    const Pack<T, VEC> &bv, float m, float r) {
+    Pack<T, VEC> out;
+#pragma unroll
+    for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((pack_elem(v, j) - m) * r * pack_elem(wv, j) + pack_elem(bv, j));
+    return out;
+}
+static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl);  // these two: below the supports_ check
+static const void *odd_rows_fn(dtype_t d, int cl);
+
 template <typename T, int CL>
 __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
     constexpr int VEC = 16 / sizeof(T);
@@ -1345,8 +1357,7 @@ __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
     constexpr bool EARLY_WB = sizeof(T) == 4;  // w and b loaded before the sum (fp32), or after it (16 bits)
     const RowParts rp = row_parts(xr, C);  // y's rows start as x's: both buffers are 256-byte aligned
     const int g = rank * blockDim.x + threadIdx.x;  // the thread's number in the row's cluster
-    // the head's and the tail's elements, one a thread
-    const int ns = rp.head + rp.tail;
+    const int ns = rp.head + rp.tail;  // the head's and the tail's elements, one a thread
     const long scol = g < rp.head ? g : rp.head + (long)rp.packs * VEC + (g - rp.head);
     const float k = to_float(xr[0]);
     const float sv = g < ns ? to_float(xr[scol]) : 0.f;
@@ -1361,16 +1372,12 @@ __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
     if constexpr (EARLY_WB) {  // w's and b's elements for the thread's packs, in flight with x's
 #pragma unroll
         for (int p = 0; p < ODD_PACKS; p++) {
-            int i = first + p * blockDim.x;
-            if (i < rp.packs) {
-                wv[p] = load_elements<T, VEC>(w + rp.head + (long)i * VEC);
-                bv[p] = load_elements<T, VEC>(b + rp.head + (long)i * VEC);
-            }
+            const long i = first + p * blockDim.x, c = rp.head + i * VEC;
+            if (i < rp.packs) wv[p] = load_elements<T, VEC>(w + c), bv[p] = load_elements<T, VEC>(b + c);
         }
     }
     const float sw = g < ns ? to_float(w[scol]) : 0.f, sb = g < ns ? to_float(b[scol]) : 0.f;
-    float2 s = make_float2(0.f, 0.f);
-    if (g < ns) s = make_float2(sv - k, (sv - k) * (sv - k));
+    float2 s = g < ns ? make_float2(sv - k, (sv - k) * (sv - k)) : make_float2(0.f, 0.f);
     Pack<T, VEC> v[ODD_PACKS];
 #pragma unroll
     for (int p = 0; p < ODD_PACKS; p++) {
@@ -1386,21 +1393,11 @@ __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
         if (i < rp.packs) {
             const long c = rp.head + (long)i * VEC;
             if constexpr (!EARLY_WB) wv[p] = load_elements<T, VEC>(w + c), bv[p] = load_elements<T, VEC>(b + c);
-            Pack<T, VEC> out;
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * pack_elem(wv[p], j) + pack_elem(bv[p], j));
-            store_raw<T, VEC>(yr + c, out);
+            store_raw<T, VEC>(yr + c, pack_affine<T, VEC>(v[p], wv[p], bv[p], m, r));
         }
     }
-    if (rank == 0 && threadIdx.x == 0) {
-        a.mean[row] = m;
-        a.rstd[row] = r;
-    }
+    if (rank == 0 && threadIdx.x == 0) a.mean[row] = m, a.rstd[row] = r;
 }
-
-static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl);  // these two: below the supports_ check
-static const void *odd_rows_fn(dtype_t d, int cl);
 static void launch_odd_rows(const void *pp, launch_t *l) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
     int cl = 0, bs = odd_rows_plan(p, l->block_size, &cl);
