@@ -1325,8 +1325,9 @@ static const void *split_launch_fn(dtype_t d, long N, int cl, int bs, bool *pack
 // Improves: odd rows at 16 bytes a load, and a long odd row over many SMs (no rung above splits one).
 // Wrong: w and b loaded element by element (VEC loads where a pack would take one: cutting their packs out of two
 // aligned packs each was slower); in 16 bits after the sum, pack after pack (early, 64 two-byte loads a thread
-// held in registers were slower at many rows); at most 4 packs a thread, 512 threads and 16 blocks a row (fp32
-// C <= 131075, 16-bit C <= 262151); the shifted sums' precision, as kernel 12.
+// held in registers were slower at many rows); in fp32 too, w and b held through the sum cost occupancy at
+// thousands of long rows (1024x65536 1.2x slower than loading them after); at most 4 packs a thread, 512 threads
+// and 16 blocks a row (fp32 C <= 131075, 16-bit C <= 262151); the shifted sums' precision, as kernel 12.
 #define ODD_PACKS 4
 
 // One pack of y: (x - m) * r * w + b, in fp32.

@@ -951,8 +951,9 @@ static const char *supports_latency_split(const void *pp, int bs) {
 // Improves: odd rows at 16 bytes a load, and a long odd row over many SMs (kernel 7 splits it too, but with
 // scalar loads).
 // Wrong: w loaded element by element (VEC loads where a pack would take one: cutting w's packs out of two aligned
-// packs each was slower); at most 4 packs a thread, 512 threads and 16 blocks a row (fp32 C <= 131075, 16-bit
-// C <= 262151); no fused add, no QK-norm view.
+// packs each was slower); w held through the sum costs occupancy at thousands of long rows (bf16 4096x16384 1.2x
+// slower than loading it after); at most 4 packs a thread, 512 threads and 16 blocks a row (fp32 C <= 131075,
+// 16-bit C <= 262151); no fused add, no QK-norm view.
 #define ODD_PACKS 4
 
 template <typename T, int CL>
