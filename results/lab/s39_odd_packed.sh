@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The odd-rows rungs (RMSNorm 9, LayerNorm 13) with w and b read as 16-byte packs: prepared for the next session;
-# --help says more.
+# The odd-rows rungs (RMSNorm 9, LayerNorm 13) with w and b read as 16-byte packs, against element loads (run in
+# session 40 on the tree before the element loads landed: the packs lost, NOTES); --help says more.
 set -u
 case "${1:-}" in
 -h | --help) cat <<'H'
@@ -33,12 +33,12 @@ bad=0
 for tool in memcheck racecheck; do
     for dt in fp32 bf16; do
         for nc in "1 4097" "3 4099" "5 8195" "2 16385"; do
-            set -- $nc
+            read -r n c <<< "$nc"
             for pk in "rmsnorm_forward 9" "layernorm_forward 13"; do
-                set -- $pk $1 $2
-                out=$(compute-sanitizer --tool $tool --error-exitcode 9 $d/$1 $2 --check --dtype $dt -N $3 -C $4 2>&1)
-                rc=$?; echo "### $tool $1 $2 $dt $3x$4: exit $rc" >> "$OUT/sanitize.log"; echo "$out" | tail -n 5 >> "$OUT/sanitize.log"
-                [ $rc -eq 0 ] || { bad=$((bad + 1)); echo "sanitize FAIL: $tool $1 $2 $dt $3x$4 (exit $rc)"; }
+                read -r prog k <<< "$pk"
+                out=$(compute-sanitizer --tool $tool --error-exitcode 9 $d/$prog $k --check --dtype $dt -N $n -C $c 2>&1)
+                rc=$?; echo "### $tool $prog $k $dt ${n}x$c: exit $rc" >> "$OUT/sanitize.log"; echo "$out" | tail -n 5 >> "$OUT/sanitize.log"
+                [ $rc -eq 0 ] || { bad=$((bad + 1)); echo "sanitize FAIL: $tool $prog $k $dt ${n}x$c (exit $rc)"; }
             done
         done
     done
