@@ -7,7 +7,7 @@ case "${1:-}" in
 usage: results/lab/s40_ln_one_pack.sh        (GIT_REV=<commit>)
 
 Builds LayerNorm and a copy with results/lab/s38_layernorm_one_pack.patch (LEAN_PACKS 1: the row over twice the
-threads), then times rung 14 of both, and the tree's dispatcher, at latency points of 4096-8192 elements (cold;
+threads), then times rung 14 of both at latency points of 4096-8192 elements (cold;
 16 x 4096 also hot), fp32 and bf16, best block size (printed), two rounds. Is a one-pack rung worth a place in the
 ladder (the table choosing it where it wins)? $OUT/times.txt; a table last.
 H
@@ -22,7 +22,6 @@ lab_variant layernorm_forward s38_layernorm_one_pack.patch layernorm_one_pack &
 wait
 [ -x layernorm_forward ] && [ -x build/x/layernorm_one_pack ] || { tail -n 20 "$OUT/build.log"; exit 1; }
 el built
-d=$(./layernorm_forward --list | tail -n 1 | awk '{print $1}')
 for round in 1 2; do
     for dt in bf16 fp32; do
         for nc in "1 4096" "4 4096" "16 4096" "64 4096" "128 4096" "512 4096" "1 8192" "16 8192" "64 8192" "16 4096 --hot"; do
@@ -30,7 +29,6 @@ for round in 1 2; do
             pt="$dt $1x$2${3:+ hot}"
             lab_best "$pt" "rung 14" ./layernorm_forward 14 --dtype $dt -N $1 -C $2 ${3:-}
             lab_best "$pt" "one pack" build/x/layernorm_one_pack 14 --dtype $dt -N $1 -C $2 ${3:-}
-            lab_best "$pt" "dispatcher" ./layernorm_forward $d --dtype $dt -N $1 -C $2 ${3:-}
         done
     done
 done
