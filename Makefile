@@ -3,6 +3,7 @@
 #   make test       build, CPU tests (at 1 and 16 OpenMP threads), CLI and script tests, two planted-bug builds a
 #                   program; where a GPU is present the quick GPU suite. Builds run in parallel (one job a core).
 #   make test-full  the same with all planted-bug builds and the whole GPU suite (every shape, every sanitizer tool)
+#   make test-build what make test runs, built, without running it (a time-limited GPU session: build, then test)
 #   make run        build, then ./layernorm_forward with its defaults
 #   make profile OP=layernorm KERNEL=7 [ARGS="-C 4096"]   Nsight Compute on one kernel
 #   make sass [OP=layernorm]                               SASS of the program (16-byte loads? spills?)
@@ -71,7 +72,7 @@ NVCC_FLAGS := -O3 -std=c++17 -lineinfo --threads 0 --default-stream per-thread -
               -DGIT_REV=\"$(GIT_REV)\" $(CUDNN_CFLAGS) $(CUPTI_CFLAGS)
 LDLIBS := -lcurand -lgomp -ldl $(CUDNN_LDFLAGS) $(CUPTI_LDFLAGS)
 
-.PHONY: all test test-full run profile sass plant clean info venv plots regress readme
+.PHONY: all test test-build test-full run profile sass plant clean info venv plots regress readme
 all: $(PROGRAMS)
 
 HARNESS := common.h $(wildcard harness/*.h)
@@ -115,7 +116,8 @@ build/test_gpu_inputs: tests/test_gpu_inputs.cu $(HARNESS) Makefile | build
 # or variance, a small arithmetic error: the validator's poisoning and its tolerance); make test-full all of them.
 QUICK_BUGS := 1 3
 TEST_BUILDS := all $(CPU_TESTS) build/test_gpu_inputs venv
-test: $(TEST_BUILDS) $(foreach p,$(PROGRAMS),$(foreach b,$(QUICK_BUGS),build/$(p)_bug$(b)))
+test-build: $(TEST_BUILDS) $(foreach p,$(PROGRAMS),$(foreach b,$(QUICK_BUGS),build/$(p)_bug$(b)))
+test: test-build
 	HAVE_GPU=$(HAVE_GPU) SUITE_BUGS="$(QUICK_BUGS)" bash tests/run_tests.sh quick
 test-full: $(TEST_BUILDS) plant
 	HAVE_GPU=$(HAVE_GPU) SUITE_BUGS="$(PLANT_BUGS)" bash tests/run_tests.sh full

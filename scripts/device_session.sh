@@ -3,9 +3,11 @@
 set -u
 usage() {
     cat <<'EOF'
-usage: scripts/device_session.sh [fresh|suite|bench|ncu|dispatch|all] [OP ...]      (default: all)
+usage: scripts/device_session.sh [fresh|fresh-build|fresh-test|suite|bench|ncu|dispatch|all] [OP ...]  (default: all)
 
-fresh: `make test` as a user runs it, in a copy of the tree without build outputs (under /tmp), its log and time.
+fresh: `make test` as a user runs it, in a copy of the tree without build outputs (build/fresh), its log and time.
+Where one call cannot hold both, fresh-build makes the copy and `make test-build` in it, and fresh-test, the next
+call on the same (still warm) machine, runs `make test` there.
 Else builds the programs, then
   suite [OP ...]   the planted-bug builds and the GPU suite (SUITE_OPS=OPs; all programs by default)
   bench [OP ...]   scripts/run_all.py for the OPs (peers too where PyTorch is), then the side-by-side tables
@@ -25,8 +27,9 @@ EOF
 phase=${1:-all}
 case "$phase" in
 -h | --help) usage; exit 0 ;;
-fresh | suite | bench | ncu | dispatch | all) ;;
-*) echo "device_session: unknown phase '$phase': fresh, suite, bench, ncu, dispatch or all (see --help)" >&2; exit 2 ;;
+fresh | fresh-build | fresh-test | suite | bench | ncu | dispatch | all) ;;
+*) echo "device_session: unknown phase '$phase': fresh, fresh-build, fresh-test, suite, bench, ncu, dispatch or all" \
+        "(see --help)" >&2; exit 2 ;;
 esac
 shift || true
 cd "$(dirname "$0")/.." || exit 2
@@ -36,9 +39,20 @@ OPS="$*"
 t0=$(date +%s)
 el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
-if [ "$phase" = fresh ]; then
-    dir=$(mktemp -d /tmp/fresh.XXXXXX)
+dir=build/fresh  # in the tree's ignored build/: a warm machine keeps it from one call to the next
+if [ "$phase" = fresh ] || [ "$phase" = fresh-build ]; then
+    rm -rf "$dir" && mkdir -p "$dir"
     tar cf - --exclude=./build --exclude=./.venv --exclude='./*_forward' --exclude=./.git . | tar xf - -C "$dir"
+fi
+if [ "$phase" = fresh-build ]; then
+    ( cd "$dir" && make test-build GIT_REV="${GIT_REV:-unknown}" ) > "$OUT/make_test_build.log" 2>&1
+    rc=$?
+    el "fresh make test-build: exit $rc"
+    [ $rc -eq 0 ] || tail -n 20 "$OUT/make_test_build.log"
+    exit $rc
+fi
+if [ "$phase" = fresh ] || [ "$phase" = fresh-test ]; then
+    [ -f "$dir/Makefile" ] || { echo "device_session: no $dir here: run fresh-build first, on the same machine" >&2; exit 2; }
     ( cd "$dir" && make test GIT_REV="${GIT_REV:-unknown}" ) > "$OUT/make_test.log" 2>&1
     rc=$?
     grep -E "^FAIL" "$OUT/make_test.log" | head -n 40
