@@ -33,13 +33,16 @@ fresh | fresh-build | fresh-test | suite | bench | ncu | dispatch | all) ;;
 esac
 shift || true
 cd "$(dirname "$0")/.." || exit 2
+dir=build/fresh  # fresh*: in the tree's ignored build/, which a warm machine keeps from one call to the next
+if [ "$phase" = fresh-test ] && [ ! -f "$dir/Makefile" ]; then
+    echo "device_session: no $dir here: run fresh-build first, on the same machine" >&2; exit 2
+fi
 OUT=${OUT:-build/out}
 mkdir -p "$OUT"
 OPS="$*"
 t0=$(date +%s)
 el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
-dir=build/fresh  # in the tree's ignored build/: a warm machine keeps it from one call to the next
 if [ "$phase" = fresh ] || [ "$phase" = fresh-build ]; then
     rm -rf "$dir" && mkdir -p "$dir"
     tar cf - --exclude=./build --exclude=./.venv --exclude='./*_forward' --exclude=./.git . | tar xf - -C "$dir"
@@ -52,7 +55,6 @@ if [ "$phase" = fresh-build ]; then
     exit $rc
 fi
 if [ "$phase" = fresh ] || [ "$phase" = fresh-test ]; then
-    [ -f "$dir/Makefile" ] || { echo "device_session: no $dir here: run fresh-build first, on the same machine" >&2; exit 2; }
     ( cd "$dir" && make test GIT_REV="${GIT_REV:-unknown}" ) > "$OUT/make_test.log" 2>&1
     rc=$?
     grep -E "^FAIL" "$OUT/make_test.log" | head -n 40
