@@ -1373,12 +1373,16 @@ __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
     if constexpr (EARLY_WB) {  // w's and b's elements for the thread's packs, in flight with x's
 #pragma unroll
         for (int p = 0; p < ODD_PACKS; p++) {
-            const long i = first + p * blockDim.x, c = rp.head + i * VEC;
-            if (i < rp.packs) wv[p] = load_elements<T, VEC>(w + c), bv[p] = load_elements<T, VEC>(b + c);
+            int i = first + p * blockDim.x;
+            if (i < rp.packs) {
+                wv[p] = load_elements<T, VEC>(w + rp.head + (long)i * VEC);
+                bv[p] = load_elements<T, VEC>(b + rp.head + (long)i * VEC);
+            }
         }
     }
     const float sw = g < ns ? to_float(w[scol]) : 0.f, sb = g < ns ? to_float(b[scol]) : 0.f;
-    float2 s = g < ns ? make_float2(sv - k, (sv - k) * (sv - k)) : make_float2(0.f, 0.f);
+    float2 s = make_float2(0.f, 0.f);
+    if (g < ns) s = make_float2(sv - k, (sv - k) * (sv - k));
     Pack<T, VEC> v[ODD_PACKS];
 #pragma unroll
     for (int p = 0; p < ODD_PACKS; p++) {
