@@ -19,13 +19,14 @@ Kernels (`./layernorm_forward --list` prints the same registry; the CPU tests ch
   12  latency_split       a row over 1-16 blocks, w and b loaded with x, one reduction round
   13  odd_rows            rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks
   14  lean_split          12's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start
-  15  dispatch            picks a rung by rows, C and dtype and says which ran
+  15  lean_one_pack       14's row at 1 pack a thread: twice the threads, the least work a thread before the sum
+  16  dispatch            picks a rung by rows, C and dtype and says which ran
 
 Run:
   make && ./layernorm_forward 7                 validate kernel 7, sweep block sizes, time each
   ./layernorm_forward all --dtype bf16          every kernel, ranked
-  ./layernorm_forward 15 -N 16384 -C 4096 --check
-  ./layernorm_forward 12 -N 4 -C 65536 --cluster 8    a row over 8 blocks (--cluster: kernels 11-15)
+  ./layernorm_forward 16 -N 16384 -C 4096 --check
+  ./layernorm_forward 12 -N 4 -C 65536 --cluster 8    a row over 8 blocks (--cluster: kernels 11-16)
   ./layernorm_forward 13 -N 4 -C 32769 --dtype bf16   rows of odd length
   ./layernorm_forward --list                    the registry (no GPU needed)
 Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for an H100/H200, where the
@@ -34,7 +35,7 @@ cluster kernels have their code):
   CUPTI (the GPU's own clock for the timing; else CUDA events): add -DHAVE_CUPTI -lcupti, and where the toolkit
     keeps CUPTI apart, -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64
   cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L to cuDNN where it is not in the toolkit's directories)
-Kernels 1-5 are the fp32 teaching ladder; 6-15 run fp32, fp16 and bf16 with fp32 arithmetic, except 10 (fp32
+Kernels 1-5 are the fp32 teaching ladder; 6-16 run fp32, fp16 and bf16 with fp32 arithmetic, except 10 (fp32
 only: where it measured better than 7).
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
@@ -59,8 +60,8 @@ typedef struct {
 } ln_problem_t;
 
 static double g_eps = 1e-5;
-static int g_cluster = 0;    // --cluster K: kernels 11-14 (15 through them) split rows over K blocks (0: their rule)
-#define LN_DISPATCHER 15      // kernel 15, the dispatcher (the default kernel)
+static int g_cluster = 0;    // --cluster K: kernels 11-15 (16 through them) split rows over K blocks (0: their rule)
+#define LN_DISPATCHER 16      // kernel 16, the dispatcher (the default kernel)
 
 // Kernel arguments, one convention in all three programs: the plain fp32 ladder (kernels 1-5 here) takes
 // llm.c's positional arguments; every templated kernel (6 on) takes this struct by value, first, and binds
@@ -83,7 +84,7 @@ static ln_args_t ln_args(const ln_problem_t *p) {
 
 // The widest pack (elements) that divides C: 16 bytes when it can.
 static int vec_width(const ln_problem_t *p) { return (int)gcd_long(16 / (long)dtype_size(p->h.dtype), p->C); }
-// 1 when C takes 16-byte packs (the pack width of kernels 10, 11, 12 and 14).
+// 1 when C takes 16-byte packs (the pack width of kernels 10, 11, 12, 14 and 15).
 static int full_packs(const ln_problem_t *p) { return vec_width(p) == 16 / (int)dtype_size(p->h.dtype); }
 
 // ------------------------------------------------------------------------------------------------
@@ -879,7 +880,7 @@ static const char *supports_subwarp_persistent(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Shared by kernels 11, 12 and 14: the shifted sums (device), and their plan's type (host).
+// Shared by kernels 11, 12, 14 and 15: the shifted sums (device), and their plan's type (host).
 
 // The shifted sums: s.x += d and s.y += d * d over a pack, d = x - k with k the row's first element; then the
 // row's rstd from the sums over its C elements (var = E[d^2] - E[d]^2, which loses little while k lies within a
@@ -1175,7 +1176,7 @@ __device__ __forceinline__ void split_store(const Pack<T, VEC> (&v)[PACKS], cons
     }
 }
 
-// A block's part of its row at PACKS packs a thread at most, the loads in the order pdl gives (kernels 12 and 14).
+// A block's part of its row at PACKS packs a thread at most, the loads in the order pdl gives (kernels 12, 14, 15).
 template <typename T, int VEC, int CL, bool PACKED, int PACKS>
 __device__ __forceinline__ void latency_split_row(ln_args_t a, int pdl) {
     const T *__restrict__ x = (const T *)a.x;
@@ -1253,7 +1254,7 @@ static void launch_latency_split(const void *pp, launch_t *l) {
              pl.cl > 1 ? "s" : "", pl.bs, packed ? ", packed" : "");
 }
 // Why a split rung of `packs` packs a thread cannot take the problem at bs threads; NULL where its plan (`plan`:
-// the block size, 0 for none) takes it. Kernels 12 and 14.
+// the block size, 0 for none) takes it. Kernels 12, 14 and 15.
 typedef int (*split_plan_fn)(const ln_problem_t *p, int req_bs, int *cl);
 static const char *split_refusal(const ln_problem_t *p, int bs, int packs, split_plan_fn plan) {
     int full = 16 / (int)dtype_size(p->h.dtype), cl = 0;
@@ -1263,8 +1264,8 @@ static const char *split_refusal(const ln_problem_t *p, int bs, int packs, split
     if (bs > 512) return "at most 512 threads a block";
     const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
     if (arch && (g_cluster > 1 || nvec > 512L * packs)) return arch;
-    return reasonf("the row (%ld 16-byte packs) fits no plan of <= %d packs a thread (--cluster %d, --block-size %d; "
-                   "0: the rule's)", nvec, packs, g_cluster, bs);
+    return reasonf("the row (%ld 16-byte packs) fits no plan of <= %d pack%s a thread (--cluster %d, --block-size %d; "
+                   "0: the rule's)", nvec, packs, packs > 1 ? "s" : "", g_cluster, bs);
 }
 // Rung 12's plan in split_refusal's form.
 static int split_plan_bs(const ln_problem_t *p, int req_bs, int *cl) {
@@ -1461,20 +1462,32 @@ __global__ void __launch_bounds__(512) layernorm_lean_split_kernel(ln_args_t a) 
     latency_split_row<T, VEC, CL, false, LEAN_PACKS>(a, PDL);
 }
 
-// The instance of a cluster size and of the launch order (O: 1 chained), and the one this launch takes (g_pdl).
-template <int O> static const void *lean_split_fn_of(dtype_t d, int cl) {
+template <typename T, int VEC, int CL, int PDL> __global__ void layernorm_lean_one_pack_kernel(ln_args_t a);  // 15
+// The instance of a cluster size, of the launch order (O: 1 chained) and of the packs a thread (P: 2 kernel 14, 1
+// kernel 15), and the one this launch takes (g_pdl).
+template <int P, int O> static const void *lean_fn_of(dtype_t d, int cl) {
     const void *fn = NULL;
     with_pow2<1, 16>(cl, [&](auto CL) {
+        constexpr int C = CL.value;
         switch (d) {
-        case DT_FP32: fn = (const void *)layernorm_lean_split_kernel<float, 4, CL.value, O>; break;
-        case DT_FP16: fn = (const void *)layernorm_lean_split_kernel<__half, 8, CL.value, O>; break;
-        default: fn = (const void *)layernorm_lean_split_kernel<__nv_bfloat16, 8, CL.value, O>; break;
+        case DT_FP32:
+            fn = P == 2 ? (const void *)layernorm_lean_split_kernel<float, 4, C, O>
+                        : (const void *)layernorm_lean_one_pack_kernel<float, 4, C, O>;
+            break;
+        case DT_FP16:
+            fn = P == 2 ? (const void *)layernorm_lean_split_kernel<__half, 8, C, O>
+                        : (const void *)layernorm_lean_one_pack_kernel<__half, 8, C, O>;
+            break;
+        default:
+            fn = P == 2 ? (const void *)layernorm_lean_split_kernel<__nv_bfloat16, 8, C, O>
+                        : (const void *)layernorm_lean_one_pack_kernel<__nv_bfloat16, 8, C, O>;
+            break;
         }
     });
     return fn;
 }
 static const void *lean_split_fn(dtype_t d, int cl) {
-    return g_pdl ? lean_split_fn_of<1>(d, cl) : lean_split_fn_of<0>(d, cl);
+    return g_pdl ? lean_fn_of<LEAN_PACKS, 1>(d, cl) : lean_fn_of<LEAN_PACKS, 0>(d, cl);
 }
 // The plan: kernel 12's rule (split_row_plan) at 2 packs a thread; its block size, 0 where the row does not fit.
 static int lean_split_plan(const ln_problem_t *p, int req_bs, int *cl) {
@@ -1496,7 +1509,41 @@ static const char *supports_lean_split(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 15, dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
+// Kernel 15, lean_one_pack: kernel 14 at one pack a thread. The row takes twice kernel 14's threads, over blocks
+// as small as the sweep likes (a 4096-element 16-bit row: 512 threads, best as 4-8 blocks of 64-128), each thread
+// issuing one load of x, w and b and waiting for those alone: the least a thread has to do before the sum, and the
+// most SMs loading the row, which is what a few cold rows wait on.
+// Improves: 1-16 rows of 4096-8192 elements, cold and hot (H100, cold: bf16 1x4096 2.11 us against kernel 14's 2.24,
+// fp32 1x4096 2.02 against 2.21; results/NOTES.md).
+// Wrong: from about 64 rows on, twice kernel 14's blocks cost more than they save (512x4096: 1.2x its time); at
+// most 16 blocks x 512 threads x 1 pack (fp32 C <= 32768, 16-bit C <= 65536).
+template <typename T, int VEC, int CL, int PDL>
+__global__ void __launch_bounds__(512) layernorm_lean_one_pack_kernel(ln_args_t a) {
+    latency_split_row<T, VEC, CL, false, 1>(a, PDL);
+}
+
+static const void *lean_one_pack_fn(dtype_t d, int cl) {
+    return g_pdl ? lean_fn_of<1, 1>(d, cl) : lean_fn_of<1, 0>(d, cl);
+}
+// The plan: kernel 12's rule (split_row_plan) at 1 pack a thread.
+static int lean_one_pack_plan(const ln_problem_t *p, int req_bs, int *cl) {
+    return split_row_plan(p->h.dtype, p->N, p->C / vec_width(p), 1, 512, req_bs, g_cluster, lean_one_pack_fn, cl);
+}
+static void launch_lean_one_pack(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int cl = 0, bs = lean_one_pack_plan(p, l->block_size, &cl);
+    ln_args_t a = ln_args(p);
+    void *args[] = {&a};
+    launch_kernel(lean_one_pack_fn(p->h.dtype, cl), p->N * cl, bs, 0, args, cl);
+    l->block_used = bs;
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads, 1 pack each", cl, cl > 1 ? "s" : "", bs);
+}
+static const char *supports_lean_one_pack(const void *pp, int bs) {
+    return split_refusal((const ln_problem_t *)pp, bs, 1, lean_one_pack_plan);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 16, dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
 // with --pdl have rows of their own where their best differs, and a GPU whose best the shared row misses by more
@@ -1504,7 +1551,7 @@ static const char *supports_lean_split(const void *pp, int bs) {
 // rung takes the problem, this GPU's own row of that point where it has one. Where no row does (another architecture, a
 // shape no row's rung takes), the fallback rules below decide: a table, first match wins; each row names the rung
 // it runs and that rung's block size. A --block-size given replaces the row's block size; --cluster K steers
-// rungs 11 and 12 as when they run alone.
+// rungs 11-15 as when they run alone.
 // Wrong: between measured points the nearest one decides, which is a guess; the fallback rules are thresholds
 // read off earlier sweeps, not derived.
 
@@ -1782,7 +1829,7 @@ static const char *supports_dispatch(const void *pp, int bs) {
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
-// (The last field: 1 where the kernel takes --pdl, the templated kernels 6-15.)
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 6-16.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "where cuDNN has an engine",
@@ -1827,7 +1874,10 @@ static const kernel_t k_kernels[] = {
     {14, "lean_split", DT_ALL, "16-byte packs, row <= 256 KB",
      "12's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start", 0,
      supports_lean_split, launch_lean_split, 1},
-    {15, "dispatch", DT_ALL, "any C", "picks a rung by rows, C and dtype and says which ran", 1, supports_dispatch,
+    {15, "lean_one_pack", DT_ALL, "16-byte packs, row <= 128 KB",
+     "14's row at 1 pack a thread: twice the threads, the least work a thread before the sum", 0,
+     supports_lean_one_pack, launch_lean_one_pack, 1},
+    {16, "dispatch", DT_ALL, "any C", "picks a rung by rows, C and dtype and says which ran", 1, supports_dispatch,
      launch_dispatch, 1},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
@@ -1838,7 +1888,7 @@ static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E          epsilon (default 1e-5)"},
     {"cluster", required_argument,
-     "--cluster K      kernels 11-15: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
+     "--cluster K      kernels 11-16: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
      "                   the block size from --block-size or the kernel's rule"}};
 static const char *parse_extra(int index, const char *arg) {
     if (index == 1) {
@@ -1854,12 +1904,12 @@ static const char *parse_extra(int index, const char *arg) {
     return NULL;
 }
 
-// --cluster steers kernels 11-14 (and 15 through them): refused with any other kernel, where it would do
+// --cluster steers kernels 11-15 (and 16 through them): refused with any other kernel, where it would do
 // nothing.
-static int takes_cluster(int k) { return (k >= 11 && k <= 14) || k == LN_DISPATCHER || k == KERNEL_DEFAULT; }
+static int takes_cluster(int k) { return (k >= 11 && k <= 15) || k == LN_DISPATCHER || k == KERNEL_DEFAULT; }
 static const char *check_options(const options_t *o) {
     if (g_cluster && !kernels_take(o, takes_cluster))
-        return "--cluster applies to kernels 11-15 alone (give them as the kernel)";
+        return "--cluster applies to kernels 11-16 alone (give them as the kernel)";
     return check_rows_cols(o);
 }
 

@@ -248,11 +248,11 @@ static void test_parsing(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 16);
+    check_registry_shape(&k_program, 17);
     int teaching = 1;
     for (int i = 1; i <= 5; i++) teaching &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 6; i <= 15; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
-    check("registry: 1-5 are fp32 only, 6-15 run fp32, fp16 and bf16", teaching);
+    for (int i = 6; i <= 16; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
+    check("registry: 1-5 are fp32 only, 6-16 run fp32, fp16 and bf16", teaching);
     {  // rung 10's instances: 16-byte packs, at most 4 a lane (fp32 C <= 512, 16-bit C <= 1024)
         ln_problem_t p;
         memset(&p, 0, sizeof p);
@@ -268,12 +268,12 @@ static void test_registry(void) {
         }
         check("registry: rung 10 takes rows of at most 4 16-byte packs a lane, in every dtype", ok);
     }
-    check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 15 &&
-                                                                          k_program.n_kernels == 16 &&
-                                                                          strcmp(k_program.kernels[15].name, "dispatch") == 0);
+    check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 16 &&
+                                                                          k_program.n_kernels == 17 &&
+                                                                          strcmp(k_program.kernels[16].name, "dispatch") == 0);
     int pdl = 1;
-    for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 15);
-    check("registry: the templated kernels 6-15 take --pdl, the others do not", pdl);
+    for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 16);
+    check("registry: the templated kernels 6-16 take --pdl, the others do not", pdl);
     // the dispatcher's table: each row runs a rung of the ladder below it, through that rung's own launcher
     const int nd = (int)(sizeof k_dispatch / sizeof k_dispatch[0]);
     int rows_ok = nd == 5, order[5] = {12, 10, 7, 11, 9};
@@ -334,7 +334,7 @@ static void test_needs_sm90(void) {
           !needs_sm90(9, "sm_90") && !needs_sm90(10, "sm_100") && !needs_sm90(12, "sm_120"), "");
 }
 
-// ---- rung 14's plan and refusals (rows one block holds: no device asked)
+// ---- rungs 14's and 15's plans and refusals (rows one block holds: no device asked)
 
 static ln_problem_t plan_problem(dtype_t d, long N, long C) {
     ln_problem_t p;
@@ -363,6 +363,23 @@ static void test_lean_split(void) {
     g_dev.prop = saved;
     check("rung 14 skips rows without 16-byte packs and fp32 rows over 16 blocks x 512 threads x 2 packs", said);
 }
+static void test_lean_one_pack(void) {
+    // the same row at 1 pack a thread: bf16 4 x 4096 (512 packs) in one block of 512 threads by the rule, and over
+    // 4 blocks at 128 threads given (a sweep of block sizes is a sweep of blocks a row)
+    ln_problem_t p = plan_problem(DT_BF16, 4, 4096);
+    int cl = 0, bs = lean_one_pack_plan(&p, 0, &cl);
+    check("plan: rung 15 at bf16 4 x 4096: one block of 512 threads", bs == 512 && cl == 1, "bs %d cl %d", bs, cl);
+    check("plan: rung 15's blocks a row at 128 threads: 4, at 64: 8", split_row_blocks(4, 512, 1, 512, 128, 132) == 4 &&
+                                                                       split_row_blocks(4, 512, 1, 512, 64, 132) == 8);
+    const char *why;
+    int said = (p = plan_problem(DT_BF16, 4, 4100), why = supports_lean_one_pack(&p, 0), why && strstr(why, "needs 16-byte packs"));
+    cudaDeviceProp saved = g_dev.prop;
+    g_dev.prop.major = 9;
+    said &= (p = plan_problem(DT_FP32, 1, 65536), why = supports_lean_one_pack(&p, 0),
+             why && strstr(why, "the row (16384 16-byte packs) fits no plan of <= 1 pack a thread"));
+    g_dev.prop = saved;
+    check("rung 15 skips rows without 16-byte packs and fp32 rows over 16 blocks x 512 threads x 1 pack", said);
+}
 
 int main(void) {
     test_reference_hand_cases();
@@ -375,5 +392,6 @@ int main(void) {
     test_cudnn_kernel0();
     test_needs_sm90();
     test_lean_split();
+    test_lean_one_pack();
     return test_summary();
 }
