@@ -192,9 +192,9 @@ check_one 13 --dtype fp32 -N 16 -C 8193 --input-mean 1000 --input-std 0.01
 check_one 16 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
 check_one 16 --dtype bf16 -N 4 -C 65536 --input-mean 100
 expect_path layernorm_forward 16 "| path rung 12 latency_split: a row over 16 blocks" "| path rung 9 block_reread" -N 1 -C 65536
-# sm_90: the tuned row of fp32 4x4096 (the block-size sweep found rung 14 at 64 threads: 8 blocks a row); before:
-# the rule, rung 12 in one block
-expect_path layernorm_forward 16 "| path rung 14 lean_split: a row over 8 blocks of 64 threads" "| path rung 12 latency_split: a row over 1 block of" -N 4 -C 4096
+# sm_90: the tuned row of fp32 4x4096 (the block-size sweep found rung 15 at 128 threads: 8 blocks a row, one pack
+# a thread); before: the rule, rung 12 in one block
+expect_path layernorm_forward 16 "| path rung 15 lean_one_pack: a row over 8 blocks of 128 threads" "| path rung 12 latency_split: a row over 1 block of" -N 4 -C 4096
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 16 -N 1 -C 65536
     sanitize_kernel $tool layernorm_forward 16 --dtype bf16 -N 3 -C 4104
@@ -249,7 +249,8 @@ done
 check_one 10 --dtype bf16 -N 64 -C 256 --hot --pdl
 check_one 16 --dtype fp32 -N 100003 -C 768
 check_one 16 --dtype bf16 -N 100003 -C 512
-expect_path layernorm_forward 16 "| path rung 7 subwarp_regs_vec" "| path rung 9 block_reread" --dtype fp32 -N 100003 -C 500
+# fp32 100003x500 through the dispatcher on sm_90: the nearest tuned row (32768x512), rung 15 at 128 threads
+expect_path layernorm_forward 16 "| path rung 15 lean_one_pack: a row over 1 block of 128 threads" "| path rung 9 block_reread" --dtype fp32 -N 100003 -C 500
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 16 -N 5003 -C 256
     sanitize_kernel $tool layernorm_forward 10 -N 5003 -C 256 --block-size 128
