@@ -19,10 +19,18 @@ typedef struct {
     int failed;
     int block;            // best block
     double ms, gbps, pct;
-    char note[sizeof(((launch_t *)0)->path)];  // skip reason or path
+    char note[sizeof(((launch_t *)0)->path)];  // the best block's path (--check: the last one's), or why skipped
 } kernel_summary_t;
 
 static const int k_sweep[] = {32, 64, 128, 256, 512, 1024};
+
+// A block size that validated and was timed, offered to its kernel's summary: the fastest so far becomes the
+// kernel's best, and its path the ranking's note (the best block's path, not the last block size's).
+static void summary_offer(kernel_summary_t *s, int block, double ms, double gbps, double pct, const char *path) {
+    if (s->ran && gbps <= s->gbps) return;
+    s->ran = 1; s->block = block; s->ms = ms; s->gbps = gbps; s->pct = pct;
+    snprintf(s->note, sizeof s->note, "%s", path);
+}
 
 // --phases: the read-only and write-only probes (measure_phases), measured once after the copy.
 typedef struct { sol_t rd, wr; } phases_t;
@@ -106,7 +114,6 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
         pt.max_abs = c.max_abs; pt.max_rel = c.max_rel;
         pt.status = ok ? "OK" : "FAIL";
         pt.detail = w.l.path;
-        if (w.l.path[0]) snprintf(s.note, sizeof s.note, "%s", w.l.path);
         pt.ms_median = pt.ms_min = pt.gbps = pt.sol_pct = pt.launch_median = pt.launch_min = 0;
         pt.clock = pt.chained = NULL;
         if (!ok) s.failed = 1;
@@ -138,17 +145,18 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
                 snprintf(detail, sizeof detail, "%s%schained by PDL on its own", w.l.path, w.l.path[0] ? "; " : "");
                 pt.detail = detail;
             }
-            if (!s.ran || pt.gbps > s.gbps) {
-                s.ran = 1; s.block = used; s.ms = t.median_ms; s.gbps = pt.gbps; s.pct = pt.sol_pct;
-            }
+            summary_offer(&s, used, t.median_ms, pt.gbps, pt.sol_pct, w.l.path);
         } else {
             printf("%s | max err abs %.1e rel %.1e | %s%s%s\n", bsbuf, c.max_abs, c.max_rel, ok ? "OK" : "FAIL",
                    w.l.path[0] ? " | path " : "", w.l.path);
-            if (ok) s.ran = 1;
+            if (ok) {  // --check: the note is the last validated block's path
+                s.ran = 1;
+                snprintf(s.note, sizeof s.note, "%s", w.l.path);
+            }
         }
         emit_point(o, &pt);
     }
-    if (!s.ran && !s.note[0]) snprintf(s.note, sizeof s.note, "%s", skip_note);  // the ranking's "skipped: why"
+    if (!s.ran) snprintf(s.note, sizeof s.note, "%s", skip_note);  // the ranking's "skipped: why"
     if (!o->check_only && s.ran)
         printf("best: block_size %d | %.1f GB/s | %.1f%% SOL\n", s.block, s.gbps, s.pct);
     if (!o->check_only && s.ran && ph)

@@ -166,6 +166,24 @@ assert rows[0]["shape"] == "2048x1024" and rows[0]["op"] == "layernorm"
 js = [json.loads(l) for l in open(sys.argv[2])]
 assert len(js) == len(rows) and js[0]["kernel"] == 16 and js[0]["detail"] and js[0]["chained"] == ""
 PY
+# the ranking's note of a kernel is the path of its best block size, not of the last one the sweep ran
+out=$(./layernorm_forward 14,15 --dtype bf16 -N 64 -C 4096 --repeats 10 2>&1); rc=$?
+echo "$out" >> "$LOG"
+echo "$out" | python3 -c '
+import re, sys
+best, path, kernel, rank = {}, {}, None, {}
+for line in sys.stdin:
+    m = re.search(r"\| kernel (\d+) ", line)
+    if m: kernel = int(m.group(1))
+    m = re.match(r"block_size +(\d+) .*\| OK \| path (.*)$", line.rstrip())
+    if m: path[(kernel, int(m.group(1)))] = m.group(2)
+    m = re.match(r"best: block_size (\d+) ", line)
+    if m: best[kernel] = int(m.group(1))
+    m = re.match(r" +\d+ \| +(\d+) \| \S+ +\| +(\d+) \|.*\| (.*)$", line.rstrip())
+    if m: rank[int(m.group(1))] = (int(m.group(2)), m.group(3))
+ok = sorted(best) == [14, 15] and all(rank.get(k) == (b, path.get((k, b))) for k, b in best.items())
+sys.exit(0 if ok else 1)' && [ $rc -eq 0 ] && pass "ranking: each kernel's note is its best block's path" \
+    || fail "ranking: a kernel's note is not its best block's path (exit $rc; $LOG)"
 # hot rows say whether their launches chained by PDL: ours with --pdl yes, without no; cuDNN's as its output says
 rm -f $tmp.hot.csv
 out=$( { ./layernorm_forward 16 -N 4 -C 4096 --hot --repeats 20 --csv $tmp.hot.csv &&

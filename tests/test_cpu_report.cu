@@ -2,7 +2,8 @@
 // writes the rows): a pipe or FIFO is written as a stream, never read and never waited on; `-` gives stdout to
 // the rows and the human-readable output to stderr; a regular file gets its header once. Each case that may
 // exit or take stdout over runs in a child process, under an alarm (a hang fails the test instead of stalling
-// it). One line per test ("PASS name" / "FAIL name: why"); tests/run_tests.sh counts them.
+// it). Also the ranking's line of a kernel (driver.h's summary_offer). One line per test ("PASS name" / "FAIL
+// name: why"); tests/run_tests.sh counts them.
 #define NORM_NO_MAIN
 #include "../layernorm_forward.cu"
 
@@ -203,6 +204,23 @@ static void test_regular_file(void) {
     unlink(path);
 }
 
+// The ranking's line of a kernel: its fastest block size and that block's path, whatever order the sweep ran in.
+static void test_summary_best_path(void) {
+    kernel_summary_t s;
+    memset(&s, 0, sizeof s);
+    summary_offer(&s, 64, 2.43e-3, 438.1, 65.8, "a row over 4 blocks of 64 threads");
+    summary_offer(&s, 256, 2.37e-3, 449.9, 67.6, "a row over 1 block of 256 threads");
+    summary_offer(&s, 512, 2.50e-3, 426.9, 64.1, "a row over 1 block of 512 threads");
+    summary_offer(&s, 1024, 2.37e-3, 449.9, 67.6, "a tie, later");
+    check("ranking: the best block's time and path, not the last block size's (a tie keeps the first)",
+          s.ran && s.block == 256 && s.ms == 2.37e-3 && !strcmp(s.note, "a row over 1 block of 256 threads"),
+          "block %d, note '%s'", s.block, s.note);
+    memset(&s, 0, sizeof s);
+    summary_offer(&s, 128, 1e-3, 100.0, 10.0, "");
+    check("ranking: a best block without a path leaves no note", s.ran && s.block == 128 && !s.note[0],
+          "block %d, note '%s'", s.block, s.note);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_DFL);
     test_stdout_stream();
@@ -210,5 +228,6 @@ int main(void) {
     test_pipe_stream();
     test_fifo();
     test_regular_file();
+    test_summary_best_path();
     return test_summary();
 }
