@@ -136,8 +136,10 @@ for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
     in_ops "$op" || continue
     [ -x "./$prog" ] || { fail "$prog: not built"; continue; }
     [ -f "tests/gpu_suite_$op.sh" ] || { fail "$prog: no tests/gpu_suite_$op.sh"; continue; }
+    echo "== [$SECONDS s] GPU suite: $prog"
     . "tests/gpu_suite_$op.sh"
 done
+echo "== [$SECONDS s] GPU suite: the shared checks"
 
 if in_ops layernorm; then
 # timing mode: CSV with the programs' schema (harness/options.h CSV_HEADER), JSON Lines that parse

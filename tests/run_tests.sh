@@ -4,7 +4,8 @@
 # tests, then the GPU suite where a GPU is present (HAVE_GPU=1): its quick mode (make test) or its full mode
 # (make test-full).
 # Usage: tests/run_tests.sh [quick|full]   (default quick). SUITE_BUGS: the planted bugs built (see gpu_suite.sh).
-# Ends with the line "N passed, N failed"; exits non-zero on any failure.
+# Each section's header gives the seconds since the start ("== [12 s] scripts"); ends with the line "N passed, N
+# failed"; exits non-zero on any failure.
 cd "$(dirname "$0")/.." || exit 2
 MODE=${1:-quick}
 case "$MODE" in
@@ -18,7 +19,7 @@ CPU_THREADS=${CPU_THREADS:-"1 16"}
 for t in build/test_cpu*; do
     [ -x "$t" ] || continue
     for omp in $CPU_THREADS; do
-        echo "== CPU tests ($t, OMP_NUM_THREADS=$omp)"
+        echo "== [$SECONDS s] CPU tests ($t, OMP_NUM_THREADS=$omp)"
         while IFS= read -r line; do
             case "$line" in
             PASS\ *) pass "(OMP $omp) ${line#PASS }" ;;
@@ -30,11 +31,11 @@ for t in build/test_cpu*; do
     done
 done
 
-echo "== command-line tests"
+echo "== [$SECONDS s] command-line tests"
 . tests/test_cli.sh
 cd "$(dirname "${BASH_SOURCE[0]}")/.." 2>/dev/null || true
 
-echo "== scripts"
+echo "== [$SECONDS s] scripts"
 for t in tests/test_*.py; do
     [ -e "$t" ] || continue
     python3 "$t" >/tmp/norm_pytest.$$ 2>&1
@@ -46,10 +47,11 @@ for t in tests/test_*.py; do
 done
 
 if [ "${HAVE_GPU:-0}" = 1 ]; then
-    echo "== GPU suite, $MODE (tests/gpu_suite.sh $MODE)"
+    echo "== [$SECONDS s] GPU suite, $MODE (tests/gpu_suite.sh $MODE)"
     . tests/gpu_suite.sh "$MODE"
 else
-    echo "== GPU suite skipped: no GPU found (run tests/gpu_suite.sh [quick|full] on a GPU machine)"
+    echo "== [$SECONDS s] GPU suite skipped: no GPU found (run tests/gpu_suite.sh [quick|full] on a GPU machine)"
 fi
+echo "== [$SECONDS s] done"
 summary
 [ "$FAILED" -eq 0 ]
