@@ -2,7 +2,7 @@
 # planted, $QUICK and $LOG). Quick mode: fewer shapes, one memcheck pass of every kernel at fp32 7 x 1000, and
 # memcheck of the rungs that were the dispatcher's paths (10, 11, 12) and of the dispatcher (16) at small odd shapes.
 # Rungs: 1-9 the ladder, 10 subwarp_persistent, 11 cluster_row_regs, 12 latency_split, 13 odd_rows, 14 lean_split, 15 lean_one_pack,
-# 16 dispatch (the table that runs 12, 10, 7, 11 or 9).
+# 16 dispatch (on sm_90 its table runs 7 and 10-15; its fallback rules 12, 10, 7, 11 or 9).
 ROWS="1 7 1031"
 COLS="1 3 31 32 33 127 768 1000 1024 4097 8192 65536"
 [ "$QUICK" = 1 ] && { ROWS="1 7"; COLS="1 33 1000 4097"; }
