@@ -1292,24 +1292,14 @@ static const void *split_kernel(dtype_t d, int cl, bool packed) {
 }
 static const void *split_fn(dtype_t d, int cl) { return split_kernel(d, cl, false); }  // the plan's residency check
 // The kernel for a grid of N rows of cl blocks of bs threads: the PACKED form where the unbounded one cannot hold
-// all its blocks at once (the occupancy calculator's clusters, or blocks an SM x SMs), with the cluster size
-// opted into for it; *packed says which. The last answer is kept (launch() runs inside the timed region).
+// all its blocks at once (grid_fits_at_once, harness/gpu.h), with the cluster size opted into for it; *packed says
+// which.
 static const void *split_launch_fn(dtype_t d, long N, int cl, int bs, bool *packed) {
-    static struct { dtype_t d; long N; int cl, bs; bool packed; const void *fn; } c = {DT_FP32, -1, 0, 0, false, NULL};
-    if (c.fn && c.d == d && c.N == N && c.cl == cl && c.bs == bs) {
-        *packed = c.packed;
-        return c.fn;
-    }
     const void *fn = split_fn(d, cl);
-    int clusters = 0;
-    if (cl > 1) c.packed = cluster_fits_smem(fn, bs, cl, 0, &clusters) || N > clusters;
-    else c.packed = persist_grid(fn, bs, N, 0) < N;  // harness/gpu.h: blocks an SM x SMs, at most N
-    if (c.packed) {
-        fn = split_kernel(d, cl, true);
-        allow_cluster_size(fn, cl);  // (the plan checked the unbounded form; both take the same clusters)
-    }
-    c.d = d, c.N = N, c.cl = cl, c.bs = bs, c.fn = fn;
-    *packed = c.packed;
+    *packed = !grid_fits_at_once(fn, N, cl, bs);
+    if (!*packed) return fn;
+    fn = split_kernel(d, cl, true);
+    allow_cluster_size(fn, cl);  // (the plan checked the unbounded form; both take the same clusters)
     return fn;
 }
 
@@ -1321,14 +1311,16 @@ static const void *split_launch_fn(dtype_t d, long N, int cl, int bs, bool *pack
 // tail; the head and tail elements go to one thread each. The row is split over a cluster of CL blocks and its
 // statistics take one reduction round, both as in kernel 12 (split_row_plan: 1-16 blocks, <= 512 threads x 4
 // packs; shifted sums around the row's first element). w and b share x's columns, not its alignment: their
-// elements are loaded one by one; in fp32 all of them with x's packs, before the sum, so that after the sum a
-// thread only stores, one 16-byte store a pack (store_raw).
+// elements are loaded one by one. In 16 bits after the sum, pack after pack (early, 64 two-byte loads a thread
+// held in registers were slower at many rows). In fp32 (EARLY_WB) all of them with x's packs, before the sum, so
+// that after the sum a thread only stores, one 16-byte store a pack (store_raw), where the GPU holds the whole
+// grid at once or w and b held through the sum still leave an SM half its threads; else after the sum as in 16
+// bits (64-82 registers against 40: fp32 1024x65537 1.38x faster, 4096x16385 1.23x; at 16384x4097 the early
+// form keeps half an SM's threads and loading late was 1.01x slower).
 // Improves: odd rows at 16 bytes a load, and a long odd row over many SMs (no rung above splits one).
 // Wrong: w and b loaded element by element (VEC loads where a pack would take one: cutting their packs out of two
-// aligned packs each was slower); in 16 bits after the sum, pack after pack (early, 64 two-byte loads a thread
-// held in registers were slower at many rows); in fp32 too, w and b held through the sum cost occupancy at
-// thousands of long rows (1024x65536 1.2x slower than loading them after); at most 4 packs a thread, 512 threads
-// and 16 blocks a row (fp32 C <= 131075, 16-bit C <= 262151); the shifted sums' precision, as kernel 12.
+// aligned packs each was slower); at most 4 packs a thread, 512 threads and 16 blocks a row (fp32 C <= 131075,
+// 16-bit C <= 262151); the shifted sums' precision, as kernel 12.
 #define ODD_PACKS 4
 
 // One pack of y: (x - m) * r * w + b, in fp32.
@@ -1340,10 +1332,12 @@ __device__ __forceinline__ Pack<T, VEC> pack_affine(const Pack<T, VEC> &v, const
     for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>((pack_elem(v, j) - m) * r * pack_elem(wv, j) + pack_elem(bv, j));
     return out;
 }
-static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl);  // these two: below the supports_ check
+static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl);  // these three: below the supports_ check
 static const void *odd_rows_fn(dtype_t d, int cl);
+static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *early);
 
-template <typename T, int CL>
+// EARLY_WB: w and b loaded with x, before the sum (fp32 only), else after it.
+template <typename T, int CL, bool EARLY_WB>
 __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
     constexpr int VEC = 16 / sizeof(T);
     __shared__ ClusterPush<float2, 16 * CL> push;  // 16 warps x CL blocks: the cluster's partial sums
@@ -1356,7 +1350,6 @@ __global__ void __launch_bounds__(512) layernorm_odd_rows_kernel(ln_args_t a) {
     const T *__restrict__ xr = (const T *)a.x + row * C;
     const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
     T *__restrict__ yr = (T *)a.y + row * C;
-    constexpr bool EARLY_WB = sizeof(T) == 4;  // w and b loaded before the sum (fp32), or after it (16 bits)
     const RowParts rp = row_parts(xr, C);  // y's rows start as x's: both buffers are 256-byte aligned
     const int g = rank * blockDim.x + threadIdx.x;  // the thread's number in the row's cluster
     const int ns = rp.head + rp.tail;  // the head's and the tail's elements, one a thread
@@ -1409,10 +1402,11 @@ static void launch_odd_rows(const void *pp, launch_t *l) {
     int cl = 0, bs = odd_rows_plan(p, l->block_size, &cl);
     ln_args_t a = ln_args(p);
     void *args[] = {&a};
-    launch_kernel(odd_rows_fn(p->h.dtype, cl), p->N * cl, bs, 0, args, cl);
+    bool early;
+    launch_kernel(odd_rows_launch_fn(p->h.dtype, p->N, cl, bs, &early), p->N * cl, bs, 0, args, cl);
     l->block_used = bs;
-    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; head, 16-byte packs, tail", cl,
-             cl > 1 ? "s" : "", bs);
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; head, 16-byte packs, tail; w, b %s", cl,
+             cl > 1 ? "s" : "", bs, early ? "with x" : "after the sum");
 }
 static const char *supports_odd_rows(const void *pp, int bs) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
@@ -1427,15 +1421,27 @@ static const char *supports_odd_rows(const void *pp, int bs) {
                    "(--cluster %d, --block-size %d; 0: the rule's)", nvec, ODD_PACKS, g_cluster, bs);
 }
 
+// The plan's instance (fp32: EARLY_WB; both forms take the same clusters).
 static const void *odd_rows_fn(dtype_t d, int cl) {
     const void *fn = NULL;
     with_pow2<1, 16>(cl, [&](auto CL) {
         switch (d) {
-        case DT_FP32: fn = (const void *)layernorm_odd_rows_kernel<float, CL.value>; break;
-        case DT_FP16: fn = (const void *)layernorm_odd_rows_kernel<__half, CL.value>; break;
-        default: fn = (const void *)layernorm_odd_rows_kernel<__nv_bfloat16, CL.value>; break;
+        case DT_FP32: fn = (const void *)layernorm_odd_rows_kernel<float, CL.value, true>; break;
+        case DT_FP16: fn = (const void *)layernorm_odd_rows_kernel<__half, CL.value, false>; break;
+        default: fn = (const void *)layernorm_odd_rows_kernel<__nv_bfloat16, CL.value, false>; break;
         }
     });
+    return fn;
+}
+// The instance a launch takes: fp32's EARLY_WB where the GPU holds the whole grid at once or that instance keeps
+// half an SM's threads resident, else w and b after the sum (harness/gpu.h: grid_fits_at_once, sm_threads).
+static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *early) {
+    const void *fn = odd_rows_fn(d, cl);
+    *early = d == DT_FP32 &&
+             (grid_fits_at_once(fn, N, cl, bs) || 2 * sm_threads(fn, bs) >= g_dev.prop.maxThreadsPerMultiProcessor);
+    if (*early || d != DT_FP32) return fn;
+    with_pow2<1, 16>(cl, [&](auto CL) { fn = (const void *)layernorm_odd_rows_kernel<float, CL.value, false>; });
+    allow_cluster_size(fn, cl);
     return fn;
 }
 // The plan: split_row_plan over the row's middle packs (row_parts_packs); --cluster K forces the blocks a row.

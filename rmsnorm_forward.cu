@@ -946,17 +946,20 @@ static const char *supports_latency_split(const void *pp, int bs) {
 // row is cut where its bytes allow (row_parts): a head of < 8 elements up to the first 16-byte boundary, the
 // aligned middle in 16-byte packs, a tail; the head and tail elements go to one thread each. The row is split
 // over a cluster of CL blocks as in kernel 8 (split_row_plan: 1-16 blocks, <= 512 threads x 4 packs), one
-// reduction round. w shares x's columns, not its alignment: its elements are loaded one by one, all of them with
-// x's packs, before the sum, so that after the sum a thread only stores, one 16-byte store a pack (store_raw).
+// reduction round. w shares x's columns, not its alignment: its elements are loaded one by one. Where the GPU
+// holds the whole grid at once, w is loaded with x's packs, before the sum, so that after the sum a thread only
+// stores; where the grid comes in waves and w held through the sum would leave an SM less than half its threads
+// (16-bit: 96-99 registers against 60-64), it is loaded after the sum, a pack just before its store (EARLY false:
+// bf16 4096x16385 1.30x faster; fp32 keeps half an SM's threads either way, and its late form was 1.01-1.08x
+// slower).
 // Improves: odd rows at 16 bytes a load, and a long odd row over many SMs (kernel 7 splits it too, but with
 // scalar loads).
 // Wrong: w loaded element by element (VEC loads where a pack would take one: cutting w's packs out of two aligned
-// packs each was slower); w held through the sum costs occupancy at thousands of long rows (bf16 4096x16384 1.2x
-// slower than loading it after); at most 4 packs a thread, 512 threads and 16 blocks a row (fp32 C <= 131075,
-// 16-bit C <= 262151); no fused add, no QK-norm view.
+// packs each was slower); at most 4 packs a thread, 512 threads and 16 blocks a row (fp32 C <= 131075, 16-bit
+// C <= 262151); no fused add, no QK-norm view.
 #define ODD_PACKS 4
 
-template <typename T, int CL>
+template <typename T, int CL, bool EARLY>  // EARLY: w loaded with x, before the sum; else after it
 __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
     constexpr int VEC = 16 / sizeof(T);
     __shared__ ClusterPush<float, 16 * CL> push;  // 16 warps x CL blocks: the cluster's partial sums
@@ -981,14 +984,17 @@ __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
         int i = first + p * blockDim.x;
         if (i < rp.packs) raw[p] = load_raw<T, VEC>(xr + rp.head + (long)i * VEC);
     }
-    // w's elements for the thread's packs and its head or tail element, in flight with x's
+    // EARLY: w's elements for the thread's packs and its head or tail element, in flight with x's
     Pack<T, VEC> wv[ODD_PACKS];
+    float sw = 0.f;
+    if (EARLY) {
 #pragma unroll
-    for (int p = 0; p < ODD_PACKS; p++) {
-        int i = first + p * blockDim.x;
-        if (i < rp.packs) wv[p] = load_elements<T, VEC>(w + rp.head + (long)i * VEC);
+        for (int p = 0; p < ODD_PACKS; p++) {
+            int i = first + p * blockDim.x;
+            if (i < rp.packs) wv[p] = load_elements<T, VEC>(w + rp.head + (long)i * VEC);
+        }
+        sw = g < ns ? to_float(w[scol]) : 0.f;
     }
-    const float sw = g < ns ? to_float(w[scol]) : 0.f;
     float s = sv * sv;
     Pack<T, VEC> v[ODD_PACKS];
 #pragma unroll
@@ -997,28 +1003,33 @@ __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
         if (first + p * (int)blockDim.x < rp.packs) s += pack_sum_squares<T, VEC>(v[p]);
     }
     s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
+    if (!EARLY) sw = g < ns ? to_float(w[scol]) : 0.f;
     const float r = rsqrtf(s / a.C + a.eps);
     if (g < ns) yr[scol] = from_float<T>(sv * r * (sw + a.offset));
 #pragma unroll
     for (int p = 0; p < ODD_PACKS; p++) {
         int i = first + p * blockDim.x;
-        if (i < rp.packs)
+        if (i < rp.packs) {
+            if (!EARLY) wv[p] = load_elements<T, VEC>(w + rp.head + (long)i * VEC);
             store_raw<T, VEC>(yr + rp.head + (long)i * VEC, pack_normalize<T, VEC>(v[p], wv[p], r, a.offset));
+        }
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
 }
 
-static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl);  // these two: below the supports_ check
+static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl);  // these three: below the supports_ check
 static const void *odd_rows_fn(dtype_t d, int cl);
+static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *early);
 static void launch_odd_rows(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
     int cl = 0, bs = odd_rows_plan(p, l->block_size, &cl);
     rms_args_t a = rms_args(p);
     void *args[] = {&a};
-    launch_kernel(odd_rows_fn(p->h.dtype, cl), p->s.N * cl, bs, 0, args, cl);
+    bool early;
+    launch_kernel(odd_rows_launch_fn(p->h.dtype, p->s.N, cl, bs, &early), p->s.N * cl, bs, 0, args, cl);
     l->block_used = bs;
-    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; head, 16-byte packs, tail", cl,
-             cl > 1 ? "s" : "", bs);
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; head, 16-byte packs, tail; w %s", cl,
+             cl > 1 ? "s" : "", bs, early ? "with x" : "after the sum");
 }
 static const char *supports_odd_rows(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
@@ -1037,15 +1048,27 @@ static const char *supports_odd_rows(const void *pp, int bs) {
               : "the cluster of blocks a row does not fit this GPU";
 }
 
-static const void *odd_rows_fn(dtype_t d, int cl) {
+template <bool EARLY> static const void *odd_rows_fn_of(dtype_t d, int cl) {
     const void *fn = NULL;
     with_pow2<1, 16>(cl, [&](auto CL) {
         switch (d) {
-        case DT_FP32: fn = (const void *)rmsnorm_odd_rows_kernel<float, CL.value>; break;
-        case DT_FP16: fn = (const void *)rmsnorm_odd_rows_kernel<__half, CL.value>; break;
-        default: fn = (const void *)rmsnorm_odd_rows_kernel<__nv_bfloat16, CL.value>; break;
+        case DT_FP32: fn = (const void *)rmsnorm_odd_rows_kernel<float, CL.value, EARLY>; break;
+        case DT_FP16: fn = (const void *)rmsnorm_odd_rows_kernel<__half, CL.value, EARLY>; break;
+        default: fn = (const void *)rmsnorm_odd_rows_kernel<__nv_bfloat16, CL.value, EARLY>; break;
         }
     });
+    return fn;
+}
+// The EARLY instance (the plan's: both take the same clusters).
+static const void *odd_rows_fn(dtype_t d, int cl) { return odd_rows_fn_of<true>(d, cl); }
+// The instance a launch takes: EARLY where the GPU holds the whole grid at once or that instance keeps half an
+// SM's threads resident, else w after the sum (harness/gpu.h: grid_fits_at_once, sm_threads).
+static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *early) {
+    const void *fn = odd_rows_fn(d, cl);
+    *early = grid_fits_at_once(fn, N, cl, bs) || 2 * sm_threads(fn, bs) >= g_dev.prop.maxThreadsPerMultiProcessor;
+    if (*early) return fn;
+    fn = odd_rows_fn_of<false>(d, cl);
+    allow_cluster_size(fn, cl);
     return fn;
 }
 // The plan: split_row_plan over the row's middle packs (row_parts_packs).

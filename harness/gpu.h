@@ -195,6 +195,18 @@ static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem
     long g = (long)c_nb * g_dev.prop.multiProcessorCount;
     return g < blocks_needed ? g : blocks_needed;
 }
+// The threads of fn (bs a block) one SM holds at once (persist_grid's occupancy).
+static long sm_threads(const void *fn, int bs) {
+    return persist_grid(fn, bs, LONG_MAX, 0) / g_dev.prop.multiProcessorCount * bs;
+}
+// Whether the GPU holds the whole grid of `rows` rows of cl blocks of fn (bs threads each) at once: the
+// occupancy calculator's clusters where cl > 1, else blocks an SM x SMs. A kernel that keeps an operand in
+// registers from its loads to its stores pays for it only where the grid comes in waves (the split rungs' forms).
+static bool grid_fits_at_once(const void *fn, long rows, int cl, int bs) {
+    int clusters = 0;
+    if (cl > 1) return !cluster_fits_smem(fn, bs, cl, 0, &clusters) && rows <= clusters;
+    return persist_grid(fn, bs, rows, 0) >= rows;
+}
 // Clusters of more than 8 blocks (the portable size) are opted into once per kernel: NULL when fn may be launched
 // in clusters of cl blocks, else why not (the cluster checks above then say it cannot launch).
 static const char *allow_cluster_size(const void *fn, int cl) {

@@ -25,6 +25,7 @@ if [ "$QUICK" = 1 ]; then
     sanitize_kernel memcheck layernorm_forward 16 --dtype bf16 -N 3 -C 4104
     sanitize_kernel memcheck layernorm_forward 13 --dtype bf16 -N 5 -C 40001
     sanitize_kernel memcheck layernorm_forward 13 --dtype fp32 -N 3 -C 4097 --cluster 4
+    sanitize_kernel memcheck layernorm_forward 13 --dtype fp32 -N 300 -C 16385
 else
     for tool in memcheck racecheck synccheck initcheck; do
         for shape in "--dtype fp32 -N 7 -C 1000" "--dtype bf16 -N 3 -C 4097" "--dtype fp16 -N 5 -C 33" "--dtype fp32 -N 2 -C 65536"; do
@@ -189,6 +190,16 @@ for dt in fp32 fp16 bf16; do
 done
 check_one 13 --dtype bf16 -N 3 -C 4099 --hot --pdl
 check_one 13 --dtype fp32 -N 16 -C 8193 --input-mean 1000 --input-std 0.01
+# kernel 13's two fp32 forms: more rows than the GPU holds at once, where w and b held through the sum would leave
+# an SM less than half its threads, load them after the sum (as 16 bits always do); a grid the GPU holds at once
+# keeps them with x (fp32 rows of 16385 take a cluster: sm_90 on)
+expect_path layernorm_forward 13 "; w, b after the sum" "needs sm_90" --dtype fp32 -N 300 -C 16385
+expect_path layernorm_forward 13 "; w, b with x" "needs sm_90" --dtype fp32 -N 16 -C 16385
+expect_path layernorm_forward 13 "; w, b after the sum" "; w, b after the sum" --dtype bf16 -N 16 -C 16385
+[ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
+    sanitize_kernel $tool layernorm_forward 13 --dtype fp32 -N 300 -C 16385
+    sanitize_kernel $tool layernorm_forward 13 --dtype fp32 -N 300 -C 65537
+done
 check_one 16 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
 check_one 16 --dtype bf16 -N 4 -C 65536 --input-mean 100
 expect_path layernorm_forward 16 "| path rung 12 latency_split: a row over 16 blocks" "| path rung 9 block_reread" -N 1 -C 65536

@@ -108,6 +108,14 @@ for dt in fp32 fp16 bf16; do
     done
 done
 check_path rmsnorm_forward 9 --dtype bf16 -N 3 -C 4099 --hot --pdl
+# kernel 9's two forms: more rows than the GPU holds at once, where w held through the sum would leave an SM less
+# than half its threads (16 bits), load w after the sum; fp32 (half an SM either way) and a grid the GPU holds at
+# once keep w with x (fp32 rows of 16385 take a cluster: sm_90 on)
+for dt in bf16 fp16; do
+    expect_path rmsnorm_forward 9 "; w after the sum" "; w after the sum" --dtype $dt -N 300 -C 16385
+done
+expect_path rmsnorm_forward 9 "; w with x" "needs sm_90" --dtype fp32 -N 300 -C 16385
+expect_path rmsnorm_forward 9 "; w with x" "; w with x" --dtype bf16 -N 16 -C 16385
 check_path rmsnorm_forward 9 --dtype fp32 -N 16 -C 8193 --input-mean 1000
 # kernel 10 (cluster_cp_async): the row's slices copied into shared memory; its rule (one block up to 64 KB of a
 # row, then 2-16 blocks) and every cluster size forced, slices that do not divide the row (the last block short,
@@ -194,8 +202,11 @@ else fail "rmsnorm 12 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL
     sanitize_kernel $tool rmsnorm_forward 10 --dtype fp32 -N 5 -C 40000 --cluster 16
     sanitize_kernel $tool rmsnorm_forward 8 --dtype fp16 -N 1031 -C 1032
     sanitize_kernel $tool rmsnorm_forward 9 --dtype bf16 -N 5 -C 40001
+    sanitize_kernel $tool rmsnorm_forward 9 --dtype bf16 -N 1031 -C 16385
+    sanitize_kernel $tool rmsnorm_forward 9 --dtype fp16 -N 300 -C 65537
 done
 [ "$QUICK" = 1 ] && sanitize_kernel memcheck rmsnorm_forward 9 --dtype bf16 -N 5 -C 40001
+[ "$QUICK" = 1 ] && sanitize_kernel memcheck rmsnorm_forward 9 --dtype bf16 -N 300 -C 16385
 [ "$QUICK" = 1 ] && sanitize_kernel memcheck rmsnorm_forward 10 --dtype fp32 -N 5 -C 40000 --cluster 16
 tmp=build/suite_rmsnorm_hot
 rm -f $tmp.csv
