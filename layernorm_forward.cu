@@ -1313,10 +1313,10 @@ static const void *split_launch_fn(dtype_t d, long N, int cl, int bs, bool *pack
 // packs; shifted sums around the row's first element). w and b share x's columns, not its alignment: their
 // elements are loaded one by one. In 16 bits after the sum, pack after pack (early, 64 two-byte loads a thread
 // held in registers were slower at many rows). In fp32 (EARLY_WB) all of them with x's packs, before the sum, so
-// that after the sum a thread only stores, one 16-byte store a pack (store_raw), where the GPU holds the whole
-// grid at once or w and b held through the sum still leave an SM half its threads; else after the sum as in 16
-// bits (64-82 registers against 40: fp32 1024x65537 1.38x faster, 4096x16385 1.23x; at 16384x4097 the early
-// form keeps half an SM's threads and loading late was 1.01x slower).
+// that after the sum a thread only stores, one 16-byte store a pack (store_raw), unless the grid comes in waves
+// and loading them after the sum, as 16 bits do, at least doubles the blocks an SM holds (40 registers against
+// 64-82; H100: fp32 1024x65537 1.38x faster, 4096x16385 1.23x; at 16384x4097, 256 threads, 4 blocks an SM against
+// 6, loading late was 1.01x slower).
 // Improves: odd rows at 16 bytes a load, and a long odd row over many SMs (no rung above splits one).
 // Wrong: w and b loaded element by element (VEC loads where a pack would take one: cutting their packs out of two
 // aligned packs each was slower); at most 4 packs a thread, 512 threads and 16 blocks a row (fp32 C <= 131075,
@@ -1433,16 +1433,18 @@ static const void *odd_rows_fn(dtype_t d, int cl) {
     });
     return fn;
 }
-// The instance a launch takes: fp32's EARLY_WB where the GPU holds the whole grid at once or that instance keeps
-// half an SM's threads resident, else w and b after the sum (harness/gpu.h: grid_fits_at_once, sm_threads).
+// The instance a launch takes: fp32's EARLY_WB where the GPU holds the whole grid at once or w and b after the sum
+// would not double the blocks an SM holds, else w and b after the sum (harness/gpu.h: grid_fits_at_once,
+// sm_threads).
 static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *early) {
-    const void *fn = odd_rows_fn(d, cl);
-    *early = d == DT_FP32 &&
-             (grid_fits_at_once(fn, N, cl, bs) || 2 * sm_threads(fn, bs) >= g_dev.prop.maxThreadsPerMultiProcessor);
-    if (*early || d != DT_FP32) return fn;
-    with_pow2<1, 16>(cl, [&](auto CL) { fn = (const void *)layernorm_odd_rows_kernel<float, CL.value, false>; });
-    allow_cluster_size(fn, cl);
-    return fn;
+    const void *fn = odd_rows_fn(d, cl), *late = NULL;
+    *early = false;
+    if (d != DT_FP32) return fn;  // 16 bits: after the sum always
+    with_pow2<1, 16>(cl, [&](auto CL) { late = (const void *)layernorm_odd_rows_kernel<float, CL.value, false>; });
+    *early = grid_fits_at_once(fn, N, cl, bs) || sm_threads(late, bs) < 2 * sm_threads(fn, bs);
+    if (*early) return fn;
+    allow_cluster_size(late, cl);
+    return late;
 }
 // The plan: split_row_plan over the row's middle packs (row_parts_packs); --cluster K forces the blocks a row.
 static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl) {

@@ -948,10 +948,11 @@ static const char *supports_latency_split(const void *pp, int bs) {
 // over a cluster of CL blocks as in kernel 8 (split_row_plan: 1-16 blocks, <= 512 threads x 4 packs), one
 // reduction round. w shares x's columns, not its alignment: its elements are loaded one by one. Where the GPU
 // holds the whole grid at once, w is loaded with x's packs, before the sum, so that after the sum a thread only
-// stores; where the grid comes in waves and w held through the sum would leave an SM less than half its threads
-// (16-bit: 96-99 registers against 60-64), it is loaded after the sum, a pack just before its store (EARLY false:
-// bf16 4096x16385 1.30x faster; fp32 keeps half an SM's threads either way, and its late form was 1.01-1.08x
-// slower).
+// stores. Loading it after the sum instead (EARLY false, a pack just before its store) adds a round trip to every
+// block but frees the registers w held (16 bits: 60-64 against 96-99); where the grid comes in waves and that at
+// least doubles the blocks an SM holds, it pays (H100, bf16 4096x16385: 1.30x faster at 512 threads); where it
+// does not, it costs (fp32 at 512 threads, 2 blocks an SM either way: 1.05-1.08x slower; bf16 8192x768 at 32
+// threads, 21 blocks an SM against 32: 1.09x slower).
 // Improves: odd rows at 16 bytes a load, and a long odd row over many SMs (kernel 7 splits it too, but with
 // scalar loads).
 // Wrong: w loaded element by element (VEC loads where a pack would take one: cutting w's packs out of two aligned
@@ -1061,15 +1062,14 @@ template <bool EARLY> static const void *odd_rows_fn_of(dtype_t d, int cl) {
 }
 // The EARLY instance (the plan's: both take the same clusters).
 static const void *odd_rows_fn(dtype_t d, int cl) { return odd_rows_fn_of<true>(d, cl); }
-// The instance a launch takes: EARLY where the GPU holds the whole grid at once or that instance keeps half an
-// SM's threads resident, else w after the sum (harness/gpu.h: grid_fits_at_once, sm_threads).
+// The instance a launch takes: EARLY where the GPU holds the whole grid at once or w after the sum would not
+// double the blocks an SM holds, else w after the sum (harness/gpu.h: grid_fits_at_once, sm_threads).
 static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *early) {
-    const void *fn = odd_rows_fn(d, cl);
-    *early = grid_fits_at_once(fn, N, cl, bs) || 2 * sm_threads(fn, bs) >= g_dev.prop.maxThreadsPerMultiProcessor;
+    const void *fn = odd_rows_fn(d, cl), *late = odd_rows_fn_of<false>(d, cl);
+    *early = grid_fits_at_once(fn, N, cl, bs) || sm_threads(late, bs) < 2 * sm_threads(fn, bs);
     if (*early) return fn;
-    fn = odd_rows_fn_of<false>(d, cl);
-    allow_cluster_size(fn, cl);
-    return fn;
+    allow_cluster_size(late, cl);
+    return late;
 }
 // The plan: split_row_plan over the row's middle packs (row_parts_packs).
 static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl) {

@@ -15,7 +15,7 @@ decode step's launches are captured, and their inputs are the last node's output
 launches with PDL (--pdl) from the hot+pdl times. The row is the (rung, block) whose worst ratio, over the GPUs,
 of its time to the best rung's time there is the smallest. A captured row is written only where its choice
 differs from the plain row's, a PDL row only where it differs from the row a PDL launch would take without it
-(captured, else plain). Where the shared row of a plain or captured launch costs one GPU more than 2% (OWN_OVER)
+(captured, else plain). Where the shared row of a plain or captured launch costs one GPU more than 1% (OWN_OVER)
 at a point, and the same choice made over that GPU's times alone gives another (rung, block) that costs it less,
 the point gets a row for that GPU alone, named by the CSV's gpu column (the device's name, which the dispatcher
 compares): a GPU that is not in results/ takes the shared row.
@@ -48,7 +48,7 @@ import cli  # noqa: E402
 from summary import DISPATCHER, is_program_csv, load  # noqa: E402
 
 OPS = ["layernorm", "rmsnorm", "batchnorm"]
-OWN_OVER = 1.02  # a GPU gets its own row of a point where the shared row costs it more than this
+OWN_OVER = 1.01  # a GPU gets its own row of a point where the shared row costs it more than this
 # the kinds of launch the dispatcher tells apart (the C rows' launch column, harness/dispatch.h's TL_*), the timing
 # mode whose times choose each one's row, and the rows each falls back on, in order
 PLAIN, PDL, CAPTURED = 0, 1, 2

@@ -190,9 +190,9 @@ for dt in fp32 fp16 bf16; do
 done
 check_one 13 --dtype bf16 -N 3 -C 4099 --hot --pdl
 check_one 13 --dtype fp32 -N 16 -C 8193 --input-mean 1000 --input-std 0.01
-# kernel 13's two fp32 forms: more rows than the GPU holds at once, where w and b held through the sum would leave
-# an SM less than half its threads, load them after the sum (as 16 bits always do); a grid the GPU holds at once
-# keeps them with x (fp32 rows of 16385 take a cluster: sm_90 on)
+# kernel 13's two fp32 forms: more rows than the GPU holds at once, where w and b after the sum double the blocks
+# an SM holds (512 threads: 1 against 3), load them after the sum (as 16 bits always do); a grid the GPU holds at
+# once keeps them with x (fp32 rows of 16385 take a cluster: sm_90 on)
 expect_path layernorm_forward 13 "; w, b after the sum" "needs sm_90" --dtype fp32 -N 300 -C 16385
 expect_path layernorm_forward 13 "; w, b with x" "needs sm_90" --dtype fp32 -N 16 -C 16385
 expect_path layernorm_forward 13 "; w, b after the sum" "; w, b after the sum" --dtype bf16 -N 16 -C 16385
