@@ -2116,6 +2116,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_BN_CL, 1, 1024, 16384, 0, 11, 512},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_NCHW, 1, 8, 64, 0, 9, 128, NULL, 12544},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_NCHW, 1, 128, 64, 0, 7, 32, NULL, 12544},  // 1.012 h200 cold
+    {90, 4, TV_BN_NCHW, 1, 128, 64, 0, 7, 64, "NVIDIA H200", 12544},  // 1.000 h200 cold
     {90, 4, TV_BN_NCHW, 1, 32, 128, 0, 9, 128, NULL, 784},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_NCHW, 1, 64, 256, 0, 9, 256, NULL, 196},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_NCHW, 1, 32, 256, 0, 9, 512, NULL, 3136},  // 1.000 h200 cold
@@ -2132,6 +2133,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_BN_CL, 1, 16384, 64, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_BN_CL, 1, 262144, 64, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_BN_CL, 1, 1605632, 64, 0, 10, 512},  // 1.014 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 1605632, 64, 0, 12, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_BN_CL, 1, 65536, 256, 0, 12, 512},  // 1.000 h200 cold
     {90, 2, TV_BN_CL, 1, 100352, 256, 0, 12, 512},  // 1.000 h200 cold
     {90, 2, TV_BN_CL, 1, 4096, 512, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold

@@ -1571,6 +1571,7 @@ static const tuned_row_t k_tuned[] = {
     // sm, bytes, variant, 16-byte packs, N, C, launch (0 plain, 1 PDL, 2 captured), rung, block[, GPU]    worst time over the best rung's (GPU, mode)
     {90, 4, TV_PLAIN, 1, 32768, 128, 0, 10, 256},  // 1.045 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 128, 0, 7, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 10, 64, "NVIDIA H200"},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 32768, 256, 0, 10, 128},  // 1.005 h200 cold
     {90, 4, TV_PLAIN, 1, 32768, 512, 0, 15, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 8192, 768, 0, 14, 128},  // 1.009 h100-80gb-hbm3 cold
@@ -1598,6 +1599,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 1, 128, 8192, 1, 14, 512},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 4, TV_PLAIN, 1, 512, 8192, 0, 12, 256},  // 1.021 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 512, 8192, 0, 12, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 512, 8192, 0, 11, 512, "NVIDIA H200"},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 512, 8192, 2, 11, 512},  // 1.002 h100-80gb-hbm3 hot
     {90, 4, TV_PLAIN, 1, 8192, 8192, 0, 12, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 4096, 16384, 0, 11, 1024},  // 1.000 h200 cold
@@ -1641,6 +1643,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 0, 64, 131074, 0, 13, 512},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 32768, 128, 0, 10, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 32768, 256, 0, 10, 64},  // 1.019 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 7, 64, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 512, 0, 7, 64},  // 1.002 h200 cold
     {90, 2, TV_PLAIN, 1, 8192, 768, 0, 12, 32},  // 1.038 h200 cold
     {90, 2, TV_PLAIN, 1, 8192, 768, 0, 7, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
@@ -1681,6 +1684,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_PLAIN, 1, 1, 65536, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 1, 65536, 1, 12, 128},  // 1.000 h200 hot+pdl
     {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 12, 256},  // 1.011 h200 cold
+    {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 11, 256, "NVIDIA H200"},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 8, 128256, 0, 12, 512},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 8, 128256, 1, 14, 512},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 2, TV_PLAIN, 0, 1, 4097, 0, 13, 128},  // 1.000 h200 cold

@@ -1362,7 +1362,10 @@ static const tuned_row_t k_tuned[] = {
     // results/h200/rmsnorm.csv
     // sm, bytes, variant, 16-byte packs, N, C, launch (0 plain, 1 PDL, 2 captured), rung, block[, GPU]    worst time over the best rung's (GPU, mode)
     {90, 4, TV_PLAIN, 1, 32768, 128, 0, 11, 32},  // 1.019 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 6, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 11, 64, "NVIDIA H200"},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 32768, 256, 0, 11, 64},  // 1.017 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 32768, 256, 0, 11, 32, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 32768, 512, 0, 11, 128},  // 1.002 h200 cold
     {90, 4, TV_PLAIN, 1, 8192, 768, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
@@ -1377,9 +1380,11 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 1, 64, 4096, 0, 8, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 128, 4096, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 128, 4096, 1, 12, 256},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 12, 512},  // 1.008 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 12, 512},  // 1.014 h100-80gb-hbm3 cold
+    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 9, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 512, 4096, 1, 8, 256},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 512, 4096, 2, 8, 128},  // 1.011 h200 hot
+    {90, 4, TV_PLAIN, 1, 512, 4096, 2, 8, 256, "NVIDIA H200"},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 8192, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 16384, 4096, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 1, 8192, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
@@ -1447,9 +1452,11 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_FUSED_ADD, 1, 16384, 4096, 0, 4, 1024},  // 1.000 h200 cold
     {90, 4, TV_QK_VIEW, 1, 131072, 128, 0, 11, 64},  // 1.006 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 128, 0, 6, 256},  // 1.011 h100-80gb-hbm3 cold
+    {90, 2, TV_PLAIN, 1, 32768, 128, 0, 6, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 256, 0, 11, 32},  // 1.022 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 256, 0, 6, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 32768, 512, 0, 11, 32},  // 1.012 h200 cold
+    {90, 2, TV_PLAIN, 1, 32768, 512, 0, 6, 64, "NVIDIA H200"},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 8192, 768, 0, 12, 64},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 11, 32},  // 1.002 h200 cold
     {90, 2, TV_PLAIN, 1, 16384, 2048, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
@@ -1529,7 +1536,9 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_PLAIN, 0, 64, 131074, 0, 9, 512},  // 1.000 h200 cold
     {90, 2, TV_FUSED_ADD, 1, 8192, 4096, 0, 4, 512},  // 1.002 h200 cold
     {90, 2, TV_FUSED_ADD, 1, 16384, 4096, 0, 4, 256},  // 1.010 h100-80gb-hbm3 cold
+    {90, 2, TV_FUSED_ADD, 1, 16384, 4096, 0, 4, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_QK_VIEW, 1, 131072, 128, 0, 11, 32},  // 1.013 h200 cold
+    {90, 2, TV_QK_VIEW, 1, 131072, 128, 0, 6, 64, "NVIDIA H200"},  // 1.000 h200 cold
     // tuned rows: end
 };
 
