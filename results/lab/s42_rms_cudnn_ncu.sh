@@ -50,7 +50,8 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "ncu_*.csv"))):
         except (KeyError, ValueError):
             continue
         unit = r.get("Metric Unit", "")
-        scale = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3, "nsecond": 1e-3, "usecond": 1, "msecond": 1e3}
+        scale = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3, "ns": 1e-3, "us": 1, "ms": 1e3,
+                 "nsecond": 1e-3, "usecond": 1, "msecond": 1e3}
         if r["Metric Name"].startswith(("dram__bytes", "gpu__time")):
             v *= scale.get(unit, 1)
         if r["Metric Name"].startswith("lts__t_sectors"):
