@@ -10,10 +10,13 @@ lab_start() {
 }
 el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
 # lab_need_h200 (after lab_start): returns on an H200; on another GPU exits 3, or with FALLBACK=fresh runs `make
-# test` from a fresh tree (scripts/device_session.sh fresh) and exits with its status.
+# test` from a fresh tree (scripts/device_session.sh fresh, ~580 s: near a call's limit), with FALLBACK=fresh-build
+# only its build (the next call, on the same warm machine: device_session.sh fresh-test), and exits with its status.
 lab_need_h200() {
     case "$GPU" in *H200*) return 0 ;; esac
-    if [ "${FALLBACK:-}" = fresh ]; then GIT_REV=$REV OUT=$OUT bash scripts/device_session.sh fresh; exit $?; fi
+    case "${FALLBACK:-}" in
+    fresh | fresh-build) GIT_REV=$REV OUT=$OUT bash scripts/device_session.sh "$FALLBACK"; exit $? ;;
+    esac
     exit 3
 }
 # lab_variant PROG PATCH NAME [-D...]: build/x/NAME, the program PROG (e.g. rmsnorm_forward) with results/lab/PATCH
