@@ -181,18 +181,22 @@ static const char *cluster_fits_smem(const void *fn, int bs, int cl, size_t smem
 }
 static const char *cluster_fits(const void *fn, int bs, int cl) { return cluster_fits_smem(fn, bs, cl, 0, NULL); }
 // The grid of a persistent kernel: the blocks of fn (bs threads, smem bytes of dynamic shared memory) resident at
-// once (occupancy calculator, cached: launchers run inside the timed region) x SMs, at most blocks_needed.
+// once (occupancy calculator, cached for the last 8 kernels asked: launchers run inside the timed region, and a
+// launcher may weigh two instances a launch) x SMs, at most blocks_needed.
 static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem) {
-    static const void *c_fn;
-    static int c_bs, c_nb;
-    static size_t c_smem;
-    if (fn != c_fn || bs != c_bs || smem != c_smem) {
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c_nb, fn, bs, smem));
-        c_fn = fn;
-        c_bs = bs;
-        c_smem = smem;
+    static struct { const void *fn; int bs, nb; size_t smem; } cache[8];
+    static int ncache = 0, next = 0;
+    int i = 0;
+    while (i < ncache && !(cache[i].fn == fn && cache[i].bs == bs && cache[i].smem == smem)) i++;
+    if (i == ncache) {
+        if (ncache < 8) ncache++;
+        else i = next, next = (next + 1) % 8;  // full: replace the oldest
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cache[i].nb, fn, bs, smem));
+        cache[i].fn = fn;
+        cache[i].bs = bs;
+        cache[i].smem = smem;
     }
-    long g = (long)c_nb * g_dev.prop.multiProcessorCount;
+    long g = (long)cache[i].nb * g_dev.prop.multiProcessorCount;
     return g < blocks_needed ? g : blocks_needed;
 }
 // The threads of fn (bs a block) one SM holds at once (persist_grid's occupancy).
