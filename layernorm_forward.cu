@@ -1433,15 +1433,14 @@ static const void *odd_rows_fn(dtype_t d, int cl) {
     });
     return fn;
 }
-// The instance a launch takes: fp32's EARLY_WB where the GPU holds the whole grid at once or w and b after the sum
-// would not double the blocks an SM holds, else w and b after the sum (harness/gpu.h: grid_fits_at_once,
-// sm_threads).
+// The instance a launch takes: in fp32, w and b after the sum where that pays (late_form_pays, harness/gpu.h), else
+// EARLY_WB.
 static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *early) {
     const void *fn = odd_rows_fn(d, cl), *late = NULL;
     *early = false;
     if (d != DT_FP32) return fn;  // 16 bits: after the sum always
     with_pow2<1, 16>(cl, [&](auto CL) { late = (const void *)layernorm_odd_rows_kernel<float, CL.value, false>; });
-    *early = grid_fits_at_once(fn, N, cl, bs) || sm_threads(late, bs) < 2 * sm_threads(fn, bs);
+    *early = !late_form_pays(fn, late, N, cl, bs);
     if (*early) return fn;
     allow_cluster_size(late, cl);
     return late;

@@ -1062,11 +1062,10 @@ template <bool EARLY> static const void *odd_rows_fn_of(dtype_t d, int cl) {
 }
 // The EARLY instance (the plan's: both take the same clusters).
 static const void *odd_rows_fn(dtype_t d, int cl) { return odd_rows_fn_of<true>(d, cl); }
-// The instance a launch takes: EARLY where the GPU holds the whole grid at once or w after the sum would not
-// double the blocks an SM holds, else w after the sum (harness/gpu.h: grid_fits_at_once, sm_threads).
+// The instance a launch takes: w after the sum where that pays (late_form_pays, harness/gpu.h), else EARLY.
 static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *early) {
     const void *fn = odd_rows_fn(d, cl), *late = odd_rows_fn_of<false>(d, cl);
-    *early = grid_fits_at_once(fn, N, cl, bs) || sm_threads(late, bs) < 2 * sm_threads(fn, bs);
+    *early = !late_form_pays(fn, late, N, cl, bs);
     if (*early) return fn;
     allow_cluster_size(late, cl);
     return late;

@@ -211,6 +211,13 @@ static bool grid_fits_at_once(const void *fn, long rows, int cl, int bs) {
     if (cl > 1) return !cluster_fits_smem(fn, bs, cl, 0, &clusters) && rows <= clusters;
     return persist_grid(fn, bs, rows, 0) >= rows;
 }
+// Of a kernel's two forms, one keeping an operand in registers from its loads through its reduction (early), one
+// loading it after the reduction (late): whether the late form pays. Its extra round trip costs every block, so it
+// pays only where the grid comes in waves and it holds at least twice the early form's blocks an SM (the odd-rows
+// rungs, results/NOTES.md).
+static bool late_form_pays(const void *early, const void *late, long rows, int cl, int bs) {
+    return !grid_fits_at_once(early, rows, cl, bs) && sm_threads(late, bs) >= 2 * sm_threads(early, bs);
+}
 // Clusters of more than 8 blocks (the portable size) are opted into once per kernel: NULL when fn may be launched
 // in clusters of cl blocks, else why not (the cluster checks above then say it cannot launch).
 static const char *allow_cluster_size(const void *fn, int cl) {
