@@ -1292,15 +1292,12 @@ static const void *split_kernel(dtype_t d, int cl, bool packed) {
 }
 static const void *split_fn(dtype_t d, int cl) { return split_kernel(d, cl, false); }  // the plan's residency check
 // The kernel for a grid of N rows of cl blocks of bs threads: the PACKED form where the unbounded one cannot hold
-// all its blocks at once (grid_fits_at_once, harness/gpu.h), with the cluster size opted into for it; *packed says
-// which.
+// all its blocks at once (grid_fits_at_once, pick_instance: harness/gpu.h); *packed says which.
 static const void *split_launch_fn(dtype_t d, long N, int cl, int bs, bool *packed) {
     const void *fn = split_fn(d, cl);
-    *packed = !grid_fits_at_once(fn, N, cl, bs);
-    if (!*packed) return fn;
-    fn = split_kernel(d, cl, true);
-    allow_cluster_size(fn, cl);  // (the plan checked the unbounded form; both take the same clusters)
-    return fn;
+    const void *took = pick_instance(fn, split_kernel(d, cl, true), !grid_fits_at_once(fn, N, cl, bs), cl);
+    *packed = took != fn;
+    return took;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1433,17 +1430,16 @@ static const void *odd_rows_fn(dtype_t d, int cl) {
     });
     return fn;
 }
-// The instance a launch takes: in fp32, w and b after the sum where that pays (late_form_pays, harness/gpu.h), else
-// EARLY_WB.
+// The instance a launch takes: in fp32, w and b after the sum where that pays (late_form_pays, pick_instance:
+// harness/gpu.h), else EARLY_WB.
 static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *early) {
     const void *fn = odd_rows_fn(d, cl), *late = NULL;
     *early = false;
     if (d != DT_FP32) return fn;  // 16 bits: after the sum always
     with_pow2<1, 16>(cl, [&](auto CL) { late = (const void *)layernorm_odd_rows_kernel<float, CL.value, false>; });
-    *early = !late_form_pays(fn, late, N, cl, bs);
-    if (*early) return fn;
-    allow_cluster_size(late, cl);
-    return late;
+    const void *took = pick_instance(fn, late, late_form_pays(fn, late, N, cl, bs), cl);
+    *early = took == fn;
+    return took;
 }
 // The plan: split_row_plan over the row's middle packs (row_parts_packs); --cluster K forces the blocks a row.
 static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl) {

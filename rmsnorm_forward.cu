@@ -1062,13 +1062,13 @@ template <bool EARLY> static const void *odd_rows_fn_of(dtype_t d, int cl) {
 }
 // The EARLY instance (the plan's: both take the same clusters).
 static const void *odd_rows_fn(dtype_t d, int cl) { return odd_rows_fn_of<true>(d, cl); }
-// The instance a launch takes: w after the sum where that pays (late_form_pays, harness/gpu.h), else EARLY.
+// The instance a launch takes: w after the sum where that pays (late_form_pays, pick_instance: harness/gpu.h), else
+// EARLY.
 static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *early) {
     const void *fn = odd_rows_fn(d, cl), *late = odd_rows_fn_of<false>(d, cl);
-    *early = !late_form_pays(fn, late, N, cl, bs);
-    if (*early) return fn;
-    allow_cluster_size(late, cl);
-    return late;
+    const void *took = pick_instance(fn, late, late_form_pays(fn, late, N, cl, bs), cl);
+    *early = took == fn;
+    return took;
 }
 // The plan: split_row_plan over the row's middle packs (row_parts_packs).
 static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl) {

@@ -225,6 +225,13 @@ static const char *allow_cluster_size(const void *fn, int cl) {
     cudaGetLastError();  // not sticky: clear it
     return "this GPU refuses clusters of more than 8 blocks";
 }
+// Of a rung's two instances that take the same clusters (its plan checked `base`): `alt` where `alt_pays`, with its
+// cluster size opted into, else `base`.
+static const void *pick_instance(const void *base, const void *alt, bool alt_pays, int cl) {
+    if (!alt_pays) return base;
+    allow_cluster_size(alt, cl);
+    return alt;
+}
 
 // The whole 16-byte packs in the middle of a row of C elements that may start anywhere (RowParts, in
 // harness/device_helpers.h): at most C / VEC, whatever its head; one at least (split_row_plan's unit).
