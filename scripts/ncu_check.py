@@ -4,8 +4,8 @@
     scripts/ncu_check.py [--out DIR] [--no-write] [--tolerance T] OP KERNEL [PROGRAM ARGS ...]
     scripts/ncu_check.py [--out DIR] [--no-write] [--tolerance T] --standard
 
-KERNEL is a kernel number of OP's program (0 = cuDNN) or a peer of scripts/peers.py (torch, torch.compile,
-liger, quack). For each point:
+KERNEL is a kernel number of OP's program (0 = cuDNN), `dispatch` (its dispatcher, whatever its number) or a
+peer of scripts/peers.py (torch, torch.compile, liger, quack). For each point:
 - the harness time: the program's median of 100 cold launches on its own clock (for a kernel that sweeps block
   sizes, its best block size, run alone), or peers.py's median for a peer (`--point ... --no-write`);
 - Nsight Compute: `ncu --cache-control all --clock-control none --metrics gpu__time_duration.sum,dram__bytes.sum`
@@ -44,6 +44,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 import csvfile  # noqa: E402
+import registry  # noqa: E402
 import run_all  # noqa: E402  (slugify)
 import shapes  # noqa: E402
 import summary  # noqa: E402
@@ -54,21 +55,30 @@ CSV_FIELDS = ["op", "kernel", "dtype", "shape", "harness_ms", "ncu_ms", "ratio",
               "kernels", "block_size", "harness_clock", "dram_mb", "counted_mb", "gpu", "git_rev", "ncu_sm_active_ms",
               "bracketed"]
 # (op, kernel, program arguments): kernels under 20 us and over 100 us, fp32 and bf16, one-kernel and
-# three-kernel ops, cuDNN (kernel 0) and torch.compile
+# three-kernel ops, cuDNN (kernel 0) and torch.compile. "dispatch": the program's dispatcher, whatever its number
+# (the last kernel of its header's list: a rung added below it renumbers it).
 STANDARD = [
-    ("layernorm", "14", ["--dtype", "fp32", "-N", "1", "-C", "32"]),  # the shortest launch: the clocks' offset
-    ("layernorm", "14", ["--dtype", "fp32", "-N", "8192", "-C", "768"]),
-    ("layernorm", "14", ["--dtype", "fp32", "-N", "16384", "-C", "4096"]),
-    ("layernorm", "14", ["--dtype", "bf16", "-N", "1024", "-C", "65536"]),
+    ("layernorm", "dispatch", ["--dtype", "fp32", "-N", "1", "-C", "32"]),  # the shortest launch: the clocks' offset
+    ("layernorm", "dispatch", ["--dtype", "fp32", "-N", "8192", "-C", "768"]),
+    ("layernorm", "dispatch", ["--dtype", "fp32", "-N", "16384", "-C", "4096"]),
+    ("layernorm", "dispatch", ["--dtype", "bf16", "-N", "1024", "-C", "65536"]),
     ("layernorm", "0", ["--dtype", "bf16", "-N", "8192", "-C", "768"]),
     ("layernorm", "torch.compile", ["--dtype", "bf16", "-N", "8192", "-C", "768"]),
-    ("rmsnorm", "12", ["--dtype", "bf16", "-N", "8192", "-C", "4096"]),
+    ("rmsnorm", "dispatch", ["--dtype", "bf16", "-N", "8192", "-C", "4096"]),
     ("rmsnorm", "0", ["--dtype", "fp32", "-N", "16384", "-C", "4096"]),
     ("rmsnorm", "torch.compile", ["--dtype", "bf16", "-N", "8192", "-C", "4096"]),
-    ("batchnorm", "14", ["--dtype", "bf16", "-N", "65536", "-C", "256"]),
-    ("batchnorm", "14", ["--dtype", "fp32", "--layout", "nhwc", "-N", "32", "-C", "256", "--height", "56",
-                        "--width", "56"]),
+    ("batchnorm", "dispatch", ["--dtype", "bf16", "-N", "65536", "-C", "256"]),
+    ("batchnorm", "dispatch", ["--dtype", "fp32", "--layout", "nhwc", "-N", "32", "-C", "256", "--height", "56",
+                              "--width", "56"]),
 ]
+
+
+def dispatcher_number(op):
+    """The number of OP's dispatcher: the last kernel of its source's header list (scripts/registry.py)."""
+    kernels = registry.header_kernels(os.path.join(ROOT, f"{op}_forward.cu"))
+    if not kernels or kernels[max(kernels)][0] != "dispatch":
+        raise CheckError(f"{op}_forward.cu: its header's last kernel is not the dispatcher")
+    return str(max(kernels))
 
 # to ms and bytes; ncu writes units either way ("usecond" or "us", "Mbyte" or "MB")
 UNITS = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3,
@@ -317,8 +327,12 @@ def main(argv):
     for op, kernel, _args in points:
         if op not in shapes.POINTS:
             ap.error(f"unknown op '{op}' (one of {', '.join(shapes.POINTS)})")
-        if not (kernel.isdigit() or kernel in PEERS):
-            ap.error(f"KERNEL must be a kernel number or one of {', '.join(PEERS)}, not '{kernel}'")
+        if not (kernel.isdigit() or kernel in PEERS or kernel == "dispatch"):
+            ap.error(f"KERNEL must be a kernel number, dispatch or one of {', '.join(PEERS)}, not '{kernel}'")
+    try:
+        points = [(op, dispatcher_number(op) if kernel == "dispatch" else kernel, args) for op, kernel, args in points]
+    except CheckError as e:
+        ap.error(str(e))
     rows, bad = [], 0
     print("| op | kernel | dtype | shape | harness ms | ncu ms | ratio | ncu - harness us | SM-active ms | bracketed |"
           " DRAM / counted |")

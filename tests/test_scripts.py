@@ -11,6 +11,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import csvfile  # noqa: E402
 import ncu_check  # noqa: E402
+import registry  # noqa: E402
 import regress  # noqa: E402
 import run_all  # noqa: E402
 import shapes  # noqa: E402
@@ -198,6 +199,12 @@ except ncu_check.CheckError:
 calls = ncu_check.per_call([("a", 0.1, 5.0, 0.09), ("b", 0.2, 6.0, 0.1), ("a", 0.1, 5.0, 0.09), ("b", 0.3, 6.0, 0.2)], 2)
 expect("ncu_check splits a peer's range into its calls", [(round(t, 9), k) for t, _b, k, _a in calls] == [(0.3, 2), (0.4, 2)],
        calls)
+expect("ncu_check: 'dispatch' is each program's last kernel, the dispatcher (its header's list)",
+       all(ncu_check.dispatcher_number(op) == str(max(registry.header_kernels(os.path.join(ROOT, f"{op}_forward.cu"))))
+           and registry.header_kernels(os.path.join(ROOT, f"{op}_forward.cu"))[int(ncu_check.dispatcher_number(op))][0]
+           == "dispatch" for op in ("layernorm", "rmsnorm", "batchnorm")))
+expect("ncu_check: its standard points name the dispatcher as 'dispatch', not a number that a new rung would move",
+       all(k == "dispatch" or k == "0" or k in ncu_check.PEERS for _op, k, _a in ncu_check.STANDARD))
 expect("ncu_check: the programs' default dtype is fp32",
        ncu_check.split_dtype(["-N", "4"]) == ("fp32", ["-N", "4"]) and
        ncu_check.split_dtype(["-N", "4", "--dtype", "bf16", "-C", "8"]) == ("bf16", ["-N", "4", "-C", "8"]))
