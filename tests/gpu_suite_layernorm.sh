@@ -137,6 +137,16 @@ for dt in fp32 bf16; do
     done
 done
 check_one 12 --dtype fp32 -N 1031 -C 4104 --hot --pdl
+# check_refusals K WHAT ARGS1 ARGS2 TEXT1 TEXT2: kernel K says `skipped: TEXT1` at ARGS1 and `skipped: TEXT2` at
+# ARGS2 (--check; both exit 0)
+check_refusals() {
+    local k=$1 what=$2 out rc
+    out=$(./layernorm_forward $k --check $3 2>&1; ./layernorm_forward $k --check $4 2>&1); rc=$?
+    { echo "### layernorm $k refusals (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && echo "$out" | grep -qF "skipped: $5" && echo "$out" | grep -qF "skipped: $6"; then
+        pass "layernorm $k says skipped for $what"
+    else fail "layernorm $k refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 2 | tr '\n' ' ')"; fi
+}
 # rung 14 (lean_split): rung 12's row at 2 packs a thread, each launch order its own instance. One block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 65536 over 16 blocks of 512: the longest row it takes), every dtype, many
 # rows, --cluster forced, launched alone and chained (--hot --pdl), the row's first element far from its mean; its
@@ -150,12 +160,8 @@ done
 check_one 14 --dtype bf16 -N 8 -C 128256 --hot --pdl
 check_one 14 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
 for k in 1 2 4 8 16; do check_cl 14 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
-out=$(./layernorm_forward 14 --check -N 3 -C 4097 2>&1; ./layernorm_forward 14 --check -N 1 -C 131072 2>&1); rc=$?
-{ echo "### layernorm 14 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: needs 16-byte packs" &&
-   echo "$out" | grep -q "skipped: the row (32768 16-byte packs) fits no plan of <= 2 packs a thread"; then
-    pass "layernorm 14 says skipped for rows without 16-byte packs and fp32 rows over 65536"
-else fail "layernorm 14 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 2 | tr '\n' ' ')"; fi
+check_refusals 14 "rows without 16-byte packs and fp32 rows over 65536" "-N 3 -C 4097" "-N 1 -C 131072" \
+    "needs 16-byte packs" "the row (32768 16-byte packs) fits no plan of <= 2 packs a thread"
 # rung 15 (lean_one_pack): rung 14's row at 1 pack a thread. One block a row, clusters of 2 .. 16 blocks (fp32
 # C = 32768 over 16 blocks of 512: the longest row it takes; bf16 4096 over 8 blocks of 64), every dtype, many rows,
 # launched alone and chained (--hot --pdl), the row's first element far from its mean; its refusals say skipped
@@ -168,12 +174,8 @@ for dt in fp32 fp16 bf16; do
 done
 check_one 15 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
 for k in 1 2 4 8 16; do check_cl 15 --dtype bf16 -N 3 -C 4088 --cluster $k; done  # 511 packs: one block of 512 holds them
-out=$(./layernorm_forward 15 --check -N 3 -C 4097 2>&1; ./layernorm_forward 15 --check -N 1 -C 65536 2>&1); rc=$?
-{ echo "### layernorm 15 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: needs 16-byte packs" &&
-   echo "$out" | grep -q "skipped: the row (16384 16-byte packs) fits no plan of <= 1 pack a thread"; then
-    pass "layernorm 15 says skipped for rows without 16-byte packs and fp32 rows over 32768"
-else fail "layernorm 15 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 2 | tr '\n' ' ')"; fi
+check_refusals 15 "rows without 16-byte packs and fp32 rows over 32768" "-N 3 -C 4097" "-N 1 -C 65536" \
+    "needs 16-byte packs" "the row (16384 16-byte packs) fits no plan of <= 1 pack a thread"
 [ "$QUICK" = 1 ] && sanitize_kernel memcheck layernorm_forward 15 --dtype bf16 -N 3 -C 4104
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 15 --dtype bf16 -N 3 -C 4104
@@ -193,12 +195,8 @@ for dt in fp32 fp16 bf16; do
 done
 check_one 16 --dtype bf16 -N 700 -C 16384
 check_one 16 --dtype fp32 -N 512 -C 4096 --input-mean 1000 --input-std 0.01
-out=$(./layernorm_forward 16 --check -N 3 -C 4097 2>&1; ./layernorm_forward 16 --check -N 3 -C 8196 2>&1); rc=$?
-{ echo "### layernorm 16 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: needs 16-byte packs" &&
-   echo "$out" | grep -q "skipped: the row (2049 16-byte packs) is more than one block of 512 threads x 4 packs holds"; then
-    pass "layernorm 16 says skipped for rows without 16-byte packs and rows over one block of 512 threads x 4 packs"
-else fail "layernorm 16 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 2 | tr '\n' ' ')"; fi
+check_refusals 16 "rows without 16-byte packs and rows over one block of 512 threads x 4 packs" "-N 3 -C 4097" \
+    "-N 3 -C 8196" "needs 16-byte packs" "the row (2049 16-byte packs) is more than one block of 512 threads x 4 packs holds"
 [ "$QUICK" = 1 ] && sanitize_kernel memcheck layernorm_forward 16 --dtype fp32 -N 600 -C 4096 --block-size 256
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 16 --dtype fp32 -N 600 -C 4096 --block-size 256

@@ -24,6 +24,7 @@ el built
 LOG=$OUT/suite.log QUICK=0 SANITIZER=${SANITIZER:-compute-sanitizer}
 eval "$(sed -n '/^check_path() {/,/^}/p; /^sanitize_kernel() {/,/^}/p' tests/gpu_suite.sh)"
 check_one() { check_path layernorm_forward "$@"; }
+eval "$(sed -n '/^check_refusals() {/,/^}/p' tests/gpu_suite_layernorm.sh)"
 sed -n '/^# rung 16 (walk_rows)/,/^# kernel 13 (odd_rows)/p' tests/gpu_suite_layernorm.sh > build/x/rung16.sh
 . build/x/rung16.sh
 el "suite section: $(summary)"
