@@ -20,13 +20,14 @@ Kernels (`./layernorm_forward --list` prints the same registry; the CPU tests ch
   13  odd_rows            rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks
   14  lean_split          12's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start
   15  lean_one_pack       14's row at 1 pack a thread: twice the threads, the least work a thread before the sum
-  16  dispatch            picks a rung by rows, C and dtype and says which ran
+  16  walk_rows           12's row a block in a grid of resident blocks that walk the rows: w, b read once a block
+  17  dispatch            picks a rung by rows, C and dtype and says which ran
 
 Run:
   make && ./layernorm_forward 7                 validate kernel 7, sweep block sizes, time each
   ./layernorm_forward all --dtype bf16          every kernel, ranked
-  ./layernorm_forward 16 -N 16384 -C 4096 --check
-  ./layernorm_forward 12 -N 4 -C 65536 --cluster 8    a row over 8 blocks (--cluster: kernels 11-16)
+  ./layernorm_forward 17 -N 16384 -C 4096 --check
+  ./layernorm_forward 12 -N 4 -C 65536 --cluster 8    a row over 8 blocks (--cluster: kernels 11-15, 17)
   ./layernorm_forward 13 -N 4 -C 32769 --dtype bf16   rows of odd length
   ./layernorm_forward --list                    the registry (no GPU needed)
 Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for an H100/H200, where the
@@ -35,7 +36,7 @@ cluster kernels have their code):
   CUPTI (the GPU's own clock for the timing; else CUDA events): add -DHAVE_CUPTI -lcupti, and where the toolkit
     keeps CUPTI apart, -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64
   cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L to cuDNN where it is not in the toolkit's directories)
-Kernels 1-5 are the fp32 teaching ladder; 6-16 run fp32, fp16 and bf16 with fp32 arithmetic, except 10 (fp32
+Kernels 1-5 are the fp32 teaching ladder; 6-17 run fp32, fp16 and bf16 with fp32 arithmetic, except 10 (fp32
 only: where it measured better than 7).
 Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
 plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
@@ -60,8 +61,8 @@ typedef struct {
 } ln_problem_t;
 
 static double g_eps = 1e-5;
-static int g_cluster = 0;    // --cluster K: kernels 11-15 (16 through them) split rows over K blocks (0: their rule)
-#define LN_DISPATCHER 16      // kernel 16, the dispatcher (the default kernel)
+static int g_cluster = 0;    // --cluster K: kernels 11-15 (17 through them) split rows over K blocks (0: their rule)
+#define LN_DISPATCHER 17      // kernel 17, the dispatcher (the default kernel)
 
 // Kernel arguments, one convention in all three programs: the plain fp32 ladder (kernels 1-5 here) takes
 // llm.c's positional arguments; every templated kernel (6 on) takes this struct by value, first, and binds
@@ -1546,7 +1547,118 @@ static const char *supports_lean_one_pack(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 16, dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
+// Kernel 16, walk_rows: kernel 12's row in one block (at most 4 packs a thread), in a grid of the blocks the GPU
+// holds at once, each walking the rows blockIdx.x, + gridDim.x, ... A block a row reads its row's w and b as well as
+// x: at many rows of 4096 fp32 that is 32 KB of weights beside 16 KB of x a row, through L1 (H100, fp32 512x4096
+// hot, ncu: 790K L1 load sectors against RMSNorm's 524K). Here a block loads w and b once, into registers, and
+// the next row's x before it sums this one, so a row's loads are in flight while the previous row reduces and
+// stores (as kernel 10 does for short rows). Two scratch arrays, by row parity, keep one row's block sum from
+// overwriting the last (each row's barrier separates them).
+// Improves: many rows of 4096-8192 elements, hot and cold (H100: fp32 512x4096 hot 5.03 -> 4.68 us, chained by PDL
+// 4.66 -> 4.03, where cuDNN takes 4.04; fp32 512x8192 11.07 -> 10.43 cold; bf16 2048x4096 11.42 -> 10.88 cold;
+// 537K L1 load sectors at fp32 512x4096; results/NOTES.md).
+// Wrong: 95 registers in fp32 (x, the next x, w and b), two blocks of 256 an SM; at 16 K rows of bf16 4096 it is
+// 3% behind kernel 12 (fewer bytes in flight than 12's waves of small blocks), and at 128 rows level or behind (one
+// row a block: nothing to walk); one block a row, at most 512 threads x 4 packs (fp32 C <= 8192, 16-bit C <= 16384).
+template <typename T, int VEC, int PACKS>
+__global__ void __launch_bounds__(512) layernorm_walk_rows_kernel(ln_args_t a, int pdl) {
+    const T *__restrict__ x = (const T *)a.x;
+    const T *__restrict__ w = (const T *)a.w, *__restrict__ b = (const T *)a.b;
+    const long C = a.C, N = a.N;
+    __shared__ float2 scratch[2][32];  // the block sums of even and odd rows
+    const int nvec = (int)(C / VEC), first = threadIdx.x;
+    RawPack<T, VEC> wraw[PACKS], braw[PACKS], xraw[PACKS];
+    load_raw_batch<T, VEC, PACKS>(wraw, w, first, nvec);  // the weights: before the wait for the grid before (--pdl)
+    load_raw_batch<T, VEC, PACKS>(braw, b, first, nvec);
+    if (pdl) {
+        pdl_wait();  // x is read, and y written, only once the grid before has finished
+        pdl_trigger();
+    }
+    long row = blockIdx.x;  // the grid is at most N blocks: every block has a first row
+    float k = to_float(x[row * C]);  // the shift of the row's sums: its first element (kernel 12)
+    load_raw_batch<T, VEC, PACKS>(xraw, x + row * C, first, nvec);
+    Pack<T, VEC> wv[PACKS], bv[PACKS];
+#pragma unroll
+    for (int p = 0; p < PACKS; p++) {
+        wv[p] = raw_pack<T, VEC>(wraw[p]);
+        bv[p] = raw_pack<T, VEC>(braw[p]);
+    }
+    for (int parity = 0; row < N; row += gridDim.x, parity ^= 1) {
+        if constexpr (sizeof(T) == 2) {  // 16 bits: w and b converted at each use, not held as fp32 across rows
+#pragma unroll
+            for (int p = 0; p < PACKS; p++) {
+                keep_packed(wv[p]);
+                keep_packed(bv[p]);
+            }
+        }
+        Pack<T, VEC> v[PACKS];
+#pragma unroll
+        for (int p = 0; p < PACKS; p++) v[p] = raw_pack<T, VEC>(xraw[p]);
+        const float kr = k;
+        const long next = row + gridDim.x;
+        if (next < N) {  // the next row's loads, in flight during this row's sum and stores
+            k = to_float(x[next * C]);
+            load_raw_batch<T, VEC, PACKS>(xraw, x + next * C, first, nvec);
+        }
+        float2 s = make_float2(0.f, 0.f);
+#pragma unroll
+        for (int p = 0; p < PACKS; p++)
+            if (first + p * (int)blockDim.x < nvec) shifted_add(s, v[p], kr);
+        s = block_sum_once(s, scratch[parity]);
+        const float m = kr + s.x / C, r = shifted_rstd(s, C, a.eps);
+        split_store(v, wv, bv, first, nvec, m, r, (T *)a.y + row * C);
+        if (threadIdx.x == 0) {
+            a.mean[row] = m;
+            a.rstd[row] = r;
+        }
+    }
+}
+
+// Its instance for a dtype, and its plan (below the launcher).
+static const void *walk_rows_fn(dtype_t d);
+static int walk_rows_plan(long nvec, int req_bs);
+static void launch_walk_rows(const void *pp, launch_t *l) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    const int bs = walk_rows_plan(p->C / vec_width(p), l->block_size);
+    const void *fn = walk_rows_fn(p->h.dtype);
+    const long grid = persist_grid(fn, bs, p->N, 0);
+    ln_args_t a = ln_args(p);
+    int pdl = g_pdl;
+    void *args[] = {&a, &pdl};
+    launch_kernel(fn, grid, bs, 0, args, 1);
+    l->block_used = bs;
+    snprintf(l->path, sizeof l->path, "%ld blocks of %d threads walk %ld row%s; w, b read once a block", grid, bs,
+             p->N, p->N > 1 ? "s" : "");
+}
+static const char *supports_walk_rows(const void *pp, int bs) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    if (!full_packs(p)) return reasonf("needs 16-byte packs: C a multiple of %d", 16 / (int)dtype_size(p->h.dtype));
+    const long nvec = p->C / vec_width(p);
+    if (nvec > 512L * SPLIT_PACKS)
+        return reasonf("the row (%ld 16-byte packs) is more than one block of 512 threads x %d packs holds", nvec,
+                       SPLIT_PACKS);
+    if (bs > 512) return "at most 512 threads a block";
+    const int plan = walk_rows_plan(nvec, bs);
+    if (!plan) return reasonf("%d threads x %d packs do not hold the row (%ld 16-byte packs)", bs, SPLIT_PACKS, nvec);
+    return block_fits(walk_rows_fn(p->h.dtype), plan);
+}
+template <typename T, int VEC> static void walk_rows_fn_t(const void **fn) {
+    *fn = (const void *)layernorm_walk_rows_kernel<T, VEC, SPLIT_PACKS>;
+}
+static const void *walk_rows_fn(dtype_t d) {
+    const void *fn = NULL;
+    PACK16_CALL(d, walk_rows_fn_t, &fn);
+    return fn;
+}
+// The threads: those given, else the fewest (a multiple of 32) that hold the row in SPLIT_PACKS packs; 0 where a
+// block of them cannot hold the row (or more than 512 are given). Pure: the CPU tests ask it.
+static int walk_rows_plan(long nvec, int req_bs) {
+    int bs = req_bs ? req_bs : (int)ceil_div(ceil_div(nvec, SPLIT_PACKS), 32) * 32;
+    return bs <= 512 && (long)bs * SPLIT_PACKS >= nvec ? bs : 0;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 17, dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
 // with --pdl have rows of their own where their best differs, and a GPU whose best the shared row misses by more
@@ -1833,7 +1945,7 @@ static const char *supports_dispatch(const void *pp, int bs) {
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
-// (The last field: 1 where the kernel takes --pdl, the templated kernels 6-16.)
+// (The last field: 1 where the kernel takes --pdl, the templated kernels 6-17.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "where cuDNN has an engine",
@@ -1881,7 +1993,10 @@ static const kernel_t k_kernels[] = {
     {15, "lean_one_pack", DT_ALL, "16-byte packs, row <= 128 KB",
      "14's row at 1 pack a thread: twice the threads, the least work a thread before the sum", 0,
      supports_lean_one_pack, launch_lean_one_pack, 1},
-    {16, "dispatch", DT_ALL, "any C", "picks a rung by rows, C and dtype and says which ran", 1, supports_dispatch,
+    {16, "walk_rows", DT_ALL, "16-byte packs, row <= 32 KB",
+     "12's row a block in a grid of resident blocks that walk the rows: w, b read once a block", 0,
+     supports_walk_rows, launch_walk_rows, 1},
+    {17, "dispatch", DT_ALL, "any C", "picks a rung by rows, C and dtype and says which ran", 1, supports_dispatch,
      launch_dispatch, 1},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
@@ -1892,7 +2007,7 @@ static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E          epsilon (default 1e-5)"},
     {"cluster", required_argument,
-     "--cluster K      kernels 11-16: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
+     "--cluster K      kernels 11-15, 17: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
      "                   the block size from --block-size or the kernel's rule"}};
 static const char *parse_extra(int index, const char *arg) {
     if (index == 1) {
@@ -1908,12 +2023,12 @@ static const char *parse_extra(int index, const char *arg) {
     return NULL;
 }
 
-// --cluster steers kernels 11-15 (and 16 through them): refused with any other kernel, where it would do
+// --cluster steers kernels 11-15 (and 17 through them): refused with any other kernel, where it would do
 // nothing.
 static int takes_cluster(int k) { return (k >= 11 && k <= 15) || k == LN_DISPATCHER || k == KERNEL_DEFAULT; }
 static const char *check_options(const options_t *o) {
     if (g_cluster && !kernels_take(o, takes_cluster))
-        return "--cluster applies to kernels 11-16 alone (give them as the kernel)";
+        return "--cluster applies to kernels 11-15 and 17 alone (give them as the kernel)";
     return check_rows_cols(o);
 }
 

@@ -145,7 +145,7 @@ if in_ops layernorm; then
 # timing mode: CSV with the programs' schema (harness/options.h CSV_HEADER), JSON Lines that parse
 tmp=build/suite_timing
 rm -f $tmp.csv $tmp.jsonl
-out=$(./layernorm_forward 16 -N 2048 -C 1024 --repeats 20 --csv $tmp.csv --json $tmp.jsonl 2>&1); rc=$?
+out=$(./layernorm_forward 17 -N 2048 -C 1024 --repeats 20 --csv $tmp.csv --json $tmp.jsonl 2>&1); rc=$?
 echo "$out" >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -Eq "^speed of light: device copy [0-9.]+ GB/s" && echo "$out" | grep -Eq "GB/s \| +[0-9.]+% SOL"; then
     pass "timing mode prints SOL, GB/s and %SOL"
@@ -166,7 +166,7 @@ assert all(float(r["time_ms_launch_median"]) >= 0.95 * float(r["time_ms_median"]
     [(r["time_ms_median"], r["time_ms_launch_median"], r["clock"]) for r in rows]
 assert rows[0]["shape"] == "2048x1024" and rows[0]["op"] == "layernorm"
 js = [json.loads(l) for l in open(sys.argv[2])]
-assert len(js) == len(rows) and js[0]["kernel"] == 16 and js[0]["detail"] and js[0]["chained"] == ""
+assert len(js) == len(rows) and js[0]["kernel"] == 17 and js[0]["detail"] and js[0]["chained"] == ""
 PY
 # the ranking's note of a kernel is the path of its best block size, not of the last one the sweep ran
 out=$(./layernorm_forward 14,15 --dtype bf16 -N 64 -C 4096 --repeats 10 2>&1); rc=$?
@@ -188,15 +188,15 @@ sys.exit(0 if ok else 1)' && [ $rc -eq 0 ] && pass "ranking: each kernel's note 
     || fail "ranking: a kernel's note is not its best block's path (exit $rc; $LOG)"
 # hot rows say whether their launches chained by PDL: ours with --pdl yes, without no; cuDNN's as its output says
 rm -f $tmp.hot.csv
-out=$( { ./layernorm_forward 16 -N 4 -C 4096 --hot --repeats 20 --csv $tmp.hot.csv &&
-         ./layernorm_forward 16 -N 4 -C 4096 --hot --pdl --repeats 20 --csv $tmp.hot.csv &&
+out=$( { ./layernorm_forward 17 -N 4 -C 4096 --hot --repeats 20 --csv $tmp.hot.csv &&
+         ./layernorm_forward 17 -N 4 -C 4096 --hot --pdl --repeats 20 --csv $tmp.hot.csv &&
          ./layernorm_forward 0 -N 4 -C 4096 --hot --repeats 20 --csv $tmp.hot.csv; } 2>&1); rc=$?
 echo "$out" >> "$LOG"
 own=$(echo "$out" | grep -c "chain by programmatic dependent launch on their own")
 python3 - "$tmp.hot.csv" "$own" <<'PY' && pass "CSV chained column: hot rows, --pdl, cuDNN as its output says" || fail "CSV chained column (exit $rc)"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-ours = [r for r in rows if r["kernel"] == "16"]
+ours = [r for r in rows if r["kernel"] == "17"]
 assert ours and all(r["status"] == "OK" for r in ours), ours
 assert all(r["chained"] == ("yes" if r["shape"].endswith(":pdl") else "no") for r in ours), \
     [(r["shape"], r["chained"]) for r in ours]

@@ -1,8 +1,8 @@
 # LayerNorm's part of the GPU suite (sourced by tests/gpu_suite.sh, which defines check_all, sanitize,
 # planted, $QUICK and $LOG). Quick mode: fewer shapes, one memcheck pass of every kernel at fp32 7 x 1000, and
-# memcheck of the rungs that were the dispatcher's paths (10, 11, 12) and of the dispatcher (16) at small odd shapes.
+# memcheck of the rungs that were the dispatcher's paths (10, 11, 12) and of the dispatcher (17) at small odd shapes.
 # Rungs: 1-9 the ladder, 10 subwarp_persistent, 11 cluster_row_regs, 12 latency_split, 13 odd_rows, 14 lean_split, 15 lean_one_pack,
-# 16 dispatch (on sm_90 its table runs 7 and 10-15; its fallback rules 12, 10, 7, 11 or 9).
+# 16 walk_rows, 17 dispatch (on sm_90 its table runs 7 and 10-15; its fallback rules 12, 10, 7, 11 or 9).
 ROWS="1 7 1031"
 COLS="1 3 31 32 33 127 768 1000 1024 4097 8192 65536"
 [ "$QUICK" = 1 ] && { ROWS="1 7"; COLS="1 33 1000 4097"; }
@@ -22,7 +22,7 @@ if [ "$QUICK" = 1 ]; then
     sanitize_kernel memcheck layernorm_forward 11 --dtype fp32 -N 7 -C 1000 --cluster 2
     sanitize_kernel memcheck layernorm_forward 12 --dtype fp16 -N 5 -C 4104
     sanitize_kernel memcheck layernorm_forward 12 --dtype fp32 -N 1031 -C 1000
-    sanitize_kernel memcheck layernorm_forward 16 --dtype bf16 -N 3 -C 4104
+    sanitize_kernel memcheck layernorm_forward 17 --dtype bf16 -N 3 -C 4104
     sanitize_kernel memcheck layernorm_forward 13 --dtype bf16 -N 5 -C 40001
     sanitize_kernel memcheck layernorm_forward 13 --dtype fp32 -N 3 -C 4097 --cluster 4
     sanitize_kernel memcheck layernorm_forward 13 --dtype fp32 -N 300 -C 16385
@@ -52,7 +52,7 @@ planted layernorm_forward 6 -N 1 -C 33
 out=$(./layernorm_forward 4 --check --input-mean 1000 -N 64 -C 768 2>&1); rc=$?
 { echo "### kernel 4 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 1 ] && echo "$out" | grep -q FAIL; then pass "layernorm 4 at --input-mean 1000 is reported FAIL"; else fail "layernorm 4 at --input-mean 1000 not reported (exit $rc)"; fi
-for k in 3 5 6 7 8 9 10 11 12 13 14 15 16; do
+for k in 3 5 6 7 8 9 10 11 12 13 14 15 16 17; do
     cols=768
     [ $k = 10 ] && cols=512  # kernel 10: fp32 C <= 512 (128 16-byte packs)
     out=$(./layernorm_forward $k --check --input-mean 1000 -N 64 -C $cols 2>&1); rc=$?
@@ -61,13 +61,13 @@ for k in 3 5 6 7 8 9 10 11 12 13 14 15 16; do
     if [ $rc -eq 0 ] && echo "$out" | grep -q "| OK"; then pass "layernorm $k at --input-mean 1000 passes"; else fail "layernorm $k at --input-mean 1000 (exit $rc)"; fi
 done
 
-# the dispatcher (16) with --cluster K forced (every cluster size): few rows take rung 12 (latency_split), 1031
+# the dispatcher (17) with --cluster K forced (every cluster size): few rows take rung 12 (latency_split), 1031
 # rows rung 11 (cluster_row_regs), or 9 where K does not fit them; odd shapes: rows that end inside a block, blocks
 # of a cluster that hold nothing, rows beyond one block; with --input-mean 1000 too
 check_one() { check_path layernorm_forward "$@"; }
 # check_cl: a case that needs thread-block clusters (rungs 11 and 12 alone with CL > 1): checked on sm_90+; before,
 # the rung must say it is skipped ('needs sm_90')
-LN_SM=$(./layernorm_forward 16 --check -N 1 -C 8 2>&1 | head -n 1 | grep -Eo "\| sm_[0-9]+ \|" | tr -dc 0-9)
+LN_SM=$(./layernorm_forward 17 --check -N 1 -C 8 2>&1 | head -n 1 | grep -Eo "\| sm_[0-9]+ \|" | tr -dc 0-9)
 check_cl() {
     if [ "${LN_SM:-90}" -ge 90 ]; then check_one "$@"; return; fi
     local out
@@ -80,14 +80,14 @@ IFS='|' read -r -a cl_shapes <<< "$CL_SHAPES"
 for dt in fp32 bf16; do
     for shape in "${cl_shapes[@]}"; do
         for k in 1 2 4 8 16; do
-            check_one 16 --dtype $dt $shape --cluster $k
+            check_one 17 --dtype $dt $shape --cluster $k
         done
-        check_one 16 --dtype $dt $shape --cluster 8 --block-size 1024
+        check_one 17 --dtype $dt $shape --cluster 8 --block-size 1024
     done
 done
-check_one 16 --dtype fp16 -N 7 -C 3000 --cluster 4
-check_one 16 --dtype fp32 -N 64 -C 65536 --input-mean 1000
-check_one 16 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
+check_one 17 --dtype fp16 -N 7 -C 3000 --cluster 4
+check_one 17 --dtype fp32 -N 64 -C 65536 --input-mean 1000
+check_one 17 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
 # the same two rungs alone, at row counts the dispatcher does not give them: rung 12 with many rows, rung 11 with
 # few, each with its own plan and with --cluster K (the sizes that fit it: 11 takes up to 8, 12 up to 16)
 for dt in fp32 fp16 bf16; do
@@ -111,8 +111,8 @@ check_one 12 --dtype bf16 -N 5 -C 8200 --block-size 384
 check_cl 11 --dtype fp32 -N 64 -C 65536 --input-mean 1000
 check_cl 12 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
-    sanitize_kernel $tool layernorm_forward 16 --cluster 4 -N 3 -C 3000
-    sanitize_kernel $tool layernorm_forward 16 --cluster 4 -N 200 -C 3000
+    sanitize_kernel $tool layernorm_forward 17 --cluster 4 -N 3 -C 3000
+    sanitize_kernel $tool layernorm_forward 17 --cluster 4 -N 200 -C 3000
     sanitize_kernel $tool layernorm_forward 11 --cluster 4 -N 3 -C 3000
     sanitize_kernel $tool layernorm_forward 12 --cluster 4 -N 200 -C 3000
 done
@@ -125,18 +125,28 @@ LAT_SHAPES="-N 1 -C 4096|-N 3 -C 4104|-N 40 -C 16384|-N 20 -C 32768|-N 10 -C 655
 IFS='|' read -r -a lat_shapes <<< "$LAT_SHAPES"
 for dt in fp32 fp16 bf16; do
     for shape in "${lat_shapes[@]}"; do
-        check_one 16 --dtype $dt $shape
+        check_one 17 --dtype $dt $shape
     done
 done
 # the same kernel launched as a programmatic dependent launch (--hot --pdl) takes its other load order (w and b
 # before the wait for the grid before, x after it)
 for dt in fp32 bf16; do
     for shape in "-N 3 -C 4104" "-N 1 -C 65536" "-N 8 -C 128256"; do
-        check_one 16 --dtype $dt $shape --hot --pdl
+        check_one 17 --dtype $dt $shape --hot --pdl
         if [ "$shape" = "-N 3 -C 4104" ]; then check_one 12 --dtype $dt $shape --hot --pdl; else check_cl 12 --dtype $dt $shape --hot --pdl; fi
     done
 done
 check_one 12 --dtype fp32 -N 1031 -C 4104 --hot --pdl
+# check_refusals K WHAT ARGS1 ARGS2 TEXT1 TEXT2: kernel K says `skipped: TEXT1` at ARGS1 and `skipped: TEXT2` at
+# ARGS2 (--check; both exit 0)
+check_refusals() {
+    local k=$1 what=$2 out rc
+    out=$(./layernorm_forward $k --check $3 2>&1; ./layernorm_forward $k --check $4 2>&1); rc=$?
+    { echo "### layernorm $k refusals (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && echo "$out" | grep -qF "skipped: $5" && echo "$out" | grep -qF "skipped: $6"; then
+        pass "layernorm $k says skipped for $what"
+    else fail "layernorm $k refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 2 | tr '\n' ' ')"; fi
+}
 # rung 14 (lean_split): rung 12's row at 2 packs a thread, each launch order its own instance. One block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 65536 over 16 blocks of 512: the longest row it takes), every dtype, many
 # rows, --cluster forced, launched alone and chained (--hot --pdl), the row's first element far from its mean; its
@@ -150,12 +160,8 @@ done
 check_one 14 --dtype bf16 -N 8 -C 128256 --hot --pdl
 check_one 14 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
 for k in 1 2 4 8 16; do check_cl 14 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
-out=$(./layernorm_forward 14 --check -N 3 -C 4097 2>&1; ./layernorm_forward 14 --check -N 1 -C 131072 2>&1); rc=$?
-{ echo "### layernorm 14 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: needs 16-byte packs" &&
-   echo "$out" | grep -q "skipped: the row (32768 16-byte packs) fits no plan of <= 2 packs a thread"; then
-    pass "layernorm 14 says skipped for rows without 16-byte packs and fp32 rows over 65536"
-else fail "layernorm 14 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 2 | tr '\n' ' ')"; fi
+check_refusals 14 "rows without 16-byte packs and fp32 rows over 65536" "-N 3 -C 4097" "-N 1 -C 131072" \
+    "needs 16-byte packs" "the row (32768 16-byte packs) fits no plan of <= 2 packs a thread"
 # rung 15 (lean_one_pack): rung 14's row at 1 pack a thread. One block a row, clusters of 2 .. 16 blocks (fp32
 # C = 32768 over 16 blocks of 512: the longest row it takes; bf16 4096 over 8 blocks of 64), every dtype, many rows,
 # launched alone and chained (--hot --pdl), the row's first element far from its mean; its refusals say skipped
@@ -168,16 +174,33 @@ for dt in fp32 fp16 bf16; do
 done
 check_one 15 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
 for k in 1 2 4 8 16; do check_cl 15 --dtype bf16 -N 3 -C 4088 --cluster $k; done  # 511 packs: one block of 512 holds them
-out=$(./layernorm_forward 15 --check -N 3 -C 4097 2>&1; ./layernorm_forward 15 --check -N 1 -C 65536 2>&1); rc=$?
-{ echo "### layernorm 15 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: needs 16-byte packs" &&
-   echo "$out" | grep -q "skipped: the row (16384 16-byte packs) fits no plan of <= 1 pack a thread"; then
-    pass "layernorm 15 says skipped for rows without 16-byte packs and fp32 rows over 32768"
-else fail "layernorm 15 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 2 | tr '\n' ' ')"; fi
+check_refusals 15 "rows without 16-byte packs and fp32 rows over 32768" "-N 3 -C 4097" "-N 1 -C 65536" \
+    "needs 16-byte packs" "the row (16384 16-byte packs) fits no plan of <= 1 pack a thread"
 [ "$QUICK" = 1 ] && sanitize_kernel memcheck layernorm_forward 15 --dtype bf16 -N 3 -C 4104
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 15 --dtype bf16 -N 3 -C 4104
     sanitize_kernel $tool layernorm_forward 15 --dtype fp32 -N 2 -C 32768
+done
+# rung 16 (walk_rows): a grid of the blocks resident at once walking the rows, w and b read once a block, the next
+# row's x loaded during this row's sum. Fewer rows than the grid (one a block), many more (several passes, the last
+# ending inside the grid), blocks of 32 .. 512 threads (fp32 C = 8192 at 512 x 4 packs: the longest row it takes;
+# 16-bit 16384), every dtype, launched alone and chained (--hot --pdl), the row's first element far from its mean;
+# its refusals (no 16-byte packs, a row over one block of 512 x 4 packs) say skipped
+for dt in fp32 fp16 bf16; do
+    for shape in "-N 1 -C 4096" "-N 3 -C 4104" "-N 1031 -C 4096" "-N 20011 -C 1024" "-N 513 -C 8192" "-N 2 -C 8" \
+                 "-N 5003 -C 768 --block-size 64"; do
+        check_one 16 --dtype $dt $shape
+    done
+    check_one 16 --dtype $dt -N 1031 -C 4104 --hot --pdl
+done
+check_one 16 --dtype bf16 -N 700 -C 16384
+check_one 16 --dtype fp32 -N 512 -C 4096 --input-mean 1000 --input-std 0.01
+check_refusals 16 "rows without 16-byte packs and rows over one block of 512 threads x 4 packs" "-N 3 -C 4097" \
+    "-N 3 -C 8196" "needs 16-byte packs" "the row (2049 16-byte packs) is more than one block of 512 threads x 4 packs holds"
+[ "$QUICK" = 1 ] && sanitize_kernel memcheck layernorm_forward 16 --dtype fp32 -N 600 -C 4096 --block-size 256
+[ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
+    sanitize_kernel $tool layernorm_forward 16 --dtype fp32 -N 600 -C 4096 --block-size 256
+    sanitize_kernel $tool layernorm_forward 16 --dtype bf16 -N 700 -C 4104 --block-size 160
 done
 # kernel 13 (odd_rows): rows that start off a 16-byte boundary (odd C), a head, packs and a tail; one block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 131075: the longest row it takes), rows shorter than a pack, every dtype,
@@ -200,15 +223,15 @@ expect_path layernorm_forward 13 "; w, b after the sum" "; w, b after the sum" -
     sanitize_kernel $tool layernorm_forward 13 --dtype fp32 -N 300 -C 16385
     sanitize_kernel $tool layernorm_forward 13 --dtype fp32 -N 300 -C 65537
 done
-check_one 16 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
-check_one 16 --dtype bf16 -N 4 -C 65536 --input-mean 100
-expect_path layernorm_forward 16 "| path rung 12 latency_split: a row over 16 blocks" "| path rung 9 block_reread" -N 1 -C 65536
+check_one 17 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
+check_one 17 --dtype bf16 -N 4 -C 65536 --input-mean 100
+expect_path layernorm_forward 17 "| path rung 12 latency_split: a row over 16 blocks" "| path rung 9 block_reread" -N 1 -C 65536
 # sm_90: the tuned row of fp32 4x4096 (the block-size sweep found rung 15 at 128 threads: 8 blocks a row, one pack
 # a thread); before: the rule, rung 12 in one block
-expect_path layernorm_forward 16 "| path rung 15 lean_one_pack: a row over 8 blocks of 128 threads" "| path rung 12 latency_split: a row over 1 block of" -N 4 -C 4096
+expect_path layernorm_forward 17 "| path rung 15 lean_one_pack: a row over 8 blocks of 128 threads" "| path rung 12 latency_split: a row over 1 block of" -N 4 -C 4096
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
-    sanitize_kernel $tool layernorm_forward 16 -N 1 -C 65536
-    sanitize_kernel $tool layernorm_forward 16 --dtype bf16 -N 3 -C 4104
+    sanitize_kernel $tool layernorm_forward 17 -N 1 -C 65536
+    sanitize_kernel $tool layernorm_forward 17 --dtype bf16 -N 3 -C 4104
     sanitize_kernel $tool layernorm_forward 12 --dtype bf16 -N 1031 -C 4104
     sanitize_kernel $tool layernorm_forward 14 --dtype bf16 -N 3 -C 4104
     sanitize_kernel $tool layernorm_forward 14 --dtype fp32 -N 2 -C 65536
@@ -218,30 +241,30 @@ done
 # dispatcher and the copy time per launch, kernel 0 (cuDNN) is captured too, and --pdl skips it
 tmp=build/suite_layernorm_hot
 rm -f $tmp.csv
-out=$(./layernorm_forward 0,16 -N 4 -C 4096 --hot --repeats 5 --csv $tmp.csv 2>&1; ./layernorm_forward 0,16 -N 4 -C 4096 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
+out=$(./layernorm_forward 0,17 -N 4 -C 4096 --hot --repeats 5 --csv $tmp.csv 2>&1; ./layernorm_forward 0,17 -N 4 -C 4096 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
 { echo "### layernorm hot timing (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && echo "$out" | grep -q "hot, graph replay, PDL" && grep -q ",16,dispatch,fp32,4x4096:hot,.*,OK," $tmp.csv \
-   && grep -q ",16,dispatch,fp32,4x4096:hot:pdl,.*,OK," $tmp.csv && grep -q ",0,cudnn,fp32,4x4096:hot:pdl,.*,SKIP," $tmp.csv; then
+if [ $rc -eq 0 ] && echo "$out" | grep -q "hot, graph replay, PDL" && grep -q ",17,dispatch,fp32,4x4096:hot,.*,OK," $tmp.csv \
+   && grep -q ",17,dispatch,fp32,4x4096:hot:pdl,.*,OK," $tmp.csv && grep -q ",0,cudnn,fp32,4x4096:hot:pdl,.*,SKIP," $tmp.csv; then
     pass "layernorm --hot and --hot --pdl: per-launch times, CSV shapes 4x4096:hot and 4x4096:hot:pdl, cuDNN skipped under --pdl"
 else fail "layernorm --hot / --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
 # the dispatcher at 16-bit C = 65536 with hundreds of rows: on sm_90 the tuned row of 1024x65536, rung 12 as a
 # cluster of 8 blocks of 256 threads a row, in its packed form (more clusters than fit at once); the re-read kernel
 # (9) before; with --input-mean 1000 too
-expect_path layernorm_forward 16 "| path rung 12 latency_split: a row over 8 blocks of 256 threads, packed;" "| path rung 9 block_reread" --dtype bf16 -N 300 -C 65536
-check_one 16 --dtype fp16 -N 300 -C 65536 --input-mean 1000
-expect_path layernorm_forward 16 "| path rung 12 latency_split: a row over 1 block of 128 threads" "| path rung 11 cluster_row_regs: one block a row" --dtype bf16 -N 16384 -C 4096
+expect_path layernorm_forward 17 "| path rung 12 latency_split: a row over 8 blocks of 256 threads, packed;" "| path rung 9 block_reread" --dtype bf16 -N 300 -C 65536
+check_one 17 --dtype fp16 -N 300 -C 65536 --input-mean 1000
+expect_path layernorm_forward 17 "| path rung 12 latency_split: a row over 1 block of 128 threads" "| path rung 11 cluster_row_regs: one block a row" --dtype bf16 -N 16384 -C 4096
 # bf16 8192x768 on sm_90+: the row of that point, the H100's own (rung 7), the H200's own (rung 10), else the shared
 # row (rung 12, one block of 32 threads a row); 7 before sm_90
-expect_path_gpu layernorm_forward 16 "| path rung 7 subwarp_regs_vec" "| path rung 10 subwarp_persistent: " \
+expect_path_gpu layernorm_forward 17 "| path rung 7 subwarp_regs_vec" "| path rung 10 subwarp_persistent: " \
     "| path rung 12 latency_split: a row over 1 block of 32" "| path rung 7 subwarp_regs_vec" --dtype bf16 -N 8192 -C 768
-expect_path layernorm_forward 16 "| path rung 13 odd_rows" "| path rung 9 block_reread" --dtype fp32 -N 1024 -C 4097
+expect_path layernorm_forward 17 "| path rung 13 odd_rows" "| path rung 9 block_reread" --dtype fp32 -N 1024 -C 4097
 
 # rung 10 (subwarp_persistent, C <= 128 16-byte packs), alone and through the dispatcher: many passes of the
 # resident grid over the rows, a last pass that ends inside a block, every lanes-per-row width (C = 4 .. 512),
 # other block sizes; 16-bit rows (w and b kept in registers) up to C = 1024; and C = 768, which the dispatcher
 # keeps off rung 10
-for k in 10 16; do
+for k in 10 17; do
     check_one $k --dtype fp32 -N 100003 -C 500
     check_one $k --dtype fp32 -N 65537 -C 32
     check_one $k --dtype fp32 -N 30001 -C 4
@@ -258,12 +281,12 @@ for dt in fp16 bf16; do
     done
 done
 check_one 10 --dtype bf16 -N 64 -C 256 --hot --pdl
-check_one 16 --dtype fp32 -N 100003 -C 768
-check_one 16 --dtype bf16 -N 100003 -C 512
+check_one 17 --dtype fp32 -N 100003 -C 768
+check_one 17 --dtype bf16 -N 100003 -C 512
 # fp32 100003x500 through the dispatcher on sm_90: the nearest tuned row (32768x512), rung 15 at 128 threads
-expect_path layernorm_forward 16 "| path rung 15 lean_one_pack: a row over 1 block of 128 threads" "| path rung 9 block_reread" --dtype fp32 -N 100003 -C 500
+expect_path layernorm_forward 17 "| path rung 15 lean_one_pack: a row over 1 block of 128 threads" "| path rung 9 block_reread" --dtype fp32 -N 100003 -C 500
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
-    sanitize_kernel $tool layernorm_forward 16 -N 5003 -C 256
+    sanitize_kernel $tool layernorm_forward 17 -N 5003 -C 256
     sanitize_kernel $tool layernorm_forward 10 -N 5003 -C 256 --block-size 128
     sanitize_kernel $tool layernorm_forward 10 --dtype bf16 -N 5003 -C 1000 --block-size 128
 done

@@ -162,14 +162,15 @@ cluster_option() {
         contains "$op: '$args' gets as far as the device" "no CUDA device"
     done <<< "$good"
 }
-cluster_option layernorm 11-16 16 $'7 --cluster 2\n10 --cluster 2\nall --cluster 2\n0,16 --cluster 1\n9 --cluster 8\n11,9 --cluster 4' \
-    $'11 --cluster 2\n12 --cluster 8\n13 --cluster 1\n14 --cluster 16\n15 --cluster 2\n16 --cluster 1\n11,12,13,14,15,16 --cluster 4\n--cluster 2'
-expect "layernorm: --prefetch is not an option" 2 $NODEV ./layernorm_forward 16 --prefetch 1
+cluster_option layernorm "11-15 and 17" 17 $'7 --cluster 2\n10 --cluster 2\n16 --cluster 2\nall --cluster 2\n0,17 --cluster 1\n9 --cluster 8\n11,9 --cluster 4' \
+    $'11 --cluster 2\n12 --cluster 8\n13 --cluster 1\n14 --cluster 16\n15 --cluster 2\n17 --cluster 1\n11,12,13,14,15,17 --cluster 4\n--cluster 2'
+expect "layernorm: --prefetch is not an option" 2 $NODEV ./layernorm_forward 17 --prefetch 1
 contains "layernorm: --prefetch is unknown" "unknown option '--prefetch'"
-expect "layernorm: --list shows kernels 0-16" 0 $NODEV ./layernorm_forward --list
-if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 " ]; then pass "layernorm: --list numbers are 0..16"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
+expect "layernorm: --list shows kernels 0-17" 0 $NODEV ./layernorm_forward --list
+if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 " ]; then pass "layernorm: --list numbers are 0..17"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
 contains "layernorm: --list names kernel 14 lean_split" "^14  lean_split"
 contains "layernorm: --list names kernel 15 lean_one_pack" "^15  lean_one_pack"
+contains "layernorm: --list names kernel 16 walk_rows" "^16  walk_rows"
 contains "layernorm: --list names kernel 0 as the cuDNN slot" "^ 0  cudnn"
 
 # RMSNorm's own options

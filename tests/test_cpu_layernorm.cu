@@ -248,11 +248,11 @@ static void test_parsing(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 17);
+    check_registry_shape(&k_program, 18);
     int teaching = 1;
     for (int i = 1; i <= 5; i++) teaching &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 6; i <= 16; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
-    check("registry: 1-5 are fp32 only, 6-16 run fp32, fp16 and bf16", teaching);
+    for (int i = 6; i <= 17; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
+    check("registry: 1-5 are fp32 only, 6-17 run fp32, fp16 and bf16", teaching);
     {  // rung 10's instances: 16-byte packs, at most 4 a lane (fp32 C <= 512, 16-bit C <= 1024)
         ln_problem_t p;
         memset(&p, 0, sizeof p);
@@ -268,12 +268,12 @@ static void test_registry(void) {
         }
         check("registry: rung 10 takes rows of at most 4 16-byte packs a lane, in every dtype", ok);
     }
-    check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 16 &&
-                                                                          k_program.n_kernels == 17 &&
-                                                                          strcmp(k_program.kernels[16].name, "dispatch") == 0);
+    check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 17 &&
+                                                                          k_program.n_kernels == 18 &&
+                                                                          strcmp(k_program.kernels[17].name, "dispatch") == 0);
     int pdl = 1;
-    for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 16);
-    check("registry: the templated kernels 6-16 take --pdl, the others do not", pdl);
+    for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 17);
+    check("registry: the templated kernels 6-17 take --pdl, the others do not", pdl);
     // the dispatcher's table: each row runs a rung of the ladder below it, through that rung's own launcher
     const int nd = (int)(sizeof k_dispatch / sizeof k_dispatch[0]);
     int rows_ok = nd == 5, order[5] = {12, 10, 7, 11, 9};
@@ -381,6 +381,24 @@ static void test_lean_one_pack(void) {
     check("rung 15 skips rows without 16-byte packs and fp32 rows over 16 blocks x 512 threads x 1 pack", said);
 }
 
+// ---- rung 16's plan and refusals (the threads that hold a row in one block: no device asked)
+static void test_walk_rows(void) {
+    // the fewest threads (a multiple of 32) that hold the row in 4 packs, or those given where they do
+    check("plan: rung 16 at fp32 4096 (1024 packs): 256 threads; at 512 given: 512; at 128 given: none",
+          walk_rows_plan(1024, 0) == 256 && walk_rows_plan(1024, 512) == 512 && walk_rows_plan(1024, 128) == 0);
+    check("plan: rung 16 at bf16 768 (96 packs): 32 threads; 2048 packs: 512; 2049, or 1024 threads given: none",
+          walk_rows_plan(96, 0) == 32 && walk_rows_plan(2048, 0) == 512 && walk_rows_plan(2049, 0) == 0 &&
+              walk_rows_plan(2048, 1024) == 0);
+    const char *why;
+    ln_problem_t p = plan_problem(DT_FP32, 512, 8190);
+    int said = (why = supports_walk_rows(&p, 0), why && strstr(why, "needs 16-byte packs: C a multiple of 4"));
+    said &= (p = plan_problem(DT_FP32, 512, 8196), why = supports_walk_rows(&p, 0),
+             why && strstr(why, "the row (2049 16-byte packs) is more than one block of 512 threads x 4 packs holds"));
+    said &= (p = plan_problem(DT_BF16, 512, 4096), why = supports_walk_rows(&p, 64),
+             why && strstr(why, "64 threads x 4 packs do not hold the row (512 16-byte packs"));
+    check("rung 16 skips rows without 16-byte packs, rows over one block of 512 x 4 packs, and too few threads", said);
+}
+
 int main(void) {
     test_reference_hand_cases();
     test_reference_oracle();
@@ -393,5 +411,6 @@ int main(void) {
     test_needs_sm90();
     test_lean_split();
     test_lean_one_pack();
+    test_walk_rows();
     return test_summary();
 }
