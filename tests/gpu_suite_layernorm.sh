@@ -2,7 +2,7 @@
 # planted, $QUICK and $LOG). Quick mode: fewer shapes, one memcheck pass of every kernel at fp32 7 x 1000, and
 # memcheck of the rungs that were the dispatcher's paths (10, 11, 12) and of the dispatcher (17) at small odd shapes.
 # Rungs: 1-9 the ladder, 10 subwarp_persistent, 11 cluster_row_regs, 12 latency_split, 13 odd_rows, 14 lean_split, 15 lean_one_pack,
-# 16 walk_rows, 17 dispatch (on sm_90 its table runs 7 and 10-15; its fallback rules 12, 10, 7, 11 or 9).
+# 16 walk_rows, 17 dispatch (on sm_90 its table runs 7 and 10-16; its fallback rules 12, 10, 7, 11 or 9).
 ROWS="1 7 1031"
 COLS="1 3 31 32 33 127 768 1000 1024 4097 8192 65536"
 [ "$QUICK" = 1 ] && { ROWS="1 7"; COLS="1 33 1000 4097"; }
@@ -229,6 +229,8 @@ expect_path layernorm_forward 17 "| path rung 12 latency_split: a row over 16 bl
 # sm_90: the tuned row of fp32 4x4096 (the block-size sweep found rung 15 at 128 threads: 8 blocks a row, one pack
 # a thread); before: the rule, rung 12 in one block
 expect_path layernorm_forward 17 "| path rung 15 lean_one_pack: a row over 8 blocks of 128 threads" "| path rung 12 latency_split: a row over 1 block of" -N 4 -C 4096
+# sm_90: the tuned row of fp32 512x8192, rung 16 (resident blocks walk the rows); before: the rule, rung 11
+expect_path layernorm_forward 17 "| path rung 16 walk_rows: " "| path rung 11 cluster_row_regs" --dtype fp32 -N 512 -C 8192
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 17 -N 1 -C 65536
     sanitize_kernel $tool layernorm_forward 17 --dtype bf16 -N 3 -C 4104
