@@ -1941,7 +1941,7 @@ static const char *supports_l2_keep_front(const void *pp, int bs) {
 // 128x64x112x112.
 // Wrong: in fp32 it is 3-4 points behind 11 ([65536, 256] 76.3 -> 72.9), where the first pass was already at 95%
 // of the read probe (ncu: 12 is 2-3 us longer there and reads 1.8 MB more from DRAM; not explained: the copies
-// are not the cause); the 16-bit first pass and its adds still run at 78% of the read probe.
+// are not the cause); the 16-bit first pass and its adds still run at 78% of the read probe (14: its loads wait).
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_coalesced_sums_kernel(bn_args_t a, double *sums,
                                                                              unsigned *ticket, int K, int G,
@@ -2129,11 +2129,12 @@ static const char *supports_l2_loads_in_flight(const void *pp, int bs) {
 // nearest one (their rungs' checks pass over what it cannot run: 9's clusters before sm_90). Where no row's rung
 // takes the problem (a plan the device cannot hold), the rung that takes every problem of its class runs: 5 for
 // channels contiguous, 7 for NCHW, 13 for inference. A --block-size given replaces the row's.
-// What the sweeps chose (H100, H200): 12 in 16-bit and 11 in fp32 where x's channels are contiguous (x below,
-// near and above L2 alike: their plans hold the columns of blocks resident, read from the device), at 128-256
-// threads where x is a few MB; 4 for a few rows of many channels (64x1024, 256x8192); 9 for NCHW planes but 7 at
-// 32 threads for 256x512x7x7 (and the fp32 112x112 images, shared with the H200); 13 in inference at 32-128
-// threads.
+// What the sweeps chose (H100, H200): 14 at 128-256 threads at most points where x's channels are contiguous, in
+// every dtype, x below, near and above L2 alike (its plan holds the columns of blocks resident, read from the
+// device); 11 at a few fp32 points, where its 8 loads were already in flight (14's rows are the H100's: the H200
+// has not swept 14, and took 12 in 16-bit and 11 in fp32); 4 for a few rows of many channels (64x1024,
+// 256x8192); 9 for NCHW planes but 7 at 32 threads for 256x512x7x7 (and the fp32 112x112 images, shared with the
+// H200); 13 in inference at 32-128 threads.
 // Wrong: between measured points the nearest one decides, which is a guess; another architecture runs sm_90's
 // choices until its own sweeps are stored.
 
@@ -2144,17 +2145,17 @@ static const tuned_row_t k_tuned[] = {
     // results/h200/batchnorm.csv
     // sm, bytes, variant, 16-byte packs, N, C, launch (0 plain, 1 PDL, 2 captured), rung, block[, GPU] (NCHW: GPU or NULL, the planes' H*W)    worst time over the best rung's (GPU, mode)
     {90, 4, TV_BN_CL, 1, 1024, 64, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_CL, 1, 16384, 64, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 16384, 64, 0, 14, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 262144, 64, 0, 11, 512},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_CL, 1, 1605632, 64, 0, 11, 512},  // 1.001 h200 cold
-    {90, 4, TV_BN_CL, 1, 65536, 256, 0, 11, 512},  // 1.000 h200 cold
+    {90, 4, TV_BN_CL, 1, 1605632, 64, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 65536, 256, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 100352, 256, 0, 11, 512},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 4096, 512, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_CL, 1, 131072, 512, 0, 11, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 4096, 512, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 131072, 512, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 64, 1024, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 16384, 1024, 0, 11, 512},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 32768, 2048, 0, 11, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_CL, 1, 4096, 4096, 0, 11, 512},  // 1.003 h200 cold
+    {90, 4, TV_BN_CL, 1, 32768, 2048, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 4096, 4096, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 256, 8192, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 1024, 16384, 0, 11, 512},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_NCHW, 1, 8, 64, 0, 9, 128, NULL, 12544},  // 1.000 h100-80gb-hbm3 cold
@@ -2173,20 +2174,19 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_BN_NCHW_INF, 1, 128, 64, 0, 13, 128, NULL, 12544},  // 1.001 h100-80gb-hbm3 cold
     {90, 4, TV_BN_NCHW_INF, 1, 32, 256, 0, 13, 128, NULL, 3136},  // 1.002 h100-80gb-hbm3 cold
     {90, 2, TV_BN_CL, 1, 1024, 64, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_CL, 1, 16384, 64, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_CL, 1, 262144, 64, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_CL, 1, 1605632, 64, 0, 10, 512},  // 1.014 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_CL, 1, 1605632, 64, 0, 12, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_CL, 1, 65536, 256, 0, 12, 512},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 100352, 256, 0, 12, 512},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 4096, 512, 0, 12, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_CL, 1, 131072, 512, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 16384, 64, 0, 14, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 262144, 64, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 1605632, 64, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 65536, 256, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 100352, 256, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 4096, 512, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 131072, 512, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_BN_CL, 1, 64, 1024, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_CL, 1, 16384, 1024, 0, 12, 512},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 32768, 2048, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_CL, 1, 4096, 4096, 0, 12, 512},  // 1.000 h200 cold
+    {90, 2, TV_BN_CL, 1, 16384, 1024, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 32768, 2048, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 4096, 4096, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_BN_CL, 1, 256, 8192, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_CL, 1, 1024, 16384, 0, 12, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 1024, 16384, 0, 14, 256},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_BN_NCHW, 1, 8, 64, 0, 9, 128, NULL, 12544},  // 1.000 h100-80gb-hbm3 cold
     {90, 2, TV_BN_NCHW, 1, 128, 64, 0, 9, 128, NULL, 12544},  // 1.000 h200 cold
     {90, 2, TV_BN_NCHW, 1, 32, 128, 0, 9, 128, NULL, 784},  // 1.000 h100-80gb-hbm3 cold

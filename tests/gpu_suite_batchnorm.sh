@@ -165,20 +165,20 @@ dispatch() {  # dispatch SM90_PATTERN OLDER_PATTERN ARGS...: `15 --check ARGS` e
 }
 OTHER=".* of sm_90\]"
 # (check_all runs 10-12 and 14 before 15 in one process: the dispatcher's launch of 10, 11, 12 or 14 then reads the
-# sums their own launches left behind, so a launch that does not set them back to zero fails there). 11 in fp32 and 12
-# in 16-bit where x's channels are contiguous; a wide row of few rows takes 4 (its nearest point, 256x8192); NCHW
-# with one pixel runs as [N, C]
-dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip.* \[tuned 65536x256\]" "$OTHER" --dtype fp32
-dispatch "rung 12 l2_coalesced_sums: two passes, one grid sync: .*kept on chip.* \[tuned 32768x2048\]" "$OTHER" --dtype fp16 -N 7001 -C 2056
+# sums their own launches left behind, so a launch that does not set them back to zero fails there). 14 where x's
+# channels are contiguous (11 at fp32 NHWC 32x256x56x56 and 12 at 1024x64: rows of rungs that won there); a wide
+# row of few rows takes 4 (its nearest point, 256x8192); NCHW with one pixel runs as [N, C]
+dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync: .*kept on chip.* \[tuned 65536x256\]" "$OTHER" --dtype fp32
+dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync: .*kept on chip.* \[tuned 32768x2048\]" "$OTHER" --dtype fp16 -N 7001 -C 2056
 dispatch "rung 4 2d_block_column \[tuned 256x8192\]" "$OTHER" --dtype fp32 -N 64 -C 65536 --block-size 64
 dispatch "rung 12 l2_coalesced_sums on the \[N, C\] view: .*\[tuned 1024x64\]" "on the \[N, C\] view$OTHER" --layout nchw -N 4096 -C 64
 dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 8-wide packs.* \[tuned 65536x256\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype bf16 -N 7 -C 40
 if [ "$QUICK" != 1 ]; then
-    dispatch "rung 12 l2_coalesced_sums: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --dtype bf16
+    dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --dtype bf16
     dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip.* \[tuned 100352x256\]" "$OTHER" --layout nhwc --dtype fp32 -N 32 -C 256 --height 56 --width 56
     dispatch "rung 9 nchw_cluster_l2: a channel per cluster.* \[tuned 32x256x3136\]" "rung 7 nchw_split_planes: NCHW$OTHER" --layout nchw -N 32 -C 256 --height 56 --width 56
     dispatch "rung 7 nchw_split_planes: NCHW planes.* \[tuned 256x512x49\]" "rung 7 nchw_split_planes: NCHW$OTHER" --layout nchw --dtype bf16 -N 256 -C 512 --height 7 --width 7
-    dispatch "rung 12 l2_coalesced_sums: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --layout nhwc --dtype bf16 -N 16 -C 256 --height 56 --width 56
+    dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --layout nhwc --dtype bf16 -N 16 -C 256 --height 56 --width 56
     dispatch "rung 13 infer_elementwise: elementwise over NCHW, 8-wide packs.* \[tuned 32x256x3136\]" "rung 13 infer_elementwise: $OTHER" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
     dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 4-wide packs, 1 row a thread \[tuned 16384x1024\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype fp32 -N 1031 -C 1000
     dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 8-wide packs, 4 rows a thread \[tuned 16384x1024\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype bf16 -N 1031 -C 1000
