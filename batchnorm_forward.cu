@@ -2088,9 +2088,10 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
 // shared memory as in 11 and 12, so a block keeps as many rows.
 // Improves (over 12, H100, % of the copy, each at its best block): bf16 [65536, 256] 62.6 -> 67.4, [16384, 1024]
 // 64.7 -> 69.2, [4096, 4096] 62.9 -> 66.6, NHWC 32x256x56x56 69.6 -> 75.8; fp32 [65536, 256] 73.0 -> 76.6, NHWC
-// 32x256x56x56 68.9 -> 70.9 (its 8 loads were in flight in 12 too: fewer threads an SM, not more loads).
+// 32x256x56x56 68.9 -> 70.9 (12's fp32 loop used a group's first load after 4-5 more were issued; 14's after 7).
 // Wrong: the passes still do not overlap (bf16 [65536, 256]: 27.5 us against 22.3 for a read then a write of the
-// same bytes, the grid sync and the statistics between them); blocks of at most 256 threads.
+// same bytes, the grid sync and the statistics between them); its normalize pass still loads 4 rows a thread at
+// once, so at half 12's threads it has half 12's bytes in flight there; blocks of at most 256 threads.
 
 #define K14_LOADS 8
 template <typename T, int VEC>
