@@ -38,10 +38,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." 2>/dev/null || true
 echo "== [$SECONDS s] scripts"
 for t in tests/test_*.py; do
     [ -e "$t" ] || continue
-    t0=$SECONDS
     python3 "$t" >/tmp/norm_pytest.$$ 2>&1
     rc=$?
-    if [ $rc -eq 0 ]; then pass "$t ($((SECONDS - t0)) s)"
+    if [ $rc -eq 0 ]; then pass "$t"
     elif [ $rc -eq 77 ]; then skip "$t: $(tail -n 1 /tmp/norm_pytest.$$)"
     else fail "$t: $(grep -E 'FAIL|Error|error' /tmp/norm_pytest.$$ | head -n 5 | tr '\n' ' ')"; fi
     rm -f /tmp/norm_pytest.$$
