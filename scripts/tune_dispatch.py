@@ -32,7 +32,8 @@ whose rung takes the problem at that block size (a PDL launch: the point's PDL r
 captured row before its plain row), or the device's own row of that point where there is one; its own fallback
 rules where no row does.
 
-Prints the table, one line per row with its worst ratio and where (GPU, mode). --write puts the rows into the
+Prints the table, one line per row with its worst ratio and where (GPU, mode), after a line for each rung that a
+GPU of the architecture has no rows of (its rows there are the other GPUs' choice: sweep it there). --write puts the rows into the
 program's source between its `tuned rows` markers; --check exits 1 when the source's rows differ from what the
 results give (CI runs it: a sweep stored without the table regenerated, or a table edited by hand, fails).
 """
@@ -213,6 +214,26 @@ def derive(per_gpu):
     return out
 
 
+def unswept(per_gpu):
+    """{(sm, rung): the GPU folders of that architecture with no row of the rung} for each rung that some GPU of an
+    architecture has rows of and another has none: that GPU is not asked about it (choose), so the table's rows of
+    the rung there are the other GPUs' choice."""
+    have = defaultdict(lambda: defaultdict(set))  # sm -> gpu -> the rungs it has rows of (any status)
+    for gpu, rows in per_gpu.items():
+        disp = {int(r["kernel"]) for r in rows if r["kernel_name"] == DISPATCHER}
+        for r in rows:
+            k, sm = int(r["kernel"]), arch(r.get("sm"))
+            if k >= 1 and k not in disp and sm is not None:
+                have[sm][gpu].add(k)
+    out = {}
+    for sm, by_gpu in sorted(have.items()):
+        for k in sorted(set().union(*by_gpu.values())):
+            lack = sorted(g for g, ks in by_gpu.items() if k not in ks)
+            if lack:
+                out[(sm, k)] = lack
+    return out
+
+
 def c_rows(op, table, sources):
     """The source lines of the block, markers included (indented by the caller)."""
     lines = [BEGIN + f" (scripts/tune_dispatch.py {op} --write; do not edit), from",
@@ -255,6 +276,9 @@ def main(argv):
     table = derive(per_gpu)
     if not table:
         ap.error(f"no rung rows of {a.op} with a shape to tune on under {a.results}")
+    for (sm, k), lack in unswept(per_gpu).items():
+        print(f"tune_dispatch: {a.op}: rung {k} has no rows from {', '.join(lack)} (sm_{sm}): its rows there are the "
+              "other GPUs' choice")
     src = os.path.join(ROOT, f"{a.op}_forward.cu")
     block = c_rows(a.op, table, [f"results/{g}/{a.op}.csv" for g in per_gpu])
     if a.write or a.check:

@@ -147,6 +147,26 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("c rows, BatchNorm: an NCHW row ends with NULL (no GPU of its own) and the planes' H*W",
            "{90, 4, TV_BN_NCHW, 1, 32, 256, 0, 9, 256, NULL, 3136},  // 1.000 a cold" in lines
            and "{90, 4, TV_BN_CL, 1, 65536, 256, 0, 11, 512},  // 1.000 a cold" in lines, "\n".join(lines))
+# a rung one GPU of an architecture has no rows of (its rows there are the others' choice): named; a GPU of
+# another architecture without it is not
+with tempfile.TemporaryDirectory() as tmp:
+    data = {"a": [row("A", 5, "r5", "64x768", 128, 1.0), row("A", 8, "r8", "64x768", 128, 0.9),
+                  dict(row("A", 6, "r6", "64x768", 64, 1.0), status="SKIP")],
+            "b": [row("B", 5, "r5", "64x768", 128, 1.0), dict(row("B", 6, "r6", "64x768", 64, 1.0), status="FAIL")],
+            "c": [row("C", 5, "r5", "64x768", 128, 1.0, sm="sm_80")]}
+    for name, rows in data.items():
+        os.makedirs(os.path.join(tmp, name))
+        with open(os.path.join(tmp, name, "rmsnorm.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=FIELDS)
+            w.writeheader()
+            w.writerows(rows)
+    got = tune_dispatch.unswept(tune_dispatch.gpu_rows(tmp, "rmsnorm"))
+    expect("unswept: rung 8 has no rows from b (sm_90); a rung skipped or failed on a GPU has rows there; sm_80's one "
+           "GPU lacks nothing", got == {(90, 8): ["b"]}, str(got))
+    r = run("rmsnorm", "--results", tmp)
+    expect("the printed table is preceded by a line naming the rung a GPU has no rows of", r.returncode == 0 and
+           "tune_dispatch: rmsnorm: rung 8 has no rows from b (sm_90): its rows there are the other GPUs' choice"
+           in r.stdout.splitlines(), r.stdout + r.stderr)
 r = run("rmsnorm", "--results", "/nonexistent")
 expect("a missing results folder: exit 2, one line", r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
        r.stderr)
