@@ -33,9 +33,10 @@ captured row before its plain row), or the device's own row of that point where 
 rules where no row does.
 
 Prints the table, one line per row with its worst ratio and where (GPU, mode), after a line for each rung that a
-GPU of the architecture has no rows of (its rows there are the other GPUs' choice: sweep it there). --write puts the rows into the
-program's source between its `tuned rows` markers; --check exits 1 when the source's rows differ from what the
-results give (CI runs it: a sweep stored without the table regenerated, or a table edited by hand, fails).
+GPU of the architecture has no rows of (its rows there are the other GPUs' choice: sweep it there). --write puts
+the rows into the program's source between its `tuned rows` markers; --check exits 1 when the source's rows differ
+from what the results give (CI runs it: a sweep stored without the table regenerated, or a table edited by hand,
+fails).
 """
 import math
 import os
@@ -160,6 +161,12 @@ def own_choice(by_run, seen, gpu, shared):
     return own if own and own[1] != shared and own[0] < max(costs) else None
 
 
+def rung_rows(rows):
+    """(rung number, row) for each row of a GPU's CSV that is a rung's: not cuDNN (kernel 0), not the dispatcher."""
+    disp = {int(r["kernel"]) for r in rows if r["kernel_name"] == DISPATCHER}
+    return [(int(r["kernel"]), r) for r in rows if int(r["kernel"]) >= 1 and int(r["kernel"]) not in disp]
+
+
 def derive(per_gpu):
     """[(sm, es, variant, full, N, C, launch, rung, block, worst, where, gpu name or None, HW)] sorted, from {gpu: rows}:
     the shared rows (None) and the rows of one GPU alone (its CSV gpu name), each after its point's shared row."""
@@ -169,11 +176,7 @@ def derive(per_gpu):
     # seen[point][(gpu, mode)][rung]: the block sizes with a row, in any status
     seen = defaultdict(lambda: defaultdict(lambda: defaultdict(set)))
     for gpu, rows in per_gpu.items():
-        disp = {int(r["kernel"]) for r in rows if r["kernel_name"] == DISPATCHER}
-        for r in rows:
-            k = int(r["kernel"])
-            if k < 1 or k in disp:
-                continue
+        for k, r in rung_rows(rows):
             es = DTYPE_BYTES.get(r["dtype"])
             sm = arch(r.get("sm"))
             parsed = parse_point(r.get("op"), r["shape"], es) if es else None
@@ -220,10 +223,9 @@ def unswept(per_gpu):
     the rung there are the other GPUs' choice."""
     have = defaultdict(lambda: defaultdict(set))  # sm -> gpu -> the rungs it has rows of (any status)
     for gpu, rows in per_gpu.items():
-        disp = {int(r["kernel"]) for r in rows if r["kernel_name"] == DISPATCHER}
-        for r in rows:
-            k, sm = int(r["kernel"]), arch(r.get("sm"))
-            if k >= 1 and k not in disp and sm is not None:
+        for k, r in rung_rows(rows):
+            sm = arch(r.get("sm"))
+            if sm is not None:
                 have[sm][gpu].add(k)
     out = {}
     for sm, by_gpu in sorted(have.items()):

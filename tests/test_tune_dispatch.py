@@ -44,6 +44,16 @@ def row(gpu, kernel, name, shape, block, ms, sm="sm_90"):
             "cuda": "13.0", "git_rev": "x", "time_ms_launch_median": ms, "time_ms_launch_min": ms, "clock": "cupti"}
 
 
+def write_results(tmp, op, data):
+    """tmp/<gpu>/<op>.csv for each {gpu folder: its rows}."""
+    for name, rows in data.items():
+        os.makedirs(os.path.join(tmp, name))
+        with open(os.path.join(tmp, name, f"{op}.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=FIELDS)
+            w.writeheader()
+            w.writerows(rows)
+
+
 with tempfile.TemporaryDirectory() as tmp:
     # two GPUs of sm_90: rung 5 is best on A cold (1.00 vs 1.10), rung 6 on A hot; on B rung 7 (skipped on A, OK
     # on B only) is best cold at 0.9. Plain launches take the cold times: worst ratios rung 5 max(1, 1.05 / 0.9 B) =
@@ -70,12 +80,7 @@ with tempfile.TemporaryDirectory() as tmp:
                   row("B", 9, "dispatch", "64x768", 0, 0.5),
                   row("B", 7, "r7", "64x768", 256, 0.9)],  # OK on B only: not a candidate
             "c": [row("C", 4, "r4", "64x768", 256, 1.0, sm="sm_80")]}
-    for name, rows in data.items():
-        os.makedirs(os.path.join(tmp, name))
-        with open(os.path.join(tmp, name, "rmsnorm.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=FIELDS)
-            w.writeheader()
-            w.writerows(rows)
+    write_results(tmp, "rmsnorm", data)
     table = tune_dispatch.derive(tune_dispatch.gpu_rows(tmp, "rmsnorm"))
     plain = [t for t in table if t[0] == 90 and t[4:7] == (64, 768, 0) and t[11] is None]
     expect("derive: one plain sm_90 row at 64x768, rung 6 at 64 threads (worst 1.11 against rung 5's 1.20; cuDNN, the "
@@ -127,17 +132,12 @@ def bn_row(gpu, kernel, name, shape, block, ms, dtype="fp32"):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    os.makedirs(os.path.join(tmp, "a"))
     rows = [bn_row("A", 11, "l2_keep_front", "65536x256", 512, 1.0), bn_row("A", 12, "l2_coalesced_sums", "65536x256", 512, 1.1),
             bn_row("A", 9, "nchw_cluster_l2", "32x256x56x56:nchw", 256, 2.0),
             bn_row("A", 7, "nchw_split_planes", "32x256x56x56:nchw", 32, 2.2),
             bn_row("A", 13, "infer_elementwise", "32x256x56x56:nchw:inf", 128, 1.5),
             bn_row("A", 14, "dispatch", "65536x256", 0, 0.5), bn_row("A", 0, "cudnn", "65536x256", 0, 0.1)]
-    with open(os.path.join(tmp, "a", "batchnorm.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        for x in rows:
-            w.writerow(x)
+    write_results(tmp, "batchnorm", {"a": rows})
     table = tune_dispatch.derive(tune_dispatch.gpu_rows(tmp, "batchnorm"))
     expect("derive, BatchNorm: a row per point and mode, NCHW with its planes (cuDNN and the dispatcher no candidates)",
            [(t[2], t[4], t[5], t[7], t[8], t[12]) for t in table] ==
@@ -154,12 +154,7 @@ with tempfile.TemporaryDirectory() as tmp:
                   dict(row("A", 6, "r6", "64x768", 64, 1.0), status="SKIP")],
             "b": [row("B", 5, "r5", "64x768", 128, 1.0), dict(row("B", 6, "r6", "64x768", 64, 1.0), status="FAIL")],
             "c": [row("C", 5, "r5", "64x768", 128, 1.0, sm="sm_80")]}
-    for name, rows in data.items():
-        os.makedirs(os.path.join(tmp, name))
-        with open(os.path.join(tmp, name, "rmsnorm.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=FIELDS)
-            w.writeheader()
-            w.writerows(rows)
+    write_results(tmp, "rmsnorm", data)
     got = tune_dispatch.unswept(tune_dispatch.gpu_rows(tmp, "rmsnorm"))
     expect("unswept: rung 8 has no rows from b (sm_90); a rung skipped or failed on a GPU has rows there; sm_80's one "
            "GPU lacks nothing", got == {(90, 8): ["b"]}, str(got))
