@@ -43,9 +43,9 @@ static const char *supports_no_cudnn(const void *problem, int block_size) {
 
 // A reason with numbers in it (the host side is single-threaded).
 static const char *reasonf(const char *fmt, ...);
-// NULL when `fn` (a __global__ function) can launch with bs threads; else why not (registers). A function's limit
-// does not change in a process: each is asked of the runtime once (launchers and dispatchers ask at every launch,
-// inside the timed region).
+// NULL when `fn` (a __global__ function) can launch with bs threads; else why not: its registers or its
+// __launch_bounds__. A function's limit does not change in a process: each is asked of the runtime once
+// (launchers and dispatchers ask at every launch, inside the timed region).
 static const char *block_fits(const void *fn, int bs) {
     static struct { const void *fn; int max_threads, regs; } cache[256];
     static int n = 0;
@@ -60,8 +60,13 @@ static const char *block_fits(const void *fn, int bs) {
         cache[i].max_threads = a.maxThreadsPerBlock;
         cache[i].regs = a.numRegs;
     }
-    if (bs > cache[i].max_threads)
-        return reasonf("%d registers a thread allow at most %d threads a block", cache[i].regs, cache[i].max_threads);
+    if (bs > cache[i].max_threads) {
+        // registers bind where one more warp would not fit in a block's 64 K of them (allocated 8 a thread at a time)
+        const int m = cache[i].max_threads, r = (cache[i].regs + 7) / 8 * 8;
+        if ((long)r * (m + 32) > 65536)
+            return reasonf("%d registers a thread allow at most %d threads a block", cache[i].regs, m);
+        return reasonf("built for at most %d threads a block (its __launch_bounds__)", m);
+    }
     return NULL;
 }
 

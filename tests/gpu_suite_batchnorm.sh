@@ -47,7 +47,7 @@ for layout in nchw nhwc; do
     done
 done
 
-# inference (kernel 13 and the dispatcher, which runs it; 1-12 say skipped)
+# inference (kernel 13 and the dispatcher, which runs it; 1-12 and 14 say skipped)
 INF=("-N 1 -C 33" "-N 1031 -C 1000")
 [ "$QUICK" = 1 ] && INF=("-N 7 -C 33")
 for dt in fp32 fp16 bf16; do
@@ -59,8 +59,8 @@ for dt in fp32 fp16 bf16; do
 done
 
 # compute-sanitizer on every kernel, small shapes (kernel 6 runs in the first two: C a multiple of the pack).
-# Quick mode: one memcheck pass, at [N, C] (kernels 0-6, 8, 10-12 and 14; N*H*W >= 16 for kernel 3), NCHW
-# (kernels 7 and 9 and the dispatcher's NCHW path) and inference at odd shapes in NHWC and NCHW (kernels 13 and 14)
+# Quick mode: one memcheck pass, at [N, C] (kernels 0-6, 8, 10-12, 14 and 15; N*H*W >= 16 for kernel 3), NCHW
+# (kernels 7 and 9 and the dispatcher's NCHW path) and inference at odd shapes in NHWC and NCHW (kernels 13 and 15)
 if [ "$QUICK" = 1 ]; then
     sanitize memcheck $BN --dtype fp32 -N 17 -C 1000
     sanitize memcheck $BN --dtype fp16 --layout nchw -N 3 -C 5 --height 7 --width 8
@@ -87,7 +87,7 @@ out=$(./$BN 6 --check 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: x (.* MB) does not fit on chip"; then pass "$BN 6 skips the default fp32 shape: x does not fit on chip"
 else fail "$BN 6 at the default shape (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
 
-# kernels 11 and 12 where a block keeps only the front of its slice (the small shapes above keep all of it):
+# kernels 11, 12 and 14 where a block keeps only the front of its slice (the small shapes above keep all of it):
 # validated on every element, the path's numbers say so (kept < rows each), and under racecheck and memcheck once
 keep_part() {  # keep_part K ARGS...: `K --check ARGS` is OK and keeps fewer rows than a block's slice
     local k=$1 out rc rows kept
@@ -101,26 +101,39 @@ keep_part() {  # keep_part K ARGS...: `K --check ARGS` is OK and keeps fewer row
         pass "$BN $k $*: OK, $kept of $rows rows a block kept"
     else fail "$BN $k $* (exit $rc, kept '${kept:-}' of '${rows:-}'): $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 }
-for k in 11 12; do
-    keep_part $k --dtype fp32 -N 300007 -C 33 --block-size 512
+for k in 11 12 14; do
+    big=512
+    [ $k = 14 ] && big=256  # its launch bounds
+    keep_part $k --dtype fp32 -N 300007 -C 33 --block-size $big
     keep_part $k --dtype bf16 -N 7001 -C 2056 --block-size 256
-    [ "$QUICK" != 1 ] && keep_part $k --dtype fp16 --layout nhwc -N 61 -C 40 --height 97 --width 101 --block-size 512
+    [ "$QUICK" != 1 ] && keep_part $k --dtype fp16 --layout nhwc -N 61 -C 40 --height 97 --width 101 --block-size $big
     for tool in memcheck racecheck; do
         [ "$QUICK" = 1 ] && [ $tool = racecheck ] && continue
         sanitize_kernel $tool $BN $k --dtype bf16 -N 7001 -C 2056 --block-size 256
     done
 done
-# 12's coalesced adds where a block has more sums than threads (96 threads, 512 sums: each thread loops) and fewer
-# (416 threads, 256 sums), a last column of blocks with fewer channels (C = 1000, 2052), and --input-mean 1000
-[ "$QUICK" != 1 ] && for args in "--dtype fp16 -N 5003 -C 1000 --block-size 96" "--dtype fp32 -N 9001 -C 2052 --block-size 416" \
-                                "--dtype bf16 --input-mean 1000 -N 65536 -C 256"; do
-    out=$(./$BN 12 --check $args 2>&1); rc=$?
-    { echo "### $BN 12 --check $args (exit $rc)"; echo "$out"; } >> "$LOG"
-    if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "OK | path"; then pass "$BN 12 $args: OK"
-    else fail "$BN 12 $args (exit $rc): $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+# 12's coalesced adds (14's too) where a block has more sums than threads (96 threads, 512 sums: each thread loops)
+# and fewer (416 or 256 threads, 256 sums), a last column of blocks with fewer channels (C = 1000, 2052), and
+# --input-mean 1000; 14 in every dtype at its 8 loads a thread, with a tail group of rows (N*H*W not a multiple)
+[ "$QUICK" != 1 ] && for args in "12 --dtype fp16 -N 5003 -C 1000 --block-size 96" "12 --dtype fp32 -N 9001 -C 2052 --block-size 416" \
+                                "12 --dtype bf16 --input-mean 1000 -N 65536 -C 256" "14 --dtype fp16 -N 5003 -C 1000 --block-size 96" \
+                                "14 --dtype fp32 -N 9001 -C 2052 --block-size 256" "14 --dtype bf16 --input-mean 1000 -N 65536 -C 256" \
+                                "14 --dtype fp32 --layout nhwc -N 31 -C 256 --height 55 --width 57" \
+                                "14 --dtype fp16 --layout nhwc -N 31 -C 256 --height 55 --width 57 --input-mean 1000"; do
+    out=$(./$BN $args --check 2>&1); rc=$?
+    { echo "### $BN $args --check (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "OK | path"; then pass "$BN $args: OK"
+    else fail "$BN $args (exit $rc): $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+done
+# 14 above its launch bounds (256 threads): skipped with the reason, never a CUDA error
+for bsz in 320 512; do
+    out=$(./$BN 14 --check --block-size $bsz --dtype bf16 -N 1031 -C 1000 2>&1); rc=$?
+    { echo "### $BN 14 --check --block-size $bsz (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: .*256"; then pass "$BN 14 --block-size $bsz: skipped with its launch bounds"
+    else fail "$BN 14 --block-size $bsz (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
 done
 
-# every rung at a forced block size above some of their launch bounds (13: 256, 6, 8, 9 and 10-12: 512) and one
+# every rung at a forced block size above some of their launch bounds (13 and 14: 256, 6, 8, 9 and 10-12: 512) and one
 # below: `skipped: <reason>` or OK for every point, never a CUDA error (13 at 512 used to exit 3, "invalid argument")
 for bsz in 64 512 1024; do
     check_all $BN --block-size $bsz --dtype bf16 --inference --layout nhwc -N 3 -C 40 --height 7 --width 5
@@ -131,41 +144,41 @@ check_all $BN --block-size 1024 --dtype fp32 --layout nchw -N 2 -C 33 --height 5
 for args in "--dtype bf16 --inference --layout nhwc -N 3 -C 40 --height 7 --width 5" \
             "--dtype fp16 --inference --layout nchw -N 3 -C 40 --height 7 --width 5"; do
     for bsz in 512 1024; do
-        out=$(./$BN 14 --check --block-size $bsz $args 2>&1); rc=$?
-        { echo "### $BN 14 --check --block-size $bsz $args (exit $rc)"; echo "$out"; } >> "$LOG"
-        if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: .*256"; then pass "$BN 14 --block-size $bsz $args: skipped with 13's reason"
-        else fail "$BN 14 --block-size $bsz $args (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
+        out=$(./$BN 15 --check --block-size $bsz $args 2>&1); rc=$?
+        { echo "### $BN 15 --check --block-size $bsz $args (exit $rc)"; echo "$out"; } >> "$LOG"
+        if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: .*256"; then pass "$BN 15 --block-size $bsz $args: skipped with 13's reason"
+        else fail "$BN 15 --block-size $bsz $args (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
     done
 done
 
 # the dispatcher's paths (each validated on every element): on sm_90 the tuned row of the nearest measured point
 # (its path names it); on a GPU of another architecture, sm_90's rows (the path says so; no cluster rung before sm_90)
-dispatch() {  # dispatch SM90_PATTERN OLDER_PATTERN ARGS...: `14 --check ARGS` exits 0 and its path matches
+dispatch() {  # dispatch SM90_PATTERN OLDER_PATTERN ARGS...: `15 --check ARGS` exits 0 and its path matches
     local pat=$1 old=$2
     shift 2
     local out rc
-    out=$(./$BN 14 --check "$@" 2>&1); rc=$?
-    { echo "### $BN 14 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    out=$(./$BN 15 --check "$@" 2>&1); rc=$?
+    { echo "### $BN 15 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
     before_sm90 "$out" && pat=$old
-    if [ $rc -eq 0 ] && echo "$out" | grep -q "OK | path $pat"; then pass "$BN 14 $*: path $pat"
-    else fail "$BN 14 $* (exit $rc): $(echo "$out" | grep -E 'path|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
+    if [ $rc -eq 0 ] && echo "$out" | grep -q "OK | path $pat"; then pass "$BN 15 $*: path $pat"
+    else fail "$BN 15 $* (exit $rc): $(echo "$out" | grep -E 'path|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
 }
 OTHER=".* of sm_90\]"
-# (check_all runs 10-12 before 14 in one process: the dispatcher's launch of 10, 11 or 12 then reads the sums
-# their own launches left behind, so a launch that does not set them back to zero fails there). 11 in fp32 and 12
-# in 16-bit where x's channels are contiguous; a wide row of few rows takes 4 (its nearest point, 256x8192); NCHW
-# with one pixel runs as [N, C]
+# (check_all runs 10-12 and 14 before 15 in one process: the dispatcher's launch of 10, 11, 12 or 14 then reads the
+# sums their own launches left behind, so a launch that does not set them back to zero fails there). Mostly 14 where
+# x's channels are contiguous (11 at fp32 65536x256 and NHWC 32x256x56x56, 12 at 1024x64: rows of rungs that won
+# there); a wide row of few rows takes 4 (its nearest point, 256x8192); NCHW with one pixel runs as [N, C]
 dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip.* \[tuned 65536x256\]" "$OTHER" --dtype fp32
-dispatch "rung 12 l2_coalesced_sums: two passes, one grid sync: .*kept on chip.* \[tuned 32768x2048\]" "$OTHER" --dtype fp16 -N 7001 -C 2056
+dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync: .*kept on chip.* \[tuned 32768x2048\]" "$OTHER" --dtype fp16 -N 7001 -C 2056
 dispatch "rung 4 2d_block_column \[tuned 256x8192\]" "$OTHER" --dtype fp32 -N 64 -C 65536 --block-size 64
 dispatch "rung 12 l2_coalesced_sums on the \[N, C\] view: .*\[tuned 1024x64\]" "on the \[N, C\] view$OTHER" --layout nchw -N 4096 -C 64
 dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 8-wide packs.* \[tuned 65536x256\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype bf16 -N 7 -C 40
 if [ "$QUICK" != 1 ]; then
-    dispatch "rung 12 l2_coalesced_sums: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --dtype bf16
+    dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --dtype bf16
     dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip.* \[tuned 100352x256\]" "$OTHER" --layout nhwc --dtype fp32 -N 32 -C 256 --height 56 --width 56
     dispatch "rung 9 nchw_cluster_l2: a channel per cluster.* \[tuned 32x256x3136\]" "rung 7 nchw_split_planes: NCHW$OTHER" --layout nchw -N 32 -C 256 --height 56 --width 56
     dispatch "rung 7 nchw_split_planes: NCHW planes.* \[tuned 256x512x49\]" "rung 7 nchw_split_planes: NCHW$OTHER" --layout nchw --dtype bf16 -N 256 -C 512 --height 7 --width 7
-    dispatch "rung 12 l2_coalesced_sums: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --layout nhwc --dtype bf16 -N 16 -C 256 --height 56 --width 56
+    dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --layout nhwc --dtype bf16 -N 16 -C 256 --height 56 --width 56
     dispatch "rung 13 infer_elementwise: elementwise over NCHW, 8-wide packs.* \[tuned 32x256x3136\]" "rung 13 infer_elementwise: $OTHER" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
     dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 4-wide packs, 1 row a thread \[tuned 16384x1024\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype fp32 -N 1031 -C 1000
     dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 8-wide packs, 4 rows a thread \[tuned 16384x1024\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype bf16 -N 1031 -C 1000
@@ -176,12 +189,12 @@ fi
 out=$(./$BN 3 --check --input-mean 1000 -N 16384 -C 64 2>&1); rc=$?
 { echo "### $BN 3 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 1 ] && echo "$out" | grep -q FAIL; then pass "$BN 3 at --input-mean 1000 is reported FAIL"; else fail "$BN 3 at --input-mean 1000 not reported (exit $rc)"; fi
-for k in 1 2 4 5 6 8 10 11 12 14; do
+for k in 1 2 4 5 6 8 10 11 12 14 15; do
     out=$(./$BN $k --check --input-mean 1000 -N 16384 -C 64 2>&1); rc=$?
     echo "$out" >> "$LOG"
     if [ $rc -eq 0 ]; then pass "$BN $k at --input-mean 1000 passes"; else fail "$BN $k at --input-mean 1000 (exit $rc)"; fi
 done
-for k in 7 9 14; do
+for k in 7 9 15; do
     out=$(./$BN $k --check --input-mean 1000 --layout nchw -N 16 -C 8 --height 16 --width 16 2>&1); rc=$?
     echo "$out" >> "$LOG"
     if [ $rc -eq 0 ]; then pass "$BN $k (NCHW) at --input-mean 1000 passes"; else fail "$BN $k (NCHW) at --input-mean 1000 (exit $rc)"; fi
@@ -190,9 +203,9 @@ done
 # timing mode: the CSV carries the image shape string
 tmp=build/suite_bn_timing
 rm -f $tmp.csv
-out=$(./$BN 14 --layout nhwc -N 8 -C 64 --height 14 --width 14 --repeats 5 --csv $tmp.csv 2>&1); rc=$?
+out=$(./$BN 15 --layout nhwc -N 8 -C 64 --height 14 --width 14 --repeats 5 --csv $tmp.csv 2>&1); rc=$?
 echo "$out" >> "$LOG"
-if [ $rc -eq 0 ] && grep -q "^batchnorm,14,dispatch,fp32,8x64x14x14:nhwc,.*,OK," $tmp.csv; then pass "$BN timing mode: CSV row with shape 8x64x14x14:nhwc"
+if [ $rc -eq 0 ] && grep -q "^batchnorm,15,dispatch,fp32,8x64x14x14:nhwc,.*,OK," $tmp.csv; then pass "$BN timing mode: CSV row with shape 8x64x14x14:nhwc"
 else fail "$BN timing mode CSV (exit $rc): $(tail -n 1 $tmp.csv 2>/dev/null)"; fi
 
 # kernel 0 (cuDNN), where the build has it. check_all above validates it at every shape (or shows why it skipped);

@@ -250,10 +250,12 @@ if [ $rc -eq 0 ] && echo "$out" | grep -q "hot, graph replay, PDL" && grep -q ",
     pass "layernorm --hot and --hot --pdl: per-launch times, CSV shapes 4x4096:hot and 4x4096:hot:pdl, cuDNN skipped under --pdl"
 else fail "layernorm --hot / --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
-# the dispatcher at 16-bit C = 65536 with hundreds of rows: on sm_90 the tuned row of 1024x65536, rung 12 as a
-# cluster of 8 blocks of 256 threads a row, in its packed form (more clusters than fit at once); the re-read kernel
-# (9) before; with --input-mean 1000 too
-expect_path layernorm_forward 17 "| path rung 12 latency_split: a row over 8 blocks of 256 threads, packed;" "| path rung 9 block_reread" --dtype bf16 -N 300 -C 65536
+# the dispatcher at 16-bit C = 65536 with hundreds of rows: on sm_90 the tuned row of 1024x65536, the H200's own
+# (rung 11, a cluster of 4 blocks a row), else the shared row (rung 12 as a cluster of 8 blocks of 256 threads a
+# row, in its packed form: more clusters than fit at once); the re-read kernel (9) before; with --input-mean 1000 too
+expect_path_gpu layernorm_forward 17 "| path rung 12 latency_split: a row over 8 blocks of 256 threads, packed;" \
+    "| path rung 11 cluster_row_regs: cluster of 4 blocks a row" \
+    "| path rung 12 latency_split: a row over 8 blocks of 256 threads, packed;" "| path rung 9 block_reread" --dtype bf16 -N 300 -C 65536
 check_one 17 --dtype fp16 -N 300 -C 65536 --input-mean 1000
 expect_path layernorm_forward 17 "| path rung 12 latency_split: a row over 1 block of 128 threads" "| path rung 11 cluster_row_regs: one block a row" --dtype bf16 -N 16384 -C 4096
 # bf16 8192x768 on sm_90+: the row of that point, the H100's own (rung 7), the H200's own (rung 10), else the shared
@@ -285,8 +287,8 @@ done
 check_one 10 --dtype bf16 -N 64 -C 256 --hot --pdl
 check_one 17 --dtype fp32 -N 100003 -C 768
 check_one 17 --dtype bf16 -N 100003 -C 512
-# fp32 100003x500 through the dispatcher on sm_90: the nearest tuned row (32768x512), rung 15 at 128 threads
-expect_path layernorm_forward 17 "| path rung 15 lean_one_pack: a row over 1 block of 128 threads" "| path rung 9 block_reread" --dtype fp32 -N 100003 -C 500
+# fp32 100003x500 through the dispatcher on sm_90: the nearest tuned row (32768x512), rung 7 at 64 threads
+expect_path layernorm_forward 17 "| path rung 7 subwarp_regs_vec" "| path rung 9 block_reread" --dtype fp32 -N 100003 -C 500
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 17 -N 5003 -C 256
     sanitize_kernel $tool layernorm_forward 10 -N 5003 -C 256 --block-size 128

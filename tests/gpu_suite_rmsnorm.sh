@@ -67,12 +67,12 @@ fi
 planted rmsnorm_forward 5 -N 7 -C 1000 --fused-add
 planted rmsnorm_forward 5 -N 3 -C 4097 --fused-add --block-size 256
 
-# the dispatcher (13) says which kernel ran: QK-norm heads take rung 11 on sm_90+ (the tuned row of the QK view,
-# 4096x32x128) and 6 before (the fallback rule: rows under 512 B); for 64 rows of 256 KB on sm_90+, the tuned row
-# of the nearest measured point, 1024x65536: the H100's own row (8 over 16 blocks of 256 threads), else the shared
-# row (7, a cluster of blocks of 256 threads); 4 before sm_90
-expect_path rmsnorm_forward 13 "| path rung 11 subwarp_persistent: " "| path rung 6 subwarp_rows: " --dtype bf16 -N 64 \
-    --heads 32 --head-dim 128
+# the dispatcher (13) says which kernel ran: 16-bit QK-norm heads on sm_90+ take the tuned row of the QK view,
+# 4096x32x128: the H200's own (rung 6), else the shared row (rung 11), and 6 before (the fallback rule: rows under
+# 512 B); for 64 rows of 256 KB on sm_90+, the tuned row of the nearest measured point, 1024x65536: the H100's own
+# row (8 over 16 blocks of 256 threads), else the shared row (7, a cluster of blocks of 256 threads); 4 before sm_90
+expect_path_gpu rmsnorm_forward 13 "| path rung 11 subwarp_persistent: " "| path rung 6 subwarp_rows: " \
+    "| path rung 11 subwarp_persistent: " "| path rung 6 subwarp_rows: " --dtype bf16 -N 64 --heads 32 --head-dim 128
 expect_path_gpu rmsnorm_forward 13 "| path rung 8 latency_split: a row over 16 blocks of 256" \
     "| path rung 7 cluster_dsmem: cluster of " "| path rung 7 cluster_dsmem: cluster of " "| path rung 4 block2d_vec" -N 64 -C 65536
 
@@ -91,10 +91,11 @@ done
 # blocks a row); before: the fallback rule, 4
 expect_path rmsnorm_forward 13 "| path rung 8 latency_split: a row over 16 blocks" "| path rung 4 block2d_vec" -N 1 -C 65536
 # --hot: the launches are captured in a graph, and there the dispatcher reads its captured rows (the hot times'
-# choice: fp32 1x65536, rung 12), validated through one replay of a captured launch; before sm_90: the rule, 4
-out=$(./rmsnorm_forward 13 -N 1 -C 65536 --hot --repeats 5 2>&1); rc=$?
-{ echo "### rmsnorm_forward 13 -N 1 -C 65536 --hot (exit $rc)"; echo "$out"; } >> "$LOG"
-if before_sm90 "$(echo "$out" | head -n 1)"; then want="path rung 4 block2d_vec"; else want="path rung 12 lean_split: .*tuned 1x65536 captured"; fi
+# choice: fp32 4x8192, rung 12 at 128 threads, where plain launches take it at 64), validated through one replay of a
+# captured launch; before sm_90: the rule, 8 with the row in one block
+out=$(./rmsnorm_forward 13 -N 4 -C 8192 --hot --repeats 5 2>&1); rc=$?
+{ echo "### rmsnorm_forward 13 -N 4 -C 8192 --hot (exit $rc)"; echo "$out"; } >> "$LOG"
+if before_sm90 "$(echo "$out" | head -n 1)"; then want="path rung 8 latency_split: a row over 1 block"; else want="path rung 12 lean_split: .*tuned 4x8192 captured"; fi
 if [ $rc -eq 0 ] && echo "$out" | grep -q "$want" && ! echo "$out" | grep -q "| FAIL"; then
     pass "rmsnorm 13 --hot: a captured launch takes the captured row, validated ('$want')"
 else fail "rmsnorm 13 --hot (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi

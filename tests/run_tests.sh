@@ -36,15 +36,32 @@ echo "== [$SECONDS s] command-line tests"
 cd "$(dirname "${BASH_SOURCE[0]}")/.." 2>/dev/null || true
 
 echo "== [$SECONDS s] scripts"
+# script_verdict TEST RC LOG SECONDS: its line (exit 77: skipped, the log's last line says why)
+script_verdict() {
+    if [ "$2" -eq 0 ]; then pass "$1 ($4 s)"
+    elif [ "$2" -eq 77 ]; then skip "$1: $(tail -n 1 "$3")"
+    else fail "$1: $(grep -E 'FAIL|Error|error' "$3" | head -n 5 | tr '\n' ' ')"; fi
+    rm -f "$3"
+}
+# tests/test_peers_torch.py (torch.compile of every case: minutes on a GPU machine; skipped without PyTorch) runs
+# beside the others, which do not use PyTorch; its line comes last
+TORCH=tests/test_peers_torch.py
+if [ -e $TORCH ]; then
+    ( t0=$SECONDS; python3 $TORCH >/tmp/norm_pytorch.$$ 2>&1; echo "$? $((SECONDS - t0))" >/tmp/norm_pytorch_rc.$$ ) &
+    torch_pid=$!
+fi
 for t in tests/test_*.py; do
-    [ -e "$t" ] || continue
+    [ -e "$t" ] && [ "$t" != $TORCH ] || continue
+    t0=$SECONDS
     python3 "$t" >/tmp/norm_pytest.$$ 2>&1
-    rc=$?
-    if [ $rc -eq 0 ]; then pass "$t"
-    elif [ $rc -eq 77 ]; then skip "$t: $(tail -n 1 /tmp/norm_pytest.$$)"
-    else fail "$t: $(grep -E 'FAIL|Error|error' /tmp/norm_pytest.$$ | head -n 5 | tr '\n' ' ')"; fi
-    rm -f /tmp/norm_pytest.$$
+    script_verdict "$t" $? /tmp/norm_pytest.$$ $((SECONDS - t0))
 done
+if [ -e $TORCH ]; then
+    wait $torch_pid
+    read -r rc secs </tmp/norm_pytorch_rc.$$
+    rm -f /tmp/norm_pytorch_rc.$$
+    script_verdict $TORCH "${rc:-1}" /tmp/norm_pytorch.$$ "${secs:-?}"
+fi
 
 if [ "${HAVE_GPU:-0}" = 1 ]; then
     echo "== [$SECONDS s] GPU suite, $MODE (tests/gpu_suite.sh $MODE)"

@@ -211,9 +211,10 @@ if [ -x ./batchnorm_forward ]; then
     expect "batchnorm: --help exits 0" 0 $NODEV ./batchnorm_forward --help
     contains "batchnorm: --help says -N is the batch" "-N, --rows N +the batch N"
     if echo "$OUTPUT" | grep -q -- "-B N -T N"; then fail "batchnorm: --help offers -B/-T"; else pass "batchnorm: --help does not offer -B/-T"; fi
-    expect "batchnorm: --list shows kernels 0-14" 0 $NODEV ./batchnorm_forward --list
-    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 " ]; then pass "batchnorm: --list numbers are 0..14"; else fail "batchnorm: --list numbers"; fi
-    if [ "$(echo "$OUTPUT" | awk '$1 == 14 {print $2}')" = "dispatch" ]; then pass "batchnorm: the dispatcher is the last kernel, 14"; else fail "batchnorm: kernel 14 is not the dispatcher"; fi
+    expect "batchnorm: --list shows kernels 0-15" 0 $NODEV ./batchnorm_forward --list
+    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 " ]; then pass "batchnorm: --list numbers are 0..15"; else fail "batchnorm: --list numbers"; fi
+    if [ "$(echo "$OUTPUT" | awk '$1 == 14 {print $2}')" = "l2_loads_in_flight" ]; then pass "batchnorm: --list names kernel 14 l2_loads_in_flight"; else fail "batchnorm: kernel 14 is not l2_loads_in_flight"; fi
+    if [ "$(echo "$OUTPUT" | awk '$1 == 15 {print $2}')" = "dispatch" ]; then pass "batchnorm: the dispatcher is the last kernel, 15"; else fail "batchnorm: kernel 15 is not the dispatcher"; fi
 fi
 
 # the planted-bug builds exist for every program (their verdicts are checked on a GPU): the ones make built

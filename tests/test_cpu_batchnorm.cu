@@ -346,17 +346,17 @@ static void test_supports(void) {
     check("supports: NHWC training runs in 1-5, not in 7", ok && k[7].supports(&p, 128) != NULL);
     p.layout = LAYOUT_NCHW;
     ok = k[7].supports(&p, 128) == NULL && k[6].supports(&p, 96) != NULL;
-    for (int i = 1; i <= 12; i++)
-        ok &= i == 6 || i == 7 || i == 9 || (k[i].supports(&p, 128) && strstr(k[i].supports(&p, 128), "NCHW"));
-    check("supports: NCHW runs in 7 and 9 (and 14), the others say why", ok);
+    for (int i = 1; i <= 14; i++)
+        ok &= i == 6 || i == 7 || i == 9 || i == 13 || (k[i].supports(&p, 128) && strstr(k[i].supports(&p, 128), "NCHW"));
+    check("supports: NCHW training runs in 7 and 9 (and 15), the others say why", ok);
     const char *why = k[13].supports(&p, 128);
     check("supports: kernel 13 (inference) skips training, saying so", why && strstr(why, "inference"), "%s",
           why ? why : "NULL");
     p.training = 0;
     ok = k[6].supports(&p, 160) != NULL;
-    for (int i = 1; i <= 12; i++)
-        ok &= i == 6 || (k[i].supports(&p, 128) && strstr(k[i].supports(&p, 128), "inference"));
-    check("supports: inference skips 1-12 with a reason naming it", ok);
+    for (int i = 1; i <= 14; i++)
+        ok &= i == 6 || i == 13 || (k[i].supports(&p, 128) && strstr(k[i].supports(&p, 128), "inference"));
+    check("supports: inference skips 1-12 and 14 with a reason naming it", ok);
     ok = 1;
     for (int l = LAYOUT_NC; l <= LAYOUT_NHWC; l++) {
         p.layout = (bn_layout_t)l;
@@ -373,10 +373,11 @@ static void test_supports(void) {
     check("supports: kernel 3 refuses N*H*W < 16 (one-pass variance) with a reason", why && strstr(why, "16"), "%s", why ? why : "NULL");
     p.M = 16;
     check("supports: kernel 3 runs at N*H*W = 16", k[3].supports(&p, 128) == NULL);
-    for (int i = 11; i <= 12; i++) {
-        why = k[i].supports(&p, 512);
-        check(i == 11 ? "supports: kernel 11 without cooperative launch says so (its plan asks nothing of the device first)"
-                      : "supports: kernel 12 without cooperative launch says so",
+    for (int i : {11, 12, 14}) {
+        why = k[i].supports(&p, i == 14 ? 256 : 512);
+        check(i == 11   ? "supports: kernel 11 without cooperative launch says so (its plan asks nothing of the device first)"
+              : i == 12 ? "supports: kernel 12 without cooperative launch says so"
+                        : "supports: kernel 14 without cooperative launch says so",
               why && strstr(why, "cooperative"), "%s", why ? why : "NULL");
     }
 }
@@ -396,8 +397,8 @@ static void test_dispatch(void) {
     bn_problem_t p;
     memset(&p, 0, sizeof p);
     p.N = 64; p.C = 32; p.H = p.W = p.HW = 1; p.M = 64; p.training = 0; p.h.dtype = DT_BF16;
-    const kernel_t *d = &k_program.kernels[14];
-    check("dispatch: the last kernel, its own block size, supports and launch", d->number == 14 && d->own_block == 1 &&
+    const kernel_t *d = &k_program.kernels[15];
+    check("dispatch: the last kernel, its own block size, supports and launch", d->number == 15 && d->own_block == 1 &&
                                                                                d->supports && d->launch);
     // a device of an architecture without rows (sm 0 here): the rows of the nearest one, sm_90's, whose rungs' checks
     // pass over what this device cannot run (no cooperative launch, no clusters here: 9-12), the path naming them
@@ -549,7 +550,7 @@ static options_t parse(const char *line) {
 static void test_parsing(void) {
     options_t o = parse("");
     check("parse: defaults are [N, C] = 65536 x 256, training, the dispatcher, fp32, momentum 0.1, eps 1e-5",
-          o.rows == 65536 && o.cols == 256 && o.kernel == KERNEL_DEFAULT && k_program.default_kernel == 14 &&
+          o.rows == 65536 && o.cols == 256 && o.kernel == KERNEL_DEFAULT && k_program.default_kernel == 15 &&
               o.dtype == DT_FP32 && g_layout == LAYOUT_NC && g_height == 1 && g_width == 1 && !g_inference &&
               g_momentum == 0.1 && g_eps == 1e-5);
     o = parse("7 --layout nchw -N 32 -C 256 --height 56 --width 56 --dtype bf16 --check");
@@ -603,11 +604,11 @@ static void test_parsing(void) {
 // ---- registry
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 15);
+    check_registry_shape(&k_program, 16);
     int dt = 1;
     for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 4; i <= 14; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
-    check("registry: 1-3 are fp32 only, 4-14 run fp32, fp16 and bf16", dt);
+    for (int i = 4; i <= 15; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
+    check("registry: 1-3 are fp32 only, 4-15 run fp32, fp16 and bf16", dt);
     check("registry: the program resets the running statistics before validation", k_program.reset != NULL);
 }
 
