@@ -2123,7 +2123,7 @@ static const char *supports_l2_loads_in_flight(const void *pp, int bs) {
 // Kernel 15: the dispatcher. It runs the rung of a table that scripts/tune_dispatch.py derives from the sweeps of
 // the rungs stored in results/ (the standard points and the tuning points, `--set tune`): at each measured point
 // the rung and block size nearest the best over the GPUs of the architecture (a GPU the shared row costs more
-// than 2% gets a row of its own). A problem looks up the row of the nearest measured point of its architecture,
+// than 1% gets a row of its own). A problem looks up the row of the nearest measured point of its architecture,
 // element size, layout class and mode whose rung takes it at the row's block size: channels contiguous ([N, C],
 // NHWC) as M = N*H*W rows of C; NCHW by N, C and the plane's H*W (distance: harness/dispatch.h). NCHW with
 // H*W = 1 is [N, C] in memory and runs as that view. A GPU of an architecture without rows reads those of the

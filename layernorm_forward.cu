@@ -1661,9 +1661,9 @@ static int walk_rows_plan(long nvec, int req_bs) {
 // Kernel 17, dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
-// with --pdl have rows of their own where their best differs, and a GPU whose best the shared row misses by more
-// than 2% has its own): the row of the nearest measured point with the problem's element size and packing whose
-// rung takes the problem, this GPU's own row of that point where it has one. Where no row does (another architecture, a
+// with --pdl have rows of their own where their best differs, and a GPU whose best the row it would take misses
+// by more than 1% has its own): the row of the nearest measured point with the problem's element size and packing whose
+// rung takes the problem, this GPU's own row of that point first. Where no row does (another architecture, a
 // shape no row's rung takes), the fallback rules below decide: a table, first match wins; each row names the rung
 // it runs and that rung's block size. A --block-size given replaces the row's block size; --cluster K steers
 // rungs 11-15 as when they run alone.
@@ -1711,6 +1711,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 1, 128, 8192, 0, 14, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 128, 8192, 1, 14, 512},  // 1.005 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 512, 8192, 0, 16, 512},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 512, 8192, 1, 16, 512, "NVIDIA H200"},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 512, 8192, 2, 11, 512, "NVIDIA H200"},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 8192, 8192, 0, 12, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 4096, 16384, 0, 11, 1024},  // 1.000 h200 cold
@@ -1766,6 +1767,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_PLAIN, 1, 4, 4096, 1, 15, 64},  // 1.000 h200 hot+pdl
     {90, 2, TV_PLAIN, 1, 4, 4096, 2, 15, 128},  // 1.002 h200 hot
     {90, 2, TV_PLAIN, 1, 16, 4096, 0, 15, 128},  // 1.000 h200 cold
+    {90, 2, TV_PLAIN, 1, 16, 4096, 1, 15, 128, "NVIDIA H200"},  // 1.000 h200 hot+pdl
     {90, 2, TV_PLAIN, 1, 16, 4096, 2, 15, 64, "NVIDIA H200"},  // 1.000 h200 hot
     {90, 2, TV_PLAIN, 1, 64, 4096, 0, 14, 256},  // 1.000 h200 cold
     {90, 2, TV_PLAIN, 1, 64, 4096, 1, 16, 128},  // 1.003 h200 hot+pdl

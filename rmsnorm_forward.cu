@@ -1346,9 +1346,9 @@ static const char *supports_lean_split(const void *pp, int bs) {
 // Kernel 13 dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
 // scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
 // nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
-// with --pdl have rows of their own where their best differs, and a GPU whose best the shared row misses by more
-// than 2% has its own): the row of the nearest measured point with the problem's element size, variant and
-// packing whose rung takes the problem, this GPU's own row of that point where it has one. Where no row does (another
+// with --pdl have rows of their own where their best differs, and a GPU whose best the row it would take misses
+// by more than 1% has its own): the row of the nearest measured point with the problem's element size, variant and
+// packing whose rung takes the problem, this GPU's own row of that point first. Where no row does (another
 // architecture, a shape no row's rung takes), the fallback rules below decide: a table read top to bottom, the
 // first row whose condition holds runs its rung. A --block-size given replaces the row's block size.
 // Wrong: between measured points the nearest one decides, which is a guess; the fallback rules are thresholds
@@ -1371,27 +1371,33 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 12, 128},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 16384, 2048, 0, 12, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 1, 4096, 0, 12, 128},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 1, 4096, 1, 12, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 4, TV_PLAIN, 1, 4, 4096, 0, 12, 128},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 4, 4096, 1, 12, 64},  // 1.003 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 16, 4096, 0, 12, 64},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 16, 4096, 1, 12, 128, "NVIDIA H200"},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 16, 4096, 2, 12, 128},  // 1.015 h200 hot
     {90, 4, TV_PLAIN, 1, 16, 4096, 2, 12, 64, "NVIDIA H200"},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 64, 4096, 0, 12, 128},  // 1.014 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 64, 4096, 0, 8, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 64, 4096, 1, 8, 256},  // 1.021 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 64, 4096, 1, 12, 128, "NVIDIA H200"},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 64, 4096, 2, 12, 512},  // 1.003 h100-80gb-hbm3 hot
     {90, 4, TV_PLAIN, 1, 128, 4096, 0, 12, 512},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 128, 4096, 1, 12, 256},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 512, 4096, 0, 8, 128},  // 1.023 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 512, 4096, 0, 9, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_PLAIN, 1, 512, 4096, 1, 8, 256},  // 1.000 h200 hot+pdl
+    {90, 4, TV_PLAIN, 1, 512, 4096, 2, 8, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 hot
     {90, 4, TV_PLAIN, 1, 512, 4096, 2, 8, 256, "NVIDIA H200"},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 8192, 4096, 0, 8, 128},  // 1.004 h200 cold
     {90, 4, TV_PLAIN, 1, 16384, 4096, 0, 8, 128},  // 1.003 h200 cold
     {90, 4, TV_PLAIN, 1, 1, 8192, 0, 12, 128},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 1, 8192, 1, 12, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 hot+pdl
     {90, 4, TV_PLAIN, 1, 4, 8192, 0, 12, 64},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 4, 8192, 2, 12, 128},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 16, 8192, 0, 12, 128},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 16, 8192, 1, 12, 256, "NVIDIA H200"},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 16, 8192, 2, 12, 256},  // 1.012 h200 hot
     {90, 4, TV_PLAIN, 1, 16, 8192, 2, 12, 128, "NVIDIA H200"},  // 1.000 h200 hot
     {90, 4, TV_PLAIN, 1, 64, 8192, 0, 12, 128},  // 1.000 h200 cold
@@ -1402,6 +1408,8 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_PLAIN, 1, 8192, 8192, 0, 8, 128},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 4096, 16384, 0, 8, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 4, 32768, 0, 12, 256},  // 1.000 h200 cold
+    {90, 4, TV_PLAIN, 1, 4, 32768, 1, 12, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 hot+pdl
+    {90, 4, TV_PLAIN, 1, 4, 32768, 1, 8, 128, "NVIDIA H200"},  // 1.000 h200 hot+pdl
     {90, 4, TV_PLAIN, 1, 2048, 32768, 0, 8, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 1, 65536, 0, 8, 256},  // 1.000 h200 cold
     {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 7, 256},  // 1.031 h100-80gb-hbm3 cold

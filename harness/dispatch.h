@@ -5,12 +5,11 @@
 // block size nearest the best there over the GPUs of that architecture: plain launches from the cold times;
 // launches captured into a CUDA graph from the hot times (a decode step's launches are captured and read what the
 // node before wrote, from L2), where they chose another (rung, block); launches with PDL (--pdl) from the hot+pdl
-// times, where those chose another still. Where the architecture's row costs one GPU more than 2% at a point and
-// that GPU's own sweep chose another (rung, block), the point gets a row for that GPU alone, matched by the
-// device's name (an H100 and an H200 share sm_90 but not every best choice; a GPU of that architecture that is not
-// in results/ takes the shared row). The script
-// writes the rows into the program's source between its `tuned rows` markers, and CI checks that they still
-// match the stored sweeps.
+// times, where those chose another still. Where the row a kind of launch on one GPU would take at a point costs
+// that GPU more than 1% and that GPU's own sweep chose another (rung, block), the point gets a row of that kind for
+// that GPU alone, matched by the device's name (an H100 and an H200 share sm_90 but not every best choice; a GPU of
+// that architecture that is not in results/ takes the shared rows). The script writes the rows into the program's
+// source between its `tuned rows` markers, and CI checks that they still match the stored sweeps.
 #pragma once
 
 // A problem's variant: LayerNorm's and RMSNorm's plain rows, RMSNorm's fused residual add and its strided QK-norm
@@ -62,26 +61,26 @@ static double tuned_distance(const tuned_row_t *r, const tuned_key_t *k) {
     return 2.0 * fabs(log2((double)k->C / (double)r->C)) + fabs(log2((double)k->N / (double)r->N)) + hw;
 }
 
-// This device's own row of the point of a shared row r (same point and launch kind), or NULL.
-static const tuned_row_t *tuned_own_row(const tuned_row_t *rows, int n, const tuned_row_t *r) {
+// Whether a shared row of architecture sm with r's element size, variant and packing holds r's point: a GPU's own
+// row is read only at a point the shared table measured (never as a point of its own).
+static int tuned_point_shared(const tuned_row_t *rows, int n, const tuned_row_t *r) {
     for (int i = 0; i < n; i++) {
         const tuned_row_t *o = &rows[i];
-        if (o->gpu && !strcmp(o->gpu, g_dev.prop.name) && o->sm == r->sm && o->bytes == r->bytes &&
-            o->variant == r->variant && o->full == r->full && o->N == r->N && o->C == r->C && o->HW == r->HW &&
-            o->launch == r->launch)
-            return o;
+        if (!o->gpu && o->sm == r->sm && o->bytes == r->bytes && o->variant == r->variant && o->full == r->full &&
+            o->N == r->N && o->C == r->C && o->HW == r->HW)
+            return 1;
     }
-    return NULL;
+    return 0;
 }
 
-// The row to run: among the shared rows of architecture sm with the problem's element size, variant and packing,
-// the nearest measured point whose rung takes the problem at the row's block size (req_bs, a --block-size given,
-// replaces it), or this device's own row of that point where it has one and its rung takes the problem; NULL where
-// no row does (the dispatcher then uses its fallback rules). Plain launches read the plain rows only; a captured
-// launch reads the captured rows too, a PDL launch the PDL rows too, and at one point the PDL row comes first, then
-// the captured row, then the plain row (the table has a captured or PDL row only where the choice differs). The
-// last answer is kept: a dispatcher looks up inside the timed region, and the supports_ checks ask
-// the runtime.
+// The row to run: among the rows of architecture sm with the problem's element size, variant and packing, those
+// shared by every GPU and this device's own (matched by name), the nearest measured point's first row whose rung
+// takes the problem at the row's block size (req_bs, a --block-size given, replaces it); NULL where no row does
+// (the dispatcher then uses its fallback rules). Plain launches read the plain rows only; a captured launch reads
+// the captured rows too, a PDL launch the PDL rows too. At one point the most specific row comes first: this
+// device's PDL row, the shared PDL row, its captured row, the shared captured row, its plain row, the shared plain
+// row (the table has a row only where the choice differs from the next one a launch would take). The last answer
+// is kept: a dispatcher looks up inside the timed region, and the supports_ checks ask the runtime.
 static const tuned_row_t *tuned_pick_arch(const tuned_row_t *rows, int n, const tuned_key_t *k, int req_bs,
                                           const void *problem, tuned_supports_t supports, int sm) {
     static const tuned_row_t *c_rows = NULL, *c_pick = NULL;
@@ -98,20 +97,17 @@ static const tuned_row_t *tuned_pick_arch(const tuned_row_t *rows, int n, const 
         double bd = 0;
         for (int i = 0; i < n; i++) {
             const tuned_row_t *r = &rows[i];
-            if (tried[i] || r->gpu || r->sm != sm || r->bytes != k->bytes || r->variant != k->variant ||
-                r->full != k->full || (r->launch == TL_PDL && !k->pdl) || (r->launch == TL_CAPTURED && !k->captured))
+            if (tried[i] || r->sm != sm || r->bytes != k->bytes || r->variant != k->variant || r->full != k->full ||
+                (r->launch == TL_PDL && !k->pdl) || (r->launch == TL_CAPTURED && !k->captured) ||
+                (r->gpu && (strcmp(r->gpu, g_dev.prop.name) || !tuned_point_shared(rows, n, r))))
                 continue;
-            // at one point: the PDL row first, then the captured row, then the plain row
-            double d = tuned_distance(r, k) + (r->launch == TL_PDL ? 0.0 : r->launch == TL_CAPTURED ? 1e-3 : 2e-3);
+            // at one point: PDL, captured, plain, each this device's own row before the shared one
+            double d = tuned_distance(r, k) + (r->launch == TL_PDL ? 0.0 : r->launch == TL_CAPTURED ? 2e-4 : 4e-4) +
+                       (r->gpu ? 0.0 : 1e-4);
             if (best < 0 || d < bd) best = i, bd = d;
         }
         if (best < 0) break;
         tried[best] = 1;
-        const tuned_row_t *own = tuned_own_row(rows, n, &rows[best]);
-        if (own && !supports(problem, own->rung, req_bs ? req_bs : own->block)) {
-            pick = own;
-            break;
-        }
         if (!supports(problem, rows[best].rung, req_bs ? req_bs : rows[best].block)) {
             pick = &rows[best];
             break;

@@ -15,10 +15,10 @@ decode step's launches are captured, and their inputs are the last node's output
 launches with PDL (--pdl) from the hot+pdl times. The row is the (rung, block) whose worst ratio, over the GPUs,
 of its time to the best rung's time there is the smallest. A captured row is written only where its choice
 differs from the plain row's, a PDL row only where it differs from the row a PDL launch would take without it
-(captured, else plain). Where the shared row of a plain or captured launch costs one GPU more than 1% (OWN_OVER)
-at a point, and the same choice made over that GPU's times alone gives another (rung, block) that costs it less,
-the point gets a row for that GPU alone, named by the CSV's gpu column (the device's name, which the dispatcher
-compares): a GPU that is not in results/ takes the shared row.
+(captured, else plain). Where the row a kind of launch on one GPU would take at a point (in the lookup's order,
+below) costs that GPU more than 1% (OWN_OVER), and the same choice made over that GPU's times alone gives another
+(rung, block) that costs it less, the point gets a row of that kind for that GPU alone, named by the CSV's gpu
+column (the device's name, which the dispatcher compares): a GPU that is not in results/ takes the shared rows.
 A candidate must have run at every GPU and mode of the point, with two exceptions: a GPU and mode with no row of
 the rung at the point (in any status: a rung skipped or failed there stays asked, and loses) is not asked about
 it; a GPU that has rows of a rung at one block size alone at the point, in any status (measured before that rung's
@@ -26,11 +26,11 @@ block size was swept: the rung's own choice), is not asked about the rung's othe
 the GPUs that measured them. (A sweep whose other block sizes were skipped has rows of them: it is asked.)
 
 The dispatcher (the last kernel of the program) looks the table up at run time: among the rows of the device's
-architecture with the problem's element size, variant and packing (16-byte packs fit the row, or not), the shared
-row of the nearest measured shape (2 |log2 C/C'| + |log2 N/N'| + 2 |log2 HW/HW'|)
-whose rung takes the problem at that block size (a PDL launch: the point's PDL row first; a captured launch: its
-captured row before its plain row), or the device's own row of that point where there is one; its own fallback
-rules where no row does.
+architecture with the problem's element size, variant and packing (16-byte packs fit the row, or not), the
+nearest measured shape (2 |log2 C/C'| + |log2 N/N'| + 2 |log2 HW/HW'|) and there the first row whose rung takes the
+problem at that block size, in the order: the device's own PDL row, the shared PDL row (PDL launches), its own
+captured row, the shared captured row (captured launches), its own plain row, the shared plain row; its own
+fallback rules where no row does.
 
 Prints the table, one line per row with its worst ratio and where (GPU, mode), after a line for each rung that a
 GPU of the architecture has no rows of (its rows there are the other GPUs' choice: sweep it there). --write puts
@@ -197,21 +197,26 @@ def derive(per_gpu):
         # that kind would fall back on (captured -> plain; PDL -> captured, else plain)
         runs = {launch: {run: cell for run, cell in by_run.items() if run[1] == mode} for launch, mode in MODES.items()}
         best = {launch: choose(r, seen[point]) for launch, r in runs.items() if r}
+        shared = {}  # launch -> the (rung, block) of the shared row written for it
         for launch in (PLAIN, CAPTURED, PDL):
             got = best.get(launch)
             fall = next((best[f] for f in FALLBACK[launch] if best.get(f)), None)
             if got is None or (fall and fall[1] == got[1]):
                 continue
             worst, (rung, block), where = got
+            shared[launch] = (rung, block)
             out.append((*point[:6], launch, rung, block, worst, f"{where[0]} {where[1]}", None, point[6]))
-        for launch in (PLAIN, CAPTURED):  # a GPU's own rows (PDL launches take the shared PDL row, else these)
-            shared = next((best[f] for f in (launch, *FALLBACK[launch]) if best.get(f)), None)
-            if not shared or not runs[launch]:
-                continue
+        own = defaultdict(dict)  # gpu -> launch -> the (rung, block) of its own row
+        for launch in (PLAIN, CAPTURED, PDL):
             for gpu in sorted({run[0] for run in runs[launch]}):
-                own = own_choice(runs[launch], seen[point], gpu, shared[1])
-                if own:
-                    worst, (rung, block), where = own
+                # what this GPU's launch takes without a row of its own: the next row of the lookup's order (the
+                # shared row of the launch, then for each kind it falls back on, the GPU's own row and the shared)
+                chain = [shared.get(launch)] + [x for f in FALLBACK[launch] for x in (own[gpu].get(f), shared.get(f))]
+                takes = next((x for x in chain if x), None)
+                mine = own_choice(runs[launch], seen[point], gpu, takes) if takes else None
+                if mine:
+                    worst, (rung, block), where = mine
+                    own[gpu][launch] = (rung, block)
                     out.append((*point[:6], launch, rung, block, worst, f"{where[0]} {where[1]}", names[gpu], point[6]))
     out.sort(key=lambda r: (r[0], -r[1], list(VARIANTS).index(r[2]), not r[3], r[5], r[12], r[4], r[6], r[11] or ""))
     return out

@@ -596,6 +596,51 @@ static void test_tuned_own_rows(void) {
     check("tuned rows: a GPU's own row says so in the path", !strcmp(why, "tuned 64x768 (this GPU)"));
 }
 
+// At one point the most specific row a launch may read comes first: this GPU's PDL row, the shared PDL row, its
+// captured row, the shared captured row, its plain row, the shared plain row. A GPU's captured or PDL row is read
+// where the point has no shared row of that kind (the table writes one only where the choice differs); never at a
+// point with no shared row.
+static const char *refuses_7(const void *, int rung, int) { return rung == 7 ? "no" : NULL; }
+static void test_tuned_own_launch_rows(void) {
+    const tuned_row_t rows[] = {
+        {90, 4, TV_PLAIN, 1, 64, 768, 0, 6, 64},
+        {90, 4, TV_PLAIN, 1, 64, 768, 0, 9, 32, "GPU B"},
+        {90, 4, TV_PLAIN, 1, 64, 768, TL_CAPTURED, 8, 256, "GPU B"},  // (no shared captured row at 64x768)
+        {90, 4, TV_PLAIN, 1, 64, 768, TL_PDL, 5, 128},
+        {90, 4, TV_PLAIN, 1, 64, 768, TL_PDL, 7, 256, "GPU B"},
+        {90, 4, TV_PLAIN, 1, 16, 768, TL_PDL, 4, 512, "GPU B"},  // (no shared row at 16x768: never read)
+        {90, 4, TV_PLAIN, 1, 32, 768, 0, 6, 128},
+    };
+    const int n = (int)(sizeof rows / sizeof rows[0]);
+    const cudaDeviceProp saved = g_dev.prop;
+    g_dev.prop.major = 9, g_dev.prop.minor = 0;
+    snprintf(g_dev.prop.name, sizeof g_dev.prop.name, "GPU B");
+    tuned_key_t k = {4, TV_PLAIN, 1, 64, 768, 0};
+    const tuned_row_t *plain = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    k.captured = 1;
+    const tuned_row_t *captured = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    k.pdl = 1;
+    const tuned_row_t *captured_pdl = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    k.captured = 0;
+    const tuned_row_t *pdl_refused = tuned_pick(rows, n, &k, 0, NULL, refuses_7);
+    k.N = 16;
+    const tuned_row_t *pdl_16 = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    snprintf(g_dev.prop.name, sizeof g_dev.prop.name, "GPU A");
+    k.pdl = 0, k.captured = 1, k.N = 63;
+    const tuned_row_t *other_captured = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    k.pdl = 1, k.captured = 0, k.N = 65;
+    const tuned_row_t *other_pdl = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    g_dev.prop = saved;
+    check("tuned rows: on the named GPU a plain launch takes its plain row, a captured launch its captured row (the "
+          "point has no shared one), a PDL launch its PDL row first",
+          plain == &rows[1] && captured == &rows[2] && captured_pdl == &rows[4]);
+    check("tuned rows: a GPU's PDL row refused -> the shared PDL row", pdl_refused == &rows[3]);
+    check("tuned rows: a GPU's PDL row at a point with no shared row is not read (16x768 -> the shared row of 32x768)",
+          pdl_16 == &rows[6]);
+    check("tuned rows: another GPU reads no row of the named one: captured -> the shared plain row, PDL -> the shared "
+          "PDL row", other_captured == &rows[0] && other_pdl == &rows[3]);
+}
+
 // ---- registry sanity
 
 static void test_registry(void) {
@@ -702,6 +747,7 @@ int main(void) {
     test_cp_async_plan();
     test_tuned_pick();
     test_tuned_own_rows();
+    test_tuned_own_launch_rows();
     test_registry();
     test_cudnn_kernel0();
     return test_summary();

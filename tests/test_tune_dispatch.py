@@ -72,13 +72,19 @@ with tempfile.TemporaryDirectory() as tmp:
                   # with it, so no PDL row
                   row("A", 6, "r6", "32x768", 64, 1.0), row("A", 5, "r5", "32x768", 128, 1.2),
                   row("A", 6, "r6", "32x768:hot", 64, 0.7), row("A", 5, "r5", "32x768:hot", 128, 0.5),
-                  row("A", 6, "r6", "32x768:hot:pdl", 64, 0.6), row("A", 5, "r5", "32x768:hot:pdl", 128, 0.4)],
+                  row("A", 6, "r6", "32x768:hot:pdl", 64, 0.6), row("A", 5, "r5", "32x768:hot:pdl", 128, 0.4),
+                  # a point whose PDL choice over both GPUs is the plain row's (rung 6 at 64: worst 1.10 on B, rung 5
+                  # 1.12 on A), where B alone wants rung 5: a PDL row for B
+                  row("A", 6, "r6", "8x768", 64, 1.0), row("A", 5, "r5", "8x768", 128, 1.2),
+                  row("A", 6, "r6", "8x768:hot:pdl", 64, 0.5), row("A", 5, "r5", "8x768:hot:pdl", 128, 0.56)],
             "b": [row("B", 5, "r5", "64x768", 128, 1.05), row("B", 6, "r6", "64x768", 64, 1.0),
                   row("B", 6, "r6", "64x768", 128, 1.0),
                   row("B", 5, "r5", "64x768:hot:pdl", 128, 0.9), row("B", 6, "r6", "64x768:hot:pdl", 64, 1.0),
                   row("B", 5, "r5", "64x768:hot", 128, 1.0), row("B", 6, "r6", "64x768:hot", 64, 1.0),
                   row("B", 9, "dispatch", "64x768", 0, 0.5),
-                  row("B", 7, "r7", "64x768", 256, 0.9)],  # OK on B only: not a candidate
+                  row("B", 7, "r7", "64x768", 256, 0.9),  # OK on B only: not a candidate
+                  row("B", 6, "r6", "8x768", 64, 1.0), row("B", 5, "r5", "8x768", 128, 1.2),
+                  row("B", 6, "r6", "8x768:hot:pdl", 64, 0.55), row("B", 5, "r5", "8x768:hot:pdl", 128, 0.5)],
             "c": [row("C", 4, "r4", "64x768", 256, 1.0, sm="sm_80")]}
     write_results(tmp, "rmsnorm", data)
     table = tune_dispatch.derive(tune_dispatch.gpu_rows(tmp, "rmsnorm"))
@@ -86,11 +92,17 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("derive: one plain sm_90 row at 64x768, rung 6 at 64 threads (worst 1.11 against rung 5's 1.20; cuDNN, the "
            "dispatcher and a rung skipped on one GPU are no candidates, the best there counts)", len(plain) == 1
            and plain[0][7:9] == (6, 64) and abs(plain[0][9] - 1 / 0.9) < 1e-9 and plain[0][10] == "b cold", str(table))
-    own = [t for t in table if t[0] == 90 and t[11] is not None]
+    own = [t for t in table if t[0] == 90 and t[4:6] == (64, 768) and t[11] is not None]
     expect("derive: rows of one GPU alone at 64x768, plain launches: A rung 5 at 128 (the shared rung 6 costs A 1.10 "
-           "cold), B rung 7 at 256 (1.11; rung 7 ran on B cold only); none for captured launches (rung 6 is both GPUs' "
-           "best hot)", [t[4:12] for t in own] ==
-           [(64, 768, 0, 5, 128, 1.0, "a cold", "A"), (64, 768, 0, 7, 256, 1.0, "b cold", "B")], str(table))
+           "cold), B rung 7 at 256 (1.11; rung 7 ran on B cold only); captured launches: A rung 6 at 64, since without "
+           "a row of its own a captured launch on A takes A's plain row (rung 5, 1.20 hot), though the shared choice "
+           "hot is the shared plain row's", [t[4:12] for t in own] ==
+           [(64, 768, 0, 5, 128, 1.0, "a cold", "A"), (64, 768, 0, 7, 256, 1.0, "b cold", "B"),
+            (64, 768, 2, 6, 64, 1.0, "a hot", "A")], str(table))
+    b_pdl = [t for t in table if t[0] == 90 and t[4:6] == (8, 768)]
+    expect("derive: a PDL row for one GPU alone where the shared PDL choice is the plain row's and costs that GPU over "
+           "1% (B: rung 5 at 128; the plain row, rung 6 at 64, costs it 1.10)", [t[6:9] + t[11:12] for t in b_pdl] ==
+           [(0, 6, 64, None), (1, 5, 128, "B")], str(table))
     pdl = [t for t in table if t[0] == 90 and t[4:7] == (64, 768, 1)]
     expect("derive: the PDL launches of 64x768 get their own row where their best differs (rung 5 at 128, from the "
            "hot+pdl times alone)", len(pdl) == 1 and pdl[0][7:9] == (5, 128) and pdl[0][9] == 1.0, str(table))
@@ -109,7 +121,7 @@ with tempfile.TemporaryDirectory() as tmp:
            and "| 90 | 2 | plain | yes | 64 | 768 | - | plain | 6 | 64 | 1.111 | b cold | all |" in r.stdout
            and "| 90 | 2 | plain | yes | 64 | 768 | - | plain | 7 | 256 | 1.000 | b cold | B |" in r.stdout
            and "| 90 | 2 | plain | yes | 32 | 768 | - | captured | 5 | 128 | 1.000 | a hot | all |" in r.stdout
-           and "(2 of one GPU alone); 0 with a worst ratio over 1.01" in r.stdout, r.stdout + r.stderr)
+           and "(4 of one GPU alone); 0 with a worst ratio over 1.01" in r.stdout, r.stdout + r.stderr)
 
 r = run("bogus")
 expect("an op without a dispatcher table: exit 2, one line", r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
