@@ -3,12 +3,14 @@
 set -u
 usage() {
     cat <<'H'
-usage: results/lab/remeasure.sh rungs|dispatchers OP[:K,K...] ...        (GIT_REV=<commit>)
+usage: results/lab/remeasure.sh rungs|dispatchers OP[:K,K...] ...        (GIT_REV=<commit>, SETS="S ...")
 
   rungs        run_all --kernels K,K OP (every set) for each OP:K,K (e.g. rmsnorm:9 layernorm:13)
   dispatchers  tune_dispatch OP --write for each OP (the tree must hold the rows of the rungs call: bring
                $OUT/res.tgz home and untar it in the tree first), a rebuild, run_all of each OP's dispatcher (its
                last kernel) at every set, then dispatch_check on this GPU's folder (TIMEOUT seconds, default 150)
+SETS="latency odd" (scripts/shapes.py's sets): only those sets' points, the others' rows kept (every set by
+default): for a table change whose rows all lie in those sets.
 $OUT/res.tgz holds this GPU's CSVs and logs of the OPs (after dispatchers also the OPs' sources and
 dispatch_check.csv); a line a step, with the time.
 H
@@ -25,6 +27,11 @@ for spec in "$@"; do
         echo "remeasure: rungs wants OP:K[,K...], got '$spec'" >&2; exit 2
     fi
 done
+sets=""
+for s in ${SETS:-}; do
+    case "$s" in standard | latency | odd | tune) sets="$sets --set $s" ;;
+    *) echo "remeasure: unknown set '$s' in SETS: standard, latency, odd or tune" >&2; exit 2 ;; esac
+done
 . results/lab/lab.sh
 lab_start remeasure
 make -j16 all GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
@@ -34,7 +41,7 @@ files=""
 if [ $phase = rungs ]; then
     for spec in "$@"; do
         op=${spec%%:*}
-        python3 scripts/run_all.py --kernels "${spec#*:}" $op 2> "$OUT/$op.progress"; el "$spec: exit $?"
+        python3 scripts/run_all.py --kernels "${spec#*:}" $sets $op 2> "$OUT/$op.progress"; el "$spec: exit $?"
         files="$files $D/$op.csv $D/$op.log"
     done
 else
@@ -47,7 +54,7 @@ else
     for spec in "$@"; do
         op=${spec%%:*}
         k=$(./${op}_forward --list | tail -n 1 | awk '{print $1}')
-        python3 scripts/run_all.py --kernels $k $op 2> "$OUT/${op}_dispatch.progress"; el "$op dispatcher ($k): exit $?"
+        python3 scripts/run_all.py --kernels $k $sets $op 2> "$OUT/${op}_dispatch.progress"; el "$op dispatcher ($k): exit $?"
         files="$files $D/$op.csv $D/$op.log ${op}_forward.cu"
         [ $op = batchnorm ] || ops="$ops $op"
     done
