@@ -42,6 +42,13 @@ mkdir -p "$OUT"
 OPS="$*"
 t0=$(date +%s)
 el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+# slowest LOG: the GPU suite's 8 slowest checks, from its log's "### [T s]" lines (T when each check finished)
+slowest() {
+    [ -s "$1" ] || return 0
+    echo "slowest GPU-suite checks (s):"
+    grep -E '^### \[[0-9]+ s\] ' "$1" | awk '{t = substr($2, 2) + 0; d = t - p; p = t; $1 = $2 = $3 = ""; print d "\t" substr($0, 4)}' |
+        sort -rn | head -n 8
+}
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 if [ "$phase" = fresh ] || [ "$phase" = fresh-build ]; then
     rm -rf "$dir" && mkdir -p "$dir"
@@ -55,9 +62,11 @@ if [ "$phase" = fresh-build ]; then
     exit $rc
 fi
 if [ "$phase" = fresh ] || [ "$phase" = fresh-test ]; then
-    ( cd "$dir" && make test GIT_REV="${GIT_REV:-unknown}" ) > "$OUT/make_test.log" 2>&1
+    log=$(cd "$OUT" && pwd)/gpu_suite.log
+    ( cd "$dir" && SUITE_LOG="$log" make test GIT_REV="${GIT_REV:-unknown}" ) > "$OUT/make_test.log" 2>&1
     rc=$?
     grep -E "^FAIL" "$OUT/make_test.log" | head -n 40
+    slowest "$log"
     el "fresh make test: exit $rc, $(tail -n 1 "$OUT/make_test.log")"
     exit $rc
 fi
@@ -68,6 +77,7 @@ if [ "$phase" = suite ] || [ "$phase" = all ]; then
     make -j16 plant build/test_gpu_inputs GIT_REV="${GIT_REV:-unknown}" >> "$OUT/build.log" 2>&1
     SUITE_OPS="$OPS" SUITE_LOG="$OUT/gpu_suite.log" bash tests/gpu_suite.sh > "$OUT/gpu_suite.out" 2>&1 || rc=1
     grep -E "^FAIL" "$OUT/gpu_suite.out" | head -n 40
+    slowest "$OUT/gpu_suite.log"
     el "suite: $(tail -n 1 "$OUT/gpu_suite.out")"
 fi
 if [ "$phase" = bench ] || [ "$phase" = all ]; then

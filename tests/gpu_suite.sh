@@ -10,12 +10,16 @@
 # and, once: timing mode writes CSV/JSON; the device inputs against cuRAND's host generator.
 # Usage: tests/gpu_suite.sh [quick|full]   (default full; quick: fewer shapes, one sanitizer pass).
 # SUITE_BUGS="1 3": the planted bugs to run (their builds must exist; the Makefile passes the ones it built);
-# unset: every build/<op>_forward_bug<k> there is. Logs go to $SUITE_LOG (default build/gpu_suite.log).
+# unset: every build/<op>_forward_bug<k> there is. Logs go to $SUITE_LOG (default build/gpu_suite.log), each
+# check's command after "### [T s]", the seconds since the suite started when it finished.
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 . tests/lib.sh
 LOG=${SUITE_LOG:-build/gpu_suite.log}
 mkdir -p "$(dirname "$LOG")" build  # the suite's scratch files live in build/
 : > "$LOG"
+SUITE_T0=$SECONDS
+# log_head TEXT: a check's line in the log, "### [T s] TEXT" (T: the seconds since the suite started)
+log_head() { echo "### [$((SECONDS - SUITE_T0)) s] $*"; }
 SANITIZER=${SANITIZER:-compute-sanitizer}
 case "${1:-full}" in
 quick) QUICK=1 ;;
@@ -31,7 +35,7 @@ check_path() {
     case " $* " in *" --hot "*) mode="--repeats 3" ;; esac
     out=$(./$prog "$@" $mode 2>&1)
     rc=$?
-    { echo "### $prog $* $mode (exit $rc)"; echo "$out"; } >> "$LOG"
+    { log_head "$prog $* $mode (exit $rc)"; echo "$out"; } >> "$LOG"
     if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "path "; then
         pass "$prog $* ($(echo "$out" | grep -o 'path [^|]*' | head -n 1))"
     else
@@ -48,7 +52,7 @@ expect_path_gpu() {
     shift 6
     out=$(./$prog $kernel --check "$@" 2>&1)
     rc=$?
-    { echo "### $prog $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    { log_head "$prog $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
     first=$(echo "$out" | head -n 1)
     if before_sm90 "$first"; then want=$want_old
     elif echo "$first" | grep -q "NVIDIA H100 80GB HBM3 |"; then want=$want_h100
@@ -68,7 +72,7 @@ check_all() {
     local out rc
     out=$(./$prog all --check "$@" 2>&1)
     rc=$?
-    { echo "### $name (exit $rc)"; echo "$out"; } >> "$LOG"
+    { log_head "$name (exit $rc)"; echo "$out"; } >> "$LOG"
     local nk table bad
     nk=$(./$prog --list | wc -l)
     table=$(echo "$out" | sed -n '/^ranking/,$p' | grep -E '^ +- \| +[0-9]+ \|')
@@ -88,7 +92,7 @@ sanitize_kernel() {
     local out rc
     out=$("$SANITIZER" --tool $tool --error-exitcode 9 ./$prog $kernel --check "$@" 2>&1)
     rc=$?
-    { echo "### $SANITIZER --tool $tool $prog $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    { log_head "$SANITIZER --tool $tool $prog $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
     if [ $rc -eq 0 ] && echo "$out" | grep -Eq "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors"; then
         pass "$tool clean: $prog $kernel --check $*"
     else
@@ -122,7 +126,7 @@ planted() {
         [ -x "$bug" ] || { fail "planted-bug build missing: $bug (make plant)"; continue; }
         out=$(./$bug $kernel --check "$@" 2>&1)
         rc=$?
-        { echo "### $bug $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+        { log_head "$bug $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
         if [ $rc -eq 1 ] && echo "$out" | grep -q "FAIL"; then pass "planted bug caught: $bug $*"; else fail "planted bug missed: $bug $* (exit $rc)"; fi
     done
 }

@@ -83,7 +83,7 @@ planted $BN 5 --dtype bf16 --layout nhwc -N 2 -C 1000 --height 2 --width 1
 
 # kernel 6 at the default fp32 shape: x (67 MB) does not fit on chip, skipped with the reason
 out=$(./$BN 6 --check 2>&1); rc=$?
-{ echo "### $BN 6 --check (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "$BN 6 --check (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: x (.* MB) does not fit on chip"; then pass "$BN 6 skips the default fp32 shape: x does not fit on chip"
 else fail "$BN 6 at the default shape (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
 
@@ -93,7 +93,7 @@ keep_part() {  # keep_part K ARGS...: `K --check ARGS` is OK and keeps fewer row
     local k=$1 out rc rows kept
     shift
     out=$(./$BN $k --check "$@" 2>&1); rc=$?
-    { echo "### $BN $k --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    { log_head "$BN $k --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
     rows=$(echo "$out" | grep -m1 -oE "[0-9]+ rows each" | grep -oE "^[0-9]+")
     kept=$(echo "$out" | grep -m1 -oE "[0-9]+ kept on chip" | grep -oE "^[0-9]+")
     if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "OK | path" && [ -n "$rows" ] &&
@@ -121,14 +121,14 @@ done
                                 "14 --dtype fp32 --layout nhwc -N 31 -C 256 --height 55 --width 57" \
                                 "14 --dtype fp16 --layout nhwc -N 31 -C 256 --height 55 --width 57 --input-mean 1000"; do
     out=$(./$BN $args --check 2>&1); rc=$?
-    { echo "### $BN $args --check (exit $rc)"; echo "$out"; } >> "$LOG"
+    { log_head "$BN $args --check (exit $rc)"; echo "$out"; } >> "$LOG"
     if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "OK | path"; then pass "$BN $args: OK"
     else fail "$BN $args (exit $rc): $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 done
 # 14 above its launch bounds (256 threads): skipped with the reason, never a CUDA error
 for bsz in 320 512; do
     out=$(./$BN 14 --check --block-size $bsz --dtype bf16 -N 1031 -C 1000 2>&1); rc=$?
-    { echo "### $BN 14 --check --block-size $bsz (exit $rc)"; echo "$out"; } >> "$LOG"
+    { log_head "$BN 14 --check --block-size $bsz (exit $rc)"; echo "$out"; } >> "$LOG"
     if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: .*256"; then pass "$BN 14 --block-size $bsz: skipped with its launch bounds"
     else fail "$BN 14 --block-size $bsz (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
 done
@@ -145,7 +145,7 @@ for args in "--dtype bf16 --inference --layout nhwc -N 3 -C 40 --height 7 --widt
             "--dtype fp16 --inference --layout nchw -N 3 -C 40 --height 7 --width 5"; do
     for bsz in 512 1024; do
         out=$(./$BN 15 --check --block-size $bsz $args 2>&1); rc=$?
-        { echo "### $BN 15 --check --block-size $bsz $args (exit $rc)"; echo "$out"; } >> "$LOG"
+        { log_head "$BN 15 --check --block-size $bsz $args (exit $rc)"; echo "$out"; } >> "$LOG"
         if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: .*256"; then pass "$BN 15 --block-size $bsz $args: skipped with 13's reason"
         else fail "$BN 15 --block-size $bsz $args (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
     done
@@ -158,7 +158,7 @@ dispatch() {  # dispatch SM90_PATTERN OLDER_PATTERN ARGS...: `15 --check ARGS` e
     shift 2
     local out rc
     out=$(./$BN 15 --check "$@" 2>&1); rc=$?
-    { echo "### $BN 15 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+    { log_head "$BN 15 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
     before_sm90 "$out" && pat=$old
     if [ $rc -eq 0 ] && echo "$out" | grep -q "OK | path $pat"; then pass "$BN 15 $*: path $pat"
     else fail "$BN 15 $* (exit $rc): $(echo "$out" | grep -E 'path|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
@@ -187,7 +187,7 @@ fi
 # precision: the one-pass variance of kernel 3 fails when |mean| >> std; the Welford kernels do not (1, 2 and 4,
 # whose threads merge long chains, thanks to their shift by the channel's first value)
 out=$(./$BN 3 --check --input-mean 1000 -N 16384 -C 64 2>&1); rc=$?
-{ echo "### $BN 3 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "$BN 3 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 1 ] && echo "$out" | grep -q FAIL; then pass "$BN 3 at --input-mean 1000 is reported FAIL"; else fail "$BN 3 at --input-mean 1000 not reported (exit $rc)"; fi
 for k in 1 2 4 5 6 8 10 11 12 14 15; do
     out=$(./$BN $k --check --input-mean 1000 -N 16384 -C 64 2>&1); rc=$?
@@ -219,7 +219,7 @@ else
         local words="$1" out rc
         shift
         out=$(NORM_CUDNN_BN="$words" ./$BN 0 --check "$@" 2>&1); rc=$?
-        { echo "### NORM_CUDNN_BN='$words' $BN 0 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+        { log_head "NORM_CUDNN_BN='$words' $BN 0 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
         if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "OK | path cuDNN .*$words"; then
             pass "$BN 0 [$words] $*: OK"
         elif [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && echo "$out" | grep -q "^skipped: "; then
@@ -262,7 +262,7 @@ else
     cudnn_runs() {  # cudnn_runs ARGS...: `0 --check ARGS` runs cuDNN (not skipped) and passes
         local out rc
         out=$(./$BN 0 --check "$@" 2>&1); rc=$?
-        { echo "### $BN 0 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
+        { log_head "$BN 0 --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
         if [ $rc -eq 0 ] && echo "$out" | grep -q "OK | path cuDNN"; then pass "$BN 0 $*: $(echo "$out" | grep -o 'path cuDNN.*')"
         else fail "$BN 0 $* (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL|wrong|error' | head -n 2 | tr '\n' ' ')"; fi
     }
@@ -275,12 +275,12 @@ else
     fi
 
     out=$(./$BN 0 --check -N 1 -C 33 2>&1); rc=$?
-    { echo "### $BN 0 --check -N 1 -C 33 (exit $rc)"; echo "$out"; } >> "$LOG"
+    { log_head "$BN 0 --check -N 1 -C 33 (exit $rc)"; echo "$out"; } >> "$LOG"
     if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: N\*H\*W = 1: cuDNN's running_var"; then pass "$BN 0 skips N*H*W = 1 in training, saying why"
     else fail "$BN 0 at N*H*W = 1 (exit $rc): $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
     for shape in "-N 1 -C 33" "--layout nhwc -N 1 -C 64 --height 1 --width 1"; do
         out=$(NORM_CUDNN_BN_M1=run ./$BN 0 --check $shape 2>&1); rc=$?
-        { echo "### NORM_CUDNN_BN_M1=run $BN 0 --check $shape (exit $rc)"; echo "$out"; } >> "$LOG"
+        { log_head "NORM_CUDNN_BN_M1=run $BN 0 --check $shape (exit $rc)"; echo "$out"; } >> "$LOG"
         if [ $rc -eq 1 ] && [ "$(echo "$out" | grep -c 'elements wrong')" -eq 1 ] &&
            echo "$out" | grep "running_var: .* elements wrong" | grep -Eq "gpu -?nan"; then
             pass "$BN 0 $shape with the N*H*W = 1 rule lifted: cuDNN's running_var is NaN, the rest matches (the rule holds)"
@@ -300,7 +300,7 @@ fi
 # or less (the H200's copy overlaps its reads and writes and runs at 1.4x their sum's rate; on an H100 the copy's
 # rate was 0.95-1.05x the sum's): only the printed share is checked against the printed times.
 out=$(./$BN 10 --phases -N 65536 -C 256 --block-size 256 --repeats 20 2>&1); rc=$?
-{ echo "### $BN 10 --phases -N 65536 -C 256 (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "$BN 10 --phases -N 65536 -C 256 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && python3 - "$out" <<'PY'; then
 import re, sys
 out = sys.argv[1]

@@ -40,7 +40,7 @@ fi
 sanitize_shapes layernorm_forward 7 "--dtype bf16 -N 1031 -C 1000" "--dtype fp32 -N 7 -C 500" "--dtype fp16 -N 33 -C 136" \
     "--dtype fp32 -N 5 -C 1024"
 out=$(./layernorm_forward 7 --check --dtype bf16 -N 7 -C 1024 --block-size 1024 2>&1); rc=$?
-{ echo "### layernorm 7 at 1024 threads (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "layernorm 7 at 1024 threads (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: "; then pass "layernorm 7 says skipped for bf16 blocks of 1024 threads"
 else fail "layernorm 7 bf16 at 1024 threads (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL|OK' | head -n 2 | tr '\n' ' ')"; fi
 
@@ -50,7 +50,7 @@ planted layernorm_forward 6 -N 1 -C 33
 
 # the single-pass variance (kernel 4) loses precision when |mean| >> std; two-pass kernels do not
 out=$(./layernorm_forward 4 --check --input-mean 1000 -N 64 -C 768 2>&1); rc=$?
-{ echo "### kernel 4 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "kernel 4 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 1 ] && echo "$out" | grep -q FAIL; then pass "layernorm 4 at --input-mean 1000 is reported FAIL"; else fail "layernorm 4 at --input-mean 1000 not reported (exit $rc)"; fi
 for k in 3 5 6 7 8 9 10 11 12 13 14 15 16 17; do
     cols=768
@@ -142,7 +142,7 @@ check_one 12 --dtype fp32 -N 1031 -C 4104 --hot --pdl
 check_refusals() {
     local k=$1 what=$2 out rc
     out=$(./layernorm_forward $k --check $3 2>&1; ./layernorm_forward $k --check $4 2>&1); rc=$?
-    { echo "### layernorm $k refusals (exit $rc)"; echo "$out"; } >> "$LOG"
+    { log_head "layernorm $k refusals (exit $rc)"; echo "$out"; } >> "$LOG"
     if [ $rc -eq 0 ] && echo "$out" | grep -qF "skipped: $5" && echo "$out" | grep -qF "skipped: $6"; then
         pass "layernorm $k says skipped for $what"
     else fail "layernorm $k refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 2 | tr '\n' ' ')"; fi
@@ -244,7 +244,7 @@ done
 tmp=build/suite_layernorm_hot
 rm -f $tmp.csv
 out=$(./layernorm_forward 0,17 -N 4 -C 4096 --hot --repeats 5 --csv $tmp.csv 2>&1; ./layernorm_forward 0,17 -N 4 -C 4096 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
-{ echo "### layernorm hot timing (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "layernorm hot timing (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -q "hot, graph replay, PDL" && grep -q ",17,dispatch,fp32,4x4096:hot,.*,OK," $tmp.csv \
    && grep -q ",17,dispatch,fp32,4x4096:hot:pdl,.*,OK," $tmp.csv && grep -q ",0,cudnn,fp32,4x4096:hot:pdl,.*,SKIP," $tmp.csv; then
     pass "layernorm --hot and --hot --pdl: per-launch times, CSV shapes 4x4096:hot and 4x4096:hot:pdl, cuDNN skipped under --pdl"

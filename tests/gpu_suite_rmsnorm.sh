@@ -94,7 +94,7 @@ expect_path rmsnorm_forward 13 "| path rung 8 latency_split: a row over 16 block
 # choice: fp32 4x8192, rung 12 at 128 threads, where plain launches take it at 64), validated through one replay of a
 # captured launch; before sm_90: the rule, 8 with the row in one block
 out=$(./rmsnorm_forward 13 -N 4 -C 8192 --hot --repeats 5 2>&1); rc=$?
-{ echo "### rmsnorm_forward 13 -N 4 -C 8192 --hot (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "rmsnorm_forward 13 -N 4 -C 8192 --hot (exit $rc)"; echo "$out"; } >> "$LOG"
 if before_sm90 "$(echo "$out" | head -n 1)"; then want="path rung 8 latency_split: a row over 1 block"; else want="path rung 12 lean_split: .*tuned 4x8192 captured"; fi
 if [ $rc -eq 0 ] && echo "$out" | grep -q "$want" && ! echo "$out" | grep -q "| FAIL"; then
     pass "rmsnorm 13 --hot: a captured launch takes the captured row, validated ('$want')"
@@ -131,7 +131,7 @@ done
 check_path rmsnorm_forward 10 --dtype bf16 -N 3 -C 65536 --hot --pdl
 check_path rmsnorm_forward 10 --dtype fp32 -N 16 -C 32768 --input-mean 1000
 out=$(./rmsnorm_forward 10 --check -N 3 -C 4096 --fused-add 2>&1; ./rmsnorm_forward 10 --check -N 3 -C 4097 2>&1); rc=$?
-{ echo "### rmsnorm 10 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "rmsnorm 10 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && [ "$(echo "$out" | grep -c 'skipped: no --fused-add')" -ge 1 ] && echo "$out" | grep -q "skipped: needs 16-byte packs"; then
     pass "rmsnorm 10 says skipped for --fused-add and for rows without 16-byte packs"
 else fail "rmsnorm 10 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 2 | tr '\n' ' ')"; fi
@@ -150,7 +150,7 @@ check_path rmsnorm_forward 11 --dtype fp32 -N 4096 -C 512 --input-mean 1000
 check_path rmsnorm_forward 11 --dtype bf16 -N 64 -C 768 --hot --pdl
 out=$(./rmsnorm_forward 11 --check -N 3 -C 256 --fused-add 2>&1; ./rmsnorm_forward 11 --check -N 3 -C 257 2>&1;
       ./rmsnorm_forward 11 --check -N 3 -C 1024 2>&1); rc=$?
-{ echo "### rmsnorm 11 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "rmsnorm 11 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: no fused add" && echo "$out" | grep -q "skipped: needs 16-byte packs" &&
    echo "$out" | grep -q "skipped: row of 1024 is more than 32 lanes x 4 packs"; then
     pass "rmsnorm 11 says skipped for --fused-add, rows without 16-byte packs and fp32 rows over 512"
@@ -184,7 +184,7 @@ check_path rmsnorm_forward 12 --dtype fp32 -N 16 -C 8192 --input-mean 1000
 for k in 1 2 4 8 16; do check_path rmsnorm_forward 12 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
 out=$(./rmsnorm_forward 12 --check -N 3 -C 4096 --fused-add 2>&1; ./rmsnorm_forward 12 --check -N 3 -C 4097 2>&1;
       ./rmsnorm_forward 12 --check -N 3 --heads 4 --head-dim 128 2>&1; ./rmsnorm_forward 12 --check -N 1 -C 131072 2>&1); rc=$?
-{ echo "### rmsnorm 12 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "rmsnorm 12 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: plain rows only: no --fused-add" &&
    echo "$out" | grep -q "skipped: needs 16-byte packs" && echo "$out" | grep -q "skipped: plain rows only: no QK-norm view" &&
    echo "$out" | grep -q "skipped: row of 131072 exceeds 16 blocks x 512 threads x 2 packs of 4"; then
@@ -210,7 +210,7 @@ done
 tmp=build/suite_rmsnorm_hot
 rm -f $tmp.csv
 out=$(./rmsnorm_forward 13 -N 4 -C 4096 --dtype bf16 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
-{ echo "### rmsnorm hot timing (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "rmsnorm hot timing (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && grep -q ",13,dispatch,bf16,4x4096:hot:pdl,.*,OK," $tmp.csv; then
     pass "rmsnorm --hot --pdl: a per-launch time, CSV shape 4x4096:hot:pdl"
 else fail "rmsnorm --hot --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
@@ -219,7 +219,7 @@ else fail "rmsnorm --hot --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|s
 tmp=build/suite_rmsnorm_timing
 rm -f $tmp.csv
 out=$(./rmsnorm_forward 13 -N 2048 -C 1024 --fused-add --weight-offset 1 --repeats 20 --csv $tmp.csv 2>&1); rc=$?
-{ echo "### rmsnorm timing (exit $rc)"; echo "$out"; } >> "$LOG"
+{ log_head "rmsnorm timing (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -Eq "GB/s \| +[0-9.]+% SOL" && grep -q ",2048x1024:add:off1," $tmp.csv; then
     pass "rmsnorm timing mode (fused add, offset): GB/s, %SOL, CSV shape 2048x1024:add:off1"
 else fail "rmsnorm timing mode (exit $rc)"; fi

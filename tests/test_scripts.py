@@ -377,5 +377,14 @@ with tempfile.TemporaryDirectory() as d:
                    r.returncode == 2 and len(lines) == 1 and lines[0].startswith(name.split(".")[0] + ":")
                    and "Traceback" not in r.stderr, f"rc {r.returncode}: {r.stderr!r}")
     expect("device_session.sh: --help and a bad phase start nothing", not os.path.exists(env["OUT"]))
+    # its slowest(): the GPU suite's checks by the seconds each took, from the log's "### [T s]" lines
+    log = os.path.join(d, "suite.log")
+    with open(log, "w") as f:
+        f.write("### [3 s] a 1 (exit 0)\nout\n### [10 s] b 2 (exit 0)\n### not a stamp\n### [11 s] c (exit 1)\n")
+    fn = "source <(sed -n '/^slowest()/,/^}/p' scripts/device_session.sh); slowest \"$1\""
+    r = subprocess.run(["bash", "-c", fn, "slowest", log], capture_output=True, text=True, cwd=ROOT)
+    expect("device_session.sh slowest: each check's seconds (T minus the one before), slowest first",
+           r.stdout.splitlines() == ["slowest GPU-suite checks (s):", "7\tb 2 (exit 0)", "3\ta 1 (exit 0)",
+                                     "1\tc (exit 1)"], repr(r.stdout + r.stderr))
 
 sys.exit(status())
