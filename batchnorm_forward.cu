@@ -2130,12 +2130,12 @@ static const char *supports_l2_loads_in_flight(const void *pp, int bs) {
 // nearest one (their rungs' checks pass over what it cannot run: 9's clusters before sm_90). Where no row's rung
 // takes the problem (a plan the device cannot hold), the rung that takes every problem of its class runs: 5 for
 // channels contiguous, 7 for NCHW, 13 for inference. A --block-size given replaces the row's.
-// What the sweeps chose (H100, H200): 14 at 128-256 threads at most points where x's channels are contiguous, in
-// every dtype, x below, near and above L2 alike (its plan holds the columns of blocks resident, read from the
-// device); 11 at a few fp32 points, where its 8 loads were already in flight (14's rows are the H100's: the H200
-// has not swept 14, and took 12 in 16-bit and 11 in fp32); 4 for a few rows of many channels (64x1024,
-// 256x8192); 9 for NCHW planes but 7 at 32 threads for 256x512x7x7 (and the fp32 112x112 images, shared with the
-// H200); 13 in inference at 32-128 threads.
+// What the sweeps chose (H100, H200): where x's channels are contiguous, 14 at 128-256 threads in 16 bits, x below,
+// near and above L2 alike (its plan holds the columns of blocks resident, read from the device), and at 4 fp32
+// points; 11 at 512 threads at the other fp32 points, where its 8 loads were already in flight (14 within 2% of it
+// there); 12 at 1024x64; 4 for a few rows of many channels (64x1024, 256x8192); 9 for NCHW planes but 7 at 32
+// threads for 256x512x7x7 (and the fp32 112x112 images, shared with the H200); 13 in inference at 32-128 threads.
+// (At the tuning points the H200 has rows of 14 and the dispatcher only: the other rungs' rows there are the H100's.)
 // Wrong: between measured points the nearest one decides, which is a guess; another architecture runs sm_90's
 // choices until its own sweeps are stored.
 
