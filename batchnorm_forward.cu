@@ -2131,11 +2131,11 @@ static const char *supports_l2_loads_in_flight(const void *pp, int bs) {
 // takes the problem (a plan the device cannot hold), the rung that takes every problem of its class runs: 5 for
 // channels contiguous, 7 for NCHW, 13 for inference. A --block-size given replaces the row's.
 // What the sweeps chose (H100, H200): where x's channels are contiguous, 14 at 128-256 threads in 16 bits, x below,
-// near and above L2 alike (its plan holds the columns of blocks resident, read from the device), and at 4 fp32
-// points; 11 at 512 threads at the other fp32 points, where its 8 loads were already in flight (14 within 2% of it
-// there); 12 at 1024x64; 4 for a few rows of many channels (64x1024, 256x8192); 9 for NCHW planes but 7 at 32
-// threads for 256x512x7x7 (and the fp32 112x112 images, shared with the H200); 13 in inference at 32-128 threads.
-// (At the tuning points the H200 has rows of 14 and the dispatcher only: the other rungs' rows there are the H100's.)
+// near and above L2 alike (its plan holds the columns of blocks resident, read from the device), and at the fp32
+// points of 64 and 512 channels and 32768x2048; 11 at 512 threads at the other fp32 points, where its 8 loads were
+// already in flight (14 within 2% of it there); 12 at 16-bit 1024x64; 4 for a few rows of many channels (64x1024,
+// 256x8192); 9 for NCHW planes but 7 at 32 threads for 256x512x7x7 (and the fp32 112x112 images, shared with the
+// H200); 13 in inference at 32-128 threads.
 // Wrong: between measured points the nearest one decides, which is a guess; another architecture runs sm_90's
 // choices until its own sweeps are stored.
 
@@ -2145,28 +2145,28 @@ static const tuned_row_t k_tuned[] = {
     // results/h100-80gb-hbm3/batchnorm.csv
     // results/h200/batchnorm.csv
     // sm, bytes, variant, 16-byte packs, N, C, launch (0 plain, 1 PDL, 2 captured), rung, block[, GPU] (NCHW: GPU or NULL, the planes' H*W)    worst time over the best rung's (GPU, mode)
-    {90, 4, TV_BN_CL, 1, 1024, 64, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 1024, 64, 0, 14, 128},  // 1.000 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 16384, 64, 0, 14, 128},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 262144, 64, 0, 11, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 262144, 64, 0, 14, 256},  // 1.001 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 1605632, 64, 0, 11, 512},  // 1.004 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 65536, 256, 0, 11, 512},  // 1.002 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL, 1, 100352, 256, 0, 11, 512},  // 1.000 h200 cold
     {90, 4, TV_BN_CL, 1, 4096, 512, 0, 14, 256},  // 1.000 h200 cold
     {90, 4, TV_BN_CL, 1, 131072, 512, 0, 14, 256},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 64, 1024, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 64, 1024, 0, 4, 512},  // 1.000 h200 cold
     {90, 4, TV_BN_CL, 1, 16384, 1024, 0, 11, 512},  // 1.000 h200 cold
     {90, 4, TV_BN_CL, 1, 32768, 2048, 0, 14, 256},  // 1.000 h200 cold
     {90, 4, TV_BN_CL, 1, 4096, 4096, 0, 11, 512},  // 1.003 h200 cold
-    {90, 4, TV_BN_CL, 1, 256, 8192, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_CL, 1, 1024, 16384, 0, 11, 512},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_NCHW, 1, 8, 64, 0, 9, 128, NULL, 12544},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_CL, 1, 256, 8192, 0, 4, 512},  // 1.000 h200 cold
+    {90, 4, TV_BN_CL, 1, 1024, 16384, 0, 11, 512},  // 1.000 h200 cold
+    {90, 4, TV_BN_NCHW, 1, 8, 64, 0, 9, 128, NULL, 12544},  // 1.000 h200 cold
     {90, 4, TV_BN_NCHW, 1, 128, 64, 0, 7, 32, NULL, 12544},  // 1.012 h200 cold
     {90, 4, TV_BN_NCHW, 1, 128, 64, 0, 7, 64, "NVIDIA H200", 12544},  // 1.000 h200 cold
-    {90, 4, TV_BN_NCHW, 1, 32, 128, 0, 9, 128, NULL, 784},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_NCHW, 1, 64, 256, 0, 9, 256, NULL, 196},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_NCHW, 1, 32, 128, 0, 9, 128, NULL, 784},  // 1.000 h200 cold
+    {90, 4, TV_BN_NCHW, 1, 64, 256, 0, 9, 256, NULL, 196},  // 1.000 h200 cold
     {90, 4, TV_BN_NCHW, 1, 32, 256, 0, 9, 512, NULL, 3136},  // 1.000 h200 cold
-    {90, 4, TV_BN_NCHW, 1, 256, 512, 0, 7, 32, NULL, 49},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_NCHW, 1, 16, 2048, 0, 9, 64, NULL, 49},  // 1.000 h100-80gb-hbm3 cold
+    {90, 4, TV_BN_NCHW, 1, 256, 512, 0, 7, 32, NULL, 49},  // 1.000 h200 cold
+    {90, 4, TV_BN_NCHW, 1, 16, 2048, 0, 9, 64, NULL, 49},  // 1.000 h200 cold
     {90, 4, TV_BN_CL_INF, 1, 1605632, 64, 0, 13, 128},  // 1.002 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL_INF, 1, 65536, 256, 0, 13, 128},  // 1.002 h100-80gb-hbm3 cold
     {90, 4, TV_BN_CL_INF, 1, 100352, 256, 0, 13, 128},  // 1.000 h100-80gb-hbm3 cold
@@ -2174,7 +2174,7 @@ static const tuned_row_t k_tuned[] = {
     {90, 4, TV_BN_CL_INF, 1, 4096, 4096, 0, 13, 128},  // 1.002 h100-80gb-hbm3 cold
     {90, 4, TV_BN_NCHW_INF, 1, 128, 64, 0, 13, 128, NULL, 12544},  // 1.001 h100-80gb-hbm3 cold
     {90, 4, TV_BN_NCHW_INF, 1, 32, 256, 0, 13, 128, NULL, 3136},  // 1.002 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_CL, 1, 1024, 64, 0, 12, 128},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 1024, 64, 0, 12, 128},  // 1.009 h200 cold
     {90, 2, TV_BN_CL, 1, 16384, 64, 0, 14, 128},  // 1.000 h200 cold
     {90, 2, TV_BN_CL, 1, 262144, 64, 0, 14, 256},  // 1.000 h200 cold
     {90, 2, TV_BN_CL, 1, 1605632, 64, 0, 14, 256},  // 1.007 h200 cold
@@ -2182,19 +2182,19 @@ static const tuned_row_t k_tuned[] = {
     {90, 2, TV_BN_CL, 1, 100352, 256, 0, 14, 256},  // 1.000 h200 cold
     {90, 2, TV_BN_CL, 1, 4096, 512, 0, 14, 256},  // 1.000 h200 cold
     {90, 2, TV_BN_CL, 1, 131072, 512, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 64, 1024, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 64, 1024, 0, 4, 512},  // 1.000 h200 cold
     {90, 2, TV_BN_CL, 1, 16384, 1024, 0, 14, 256},  // 1.000 h200 cold
     {90, 2, TV_BN_CL, 1, 32768, 2048, 0, 14, 256},  // 1.000 h200 cold
     {90, 2, TV_BN_CL, 1, 4096, 4096, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 256, 8192, 0, 4, 512},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_CL, 1, 256, 8192, 0, 4, 512},  // 1.000 h200 cold
     {90, 2, TV_BN_CL, 1, 1024, 16384, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_NCHW, 1, 8, 64, 0, 9, 128, NULL, 12544},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_NCHW, 1, 8, 64, 0, 9, 128, NULL, 12544},  // 1.000 h200 cold
     {90, 2, TV_BN_NCHW, 1, 128, 64, 0, 9, 128, NULL, 12544},  // 1.000 h200 cold
-    {90, 2, TV_BN_NCHW, 1, 32, 128, 0, 9, 128, NULL, 784},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_NCHW, 1, 64, 256, 0, 9, 256, NULL, 196},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_NCHW, 1, 32, 128, 0, 9, 128, NULL, 784},  // 1.000 h200 cold
+    {90, 2, TV_BN_NCHW, 1, 64, 256, 0, 9, 256, NULL, 196},  // 1.000 h200 cold
     {90, 2, TV_BN_NCHW, 1, 32, 256, 0, 9, 256, NULL, 3136},  // 1.000 h200 cold
-    {90, 2, TV_BN_NCHW, 1, 256, 512, 0, 7, 32, NULL, 49},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_NCHW, 1, 16, 2048, 0, 9, 32, NULL, 49},  // 1.000 h100-80gb-hbm3 cold
+    {90, 2, TV_BN_NCHW, 1, 256, 512, 0, 7, 32, NULL, 49},  // 1.000 h200 cold
+    {90, 2, TV_BN_NCHW, 1, 16, 2048, 0, 9, 32, NULL, 49},  // 1.000 h200 cold
     {90, 2, TV_BN_CL_INF, 1, 1605632, 64, 0, 13, 64},  // 1.000 h200 cold
     {90, 2, TV_BN_CL_INF, 1, 65536, 256, 0, 13, 64},  // 1.002 h200 cold
     {90, 2, TV_BN_CL_INF, 1, 100352, 256, 0, 13, 64},  // 1.000 h200 cold
