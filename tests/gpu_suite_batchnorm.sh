@@ -166,12 +166,12 @@ dispatch() {  # dispatch SM90_PATTERN OLDER_PATTERN ARGS...: `15 --check ARGS` e
 OTHER=".* of sm_90\]"
 # (check_all runs 10-12 and 14 before 15 in one process: the dispatcher's launch of 10, 11, 12 or 14 then reads the
 # sums their own launches left behind, so a launch that does not set them back to zero fails there). Mostly 14 where
-# x's channels are contiguous (11 at fp32 65536x256 and NHWC 32x256x56x56, 12 at 1024x64: rows of rungs that won
-# there); a wide row of few rows takes 4 (its nearest point, 256x8192); NCHW with one pixel runs as [N, C]
+# x's channels are contiguous (11 at fp32 65536x256 and NHWC 32x256x56x56: rows of a rung that won there); a wide
+# row of few rows takes 4 (its nearest point, 256x8192); NCHW with one pixel runs as [N, C]
 dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip.* \[tuned 65536x256\]" "$OTHER" --dtype fp32
 dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync: .*kept on chip.* \[tuned 32768x2048\]" "$OTHER" --dtype fp16 -N 7001 -C 2056
 dispatch "rung 4 2d_block_column \[tuned 256x8192\]" "$OTHER" --dtype fp32 -N 64 -C 65536 --block-size 64
-dispatch "rung 12 l2_coalesced_sums on the \[N, C\] view: .*\[tuned 1024x64\]" "on the \[N, C\] view$OTHER" --layout nchw -N 4096 -C 64
+dispatch "rung 14 l2_loads_in_flight on the \[N, C\] view: two passes, .*\[tuned 1024x64\]" "on the \[N, C\] view$OTHER" --layout nchw -N 4096 -C 64
 dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 8-wide packs.* \[tuned 65536x256\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype bf16 -N 7 -C 40
 if [ "$QUICK" != 1 ]; then
     dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --dtype bf16
