@@ -12,7 +12,8 @@ usage: results/lab/remeasure.sh rungs|dispatchers OP[:K,K...] ...        (GIT_RE
 SETS="latency odd" (scripts/shapes.py's sets): only those sets' points, the others' rows kept (every set by
 default): for a table change whose rows all lie in those sets.
 $OUT/res.tgz holds this GPU's CSVs and logs of the OPs (after dispatchers also the OPs' sources and
-dispatch_check.csv); a line a step, with the time.
+dispatch_check.csv), $OUT/logs.tgz the build log, tune_dispatch's output and run_all's progress, $OUT/dcheck.txt
+dispatch_check's report; a line a step, with the time.
 H
 }
 case "${1:-}" in
@@ -65,4 +66,6 @@ else
     fi
 fi
 tar czf "$OUT/res.tgz" $files
+# The device brings back at most 8 files of $OUT: the logs travel as one archive beside res.tgz and dcheck.txt.
+(cd "$OUT" && logs=$(ls build.log tune_*.txt ./*.progress 2> /dev/null) && tar czf logs.tgz $logs && rm -f $logs)
 el done
