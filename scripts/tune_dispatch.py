@@ -32,8 +32,9 @@ problem at that block size, in the order: the device's own PDL row, the shared P
 captured row, the shared captured row (captured launches), its own plain row, the shared plain row; its own
 fallback rules where no row does.
 
-Prints the table, one line per row with its worst ratio and where (GPU, mode), after a line for each rung that a
-GPU of the architecture has no rows of (its rows there are the other GPUs' choice: sweep it there). --write puts
+Prints the table, one line per row with its worst ratio and where (GPU, mode), after a line for each rung and GPU
+of an architecture that has no rows of the rung at points where another GPU of it has (how many of them, where it
+has some: its rows there are the other GPUs' choice: sweep it there). --write puts
 the rows into the program's source between its `tuned rows` markers; --check exits 1 when the source's rows differ
 from what the results give (CI runs it: a sweep stored without the table regenerated, or a table edited by hand,
 fails).
@@ -223,19 +224,24 @@ def derive(per_gpu):
 
 
 def unswept(per_gpu):
-    """{(sm, rung): the GPU folders of that architecture with no row of the rung} for each rung that some GPU of an
-    architecture has rows of and another has none: that GPU is not asked about it (choose), so the table's rows of
-    the rung there are the other GPUs' choice."""
-    have = defaultdict(lambda: defaultdict(set))  # sm -> gpu -> the rungs it has rows of (any status)
+    """{(sm, rung): {GPU folder: (points it lacks, points)}}: for each rung, the points (dtype and shape) where some GPU
+    of an architecture has a row of the rung (any status) and another GPU of it has none, counted for that GPU against
+    all the points where the architecture has the rung. That GPU is not asked about the rung there (choose), so the
+    table's rows of the rung at those points are the other GPUs' choice; a rung one GPU never ran lacks everywhere."""
+    have = defaultdict(lambda: defaultdict(lambda: defaultdict(set)))  # sm -> rung -> gpu -> its (dtype, shape)s
+    gpus = defaultdict(set)  # sm -> the GPU folders with rows of that architecture
     for gpu, rows in per_gpu.items():
         for k, r in rung_rows(rows):
             sm = arch(r.get("sm"))
             if sm is not None:
-                have[sm][gpu].add(k)
+                have[sm][k][gpu].add((r["dtype"], r["shape"]))
+                gpus[sm].add(gpu)
     out = {}
-    for sm, by_gpu in sorted(have.items()):
-        for k in sorted(set().union(*by_gpu.values())):
-            lack = sorted(g for g, ks in by_gpu.items() if k not in ks)
+    for sm in sorted(have):
+        for k in sorted(have[sm]):
+            points = set().union(*have[sm][k].values())
+            lack = {g: (len(points - have[sm][k].get(g, set())), len(points)) for g in sorted(gpus[sm])}
+            lack = {g: v for g, v in lack.items() if v[0]}
             if lack:
                 out[(sm, k)] = lack
     return out
@@ -284,8 +290,10 @@ def main(argv):
     if not table:
         ap.error(f"no rung rows of {a.op} with a shape to tune on under {a.results}")
     for (sm, k), lack in unswept(per_gpu).items():
-        print(f"tune_dispatch: {a.op}: rung {k} has no rows from {', '.join(lack)} (sm_{sm}): its rows there are the "
-              "other GPUs' choice")
+        for gpu, (miss, of) in lack.items():
+            where = "" if miss == of else f" at {miss} of the {of} points the GPUs of sm_{sm} ran it at"
+            print(f"tune_dispatch: {a.op}: rung {k} has no rows from {gpu}{where} (sm_{sm}): its rows there are the "
+                  "other GPUs' choice")
     src = os.path.join(ROOT, f"{a.op}_forward.cu")
     block = c_rows(a.op, table, [f"results/{g}/{a.op}.csv" for g in per_gpu])
     if a.write or a.check:

@@ -47,7 +47,7 @@ def row(gpu, kernel, name, shape, block, ms, sm="sm_90"):
 def write_results(tmp, op, data):
     """tmp/<gpu>/<op>.csv for each {gpu folder: its rows}."""
     for name, rows in data.items():
-        os.makedirs(os.path.join(tmp, name))
+        os.makedirs(os.path.join(tmp, name), exist_ok=True)
         with open(os.path.join(tmp, name, f"{op}.csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=FIELDS)
             w.writeheader()
@@ -159,19 +159,29 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("c rows, BatchNorm: an NCHW row ends with NULL (no GPU of its own) and the planes' H*W",
            "{90, 4, TV_BN_NCHW, 1, 32, 256, 0, 9, 256, NULL, 3136},  // 1.000 a cold" in lines
            and "{90, 4, TV_BN_CL, 1, 65536, 256, 0, 11, 512},  // 1.000 a cold" in lines, "\n".join(lines))
-# a rung one GPU of an architecture has no rows of (its rows there are the others' choice): named; a GPU of
+# a rung one GPU of an architecture has no rows of (its rows there are the others' choice): named, and where it has
+# rows of the rung at some points but not at others the other GPUs ran it at, those points counted; a GPU of
 # another architecture without it is not
 with tempfile.TemporaryDirectory() as tmp:
     data = {"a": [row("A", 5, "r5", "64x768", 128, 1.0), row("A", 8, "r8", "64x768", 128, 0.9),
-                  dict(row("A", 6, "r6", "64x768", 64, 1.0), status="SKIP")],
-            "b": [row("B", 5, "r5", "64x768", 128, 1.0), dict(row("B", 6, "r6", "64x768", 64, 1.0), status="FAIL")],
+                  dict(row("A", 6, "r6", "64x768", 64, 1.0), status="SKIP"), row("A", 5, "r5", "1x4096", 128, 0.1),
+                  row("A", 5, "r5", "4x4096", 128, 0.1)],
+            "b": [row("B", 5, "r5", "64x768", 128, 1.0), dict(row("B", 6, "r6", "64x768", 64, 1.0), status="FAIL"),
+                  row("B", 8, "r8", "1x4096", 128, 0.1)],
             "c": [row("C", 5, "r5", "64x768", 128, 1.0, sm="sm_80")]}
     write_results(tmp, "rmsnorm", data)
     got = tune_dispatch.unswept(tune_dispatch.gpu_rows(tmp, "rmsnorm"))
-    expect("unswept: rung 8 has no rows from b (sm_90); a rung skipped or failed on a GPU has rows there; sm_80's one "
-           "GPU lacks nothing", got == {(90, 8): ["b"]}, str(got))
+    expect("unswept: rung 5 lacks 2 of its 3 points on b, rung 8 1 of 2 on a and b; a rung skipped or failed on a GPU "
+           "has rows there; sm_80's one GPU lacks nothing",
+           got == {(90, 5): {"b": (2, 3)}, (90, 8): {"a": (1, 2), "b": (1, 2)}}, str(got))
     r = run("rmsnorm", "--results", tmp)
-    expect("the printed table is preceded by a line naming the rung a GPU has no rows of", r.returncode == 0 and
+    expect("the printed table is preceded by a line for each rung and GPU with points missing", r.returncode == 0 and
+           "tune_dispatch: rmsnorm: rung 5 has no rows from b at 2 of the 3 points the GPUs of sm_90 ran it at (sm_90): "
+           "its rows there are the other GPUs' choice" in r.stdout.splitlines(), r.stdout + r.stderr)
+    data["b"] = data["b"][:2]
+    write_results(tmp, "rmsnorm", data)
+    r = run("rmsnorm", "--results", tmp)
+    expect("a rung a GPU never ran: named without a count", r.returncode == 0 and
            "tune_dispatch: rmsnorm: rung 8 has no rows from b (sm_90): its rows there are the other GPUs' choice"
            in r.stdout.splitlines(), r.stdout + r.stderr)
 r = run("rmsnorm", "--results", "/nonexistent")
