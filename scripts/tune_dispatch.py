@@ -33,8 +33,8 @@ captured row, the shared captured row (captured launches), its own plain row, th
 fallback rules where no row does.
 
 Prints the table, one line per row with its worst ratio and where (GPU, mode), after a line for each rung and GPU
-of an architecture that has no rows of the rung at points where another GPU of it has (how many of them, where it
-has some: its rows there are the other GPUs' choice: sweep it there). --write puts
+of an architecture where that GPU has no rows of the rung at points another GPU of it has rows at (with their
+count, unless it has none of the rung at all): the rows there are the other GPUs' choice; sweep it there. --write puts
 the rows into the program's source between its `tuned rows` markers; --check exits 1 when the source's rows differ
 from what the results give (CI runs it: a sweep stored without the table regenerated, or a table edited by hand,
 fails).
