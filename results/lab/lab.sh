@@ -47,6 +47,18 @@ lab_tree_variant() {
         [ -x "$d/$prog" ] || { echo "$LAB: the $name build of $prog failed ($OUT/build.log)" >&2; return 1; }
     done
 }
+# lab_check LABEL COMMAND...: COMMAND --check, one line: "check LABEL: exit RC, N OK, M FAIL".
+lab_check() {
+    local label=$1 out rc; shift
+    out=$("$@" --check 2>&1); rc=$?
+    echo "check $label: exit $rc, $(echo "$out" | grep -c '| OK') OK, $(echo "$out" | grep -c FAIL) FAIL"
+}
+# lab_sanitize TOOL LABEL COMMAND...: COMMAND --check under compute-sanitizer's TOOL, one line: "TOOL LABEL: " and
+# the tool's summary.
+lab_sanitize() {
+    local tool=$1 label=$2; shift 2
+    echo "$tool $label: $(compute-sanitizer --tool $tool "$@" --check 2>&1 | grep SUMMARY)"
+}
 # lab_best ROW COLUMN COMMAND...: COMMAND --json - (a program's timing run); appends "ROW|COLUMN|best block's time"
 # to $OUT/times.txt.
 lab_best() {

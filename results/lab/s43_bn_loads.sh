@@ -38,12 +38,10 @@ NHWC56="--layout nhwc -N 32 -C 256 --height 56 --width 56"
 for v in bn_lb384 bn_lb256u8; do
     for a in "--dtype bf16 -N 65536 -C 256" "--dtype fp16 -N 16384 -C 1024" "--dtype fp32 -N 4096 -C 4096" \
              "--dtype bf16 $NHWC56" "--dtype bf16 -N 1031 -C 1000" "--dtype bf16 -N 65536 -C 256 --input-mean 1000"; do
-        out=$(build/x/$v 12 $a --check 2>&1)
-        echo "check $v $a: exit $?, $(echo "$out" | grep -c '| OK') OK, $(echo "$out" | grep -c FAIL) FAIL"
+        lab_check "$v $a" build/x/$v 12 $a
     done
     for tool in memcheck racecheck; do
-        echo "$tool $v: $(compute-sanitizer --tool $tool build/x/$v 12 --dtype bf16 -N 4096 -C 256 --block-size 256 --check \
-            2>&1 | grep SUMMARY)"
+        lab_sanitize $tool $v build/x/$v 12 --dtype bf16 -N 4096 -C 256 --block-size 256
     done
 done
 el checked

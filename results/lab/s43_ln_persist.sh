@@ -43,8 +43,7 @@ for v in ln_persist ln_persist_packed; do
         echo "check $v $a: exit $?, $(echo "$out" | grep -c FAIL) FAIL, $(echo "$out" | grep -c 'path persistent') persistent"
     done
     for tool in memcheck racecheck; do
-        echo "$tool $v: $(compute-sanitizer --tool $tool build/x/$v 12 --dtype fp32 -N 1000 -C 4096 --block-size 256 \
-            --check 2>&1 | grep 'ERROR SUMMARY')"
+        lab_sanitize $tool $v build/x/$v 12 --dtype fp32 -N 1000 -C 4096 --block-size 256
     done
 done
 el checked

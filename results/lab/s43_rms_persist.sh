@@ -35,8 +35,7 @@ done
 for v in "rms_persist 8" "ln_persist 12"; do
     set -- $v
     for tool in memcheck racecheck; do
-        echo "$tool $1: $(compute-sanitizer --tool $tool build/x/$1 $2 --dtype fp32 -N 1000 -C 4096 --block-size 256 \
-            --check 2>&1 | grep 'SUMMARY')"
+        lab_sanitize $tool $1 build/x/$1 $2 --dtype fp32 -N 1000 -C 4096 --block-size 256
     done
 done
 el checked

@@ -33,12 +33,10 @@ NHWC112="--layout nhwc -N 128 -C 64 --height 112 --width 112"
 for a in "--dtype bf16 -N 65536 -C 256" "--dtype fp16 -N 16384 -C 1024" "--dtype fp32 -N 4096 -C 4096" \
          "--dtype bf16 $NHWC56" "--dtype fp32 -N 1031 -C 1000" "--dtype bf16 -N 7001 -C 2056 --block-size 96" \
          "--dtype bf16 -N 65536 -C 256 --input-mean 1000"; do
-    out=$(build/x/bn_rows8 14 $a --check 2>&1)
-    echo "check bn_rows8 $a: exit $?, $(echo "$out" | grep -c '| OK') OK, $(echo "$out" | grep -c FAIL) FAIL"
+    lab_check "bn_rows8 $a" build/x/bn_rows8 14 $a
 done
 for tool in memcheck racecheck; do
-    echo "$tool bn_rows8: $(compute-sanitizer --tool $tool build/x/bn_rows8 14 --dtype bf16 -N 4096 -C 256 --block-size 256 \
-        --check 2>&1 | grep SUMMARY)"
+    lab_sanitize $tool bn_rows8 build/x/bn_rows8 14 --dtype bf16 -N 4096 -C 256 --block-size 256
 done
 el checked
 for round in 1 2; do

@@ -30,8 +30,7 @@ for b in ./batchnorm_forward build/x/bn_stamps; do [ -x $b ] || { tail -n 20 "$O
 el built
 for a in "14 --dtype bf16 -N 65536 -C 256" "11 --dtype fp32 -N 4096 -C 4096" "14 --dtype fp16 -N 1031 -C 1000" \
          "12 --dtype bf16 --layout nhwc -N 32 -C 256 --height 56 --width 56"; do
-    out=$(build/x/bn_stamps $a --check 2>&1)
-    echo "check bn_stamps $a: exit $?, $(echo "$out" | grep -c '| OK') OK, $(echo "$out" | grep -c FAIL) FAIL"
+    lab_check "bn_stamps $a" build/x/bn_stamps $a
 done
 el checked
 : > "$OUT/stamps.log"

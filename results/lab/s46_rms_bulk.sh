@@ -32,12 +32,10 @@ for v in rms_bulk16k rms_bulk64k; do
     for a in "--dtype fp32 -N 64 -C 65536" "--dtype bf16 -N 64 -C 65536" "--dtype fp16 -N 33 -C 32768" \
              "--dtype bf16 -N 100 -C 4096" "--dtype bf16 -N 8 -C 128256" "--dtype fp32 -N 16 -C 131072 --cluster 4" \
              "--dtype bf16 -N 64 -C 65536 --input-mean 1000"; do
-        out=$(build/x/$v 10 $a --check 2>&1)
-        echo "check $v $a: exit $?, $(echo "$out" | grep -c '| OK') OK, $(echo "$out" | grep -c FAIL) FAIL"
+        lab_check "$v $a" build/x/$v 10 $a
     done
     for tool in memcheck racecheck synccheck; do
-        echo "$tool $v: $(compute-sanitizer --tool $tool build/x/$v 10 --dtype bf16 -N 8 -C 32768 --block-size 256 \
-            --check 2>&1 | grep SUMMARY)"
+        lab_sanitize $tool $v build/x/$v 10 --dtype bf16 -N 8 -C 32768 --block-size 256
     done
 done
 el checked
