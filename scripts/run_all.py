@@ -83,18 +83,25 @@ def drop_rows(csv_path, kernels=None, points=None):
     return len(rows) - len(keep)
 
 
-def listed_kernels(op):
-    """The kernel numbers of a program's registry (`PROG --list`: one line per kernel, its number first)."""
+def listed_dtypes(op):
+    """{kernel: its dtypes} from a program's registry (`PROG --list`: one line per kernel, its number, its name, then
+    the dtypes it takes, comma-separated)."""
     out = subprocess.run([os.path.join(ROOT, f"{op}_forward"), "--list"], capture_output=True, text=True).stdout
-    return [int(m.group(1)) for m in re.finditer(r"^\s*(\d+)\s", out, re.M)]
+    return {int(m.group(1)): set(m.group(2).split(",")) for m in re.finditer(r"^\s*(\d+)\s+\S+\s+(\S+)", out, re.M)}
 
 
-def complete_points(rows, kernels):
-    """(dtype, shape) points of CSV rows that have a row (any status) of every one of these kernels."""
+def listed_kernels(op):
+    """The kernel numbers of a program's registry."""
+    return sorted(listed_dtypes(op))
+
+
+def complete_points(rows, kernels, takes):
+    """(dtype, shape) points of CSV rows that have a row (any status) of every one of these kernels that takes the
+    point's dtype (takes: listed_dtypes)."""
     seen = {}
     for r in rows:
         seen.setdefault((r["dtype"], r["shape"]), set()).add(int(r["kernel"]))
-    return {pt for pt, ks in seen.items() if set(kernels) <= ks}
+    return {pt for pt, ks in seen.items() if {k for k in kernels if pt[0] in takes.get(k, ())} <= ks}
 
 
 def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resume=False, sets=None):
@@ -102,9 +109,10 @@ def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resu
     log_path = os.path.join(out_dir, f"{op}.log")
     points = [p for p in shapes_mod.points(op, quick, sets) if not dtypes or p[0] in dtypes]
     done = set()
+    takes = listed_dtypes(op)
     if resume and os.path.exists(csv_path):
         # keep the points that have rows of every kernel asked for; a point cut short is run again
-        done = complete_points(summary_mod.load(csv_path), kernels or listed_kernels(op))
+        done = complete_points(summary_mod.load(csv_path), kernels or listed_kernels(op), takes)
         drop_rows(csv_path, points={(d, label) for d, _a, label in points if (d, label) not in done})
     elif (kernels or dtypes or sets) and os.path.exists(csv_path):
         # the rows about to be measured again: these kernels (or all) at these points (or all)
@@ -120,8 +128,14 @@ def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resu
                 print(f"[{progress}{i}/{len(points)}] {op} {dtype} {label}: done before (--resume)", file=sys.stderr,
                       flush=True)
                 continue
+            # one process a point (K or K1,K2,...); a kernel given that does not take this dtype is left out
+            here = [k for k in kernels if dtype in takes.get(k, ())] if kernels else None
+            if here == []:
+                print(f"[{progress}{i}/{len(points)}] {op} {dtype} {label}: skipped (no kernel given takes {dtype})",
+                      file=sys.stderr, flush=True)
+                continue
             print(f"[{progress}{i}/{len(points)}] {op} {dtype} {label}", file=sys.stderr, flush=True)
-            k = ",".join(str(k) for k in kernels) if kernels else "all"  # one process a point (K or K1,K2,...)
+            k = ",".join(str(k) for k in here) if here else "all"
             cmd = [os.path.join(ROOT, f"{op}_forward"), k, "--dtype", dtype, *args,
                    "--device", str(device), "--csv", csv_path]
             log.flush()

@@ -77,16 +77,23 @@ for op in shapes.POINTS:
 expect("slug of an H100", run_all.slugify("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3")
 expect("slug of an H200", run_all.slugify("NVIDIA H200") == "h200")
 
-# --resume: a point is done when every kernel asked for has a row there (skipped rows count); others run again
+# --resume: a point is done when every kernel asked for that takes its dtype has a row there (skipped rows count)
 rows = [{"dtype": "fp32", "shape": "8x8", "kernel": k} for k in ("0", "1", "2")] + \
        [{"dtype": "bf16", "shape": "8x8", "kernel": k} for k in ("0", "1")]
+every = {k: {"fp32", "bf16"} for k in (0, 1, 2)}
 expect("resume: a point with rows of every kernel is complete, one missing a kernel is not",
-       run_all.complete_points(rows, [0, 1, 2]) == {("fp32", "8x8")}, run_all.complete_points(rows, [0, 1, 2]))
+       run_all.complete_points(rows, [0, 1, 2], every) == {("fp32", "8x8")},
+       run_all.complete_points(rows, [0, 1, 2], every))
 expect("resume: with fewer kernels asked for, both points are complete",
-       run_all.complete_points(rows, [0, 1]) == {("fp32", "8x8"), ("bf16", "8x8")})
+       run_all.complete_points(rows, [0, 1], every) == {("fp32", "8x8"), ("bf16", "8x8")})
+expect("resume: a kernel that does not take bf16 leaves the bf16 point complete without its row",
+       run_all.complete_points(rows, [0, 1, 2], {**every, 2: {"fp32"}}) == {("fp32", "8x8"), ("bf16", "8x8")})
 if os.access(os.path.join(ROOT, "batchnorm_forward"), os.X_OK):
     expect("resume: the registry's kernels from --list", run_all.listed_kernels("batchnorm") == list(range(16)),
            run_all.listed_kernels("batchnorm"))
+    takes = run_all.listed_dtypes("batchnorm")
+    expect("--list: kernel 1 takes fp32 alone, kernel 0 every dtype",
+           takes[1] == {"fp32"} and takes[0] == {"fp32", "fp16", "bf16"}, takes)
 def old_schema_csv(path, points):
     """A CSV of the schema before its newer columns (the reader checks every column): (kernel, dtype, shape,
     gbps) a row."""
