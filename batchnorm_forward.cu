@@ -452,18 +452,24 @@ __device__ __forceinline__ void rowgroup_shift_sums(ShiftSums<V> &s, float *sm, 
 __device__ __forceinline__ float bn_invstd(float m2, float count, float eps) {
     return rsqrtf(__fdividef(m2, count) + eps);
 }
+// (rm_c, rv_c: the running statistics' values before the update, loaded by the caller)
 __device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m2, float count, float *save_mean,
                                                      float *save_invstd, float *rm, float *rv, float eps,
-                                                     float momentum) {
+                                                     float momentum, float rm_c, float rv_c) {
     float invstd = bn_invstd(m2, count, eps);
     save_mean[c] = mean;
     save_invstd[c] = invstd;
-    rm[c] = (1.f - momentum) * rm[c] + momentum * mean;
+    rm[c] = (1.f - momentum) * rm_c + momentum * mean;
     if (count > 1.f) {
         float unbiased = __fdividef(m2, count - 1.f);
-        rv[c] = (1.f - momentum) * rv[c] + momentum * unbiased;
+        rv[c] = (1.f - momentum) * rv_c + momentum * unbiased;
     }
     return invstd;
+}
+__device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m2, float count, float *save_mean,
+                                                     float *save_invstd, float *rm, float *rv, float eps,
+                                                     float momentum) {
+    return bn_finalize_channel(c, mean, m2, count, save_mean, save_invstd, rm, rv, eps, momentum, rm[c], rv[c]);
 }
 
 // Kernel arguments. The plain fp32 ladder (kernels 1-3) takes positional arguments written out in full, as in
@@ -1759,7 +1765,9 @@ static const char *supports_nchw_cluster_l2(const void *pp, int bs) {
 // K = gy / K10_ADDS_PER_COPY rounded up. After the one grid sync every block reads its own channels' K pairs of
 // sums, makes the mean and variance in double, and stages scale and shift; the blocks of row 0 also write the
 // statistics. The last block to have read the sums (a ticket) sets them back to zero for the next launch: no
-// memset, no third phase. The normalize phase is 8's.
+// memset, no third phase. The normalize phase is 8's. What the stage needs besides the sums (x's row 0, gamma,
+// beta, the running statistics) is loaded before the sync, and the ticket's value is waited for at the block's end,
+// so that the stage costs one round trip to L2.
 // Improves (over 8): one grid sync instead of two and no combine; the doubles keep the sums exact enough whatever
 // the order.
 // Wrong: the order of the atomic adds changes from run to run, so the statistics can differ in their last bit
@@ -1767,12 +1775,35 @@ static const char *supports_nchw_cluster_l2(const void *pp, int bs) {
 // far from its channel's mean (in standard deviations) costs the variance precision, as in 8 a block's first row;
 // the two passes still do not overlap.
 
+// What the stage after the grid sync needs that does not depend on the sums, loaded before the sync so that the
+// stage waits on one round trip (the sums, in L2) instead of three (the sums, then these, then the ticket): channel
+// c0 + t's value in the shift row (row 0 of x), gamma, beta and, in the blocks of row 0, its running statistics.
+struct StagePre {
+    float x0, g, b, rm, rv;
+};
+template <typename T>
+__device__ __forceinline__ StagePre l2_stage_prefetch(const bn_args_t &a, long c0, long nc) {
+    StagePre p = {0.f, 0.f, 0.f, 0.f, 0.f};
+    const long c = c0 + threadIdx.x;
+    if (threadIdx.x < nc) {
+        p.x0 = to_float(((const T *)a.x)[c]);
+        p.g = __ldg(a.gamma + c);
+        p.b = __ldg(a.beta + c);
+        if (blockIdx.y == 0) {
+            p.rm = a.run_mean[c];
+            p.rv = a.run_var[c];
+        }
+    }
+    return p;
+}
 // After the grid sync: block (blockIdx.x, .y)'s channels' mean and M2 from the K copies of the sums (read through
 // L2: written by atomics in this launch), their scale and shift staged in sc and sh; the blocks of row 0 also write
-// the statistics. Then the last block to have read the sums sets them back to zero for the next launch.
+// the statistics. p: channel c0 + t's loads (l2_stage_prefetch); a block of fewer threads than channels loads the
+// rest here. Returns thread 0's ticket, taken once the block has read the sums: its value is waited for only at
+// the block's end (l2_reset_sums), not before the normalize.
 template <typename T, int VEC>
-__device__ __forceinline__ void l2_one_sync_stage(const bn_args_t &a, double *sums, unsigned *ticket, int K, int G,
-                                                  float *sc, float *sh, int &last) {
+__device__ __forceinline__ unsigned l2_one_sync_stage(const bn_args_t &a, double *sums, unsigned *ticket, int K,
+                                                      int G, float *sc, float *sh, const StagePre &p) {
     const long M = a.M, C = a.C;
     const int t = threadIdx.x;
     const T *__restrict__ x = (const T *)a.x;
@@ -1785,19 +1816,30 @@ __device__ __forceinline__ void l2_one_sync_stage(const bn_args_t &a, double *su
             s1 += __ldcg(sums + q * 2 * C + c);
             s2 += __ldcg(sums + q * 2 * C + C + c);
         }
+        const bool pre = i == t;
+        float x0 = pre ? p.x0 : to_float(x[c]), g = pre ? p.g : __ldg(a.gamma + c), b = pre ? p.b : __ldg(a.beta + c);
         double dm = s1 / (double)M;
-        float mean = to_float(x[c]) + (float)dm, m2 = (float)fmax(0.0, s2 - s1 * dm);
-        float invstd = blockIdx.y == 0 ? bn_finalize_channel(a, c, mean, m2, (float)M) : bn_invstd(m2, (float)M, a.eps);
-        float k = invstd * __ldg(a.gamma + c);
+        float mean = x0 + (float)dm, m2 = (float)fmax(0.0, s2 - s1 * dm);
+        float invstd = blockIdx.y == 0 ? bn_finalize_channel(c, mean, m2, (float)M, a.save_mean, a.save_invstd,
+                                                             a.run_mean, a.run_var, a.eps, a.momentum,
+                                                             pre ? p.rm : a.run_mean[c], pre ? p.rv : a.run_var[c])
+                                       : bn_invstd(m2, (float)M, a.eps);
+        float k = invstd * g;
         sc[i] = k;
-        sh[i] = fmaf(-mean, k, __ldg(a.beta + c));
+        sh[i] = fmaf(-mean, k, b);
     }
     __syncthreads();  // every thread of the block has its sums' values (in sc, sh)
-    if (t == 0) last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
+    return t == 0 ? atomicAdd(ticket, 1u) : 0u;
+}
+// At the block's end, with thread 0's ticket: the last block to have read the sums sets them back to zero for the
+// next launch.
+__device__ __forceinline__ void l2_reset_sums(long C, double *sums, unsigned *ticket, int K, unsigned tk) {
+    __shared__ int last;
+    if (threadIdx.x == 0) last = tk == gridDim.x * gridDim.y - 1;
     __syncthreads();
-    if (last) {  // every other block has read the sums: back to zero for the next launch
-        for (long i = t; i < 2 * C * K; i += blockDim.x) sums[i] = 0.0;
-        if (t == 0) *ticket = 0u;
+    if (last) {
+        for (long i = threadIdx.x; i < 2 * C * K; i += blockDim.x) sums[i] = 0.0;
+        if (threadIdx.x == 0) *ticket = 0u;
     }
 }
 
@@ -1832,11 +1874,13 @@ __device__ __forceinline__ void l2_one_sync_body(const bn_args_t &a, double *sum
             atomicAdd(mine + C + j, (double)s.s2[j]);
         }
     }
+    const long c0 = blockIdx.x * (long)G * VEC;
+    const StagePre pre = l2_stage_prefetch<T>(a, c0, min((long)G * VEC, C - c0));
     grid.sync();
     __shared__ __align__(16) float sc[BN_STAGED], sh[BN_STAGED];
-    __shared__ int last;
-    l2_one_sync_stage<T, VEC>(a, sums, ticket, K, G, sc, sh, last);
+    const unsigned tk = l2_one_sync_stage<T, VEC>(a, sums, ticket, K, G, sc, sh, pre);
     bn_normalize_slice<T, VEC, KEEP>(a, G, row0, row1, sc, sh, keep, kept);
+    l2_reset_sums(C, sums, ticket, K, tk);
 }
 // (keep_rows: kernels 11 and 12's, unused here; the three kernels take the same arguments)
 template <typename T, int VEC>
