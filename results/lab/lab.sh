@@ -59,17 +59,33 @@ lab_sanitize() {
     local tool=$1 label=$2; shift 2
     echo "$tool $label: $(compute-sanitizer --tool $tool "$@" --check 2>&1 | grep SUMMARY)"
 }
+# lab_best_json FILE: "BLOCK US SOL" of the fastest OK row of a program's --json output in FILE (nothing if none).
+lab_best_json() {
+    python3 -c '
+import json, sys
+ok = [r for r in (json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")) if r.get("status") == "OK"]
+b = min(ok, key=lambda r: r["time_ms_median"]) if ok else None
+print("%d %.2f %.1f" % (b["block_size"], b["time_ms_median"] * 1e3, b["sol_pct"]) if b else "")' "$1"
+}
 # lab_best ROW COLUMN COMMAND...: COMMAND --json - (a program's timing run); appends "ROW|COLUMN|best block's time"
 # to $OUT/times.txt.
 lab_best() {
-    local row=$1 col=$2; shift 2
-    "$@" --json - 2>/dev/null | python3 -c '
-import json, sys
-ok = [r for r in (json.loads(l) for l in sys.stdin if l.startswith("{")) if r.get("status") == "OK"]
-b = min(ok, key=lambda r: r["time_ms_median"]) if ok else None
-print("%s|%s|%s" % (sys.argv[1], sys.argv[2], "%.2f us @ %d (%.1f%%)" % (b["time_ms_median"] * 1e3, b["block_size"],
-                                                                        b["sol_pct"]) if b else "none"))
-' "$row" "$col" >> "$OUT/times.txt"
+    local row=$1 col=$2 b; shift 2
+    "$@" --json - 2>/dev/null > "$OUT/best.json"
+    b=$(lab_best_json "$OUT/best.json"); rm -f "$OUT/best.json"
+    [ -n "$b" ] && set -- $b && b="$2 us @ $1 ($3%)"
+    echo "$row|$col|${b:-none}" >> "$OUT/times.txt"
+}
+# lab_ncu_metrics: $M, the metrics of the lab's ncu profiles (read back by results/lab/ncu_rows.py): time, DRAM
+# throughput and bytes, warps active, registers, grid, block, and the stall reasons per issue.
+lab_ncu_metrics() {
+    local r
+    M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum
+    M=$M,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
+    M=$M,launch__grid_size,launch__block_size
+    for r in long_scoreboard barrier membar lg_throttle wait drain short_scoreboard mio_throttle no_instruction; do
+        M=$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
+    done
 }
 # lab_table: $OUT/times.txt as one markdown table, a row per ROW, a column per COLUMN, the rounds side by side.
 lab_table() {

@@ -24,11 +24,7 @@ lab_start s45_long_rows
 make -j16 rmsnorm_forward layernorm_forward GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
 el built
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum
-M=$M,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,launch__block_size
-for r in long_scoreboard barrier membar lg_throttle wait drain short_scoreboard mio_throttle no_instruction; do
-    M=$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
-done
+lab_ncu_metrics
 : > "$OUT/times.txt"
 : > "$OUT/rows.txt"
 for op in ${OPS}; do
@@ -39,11 +35,7 @@ for op in ${OPS}; do
             tag="$op $dt ${1}x$2"
             for k in $ks; do
                 ./${op}_forward $k --dtype $dt -N $1 -C $2 --json - 2>> "$OUT/run.log" > "$OUT/k.json"
-                best=$(python3 -c '
-import json, sys
-ok = [r for r in (json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")) if r.get("status") == "OK"]
-b = min(ok, key=lambda r: r["time_ms_median"]) if ok else None
-print("%d %.2f %.1f" % (b["block_size"], b["time_ms_median"] * 1e3, b["sol_pct"]) if b else "")' "$OUT/k.json")
+                best=$(lab_best_json "$OUT/k.json")
                 [ -n "$best" ] || { echo "$tag|$k|none" >> "$OUT/times.txt"; continue; }
                 set -- $pt $best
                 bs=(--block-size $3)
@@ -51,57 +43,14 @@ print("%d %.2f %.1f" % (b["block_size"], b["time_ms_median"] * 1e3, b["sol_pct"]
                 "$NCU" --metrics "$M" --csv --print-units base ./${op}_forward $k --check --dtype $dt -N $1 -C $2 \
                     "${bs[@]}" > "$OUT/ncu.csv" 2>&1
                 { echo "### $tag kernel $k block $3"; cat "$OUT/ncu.csv"; } >> "$OUT/ncu.log"
-                printf '%s|%s|%s|%s|%s|%s\n' "$tag" "$k" "$3" "$4" "$5" "$(python3 - "$OUT/ncu.csv" <<'PY'
-import csv, sys
-skip = ("convert_from_f32", "copy16", "flush_", "read16", "write16", "curand", "generate_seed")
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-if not rows:
-    print("no ncu rows")
-    sys.exit()
-head, data = rows[0], rows[1:]
-ki, mi, vi = head.index("Kernel Name"), head.index("Metric Name"), head.index("Metric Value")
-by = {}
-for r in data:
-    if any(s in r[ki] for s in skip):
-        continue
-    by.setdefault((r[0], r[ki]), {})[r[mi]] = r[vi].replace(",", "")
-if not by:
-    print("no kernel")
-    sys.exit()
-# the longest kernel of the launch (a rung runs one; cuDNN may run more)
-name, m = max(((k[1], v) for k, v in by.items()), key=lambda kv: float(kv[1].get("gpu__time_duration.sum", 0)))
-stalls = sorted(((float(v), k.split("stalled_")[1].split("_per_issue")[0]) for k, v in m.items() if "stalled_" in k),
-                reverse=True)[:3]
-print(";".join([name.replace("void ", "").split("<")[0].split("(")[0][:40], str(len(by)), m.get("gpu__time_duration.sum", "?"),
-                m.get("dram__throughput.avg.pct_of_peak_sustained_elapsed", "?"), m.get("dram__bytes_read.sum", "?"),
-                m.get("dram__bytes_write.sum", "?"), m.get("sm__warps_active.avg.pct_of_peak_sustained_active", "?"),
-                m.get("launch__registers_per_thread", "?"), m.get("launch__grid_size", "?"),
-                m.get("launch__block_size", "?"), ", ".join(f"{n} {v:.2f}" for v, n in stalls)]))
-PY
-)" >> "$OUT/rows.txt"
+                python3 results/lab/ncu_rows.py "$OUT/ncu.csv" "$tag|$k|$3|$4|$5%" --longest >> "$OUT/rows.txt"
             done
         done
     done
     el "$op done"
 done
-python3 - "$OUT/rows.txt" <<'PY'
-import sys
-print("| point | kernel | block | us | %SOL | ncu: kernel | its us | DRAM % of peak | DRAM read MB | write MB | warps active % "
-      "| regs | grid x block | stalls per issue (top 3) |")
-print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|")
-for line in open(sys.argv[1]):
-    tag, k, bs, us, sol, ncu = line.rstrip("\n").split("|", 5)
-    f = ncu.split(";")
-    if len(f) < 11:
-        print(f"| {tag} | {k} | {bs} | {us} | {sol}% | {ncu} | | | | | | | | |")
-        continue
-    name, n, t, dram, rd, wr, warps, regs, grid, block, stalls = f
-    def num(x, scale=1.0, fmt="%.1f"):
-        try:
-            return fmt % (float(x) / scale)
-        except ValueError:
-            return x
-    print(f"| {tag} | {k} | {bs} | {us} | {sol}% | {name} ({n}) | {num(t, 1e3, '%.2f')} | {num(dram)} | "
-          f"{num(rd, 1e6)} | {num(wr, 1e6)} | {num(warps)} | {regs} | {grid} x {block} | {stalls} |")
-PY
+echo "| point | kernel | block | us | %SOL | ncu: kernel | its ns | DRAM % of peak | DRAM MB read / written |" \
+    "warps active % | regs | grid x block | stalls per issue (top 3) |"
+echo "|---|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---|---|"
+sed 's/^/| /; s/$/ |/' "$OUT/rows.txt"
 el done

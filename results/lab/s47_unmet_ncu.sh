@@ -37,11 +37,7 @@ fi
 make -j16 rmsnorm_forward layernorm_forward GIT_REV="$REV" > "$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log"; exit 1; }
 el built
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum
-M=$M,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,launch__block_size
-for r in long_scoreboard barrier membar lg_throttle wait drain short_scoreboard mio_throttle no_instruction; do
-    M=$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
-done
+lab_ncu_metrics
 ROWS=$OUT/rows.txt
 : > "$ROWS"
 for spec in "$@"; do
@@ -52,43 +48,13 @@ print(" ".join(m[0]) if m else "")' "$op" "$dt" "$label")
     [ -n "$args" ] || { echo "$spec|not a point of scripts/shapes.py" >> "$ROWS"; continue; }
     k=$(./${op}_forward --list | tail -n 1 | awk '{print $1}')
     ./${op}_forward $k --dtype $dt $args --json - 2>> "$OUT/run.log" > "$OUT/k.json"
-    best=$(python3 -c '
-import json, sys
-ok = [r for r in (json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")) if r.get("status") == "OK"]
-b = min(ok, key=lambda r: r["time_ms_median"]) if ok else None
-print("%d %.2f %.1f" % (b["block_size"], b["time_ms_median"] * 1e3, b["sol_pct"]) if b else "")' "$OUT/k.json")
+    best=$(lab_best_json "$OUT/k.json")
     [ -n "$best" ] || { echo "$spec|no OK row" >> "$ROWS"; continue; }
     set -- $best
     "$NCU" --clock-control none --metrics "$M" --csv --print-units base ./${op}_forward $k --check --dtype $dt $args \
         --block-size $1 > "$OUT/ncu.csv" 2>&1
     { echo "### $spec dispatcher block $1"; cat "$OUT/ncu.csv"; } >> "$OUT/ncu.log"
-    printf '%s|%s|%s|%s|%s\n' "$spec" "$1" "$2" "$3" "$(python3 - "$OUT/ncu.csv" <<'PY'
-import csv, sys
-skip = ("convert_from_f32", "copy16", "flush_", "read16", "write16", "curand", "generate_seed")
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-if not rows:
-    print("no ncu rows")
-    sys.exit()
-head, data = rows[0], rows[1:]
-ki, mi, vi = head.index("Kernel Name"), head.index("Metric Name"), head.index("Metric Value")
-by = {}
-for r in data:
-    if not any(s in r[ki] for s in skip):
-        by.setdefault((r[0], r[ki]), {})[r[mi]] = r[vi].replace(",", "")
-if not by:
-    print("no kernel")
-    sys.exit()
-name, m = max(((k[1], v) for k, v in by.items()), key=lambda kv: float(kv[1].get("gpu__time_duration.sum", 0)))
-stalls = sorted(((float(v), k.split("stalled_")[1].split("_per_issue")[0]) for k, v in m.items() if "stalled_" in k),
-                reverse=True)[:3]
-print("|".join([name.replace("void ", "").split("<")[0].split("(")[0][:34], m.get("gpu__time_duration.sum", "?"),
-                m.get("dram__throughput.avg.pct_of_peak_sustained_elapsed", "?"),
-                "%.1f / %.1f" % (float(m.get("dram__bytes_read.sum", 0)) / 1e6, float(m.get("dram__bytes_write.sum", 0)) / 1e6),
-                m.get("sm__warps_active.avg.pct_of_peak_sustained_active", "?"), m.get("launch__registers_per_thread", "?"),
-                "%s x %s" % (m.get("launch__grid_size", "?"), m.get("launch__block_size", "?")),
-                ", ".join(f"{n} {v:.2f}" for v, n in stalls)]))
-PY
-)" >> "$ROWS"
+    python3 results/lab/ncu_rows.py "$OUT/ncu.csv" "$spec|$1|$2|$3" --longest >> "$ROWS"
 done
 el profiled
 rm -f "$OUT/ncu.csv" "$OUT/k.json"
