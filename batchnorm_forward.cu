@@ -2174,11 +2174,11 @@ static const char *supports_l2_loads_in_flight(const void *pp, int bs) {
 // nearest one (their rungs' checks pass over what it cannot run: 9's clusters before sm_90). Where no row's rung
 // takes the problem (a plan the device cannot hold), the rung that takes every problem of its class runs: 5 for
 // channels contiguous, 7 for NCHW, 13 for inference. A --block-size given replaces the row's.
-// What the sweeps chose (H100, H200): where x's channels are contiguous, 14 at 128-256 threads in 16 bits, x below,
-// near and above L2 alike (its plan holds the columns of blocks resident, read from the device), and at the fp32
-// points of 64 and 512 channels and 32768x2048; 11 at 512 threads at the other fp32 points, where its 8 loads were
-// already in flight (14 within 2% of it there); 12 at 16-bit 1024x64; 4 for a few rows of many channels (64x1024,
-// 256x8192); 9 for NCHW planes but 7 at 32 threads for 256x512x7x7 (and the fp32 112x112 images, shared with the
+// What the sweeps chose (H100, H200): where x's channels are contiguous, 14 at 128-256 threads at every 16-bit
+// point, x below, near and above L2 alike (its plan holds the columns of blocks resident, read from the device), and
+// at the small fp32 points (1024x64, 16384x64, 4096x512); 11 at 256-512 threads at the other fp32 points, where its
+// 8 loads were already in flight (14 within 2% of it there); 4 for a few rows of many channels (64x1024,
+// 256x8192); 9 for NCHW planes but 7 at 32 threads for 256x512x7x7 (and the fp32 112x112 images, at 64 on the
 // H200); 13 in inference at 32-128 threads.
 // Wrong: between measured points the nearest one decides, which is a guess; another architecture runs sm_90's
 // choices until its own sweeps are stored.
