@@ -90,11 +90,6 @@ def listed_dtypes(op):
     return {int(m.group(1)): set(m.group(2).split(",")) for m in re.finditer(r"^\s*(\d+)\s+\S+\s+(\S+)", out, re.M)}
 
 
-def listed_kernels(op):
-    """The kernel numbers of a program's registry."""
-    return sorted(listed_dtypes(op))
-
-
 def complete_points(rows, kernels, takes):
     """(dtype, shape) points of CSV rows that have a row (any status) of every one of these kernels that takes the
     point's dtype (takes: listed_dtypes)."""
@@ -112,7 +107,7 @@ def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resu
     takes = listed_dtypes(op)
     if resume and os.path.exists(csv_path):
         # keep the points that have rows of every kernel asked for; a point cut short is run again
-        done = complete_points(summary_mod.load(csv_path), kernels or listed_kernels(op), takes)
+        done = complete_points(summary_mod.load(csv_path), kernels or sorted(takes), takes)
         drop_rows(csv_path, points={(d, label) for d, _a, label in points if (d, label) not in done})
     elif (kernels or dtypes or sets) and os.path.exists(csv_path):
         # the rows about to be measured again: these kernels (or all) at these points (or all)
