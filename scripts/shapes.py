@@ -2,7 +2,8 @@
 """The standard benchmark points, kept in this one place for every script (run_all, peers, plot, summary,
 update_readme).
 
-    python3 scripts/shapes.py OP [--quick | --set standard|latency|odd|tune]   ->  one "DTYPE ARGS..." line per point
+    python3 scripts/shapes.py OP [--quick | --set standard|latency|odd|tune|dense]   ->  one "DTYPE ARGS..." line per point
+    python3 scripts/shapes.py OP --set random [--seed S] [--count K]                  ->  the same, a random draw
 
 A point is (program arguments, label); the label is the program's own CSV shape string. Quick mode runs
 each op's default point (the program's default shape) alone. LayerNorm and RMSNorm have two sets: the standard
@@ -11,8 +12,23 @@ hot (--hot: inputs in L2, launches replayed from a CUDA graph) and hot with prog
 programs only), and the odd points (few rows of odd length, each beside the same rows at C + 1); every run takes
 every set unless one is named. BatchNorm's standard points are seven shapes in
 training and the same seven in inference (--inference); its tuning points (training, the programs alone) fill in
-the shapes between and beyond them that its dispatcher's table is derived from.
+the shapes between and beyond them.
+
+Two more sets cover the space rather than the benchmark's points (scripts/dispatch_sweep.py measures them; they are
+never part of "every set"):
+  dense   the set a dispatcher's rule is derived from: C from 64 to 262,144 every half-octave (rounded to a
+          multiple of 8) with odd C beside some, rows every factor of 8 from 1 to what 2 GB holds, fp32 and bf16,
+          cold, and hot and hot+pdl where rows <= 512 (those every octave of C); RMSNorm's fused add and QK-norm
+          view on a coarser grid; BatchNorm over C and N*H*W in each layout, training and inference.
+  random  the set a rule is checked on: --count points drawn with --seed (printed; a new one each run unless
+          given): C log-uniform over 64..262,144 (90% multiples of 8, 10% any value), rows log-uniform from 1 to
+          what 2 GB holds, fp32, fp16 or bf16, each program's variants (RMSNorm's fused add, QK-norm view and
+          Gemma offset; BatchNorm's layouts and inference), cold, or hot or hot+pdl where rows <= 512.
 """
+import math
+import random
+import sys
+
 import cli
 
 # LayerNorm and RMSNorm: rows x C
@@ -118,7 +134,169 @@ def default_shape(op, rows):
     return label if any(r["shape"] == label for r in rows) else rows[0]["shape"]
 
 
+# ---- the dense and random sets
+GB2 = 2 ** 31  # "what 2 GB holds": the bytes counted (x read and y written, the residual too) at most this
+C_MIN, C_MAX = 64, 262144
+
+
+def round8(c):
+    return max(8, int(round(c / 8.0)) * 8)
+
+
+def half_octaves(lo, hi, step=0.5):
+    """lo * 2^(k * step) for k = 0, 1, ... up to hi, each rounded to a multiple of 8 (no repeats)."""
+    out, k = [], 0
+    while lo * 2 ** (k * step) <= hi * 1.0001:
+        c = round8(lo * 2 ** (k * step))
+        if c not in out:
+            out.append(c)
+        k += 1
+    return out
+
+
+DENSE_C = half_octaves(C_MIN, C_MAX)
+DENSE_ODD_C = [257, 1025, 3073, 8191, 16385, 65537, 262143]  # odd lengths beside some of DENSE_C
+DENSE_HOT_C = half_octaves(C_MIN, C_MAX, 1.0) + [1025, 16385]  # the hot modes: every octave, two odd
+DENSE_HOT_N = [1, 8, 64, 512]
+
+
+def rows_upto(row_bytes, start=1, factor=8):
+    """start, start * factor, ... while rows of row_bytes each stay within 2 GB."""
+    out, n = [], start
+    while n * row_bytes <= GB2:
+        out.append(n)
+        n *= factor
+    return out
+
+
+def esize(dtype):
+    return 4 if dtype == "fp32" else 2
+
+
+def with_mode(pt, mode):
+    args, label = pt
+    extra, tag = MODES[mode]
+    return (args + extra, label + tag)
+
+
+def dense_rows_points(op, dtype):
+    """LayerNorm's and RMSNorm's dense points of one dtype: (program arguments, label)."""
+    e = esize(dtype)
+    pts = [rows_c(n, c) for c in sorted(DENSE_C + DENSE_ODD_C) for n in rows_upto(2 * c * e)]
+    pts += [with_mode(rows_c(n, c), m) for m in ("hot", "hot+pdl") for c in sorted(DENSE_HOT_C)
+            for n in DENSE_HOT_N if n * 2 * c * e <= GB2]
+    if op == "rmsnorm":  # the variants, every octave of C from 512 and every factor of 8 of rows from 8
+        pts += [rows_c(n, c, ["--fused-add"], ":add") for c in half_octaves(512, 65536, 1.0)
+                for n in rows_upto(4 * c * e, 8)]
+        pts += [qk_view(t, h, d) for d in (64, 128, 256) for h in (8, 32) for t in rows_upto(2 * 3 * h * d * e)]
+    return pts
+
+
+def qk_view(tokens, heads, head_dim):
+    """RMSNorm's QK-norm view: q (heads x head_dim a token) inside a qkv buffer of 3 x heads x head_dim a token."""
+    return (["-N", str(tokens), "--heads", str(heads), "--head-dim", str(head_dim)],
+            f"{tokens}x{heads}x{head_dim}:s{3 * heads * head_dim}")
+
+
+def bn_nc(m, c, inference):
+    args, label = rows_c(m, c)
+    return (args + ["--inference"], label + ":inf") if inference else (args, label)
+
+
+def bn_image(n, c, h, w, layout, inference):
+    args, label = image(n, c, h, w, layout)
+    return (args + ["--inference"], label + ":inf") if inference else (args, label)
+
+
+BN_DENSE_C = half_octaves(8, 16384)
+BN_PLANES = [(7, 7), (14, 14), (28, 28), (56, 56), (112, 112)]
+
+
+def dense_bn_points(dtype):
+    """BatchNorm's dense points of one dtype: [N, C] (and so NHWC) over C and N*H*W rows, NCHW over C, planes and
+    images, training and inference."""
+    e = esize(dtype)
+    pts = []
+    for inf in (False, True):
+        pts += [bn_nc(m, c, inf) for c in BN_DENSE_C for m in rows_upto(2 * c * e, 64)]
+        pts += [bn_image(n, c, h, w, "nchw", inf) for c in half_octaves(16, 2048, 1.0) for h, w in BN_PLANES
+                for n in rows_upto(2 * c * h * w * e, 1)]
+        pts += [bn_image(n, c, 14, 14, "nhwc", inf) for c in (64, 512) for n in rows_upto(2 * c * 196 * e, 1)]
+    return pts
+
+
+def dense_points(op):
+    """[(dtype, program arguments, label)] of an op's dense set."""
+    if op == "batchnorm":
+        return [(d, list(a), lab) for d in DTYPES for a, lab in dense_bn_points(d)]
+    return [(d, list(a), lab) for d in DTYPES for a, lab in dense_rows_points(op, d)]
+
+
+def log_uniform_int(rng, lo, hi):
+    return int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
+
+
+def random_c(rng, lo=C_MIN, hi=C_MAX):
+    c = log_uniform_int(rng, lo, hi)
+    return c if rng.random() < 0.1 else min(max(round8(c), lo), hi)
+
+
+def random_mode(rng, rows):
+    return rng.choice(["cold", "hot", "hot+pdl"]) if rows <= 512 else "cold"
+
+
+def random_point(op, rng):
+    """One (dtype, program arguments, label) of an op's random draw."""
+    dtype = rng.choice(["fp32", "fp16", "bf16"])
+    e = esize(dtype)
+    if op == "batchnorm":
+        inf = rng.random() < 0.5
+        layout = rng.choice(["nc", "nhwc", "nchw"])
+        c = random_c(rng, 8, 16384)
+        if layout == "nc":
+            m = log_uniform_int(rng, 64, max(64, GB2 // (2 * c * e)))
+            return (dtype, *bn_nc(m, c, inf))
+        h = rng.choice([7, 14, 28, 56, 112])
+        n = log_uniform_int(rng, 1, max(1, GB2 // (2 * c * h * h * e)))
+        args, label = bn_image(n, c, h, h, layout, inf)
+        return (dtype, list(args), label)
+    variant = "plain" if op == "layernorm" else rng.choice(["plain", "plain", "fused", "qk", "offset"])
+    if variant == "qk":
+        d, h = rng.choice([64, 96, 128, 256]), rng.choice([2, 4, 8, 16, 32, 64])
+        t = log_uniform_int(rng, 1, max(1, GB2 // (2 * 3 * h * d * e)))
+        args, label = qk_view(t, h, d)
+        return (dtype, list(args), label)
+    c = random_c(rng)
+    per_row = (4 if variant == "fused" else 2) * c * e
+    n = log_uniform_int(rng, 1, max(1, GB2 // per_row))
+    extra, tag = {"plain": ([], ""), "fused": (["--fused-add"], ":add"),
+                  "offset": (["--weight-offset", "1"], ":off1")}[variant]
+    args, label = rows_c(n, c, extra, tag)
+    args, label = with_mode((args, label), random_mode(rng, n))
+    return (dtype, list(args), label)
+
+
+def random_points(op, seed, count):
+    """[(dtype, program arguments, label)]: count points of an op drawn with seed (no point twice)."""
+    rng = random.Random(f"{op}:{seed}")
+    out, seen = [], set()
+    tries = 0
+    while len(out) < count and tries < 20 * count:
+        tries += 1
+        pt = random_point(op, rng)
+        if (pt[0], pt[2]) not in seen:
+            seen.add((pt[0], pt[2]))
+            out.append(pt)
+    return out
+
+
+def new_seed():
+    """A seed chosen now (nothing can be fitted to it), printed by whoever draws with it."""
+    return random.SystemRandom().randrange(1, 10 ** 6)
+
+
 SETS = ["standard", "latency", "odd", "tune"]
+GENERATED = ["dense", "random"]  # the sets that cover the space (never part of "every set")
 SET_KEYS = {"standard": "full", "latency": "latency", "odd": "odd", "tune": "tune"}  # a set's key in POINTS[op]
 PROGRAMS_ONLY = {"tune"}  # sets the peers do not run (points for the programs' own dispatcher tables)
 
@@ -140,9 +318,22 @@ def main(argv):
     ap.add_argument("op", choices=POINTS)
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="the default point only")
-    g.add_argument("--set", choices=SETS, help="one set of points (default: every set the op has)")
+    g.add_argument("--set", choices=SETS + GENERATED,
+                   help="one set of points (default: every set the op has; dense and random only when named)")
+    ap.add_argument("--seed", type=int, help="random: the draw's seed (default: a new one, printed on stderr)")
+    ap.add_argument("--count", type=int, default=200, help="random: points drawn (default 200)")
     a = ap.parse_args(argv[1:])
-    for dtype, pargs, _label in points(a.op, a.quick, [a.set] if a.set else None):
+    if a.count < 1:
+        ap.error(f"--count {a.count}: at least 1")
+    if a.set == "dense":
+        pts = dense_points(a.op)
+    elif a.set == "random":
+        seed = a.seed if a.seed is not None else new_seed()
+        print(f"seed {seed}", file=sys.stderr)
+        pts = random_points(a.op, seed, a.count)
+    else:
+        pts = points(a.op, a.quick, [a.set] if a.set else None)
+    for dtype, pargs, _label in pts:
         print(dtype, " ".join(pargs))
     return 0
 

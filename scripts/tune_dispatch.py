@@ -274,6 +274,58 @@ def source_block(path):
     return lines[:starts[0]], [l.strip() for l in lines[starts[0]:ends[0] + 1]], lines[ends[0] + 1:]
 
 
+
+# ---- regret: the dispatcher against its own rungs (and cuDNN) at each point of a sweep (scripts/dispatch_sweep.py)
+def sweep_points(rows, disp):
+    """{(dtype, shape): {"disp": ms, "best": (ms, rung, block), "cudnn": ms or None}} of a sweep's OK rows: the
+    dispatcher's median, the fastest median of its rungs (every kernel but 0 and the dispatcher, at any block size)."""
+    pts = defaultdict(dict)
+    for r in rows:
+        if r["status"] != "OK":
+            continue
+        k, ms = int(r["kernel"]), float(r["time_ms_median"])
+        p = pts[(r["dtype"], r["shape"])]
+        if k == disp:
+            p["disp"] = min(ms, p.get("disp", ms))
+        elif k == 0:
+            p["cudnn"] = min(ms, p.get("cudnn", ms))
+        elif "best" not in p or ms < p["best"][0]:
+            p["best"] = (ms, k, int(r["block_size"]))
+    return {key: p for key, p in pts.items() if "disp" in p and "best" in p}
+
+
+def regret_figures(pts):
+    """(points, share within 1.03x, worst ratio and its point, geomean over cuDNN, share within 1.05x of cuDNN,
+    cuDNN points) of sweep_points()."""
+    ratios = sorted(((p["disp"] / p["best"][0], key) for key, p in pts.items()), reverse=True)
+    n = len(ratios)
+    within = sum(1 for r, _ in ratios if r <= 1.03) / n if n else 0.0
+    vs = [p["disp"] / p["cudnn"] for p in pts.values() if p.get("cudnn")]
+    geo = math.exp(sum(math.log(v) for v in vs) / len(vs)) if vs else None
+    near = sum(1 for v in vs if v <= 1.05) / len(vs) if vs else None
+    return n, within, ratios[0] if ratios else (None, None), geo, near, len(vs)
+
+
+def regret_report(op, path, what):
+    """Lines: the dispatcher over its best rung at a sweep's points (and over cuDNN where it ran), worst first."""
+    rows = load(path)
+    disp = max(int(r["kernel"]) for r in rows) if rows else 0
+    pts = sweep_points(rows, disp)
+    n, within, (worst, where), geo, near, nc = regret_figures(pts)
+    if not n:
+        return f"{op} ({what}): no point with the dispatcher and a rung"
+    out = [f"{op} ({what}): {n} points; dispatcher within 1.03x of its best rung at {within:.1%}, "
+           f"worst {worst:.3f}x at {where[0]} {where[1]}"]
+    if nc:
+        out.append(f"{op} ({what}): against cuDNN at {nc} points: geomean {geo:.3f}x, within 1.05x at {near:.1%}")
+    for r, key in sorted(((p["disp"] / p["best"][0], key) for key, p in pts.items()), reverse=True)[:8]:
+        if r <= 1.03:
+            break
+        p = pts[key]
+        out.append(f"  {r:.3f}x {key[0]} {key[1]}: dispatcher {p['disp'] * 1e3:.2f} us, rung {p['best'][1]} "
+                   f"at {p['best'][2]} threads {p['best'][0] * 1e3:.2f} us")
+    return "\n".join(out)
+
 def main(argv):
     ap = cli.Parser("tune_dispatch", __doc__)
     ap.add_argument("op", choices=OPS)

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""The dispatcher and every rung it chooses among, timed in one process at each point of a set that covers the
+space: the dense set its rule is derived from, or a random draw that checks the rule on shapes it never saw.
+
+    scripts/dispatch_sweep.py [OP ...] [--set random|dense] [--seed S] [--count K] [--budget SECONDS]
+                              [--repeats R] [--out DIR] [--resume] [--cudnn K]
+
+At each point (scripts/shapes.py's dense set, or its random draw of --count points an op with --seed: a new seed
+each run unless given, printed first) one process of the program runs the rungs (every kernel from the first
+that takes 16-bit types up to the dispatcher: the rungs a dispatcher can choose; each with its block-size sweep)
+and then the dispatcher, with the programs' own flush and clock, --repeats timed launches a block size. Rows go
+to DIR/<op>_dense.csv or DIR/<op>_random.csv (the programs' CSV schema; default DIR: results/<gpu>/sweeps), a
+random draw's rows replacing the file's. --cudnn K adds kernel 0 (cuDNN: it plans each point, seconds) to the
+first K points of each op's draw. --budget stops an op's set after that many seconds: the dense set runs in a
+fixed shuffled order, so a cut sweep still covers the space evenly, and --resume goes on where it stopped.
+
+Prints, per op and over all, the dispatcher's time over its best rung's (scripts/tune_dispatch.py regret): the
+share of points within 1.03x, the worst point, and against cuDNN where it ran. Exit 1 when a program failed a
+point (its validation), 0 otherwise (the targets are scripts/tune_dispatch.py's and make regress's to judge).
+"""
+import csv
+import os
+import random
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import cli  # noqa: E402
+import run_all  # noqa: E402  (slugify, gpus, built_ops)
+import shapes  # noqa: E402
+import tune_dispatch  # noqa: E402  (regret)
+
+OPS = ["layernorm", "rmsnorm", "batchnorm"]
+
+
+def listed(op):
+    """[(number, name, dtypes)] of a program's --list (needs no GPU)."""
+    out = subprocess.run([os.path.join(ROOT, f"{op}_forward"), "--list"], capture_output=True, text=True,
+                         check=True).stdout
+    rows = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[0].isdigit():
+            rows.append((int(f[0]), f[1], f[2].split(",")))
+    return rows
+
+
+def candidates(op):
+    """The rungs a dispatcher chooses among (every kernel from the first that takes a 16-bit type, the dispatcher
+    excluded) and the dispatcher's number (the last)."""
+    rows = listed(op)
+    disp = rows[-1][0]
+    first = min(n for n, _name, dts in rows if n > 0 and "bf16" in dts)
+    return [n for n, _name, _dts in rows if first <= n < disp], disp
+
+
+def point_key(dtype, label):
+    return (dtype, label)
+
+
+def done_points(path):
+    """The (dtype, shape) of the points a CSV holds a dispatcher row for."""
+    if not os.path.exists(path):
+        return set()
+    with open(path, newline="") as f:
+        return {point_key(r["dtype"], r["shape"]) for r in csv.DictReader(f)}
+
+
+def run_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn):
+    """One process: the rungs taking dtype, then the dispatcher (and kernel 0 first where cudnn); (rc, seconds, last
+    stderr line)."""
+    ks = ([0] if cudnn else []) + rungs + [disp]
+    cmd = [os.path.join(ROOT, f"{op}_forward"), ",".join(map(str, ks)), "--dtype", dtype, *args,
+           "--repeats", str(repeats), "--csv", csv_path]
+    t0 = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        rc, err = r.returncode, (r.stderr.strip().splitlines() or r.stdout.strip().splitlines() or [""])[-1]
+    except subprocess.TimeoutExpired:
+        rc, err = 124, "timed out after 600 s"
+    return rc, time.time() - t0, err[:200]
+
+
+def sweep_op(op, pts, csv_path, repeats, budget, cudnn_points, progress):
+    rungs, disp = candidates(op)
+    takes = {n: dts for n, _name, dts in listed(op)}
+    done = done_points(csv_path)
+    todo = [p for p in pts if point_key(p[0], p[2]) not in done]
+    t0, failures, n = time.time(), [], 0
+    for i, (dtype, args, label) in enumerate(todo):
+        if budget and time.time() - t0 > budget:
+            progress(f"{op}: budget of {budget:.0f} s spent after {n} points; {len(todo) - i} left (--resume)")
+            break
+        ks = [k for k in rungs if dtype in takes[k]]
+        rc, secs, err = run_point(op, ks, disp, dtype, args, repeats, csv_path, i < cudnn_points)
+        n += 1
+        if rc != 0:
+            failures.append(f"{op} {dtype} {label}: exit {rc}: {err}")
+        progress(f"{op} [{n}/{len(todo)} {time.time() - t0:.0f} s] {dtype} {label}: {secs:.1f} s"
+                 + (f" exit {rc}" if rc else ""))
+    return n, time.time() - t0, failures
+
+
+def main(argv):
+    ap = cli.Parser("dispatch_sweep", __doc__)
+    ap.add_argument("ops", nargs="*", help="ops (default: every program built)")
+    ap.add_argument("--set", choices=["random", "dense"], default="random", help="the set (default random)")
+    ap.add_argument("--seed", type=int, help="random: the draw's seed (default: a new one, printed)")
+    ap.add_argument("--count", type=int, default=70, help="random: points an op (default 70)")
+    ap.add_argument("--budget", type=float, default=0, help="seconds an op at most (default: no limit)")
+    ap.add_argument("--repeats", type=int, default=10, help="timed launches a block size (default 10)")
+    ap.add_argument("--cudnn", type=int, default=0, help="kernel 0 (cuDNN) at the first K points an op")
+    ap.add_argument("--out", help="folder of the CSVs (default results/<gpu>/sweeps)")
+    ap.add_argument("--resume", action="store_true", help="keep the CSV's points and measure the others")
+    ap.add_argument("--device", default="0", help="GPU index (default 0)")
+    a = ap.parse_args(argv[1:])
+    unknown = [op for op in a.ops if op not in OPS]
+    if unknown:
+        ap.error(f"unknown op {' '.join(unknown)} (one of {', '.join(OPS)})")
+    if a.count < 1 or a.repeats < 1 or a.budget < 0 or a.cudnn < 0:
+        ap.error("--count and --repeats at least 1, --budget and --cudnn at least 0")
+    ops = a.ops or [op for op in OPS if op in run_all.built_ops()]
+    missing = [op for op in ops if not os.access(os.path.join(ROOT, f"{op}_forward"), os.X_OK)]
+    if missing:
+        ap.error(f"not built: {' '.join(op + '_forward' for op in missing)} (make)")
+    gpus = run_all.gpus()
+    if not gpus:
+        print("dispatch_sweep: no CUDA device (nvidia-smi lists none)", file=sys.stderr)
+        return 2
+    os.environ["CUDA_VISIBLE_DEVICES"] = a.device
+    name = dict(gpus).get(int(a.device), gpus[0][1]) if a.device.isdigit() else gpus[0][1]
+    out = a.out or os.path.join(ROOT, "results", run_all.slugify(name), "sweeps")
+    os.makedirs(out, exist_ok=True)
+    seed = a.seed if a.seed is not None else shapes.new_seed()
+    if a.set == "random":
+        print(f"random draw: seed {seed}, {a.count} points an op ({', '.join(ops)})", flush=True)
+
+    def progress(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    failures, paths = [], {}
+    for op in ops:
+        if a.set == "dense":
+            pts = shapes.dense_points(op)
+            random.Random(f"dense:{op}").shuffle(pts)  # a cut sweep still covers the space evenly
+        else:
+            pts = shapes.random_points(op, seed, a.count)
+        path = os.path.join(out, f"{op}_{a.set}.csv")
+        if a.set == "random" and not a.resume and os.path.exists(path):
+            os.remove(path)
+        n, secs, fails = sweep_op(op, pts, path, a.repeats, a.budget, a.cudnn, progress)
+        print(f"{op}: {n} points in {secs:.0f} s ({secs / max(n, 1):.2f} s a point) -> {os.path.relpath(path, ROOT)}",
+              flush=True)
+        failures += fails
+        paths[op] = path
+    for op, path in paths.items():
+        if os.path.exists(path):
+            print(tune_dispatch.regret_report(op, path, f"{a.set}" + (f" seed {seed}" if a.set == "random" else "")))
+    for f in failures:
+        print(f"FAIL {f}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    cli.run(main)
