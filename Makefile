@@ -139,7 +139,7 @@ venv: $(VENV)/.installed
 
 # README_GPU: the results folder whose numbers the README shows
 README_GPU ?= h100-80gb-hbm3
-# every GPU folder of results/ (a folder with CSVs: results/lab holds scripts); without matplotlib (the
+# every GPU folder of results/ (a folder with CSVs); without matplotlib (the
 # venv line above said why): nothing to do
 plots: venv
 	@py=$(PYTHON); if [ -x $(VENV)/bin/python ]; then py=$(VENV)/bin/python; fi; \
