@@ -9,8 +9,8 @@ At each point (scripts/shapes.py's dense set, or its random draw of --count poin
 each run unless given, printed first) one process of the program runs the rungs (every kernel from the first
 that takes 16-bit types up to the dispatcher: the rungs a dispatcher can choose; each with its block-size sweep)
 and then the dispatcher, with the programs' own flush and clock, --repeats timed launches a block size. Rows go
-to DIR/<op>_dense.csv or DIR/<op>_random.csv (the programs' CSV schema; default DIR: results/<gpu>/sweeps), a
-random draw's rows replacing the file's. --cudnn K adds kernel 0 (cuDNN: it plans each point, seconds) to the
+to DIR/<op>_dense.csv or DIR/<op>_random_<seed>.csv (the programs' CSV schema; default DIR: results/<gpu>/sweeps),
+a random draw's rows replacing the file's unless --resume. --cudnn K adds kernel 0 (cuDNN: it plans each point, seconds) to the
 first K points of each op's draw. --budget stops an op's set after that many seconds: the dense set runs in a
 fixed shuffled order, so a cut sweep still covers the space evenly, and --resume goes on where it stopped.
 
@@ -147,7 +147,7 @@ def main(argv):
             random.Random(f"dense:{op}").shuffle(pts)  # a cut sweep still covers the space evenly
         else:
             pts = shapes.random_points(op, seed, a.count)
-        path = os.path.join(out, f"{op}_{a.set}.csv")
+        path = os.path.join(out, f"{op}_dense.csv" if a.set == "dense" else f"{op}_random_{seed}.csv")
         if a.set == "random" and not a.resume and os.path.exists(path):
             os.remove(path)
         n, secs, fails = sweep_op(op, pts, path, a.repeats, a.budget, a.cudnn, progress)
