@@ -49,6 +49,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 from summary import DISPATCHER, is_program_csv, load  # noqa: E402
+import regimes  # noqa: E402
 
 OPS = ["layernorm", "rmsnorm", "batchnorm"]
 OWN_OVER = 1.01  # a GPU gets its own row of a point where the shared row costs it more than this
@@ -326,6 +327,54 @@ def regret_report(op, path, what):
                    f"at {p['best'][2]} threads {p['best'][0] * 1e3:.2f} us")
     return "\n".join(out)
 
+def swept_sms(sweeps, op):
+    """The SMs of the GPU a sweeps folder was measured on: the device line of results/<gpu>/<op>.log above it."""
+    log = os.path.join(os.path.dirname(os.path.abspath(sweeps)), f"{op}.log")
+    if os.path.exists(log):
+        with open(log) as f:
+            m = re.search(r"\| (\d+) SMs \|", f.readline())
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def print_regimes(ap, a):
+    """--regimes: the rule derived from the dense sweep, its regret there (in sample) and on the random draws."""
+    dense = os.path.join(a.regimes, f"{a.op}_dense.csv")
+    if not os.path.exists(dense):
+        ap.error(f"no {a.op}_dense.csv in {a.regimes} (scripts/dispatch_sweep.py {a.op} --set dense)")
+    sms = a.sms or swept_sms(a.regimes, a.op)
+    if not sms:
+        ap.error(f"the SMs of the GPU of {a.regimes} are not known: give --sms")
+    rows = load(dense)
+    disp = max(int(r["kernel"]) for r in rows)
+    pts = regimes.points_of(a.op, rows, disp, sms)
+    if len(pts) < 2 * regimes.MIN_POINTS:
+        ap.error(f"{len(pts)} points in {dense}: too few to derive a rule from")
+    rule = regimes.derive(pts, a.leaves)
+    print(f"{a.op}: a rule of {len(rule)} regimes from {len(pts)} points of {os.path.relpath(dense, ROOT)} "
+          f"({sms} SMs); a rung's time is its fastest block size's")
+    print("| # | regime | rung | points | mean regret |")
+    print("|---:|---|---:|---:|---:|")
+    everything = regimes.universe(pts)
+    for i, (conds, rung, n, mean) in enumerate(rule, 1):
+        print(f"| {i} | {regimes.words(conds, everything)} | {rung} | {n} | {math.exp(mean):.3f}x |")
+    sets = [("dense (in sample)", pts)]
+    for path in sorted(os.listdir(a.regimes)):
+        if path.startswith(f"{a.op}_random_") and path.endswith(".csv"):
+            rr = load(os.path.join(a.regimes, path))
+            sets.append((f"random seed {path[len(a.op) + 8:-4]}",
+                         regimes.points_of(a.op, rr, max(int(r['kernel']) for r in rr), sms)))
+    for what, ps in sets:
+        rg = regimes.regret(rule, ps)
+        n, w3, w10, worst = regimes.summary(rg)
+        if not n:
+            continue
+        print(f"{what}: {n} points; the rule's rung within 1.03x of the best rung at {w3:.1%}, within 1.10x at "
+              f"{w10:.1%}; worst {worst[0]:.3f}x at {worst[1][0]} {worst[1][1]} (rung {worst[2]}, best {worst[3]})")
+    return 0
+
+
 def main(argv):
     ap = cli.Parser("tune_dispatch", __doc__)
     ap.add_argument("op", choices=OPS)
@@ -334,7 +383,15 @@ def main(argv):
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--write", action="store_true", help="write the rows into OP_forward.cu")
     g.add_argument("--check", action="store_true", help="exit 1 when OP_forward.cu's rows differ")
+    g.add_argument("--regimes", metavar="SWEEPS", type=cli.folder,
+                   help="derive a rule of regimes from SWEEPS/OP_dense.csv (scripts/dispatch_sweep.py) and print it "
+                        "with its regret there and on every SWEEPS/OP_random_*.csv")
+    ap.add_argument("--leaves", type=int, default=24, help="--regimes: rows of the rule at most (default 24)")
+    ap.add_argument("--sms", type=int, help="--regimes: the SMs of the swept GPU (default: read from the first "
+                                            "line of the folder above SWEEPS' OP.log)")
     a = ap.parse_args(argv[1:])
+    if a.regimes:
+        return print_regimes(ap, a)
     per_gpu = gpu_rows(a.results, a.op)
     if not per_gpu:
         ap.error(f"no {a.op}.csv under {a.results}")

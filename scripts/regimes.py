@@ -1,0 +1,233 @@
+"""A dispatcher's rule as regimes: a short table of conditions on what a kernel author reasons with, each sending its
+region of the shape space to one rung, derived from a sweep that covers the space (scripts/dispatch_sweep.py) and
+checked on a sweep it was not derived from. Used by scripts/tune_dispatch.py (--regimes).
+
+The features of a point (computed the same way by a program from its problem and the device it runs on):
+  bytes    element size of x: 4 (fp32) or 2 (fp16, bf16)
+  packs16  1 where a row (and its stride) takes 16-byte packs, else 0
+  variant  plain, add (RMSNorm's fused residual add), qk (its QK-norm view); BatchNorm cl ([N, C], NHWC) or nchw,
+           training or inference (cl_inf, nchw_inf)
+  launch   cold (a plain launch), hot (captured into a CUDA graph, inputs in L2), pdl (captured, with PDL)
+  packs    log2 of the 16-byte packs a row (C x bytes / 16; BatchNorm: of C channels)
+  rows_sm  log2 of the rows a streaming multiprocessor (rows / SMs; BatchNorm: N*H*W / SMs)
+  plane    BatchNorm NCHW: log2 of H*W (0 elsewhere)
+A rung's time at a point is its fastest block size there; a rung that did not run a point (skipped, failed) costs
+PENALTY there, so no region is sent to a rung that refuses part of it. The tree grows greedily, best split first,
+each split on one feature (a categorical one into two groups, a numeric one at a threshold between two measured
+values, on a half-octave grid), while a split removes at least MIN_GAIN of summed log-regret and each side keeps
+MIN_POINTS points, up to a number of leaves; each leaf is a row: its conditions, its rung.
+"""
+import math
+import re
+from collections import defaultdict
+
+PENALTY = math.log(8.0)  # the log-regret of sending a point to a rung that did not run it
+MIN_POINTS = 3
+MIN_GAIN = 0.02
+CATEGORICAL = ("bytes", "packs16", "variant", "launch")
+NUMERIC = ("packs", "rows_sm", "plane")
+ROW_SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+):s(\d+))?((?::add)?)((?::off[^:]+)?)((?::hot)?)((?::pdl)?)$")
+BN_SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+)x(\d+):(nchw|nhwc))?((?::inf)?)((?::hot)?)((?::pdl)?)$")
+
+
+def features(op, dtype, label, sms):
+    """The features (a dict) of a point of op at a CSV shape label on a device of sms SMs, or None."""
+    es = 4 if dtype == "fp32" else 2
+    vec = 16 // es
+    if op == "batchnorm":
+        m = BN_SHAPE.match(label)
+        if not m:
+            return None
+        n, c, h, w, layout, inf, hot, pdl = m.groups()
+        n, c, hw = int(n), int(c), (int(h) * int(w) if h else 1)
+        nchw = layout == "nchw" and hw > 1
+        rows, plane = (n * c if nchw else n * hw), (hw if nchw else 1)
+        variant = ("nchw" if nchw else "cl") + ("_inf" if inf else "")
+        full = (hw % vec == 0) if nchw else (c % vec == 0)
+    else:
+        m = ROW_SHAPE.match(label)
+        if not m:
+            return None
+        a, b, d, s, add, _off, hot, pdl = m.groups()
+        if d:
+            rows, c, variant, full = int(a) * int(b), int(d), "qk", int(d) % vec == 0 and int(s) % vec == 0
+        else:
+            rows, c, variant, full = int(a), int(b), "add" if add else "plain", int(b) % vec == 0
+        plane = 1
+    return {"bytes": es, "packs16": int(full), "variant": variant,
+            "launch": "pdl" if pdl else "hot" if hot else "cold",
+            "packs": math.log2(max(c * es / 16.0, 1e-9)), "rows_sm": math.log2(rows / float(sms)),
+            "plane": math.log2(plane)}
+
+
+def rung_times(rows, disp):
+    """{(dtype, shape): {rung: fastest OK median ms over its block sizes}} of a sweep's rows (kernel 0 and the
+    dispatcher left out), and {(dtype, shape): the dispatcher's ms} where it ran."""
+    times, dtimes = defaultdict(dict), {}
+    for r in rows:
+        if r["status"] != "OK":
+            continue
+        k, ms, key = int(r["kernel"]), float(r["time_ms_median"]), (r["dtype"], r["shape"])
+        if k == disp:
+            dtimes[key] = min(ms, dtimes.get(key, ms))
+        elif k != 0:
+            times[key][k] = min(ms, times[key].get(k, ms))
+    return dict(times), dtimes
+
+
+def points_of(op, rows, disp, sms):
+    """[(key, features, {rung: ms})] of a sweep."""
+    times, _ = rung_times(rows, disp)
+    out = []
+    for key, t in sorted(times.items()):
+        f = features(op, key[0], key[1], sms)
+        if f is not None and t:
+            out.append((key, f, t))
+    return out
+
+
+def loss(t, rung):
+    """Log-regret of running rung where its rungs ran in times t."""
+    return math.log(t[rung] / min(t.values())) if rung in t else PENALTY
+
+
+def leaf_choice(pts, rungs):
+    """(cost, rung) of the rung with the least summed log-regret over pts."""
+    return min((sum(loss(t, r) for _k, _f, t in pts), r) for r in rungs)
+
+
+def thresholds(values):
+    """Split points between consecutive measured values of a numeric feature (log2 scale): in each gap the point of
+    the half-octave grid nearest its middle (none where the gap holds no grid point)."""
+    vals = sorted(set(values))
+    out = []
+    for a, b in zip(vals, vals[1:]):
+        g = math.floor((a + b) + 0.5) / 2.0  # the half-octave nearest the middle
+        cands = [x for x in (g, g - 0.5, g + 0.5) if a < x <= b]
+        if cands:
+            out.append(min(cands, key=lambda x: abs(x - (a + b) / 2)))
+    return out
+
+
+def splits(pts):
+    """Candidate splits of a node: (feature, test description, predicate)."""
+    out = []
+    for feat in CATEGORICAL:
+        vals = sorted({f[feat] for _k, f, _t in pts}, key=str)
+        if len(vals) < 2:
+            continue
+        for v in vals:  # one value against the rest
+            out.append((feat, ("in", (v,)), lambda f, feat=feat, v=v: f[feat] == v))
+    for feat in NUMERIC:
+        vals = [f[feat] for _k, f, _t in pts]
+        for th in thresholds(vals):
+            out.append((feat, ("lt", th), lambda f, feat=feat, th=th: f[feat] < th))
+    return out
+
+
+def best_split(pts, rungs):
+    base, _ = leaf_choice(pts, rungs)
+    best = None
+    for feat, test, pred in splits(pts):
+        left = [p for p in pts if pred(p[1])]
+        right = [p for p in pts if not pred(p[1])]
+        if len(left) < MIN_POINTS or len(right) < MIN_POINTS:
+            continue
+        gain = base - leaf_choice(left, rungs)[0] - leaf_choice(right, rungs)[0]
+        if best is None or gain > best[0] + 1e-12:
+            best = (gain, feat, test, left, right)
+    return best
+
+
+def derive(pts, max_leaves=24):
+    """The rule: [(conditions, rung, points, mean log-regret)], conditions a list of (feature, test, negated)."""
+    rungs = sorted({r for _k, _f, t in pts for r in t})
+    leaves = [([], pts)]
+    while len(leaves) < max_leaves:
+        cands = []
+        for i, (conds, lp) in enumerate(leaves):
+            s = best_split(lp, rungs)
+            if s and s[0] >= MIN_GAIN:
+                cands.append((s[0], i, s))
+        if not cands:
+            break
+        _gain, i, (_g, feat, test, left, right) = max(cands, key=lambda c: c[0])
+        conds, _ = leaves[i]
+        leaves[i:i + 1] = [(conds + [(feat, test, False)], left), (conds + [(feat, test, True)], right)]
+    rule = []
+    for conds, lp in leaves:
+        cost, rung = leaf_choice(lp, rungs)
+        rule.append((conds, rung, len(lp), cost / len(lp)))
+    return rule
+
+
+def holds(conds, f):
+    for feat, (op, arg), neg in conds:
+        ok = f[feat] in arg if op == "in" else f[feat] < arg
+        if ok == neg:
+            return False
+    return True
+
+
+def choose(rule, f):
+    """The rung the rule gives a point of features f (the first row that holds; the rows cover every point)."""
+    for conds, rung, _n, _m in rule:
+        if holds(conds, f):
+            return rung
+    return rule[-1][1]
+
+
+def regret(rule, pts):
+    """[(ratio, key, rung chosen, best rung)] of the rule at each point, worst first (inf: the rung did not run)."""
+    out = []
+    for key, f, t in pts:
+        r = choose(rule, f)
+        best = min(t, key=t.get)
+        out.append((t[r] / t[best] if r in t else math.inf, key, r, best))
+    return sorted(out, key=lambda x: -x[0])
+
+
+NAMES = {"bytes": {4: "fp32", 2: "16-bit"}, "packs16": {1: "16-byte packs", 0: "no 16-byte packs"},
+         "launch": {"cold": "cold", "hot": "captured", "pdl": "captured+PDL"}}
+
+
+def words(conds, universe):
+    """A row's conditions in words: the values left of each categorical feature (universe: {feature: every value
+    the points have}), one interval a numeric feature."""
+    lo, hi, allowed = {}, {}, {}
+    for feat, (op, arg), neg in conds:
+        if op == "in":
+            left = allowed.get(feat, set(universe[feat]))
+            allowed[feat] = left - set(arg) if neg else left & set(arg)
+        elif neg:
+            lo[feat] = max(lo.get(feat, -math.inf), arg)
+        else:
+            hi[feat] = min(hi.get(feat, math.inf), arg)
+    parts = []
+    for feat in CATEGORICAL:
+        if feat in allowed and allowed[feat] != set(universe[feat]):
+            names = NAMES.get(feat, {})
+            vals = "/".join(str(names.get(v, v)) for v in sorted(allowed[feat], key=str))
+            parts.append(vals if feat in NAMES else f"{feat} {vals}")
+    for feat in NUMERIC:
+        a, b = lo.get(feat), hi.get(feat)
+        unit = {"packs": "packs a row", "rows_sm": "rows an SM", "plane": "H*W"}[feat]
+        if a is not None and b is not None:
+            parts.append(f"{2 ** a:g} <= {unit} < {2 ** b:g}")
+        elif a is not None:
+            parts.append(f"{unit} >= {2 ** a:g}")
+        elif b is not None:
+            parts.append(f"{unit} < {2 ** b:g}")
+    return ", ".join(parts) or "anything"
+
+
+def universe(pts):
+    return {feat: {f[feat] for _k, f, _t in pts} for feat in CATEGORICAL}
+
+
+def summary(ratios):
+    """(points, share within 1.03x, share within 1.10x, worst) of regret()'s ratios."""
+    n = len(ratios)
+    if not n:
+        return 0, 0.0, 0.0, None
+    return (n, sum(1 for r in ratios if r[0] <= 1.03) / n, sum(1 for r in ratios if r[0] <= 1.10) / n, ratios[0])

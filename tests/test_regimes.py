@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""CI test of scripts/regimes.py and tune_dispatch.py --regimes: the features of a point, the greedy rule found on a
+synthetic sweep (two rungs whose crossover lies at a known row length), its regret on points it was not derived
+from, a rung that refused a point never chosen for it, and the regret figures of dispatch_sweep (tune_dispatch's
+sweep_points / regret_figures)."""
+import csv
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import regimes  # noqa: E402
+import tune_dispatch  # noqa: E402
+from fixture_csv import FIELDS, expect, status  # noqa: E402
+
+f = regimes.features("layernorm", "bf16", "264x4096:hot:pdl", 132)
+expect("features: 16-bit, 16-byte packs, PDL, 512 packs a row, 2 rows an SM",
+       f == {"bytes": 2, "packs16": 1, "variant": "plain", "launch": "pdl", "packs": 9.0, "rows_sm": 1.0,
+             "plane": 0.0}, str(f))
+f = regimes.features("rmsnorm", "fp32", "4096x32x128:s12288", 128)
+expect("features: the QK view is tokens x heads rows of head_dim", f["variant"] == "qk" and f["rows_sm"] == 10.0
+       and f["packs"] == 5.0 and f["packs16"] == 1, str(f))
+f = regimes.features("batchnorm", "fp32", "8x64x56x56:nchw:inf", 64)
+expect("features: BatchNorm NCHW in inference: rows N*C, its plane", f["variant"] == "nchw_inf" and
+       f["rows_sm"] == 3.0 and f["plane"] == math.log2(3136), str(f))
+expect("features: a label of another form is None", regimes.features("layernorm", "fp32", "8x8:inf", 132) is None)
+
+
+def row(kernel, shape, ms, block=256, st="OK", dtype="bf16"):
+    return {"op": "layernorm", "kernel": kernel, "kernel_name": f"k{kernel}", "dtype": dtype, "shape": shape,
+            "block_size": block, "time_ms_median": ms, "time_ms_min": ms, "bytes": 1e6, "gbps": 1, "sol_gbps": 1,
+            "sol_pct": 1, "max_abs_err": 0, "max_rel_err": 0, "status": st, "gpu": "G", "sm": "sm_90",
+            "cuda": "13.0", "git_rev": "x", "time_ms_launch_median": ms, "time_ms_launch_min": ms, "clock": "cupti"}
+
+
+def sweep(cs, ns):
+    """Rung 6 wins below 2048 elements a row (bf16: 256 packs), rung 7 above; rung 8 refuses rows over 8192 and is
+    never best; the dispatcher (9) always runs rung 6."""
+    rows = []
+    for c in cs:
+        for n in ns:
+            s = f"{n}x{c}"
+            t6, t7 = c * 1.0, (c * 1.2 if c < 2048 else c * 0.8)
+            rows += [row(6, s, t6, 128), row(6, s, t6 * 1.1, 256), row(7, s, t7), row(9, s, t6, 0)]
+            rows.append(row(8, s, t6 * 1.5) if c <= 8192 else row(8, s, 0, st="SKIP"))
+    return rows
+
+
+dense = sweep([256, 512, 1024, 1536, 2560, 4096, 8192, 16384], [1, 64, 4096])
+pts = regimes.points_of("layernorm", dense, 9, 132)
+rule = regimes.derive(pts, 8)
+rungs = [r for _c, r, _n, _m in rule]
+expect("derive: two regimes, rung 6 for short rows and rung 7 for long ones", rungs == [6, 7], str(rule))
+th = rule[0][0][0]
+expect("derive: the split lies between the measured 1536 and 2560 elements (192 and 320 packs)",
+       th[0] == "packs" and 192 < 2 ** th[1][1] <= 320, str(th))
+expect("words: the first regime in words", regimes.words(rule[0][0], regimes.universe(pts)).startswith("packs a row <"),
+       regimes.words(rule[0][0], regimes.universe(pts)))
+held_out = regimes.points_of("layernorm", sweep([384, 768, 3072, 12288], [8, 512]), 9, 132)
+n, w3, w10, worst = regimes.summary(regimes.regret(rule, held_out))
+expect("regret on points the rule never saw: every one at its best rung", n == 8 and w3 == 1.0 and worst[0] == 1.0,
+       str((n, w3, worst)))
+r = regimes.regret([([], 8, 1, 0.0)], regimes.points_of("layernorm", sweep([16384], [1]), 9, 132))
+expect("regret: a rung that did not run the point counts as infinite", r[0][0] == math.inf, str(r))
+
+sp = tune_dispatch.sweep_points(dense, 9)
+n, within, (worst, where), geo, near, nc = tune_dispatch.regret_figures(sp)
+expect("sweep figures: the dispatcher (always rung 6) within 1.03x at the 12 short-row points of 24",
+       n == 24 and abs(within - 0.5) < 1e-9 and abs(worst - 1.25) < 1e-9, str((n, within, worst, where)))
+
+with tempfile.TemporaryDirectory() as tmp:
+    for name, rows in (("layernorm_dense.csv", dense), ("layernorm_random_12.csv", sweep([640, 6144], [2, 99]))):
+        with open(os.path.join(tmp, name), "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=FIELDS)
+            w.writeheader()
+            w.writerows(rows)
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tune_dispatch.py"), "layernorm", "--regimes",
+                        tmp, "--sms", "132"], capture_output=True, text=True)
+    expect("tune_dispatch --regimes prints the rule and its regret in sample and on the random draw",
+           r.returncode == 0 and "| 1 | packs a row <" in r.stdout and "random seed 12: 4 points" in r.stdout and
+           "dense (in sample): 24 points" in r.stdout, r.stdout + r.stderr)
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tune_dispatch.py"), "layernorm", "--regimes",
+                        tmp], capture_output=True, text=True)
+    expect("--regimes without --sms where no log says: exit 2, one line", r.returncode == 2 and
+           len(r.stderr.strip().splitlines()) == 1, r.stderr)
+r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tune_dispatch.py"), "layernorm", "--regimes",
+                    os.path.join(ROOT, "results", "h200", "sweeps")], capture_output=True, text=True)
+expect("--regimes on the stored H200 sweeps", r.returncode == 0 and "(132 SMs)" in r.stdout, r.stdout + r.stderr)
+sys.exit(status())
