@@ -16,7 +16,9 @@ fixed shuffled order, so a cut sweep still covers the space evenly, and --resume
 
 Prints, per op and over all, the dispatcher's time over its best rung's (scripts/tune_dispatch.py regret): the
 share of points within 1.03x, the worst point, and against cuDNN where it ran. Exit 1 when a program failed a
-point (its validation), 0 otherwise (the targets are scripts/tune_dispatch.py's and make regress's to judge).
+point (its validation) and, with --targets, when the draw misses a target: the dispatcher within 1.03x of its
+best rung at 95% of the points and within 1.10x at every point; against cuDNN (where it ran) level or ahead in
+geometric mean and within 1.05x at 95% of the points. make regress runs a random draw with --targets.
 """
 import csv
 import os
@@ -115,6 +117,7 @@ def main(argv):
     ap.add_argument("--out", help="folder of the CSVs (default results/<gpu>/sweeps)")
     ap.add_argument("--resume", action="store_true", help="keep the CSV's points and measure the others")
     ap.add_argument("--device", default="0", help="GPU index (default 0)")
+    ap.add_argument("--targets", action="store_true", help="exit 1 when the sweep misses a target (above)")
     a = ap.parse_args(argv[1:])
     unknown = [op for op in a.ops if op not in OPS]
     if unknown:
@@ -155,12 +158,40 @@ def main(argv):
               flush=True)
         failures += fails
         paths[op] = path
+    pooled = {}
     for op, path in paths.items():
         if os.path.exists(path):
             print(tune_dispatch.regret_report(op, path, f"{a.set}" + (f" seed {seed}" if a.set == "random" else "")))
+            rows = tune_dispatch.load(path)
+            if rows:
+                disp = max(int(r["kernel"]) for r in rows)
+                pooled.update({(op,) + k: p for k, p in tune_dispatch.sweep_points(rows, disp).items()})
+    missed = judge(pooled) if a.targets else []
     for f in failures:
         print(f"FAIL {f}")
-    return 1 if failures else 0
+    for m in missed:
+        print(f"MISSED {m}")
+    return 1 if failures or missed else 0
+
+
+def judge(pts):
+    """The targets a sweep's points (tune_dispatch.sweep_points, over every op) miss, one line each."""
+    n, within, (worst, where), geo, near, nc = tune_dispatch.regret_figures(pts)
+    print(f"all ops: {n} points; the dispatcher within 1.03x of its best rung at {within:.1%}, worst "
+          f"{worst or 0:.3f}x" + (f"; against cuDNN at {nc} points geomean {geo:.3f}x, within 1.05x at {near:.1%}"
+                                  if nc else ""))
+    out = []
+    if not n:
+        return ["no point measured"]
+    if within < 0.95:
+        out.append(f"the dispatcher within 1.03x of its best rung at {within:.1%} of {n} points (target 95%)")
+    if worst > 1.10:
+        out.append(f"the dispatcher {worst:.3f}x its best rung at {' '.join(where)} (target 1.10x at every point)")
+    if nc and geo > 1.0:
+        out.append(f"the dispatcher {geo:.3f}x cuDNN in geometric mean over {nc} points (target 1.00x)")
+    if nc and near < 0.95:
+        out.append(f"the dispatcher within 1.05x of cuDNN at {near:.1%} of {nc} points (target 95%)")
+    return out
 
 
 if __name__ == "__main__":

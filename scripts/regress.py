@@ -6,8 +6,10 @@
 Runs scripts/run_all.py --quick into build/regress/<gpu-slug>/, then scripts/compare.py against
 results/<gpu-slug>/ (the same GPU model: compared in GB/s) or, when there is none, against the stored GPU
 of the same architecture (sm_XX: compared in %SOL), and checks that each dispatcher of the new run is within
-2% of the best rung of its own ladder at every point it ran (scripts/standings.py). Draws the plots of the new
-run where matplotlib is available (the Makefile's venv). Exit 0 when both pass.
+2% of the best rung of its own ladder at every point it ran (scripts/standings.py); then checks each dispatcher
+on a fresh random draw of shapes (scripts/dispatch_sweep.py --set random --targets, --count points an op, its
+seed printed) against its own rungs in one process. Draws the plots of the new run where matplotlib is available
+(the Makefile's venv). Exit 0 when all three pass.
 """
 import os
 import subprocess
@@ -60,7 +62,10 @@ def main(argv):
     ap.add_argument("--device", default="0", help="GPU index (default 0)")
     ap.add_argument("--threshold", type=float, default=0.05, help="slowdown that counts (default 0.05 = 5%%)")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "regress"), help="where the new run goes")
+    ap.add_argument("--count", type=int, default=20, help="random points an op for the dispatchers (default 20)")
     a = ap.parse_args(argv[1:])
+    if a.count < 1:
+        ap.error(f"--count {a.count}: at least 1")
     found = [g for g in run_all_mod.gpus() if str(g[0]) == a.device]
     if not found:
         print("regress: no GPU (nvidia-smi lists none with that index)", file=sys.stderr)
@@ -76,13 +81,17 @@ def main(argv):
         return 1
     rc_cmp = compare_mod.main(["compare", base, new, "--threshold", str(a.threshold)])
     rc_disp = dispatch_check(new)
+    rc_draw = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "dispatch_sweep.py"), "--set", "random",
+                              "--count", str(a.count), "--targets", "--device", a.device,
+                              "--out", os.path.join(new, "sweeps")]).returncode
+    print(f"regress: dispatchers on a random draw: {'PASS' if rc_draw == 0 else 'FAIL'}")
     venv_python = os.path.join(ROOT, ".venv", "bin", "python")
     python = venv_python if os.path.exists(venv_python) else sys.executable
     if subprocess.run([python, "-c", "import matplotlib"], capture_output=True).returncode == 0:
         subprocess.run([python, os.path.join(ROOT, "scripts", "plot.py"), new])
     else:
         print("regress: no plots (no matplotlib here, and `make venv` could not install it)")
-    return 1 if rc_run or rc_cmp or rc_disp else 0
+    return 1 if rc_run or rc_cmp or rc_disp or rc_draw else 0
 
 
 if __name__ == "__main__":
