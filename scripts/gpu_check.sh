@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# One call on a GPU machine (the `device` entry of the library); usage() says what it does.
+# The project's checks on a GPU machine, from one command: `make test` from a fresh copy of the tree, the GPU
+# suite, the benchmark, the Nsight Compute cross-check, the dispatcher check; usage() says what each phase does.
 set -u
 usage() {
     cat <<'EOF'
-usage: scripts/device_session.sh [fresh|fresh-build|fresh-test|suite|bench|ncu|dispatch|all] [OP ...]  (default: all)
+usage: scripts/gpu_check.sh [fresh|fresh-build|fresh-test|suite|bench|ncu|dispatch|all] [OP ...]  (default: all)
 
-fresh: `make test` as a user runs it, in a copy of the tree without build outputs (build/fresh), its log and time.
-Where one call cannot hold both, fresh-build makes the copy and `make test-build` in it, and fresh-test, the next
-call on the same (still warm) machine, runs `make test` there.
-Else builds the programs, then
+Checks the project on this machine's GPU, one phase a run (all: the suite and the benchmark together):
+  fresh            `make test` as a user runs it, in a copy of the tree without build outputs (build/fresh):
+                   its log (make_test.log), the failures, the slowest GPU-suite checks and the time it took
+  fresh-build      the same copy, then `make test-build` in it (make_test_build.log) ...
+  fresh-test       ... and `make test` in that copy later, on the same machine: fresh in two steps, for a
+                   machine whose commands are time-limited
+The other phases build the programs here (build.log), then:
   suite [OP ...]   the planted-bug builds and the GPU suite (SUITE_OPS=OPs; all programs by default)
   bench [OP ...]   scripts/run_all.py for the OPs (peers too where PyTorch is), then the side-by-side tables
   ncu              scripts/ncu_check.py --standard (the harness against Nsight Compute) into results/<gpu>/
@@ -16,11 +20,12 @@ Else builds the programs, then
                    re-timed in one process where the stored rows say it lost (TIMEOUT=S stops it after S s,
                    keeping the points done)
   all   [OP ...]   suite and bench
-Pass GIT_REV=<hash> (.git does not travel), KERNELS=0,8 to re-measure only some kernels (run_all --kernels),
-RESUME=1 to continue a bench cut short by a call's time limit (run_all --resume, which runs no peers:
-scripts/peers.py after it).
-Everything lands in $OUT (default build/out) as few files (the device returns a limited number): logs, and
-results.tgz with the CSVs and logs of results/; a short table is printed last.
+Settings (environment):
+  OUT=DIR          where logs and results.tgz go (default build/out)
+  GIT_REV=<hash>   the commit written into the CSV rows, where the tree has no .git
+  KERNELS=0,8      re-measure only these kernels (run_all --kernels)
+  RESUME=1         continue a bench cut short (run_all --resume, which runs no peers: scripts/peers.py after it)
+The logs, and results.tgz with the CSVs and logs of results/, land in OUT; a short table is printed last.
 EOF
 }
 # The phase is checked before anything runs: a typo must not start a build.
@@ -28,14 +33,14 @@ phase=${1:-all}
 case "$phase" in
 -h | --help) usage; exit 0 ;;
 fresh | fresh-build | fresh-test | suite | bench | ncu | dispatch | all) ;;
-*) echo "device_session: unknown phase '$phase': fresh, fresh-build, fresh-test, suite, bench, ncu, dispatch or all" \
+*) echo "gpu_check: unknown phase '$phase': fresh, fresh-build, fresh-test, suite, bench, ncu, dispatch or all" \
         "(see --help)" >&2; exit 2 ;;
 esac
 shift || true
 cd "$(dirname "$0")/.." || exit 2
-dir=build/fresh  # fresh*: in the tree's ignored build/, which a warm machine keeps from one call to the next
+dir=build/fresh  # fresh*: in the tree's ignored build/, where fresh-test finds what fresh-build left
 if [ "$phase" = fresh-test ] && [ ! -f "$dir/Makefile" ]; then
-    echo "device_session: no $dir here: run fresh-build first, on the same machine" >&2; exit 2
+    echo "gpu_check: no $dir here: run fresh-build first, on the same machine" >&2; exit 2
 fi
 OUT=${OUT:-build/out}
 mkdir -p "$OUT"
@@ -97,7 +102,7 @@ if [ "$phase" = dispatch ]; then
     gpu=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import run_all
 g = run_all.gpus(); print(run_all.slugify(g[0][1]) if g else "")')
     if [ -z "$gpu" ] || [ ! -d "results/$gpu" ]; then
-        echo "device_session: no results folder for this GPU ('${gpu:-none found}')" >&2; exit 1
+        echo "gpu_check: no results folder for this GPU ('${gpu:-none found}')" >&2; exit 1
     fi
     timeout "${TIMEOUT:-0}" python3 scripts/dispatch_check.py "results/$gpu" $OPS 2>&1 | tee "$OUT/dispatch_check.txt"
     rc=${PIPESTATUS[0]}

@@ -345,7 +345,7 @@ with tempfile.TemporaryDirectory() as d:
     BAD = {
         "compare.py": [["/nonexistent", fixture], [fixture, fixtures], [readme, fixture], [fixture, fixture, "--bogus"],
                        [fixture, fixture, "--threshold", "x"], [empty, empty]],
-        "device_session.sh": [["bogus"]],
+        "gpu_check.sh": [["bogus"]],
         "ncu_check.py": [[], ["nosuchop", "1"], ["layernorm", "x"], ["--standard", "layernorm", "10"]],
         "peers.py": [["nosuchop"], ["--bogus"]],
         "plot.py": [["/nonexistent"], [empty], [readme]],
@@ -362,7 +362,7 @@ with tempfile.TemporaryDirectory() as d:
     }
     listed = {n for n in os.listdir(os.path.join(ROOT, "scripts")) if n.endswith((".py", ".sh"))} - {"cli.py", "csvfile.py"}
     expect("every script of scripts/ is checked here", listed == set(BAD), listed ^ set(BAD))
-    env = dict(os.environ, OUT=os.path.join(d, "out"))  # device_session.sh writes there once it runs
+    env = dict(os.environ, OUT=os.path.join(d, "out"))  # gpu_check.sh writes there once it runs
     for name, bads in sorted(BAD.items()):
         path = os.path.join(ROOT, "scripts", name)
         with open(path) as f:
@@ -382,14 +382,14 @@ with tempfile.TemporaryDirectory() as d:
             expect(f"{name} {shown}: exit 2, one line on stderr",
                    r.returncode == 2 and len(lines) == 1 and lines[0].startswith(name.split(".")[0] + ":")
                    and "Traceback" not in r.stderr, f"rc {r.returncode}: {r.stderr!r}")
-    expect("device_session.sh: --help and a bad phase start nothing", not os.path.exists(env["OUT"]))
+    expect("gpu_check.sh: --help and a bad phase start nothing", not os.path.exists(env["OUT"]))
     # its slowest(): the GPU suite's checks by the seconds each took, from the log's "### [T s]" lines
     log = os.path.join(d, "suite.log")
     with open(log, "w") as f:
         f.write("### [3 s] a 1 (exit 0)\nout\n### [10 s] b 2 (exit 0)\n### not a stamp\n### [11 s] c (exit 1)\n")
-    fn = "source <(sed -n '/^slowest()/,/^}/p' scripts/device_session.sh); slowest \"$1\""
+    fn = "source <(sed -n '/^slowest()/,/^}/p' scripts/gpu_check.sh); slowest \"$1\""
     r = subprocess.run(["bash", "-c", fn, "slowest", log], capture_output=True, text=True, cwd=ROOT)
-    expect("device_session.sh slowest: each check's seconds (T minus the one before), slowest first",
+    expect("gpu_check.sh slowest: each check's seconds (T minus the one before), slowest first",
            r.stdout.splitlines() == ["slowest GPU-suite checks (s):", "7\tb 2 (exit 0)", "3\ta 1 (exit 0)",
                                      "1\tc (exit 1)"], repr(r.stdout + r.stderr))
 
