@@ -53,14 +53,16 @@ static const char *cudnn_status_text(cudnnStatus_t s) {
     return out;
 }
 
-// cuDNN's own words for the last error of this thread, as ": <first line>" (at most 120 characters, FAIL in
-// lower case as above), or "" when it has none. Reading them clears them.
+// cuDNN's own words for the last error of this thread, as ": <first line>" (at most its first 125 characters,
+// FAIL in lower case as above), or "" when it has none. Reading them clears them.
 static const char *cudnn_last_error(void) {
     static char msg[512], out[128];
     msg[0] = 0;
     cudnnGetLastErrorString(msg, sizeof msg);
     if (!msg[0]) return "";
-    snprintf(out, sizeof out, ": %s", msg);
+    // ": " and at most sizeof out - 3 characters of the message: a longer one is cut here, on purpose (the
+    // precision bounds the output to the buffer, so the compiler sees no truncation to warn about)
+    snprintf(out, sizeof out, ": %.*s", (int)(sizeof out - 3), msg);
     for (char *c = out; *c; c++) {
         if (*c == '\n' || *c == '\r') { *c = 0; break; }
         if (strncmp(c, "FAIL", 4) == 0) memcpy(c, "fail", 4);
