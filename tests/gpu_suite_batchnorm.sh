@@ -3,11 +3,43 @@
 # C in {1, 3, 33, 1000} x N in {1, 2, 7, 1031} for [N, C] in every dtype; for images, H*W in {1, 49, 3136} over a
 # spread of (N, C) (not the full product: the suite stays near a minute and a half on an H100). Kernel 0 (cuDNN)
 # runs in every check_all; at the end, each of its candidates alone, the standard shapes and its N*H*W = 1 rule.
+# Quick mode: [N, C] at three shapes a dtype, fewer images, every dispatcher path, one memcheck pass a layout.
 BN=batchnorm_forward
+
+# SUITE_STAGE=alone (gpu_suite.sh, after every part has ended): the checks that compare measured times with each
+# other, with the GPU to themselves (the parts' processes would share it); the rest of this file runs in the parts.
+if [ "${SUITE_STAGE:-}" = alone ]; then
+# --phases: the read-only and write-only probes beside the copy, and a kernel against read then write. A probe that
+# moves half the copy's bytes must take less time than the copy and more than a third of it (a read kernel whose
+# loads were optimized away would take almost nothing). Their sum, read then write, may take more time than the copy
+# or less (the H200's copy overlaps its reads and writes and runs at 1.4x their sum's rate; on an H100 the copy's
+# rate was 0.95-1.05x the sum's): only the printed share is checked against the printed times.
+out=$(./$BN 10 --phases -N 65536 -C 256 --block-size 256 --repeats 20 2>&1); rc=$?
+{ log_head "$BN 10 --phases -N 65536 -C 256 (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 0 ] && python3 - "$out" <<'PY'; then
+import re, sys
+out = sys.argv[1]
+copy_gbps, copy_mb = map(float, re.search(r"^speed of light: device copy ([0-9.]+) GB/s \(measured now, ([0-9.]+) MB",
+                                          out, re.M).groups())
+m = re.search(r"^phases: read-only ([0-9.]+) us .*write-only ([0-9.]+) us .*"
+              r"read then write ([0-9.]+) us, ([0-9.]+)% of the copy's rate", out, re.M)
+rd, wr, both, pct = map(float, m.groups())
+copy_us = copy_mb / copy_gbps * 1e3  # MB / (GB/s) = ms; in us
+assert copy_us / 3 < rd < copy_us and copy_us / 3 < wr < copy_us, (rd, wr, copy_us)
+assert abs(both - (rd + wr)) < 0.02 and abs(pct - 100 * copy_us / both) < 0.5, (both, rd, wr, pct, copy_us)
+b = re.search(r"^phases: best ([0-9.]+) us against read then write ([0-9.]+) us .*: ([0-9.]+)% of that bound", out, re.M)
+assert b and abs(float(b.group(2)) - both) < 0.02 and 0 < float(b.group(3)) < 130, b and b.groups()
+PY
+    pass "$BN 10 --phases: read-only and write-only probes between a third of the copy's time and all of it, the kernel against their sum"
+else
+    fail "$BN 10 --phases (exit $rc): $(echo "$out" | grep -E '^phases|error' | head -n 3 | tr '\n' ' ')"
+fi
+return 0
+fi
 
 # [N, C]
 if [ "$QUICK" = 1 ]; then
-    for dt in fp32 bf16; do
+    for dt in fp32 fp16 bf16; do
         for shape in "-N 1 -C 33" "-N 7 -C 1000" "-N 1031 -C 3"; do check_all $BN --dtype $dt $shape; done
     done
 else
@@ -59,8 +91,9 @@ for dt in fp32 fp16 bf16; do
 done
 
 # compute-sanitizer on every kernel, small shapes (kernel 6 runs in the first two: C a multiple of the pack).
-# Quick mode: one memcheck pass, at [N, C] (kernels 0-6, 8, 10-12, 14 and 15; N*H*W >= 16 for kernel 3), NCHW
-# (kernels 7 and 9 and the dispatcher's NCHW path) and inference at odd shapes in NHWC and NCHW (kernels 13 and 15)
+# Quick mode: one memcheck pass of our kernels (not cuDNN's), at [N, C] (kernels 1-6, 8, 10-12, 14 and 15; N*H*W >= 16
+# for kernel 3), NCHW (kernels 7 and 9 and the dispatcher's NCHW path) and inference at odd shapes in NHWC and NCHW
+# (kernels 13 and 15)
 if [ "$QUICK" = 1 ]; then
     sanitize memcheck $BN --dtype fp32 -N 17 -C 1000
     sanitize memcheck $BN --dtype fp16 --layout nchw -N 3 -C 5 --height 7 --width 8
@@ -173,16 +206,14 @@ dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync: .*kept on chip.
 dispatch "rung 4 2d_block_column \[tuned 256x8192\]" "$OTHER" --dtype fp32 -N 64 -C 65536 --block-size 64
 dispatch "rung 14 l2_loads_in_flight on the \[N, C\] view: two passes, .*\[tuned 1024x64\]" "on the \[N, C\] view$OTHER" --layout nchw -N 4096 -C 64
 dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 8-wide packs.* \[tuned 65536x256\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype bf16 -N 7 -C 40
-if [ "$QUICK" != 1 ]; then
-    dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --dtype bf16
-    dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip.* \[tuned 100352x256\]" "$OTHER" --layout nhwc --dtype fp32 -N 32 -C 256 --height 56 --width 56
-    dispatch "rung 9 nchw_cluster_l2: a channel per cluster.* \[tuned 32x256x3136\]" "rung 7 nchw_split_planes: NCHW$OTHER" --layout nchw -N 32 -C 256 --height 56 --width 56
-    dispatch "rung 7 nchw_split_planes: NCHW planes.* \[tuned 256x512x49\]" "rung 7 nchw_split_planes: NCHW$OTHER" --layout nchw --dtype bf16 -N 256 -C 512 --height 7 --width 7
-    dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --layout nhwc --dtype bf16 -N 16 -C 256 --height 56 --width 56
-    dispatch "rung 13 infer_elementwise: elementwise over NCHW, 8-wide packs.* \[tuned 32x256x3136\]" "rung 13 infer_elementwise: $OTHER" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
-    dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 4-wide packs, 1 row a thread \[tuned 16384x1024\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype fp32 -N 1031 -C 1000
-    dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 8-wide packs, 4 rows a thread \[tuned 16384x1024\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype bf16 -N 1031 -C 1000
-fi
+dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --dtype bf16
+dispatch "rung 11 l2_keep_front: two passes, one grid sync: .*kept on chip.* \[tuned 100352x256\]" "$OTHER" --layout nhwc --dtype fp32 -N 32 -C 256 --height 56 --width 56
+dispatch "rung 9 nchw_cluster_l2: a channel per cluster.* \[tuned 32x256x3136\]" "rung 7 nchw_split_planes: NCHW$OTHER" --layout nchw -N 32 -C 256 --height 56 --width 56
+dispatch "rung 7 nchw_split_planes: NCHW planes.* \[tuned 256x512x49\]" "rung 7 nchw_split_planes: NCHW$OTHER" --layout nchw --dtype bf16 -N 256 -C 512 --height 7 --width 7
+dispatch "rung 14 l2_loads_in_flight: two passes, one grid sync.* \[tuned 65536x256\]" "$OTHER" --layout nhwc --dtype bf16 -N 16 -C 256 --height 56 --width 56
+dispatch "rung 13 infer_elementwise: elementwise over NCHW, 8-wide packs.* \[tuned 32x256x3136\]" "rung 13 infer_elementwise: $OTHER" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 56 --width 56
+dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 4-wide packs, 1 row a thread \[tuned 16384x1024\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype fp32 -N 1031 -C 1000
+dispatch "rung 13 infer_elementwise: elementwise over \[M, C\], 8-wide packs, 4 rows a thread \[tuned 16384x1024\]" "rung 13 infer_elementwise: $OTHER" --inference --dtype bf16 -N 1031 -C 1000
 
 # precision: the one-pass variance of kernel 3 fails when |mean| >> std; the Welford kernels do not (1, 2 and 4,
 # whose threads merge long chains, thanks to their shift by the channel's first value)
@@ -292,30 +323,4 @@ else
             fail "$BN 0 $shape with the N*H*W = 1 rule lifted (exit $rc): $(echo "$out" | grep -E 'wrong|error' | head -n 3 | tr '\n' ' ')"
         fi
     done
-fi
-
-# --phases: the read-only and write-only probes beside the copy, and a kernel against read then write. A probe that
-# moves half the copy's bytes must take less time than the copy and more than a third of it (a read kernel whose
-# loads were optimized away would take almost nothing). Their sum, read then write, may take more time than the copy
-# or less (the H200's copy overlaps its reads and writes and runs at 1.4x their sum's rate; on an H100 the copy's
-# rate was 0.95-1.05x the sum's): only the printed share is checked against the printed times.
-out=$(./$BN 10 --phases -N 65536 -C 256 --block-size 256 --repeats 20 2>&1); rc=$?
-{ log_head "$BN 10 --phases -N 65536 -C 256 (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && python3 - "$out" <<'PY'; then
-import re, sys
-out = sys.argv[1]
-copy_gbps, copy_mb = map(float, re.search(r"^speed of light: device copy ([0-9.]+) GB/s \(measured now, ([0-9.]+) MB",
-                                          out, re.M).groups())
-m = re.search(r"^phases: read-only ([0-9.]+) us .*write-only ([0-9.]+) us .*"
-              r"read then write ([0-9.]+) us, ([0-9.]+)% of the copy's rate", out, re.M)
-rd, wr, both, pct = map(float, m.groups())
-copy_us = copy_mb / copy_gbps * 1e3  # MB / (GB/s) = ms; in us
-assert copy_us / 3 < rd < copy_us and copy_us / 3 < wr < copy_us, (rd, wr, copy_us)
-assert abs(both - (rd + wr)) < 0.02 and abs(pct - 100 * copy_us / both) < 0.5, (both, rd, wr, pct, copy_us)
-b = re.search(r"^phases: best ([0-9.]+) us against read then write ([0-9.]+) us .*: ([0-9.]+)% of that bound", out, re.M)
-assert b and abs(float(b.group(2)) - both) < 0.02 and 0 < float(b.group(3)) < 130, b and b.groups()
-PY
-    pass "$BN 10 --phases: read-only and write-only probes between a third of the copy's time and all of it, the kernel against their sum"
-else
-    fail "$BN 10 --phases (exit $rc): $(echo "$out" | grep -E '^phases|error' | head -n 3 | tr '\n' ' ')"
 fi

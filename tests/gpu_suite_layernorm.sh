@@ -1,18 +1,31 @@
 # LayerNorm's part of the GPU suite (sourced by tests/gpu_suite.sh, which defines check_all, sanitize,
-# planted, $QUICK and $LOG). Quick mode: fewer shapes, one memcheck pass of every kernel at fp32 7 x 1000, and
-# memcheck of the rungs that were the dispatcher's paths (10, 11, 12) and of the dispatcher (17) at small odd shapes.
+# planted, $QUICK and $LOG). Quick mode: fewer shapes, one memcheck pass of every kernel but cuDNN's at fp32
+# 7 x 1000, and memcheck of the rungs that were the dispatcher's paths (10, 11, 12) and of the dispatcher (17) at
+# small odd shapes.
 # Rungs: 1-9 the ladder, 10 subwarp_persistent, 11 cluster_row_regs, 12 latency_split, 13 odd_rows, 14 lean_split, 15 lean_one_pack,
 # 16 walk_rows, 17 dispatch (on sm_90 its table runs 7 and 10-16; its fallback rules 12, 10, 7, 11 or 9).
-ROWS="1 7 1031"
-COLS="1 3 31 32 33 127 768 1000 1024 4097 8192 65536"
-[ "$QUICK" = 1 ] && { ROWS="1 7"; COLS="1 33 1000 4097"; }
-for dt in fp32 fp16 bf16; do
-    for c in $COLS; do
-        for r in $ROWS; do
-            check_all layernorm_forward --dtype $dt -N $r -C $c
+# Quick mode: every kernel in every dtype at three odd shapes (cuDNN, kernel 0, at the first: its plan costs
+# seconds a process), every dispatcher path, and the rungs' own sections at fp32 and bf16 (DTYPES; fp16 runs the
+# 16-bit code with its own conversions, which check_all covers), at fewer shapes and cluster sizes (quick_ends).
+[ "${SUITE_STAGE:-}" = alone ] && return 0  # (no checks that compare measured times)
+DTYPES="fp32 fp16 bf16" DTYPES16="fp16 bf16"
+[ "$QUICK" = 1 ] && { DTYPES="fp32 bf16"; DTYPES16="bf16"; }
+if [ "$QUICK" = 1 ]; then
+    for dt in fp32 fp16 bf16; do
+        check_all layernorm_forward --dtype $dt -N 7 -C 1000
+        check_ours layernorm_forward --dtype $dt -N 1 -C 4097
+        check_ours layernorm_forward --dtype $dt -N 7 -C 33
+    done
+    check_ours layernorm_forward --dtype fp32 -N 7 -C 1
+else
+    for dt in fp32 fp16 bf16; do
+        for c in 1 3 31 32 33 127 768 1000 1024 4097 8192 65536; do
+            for r in 1 7 1031; do
+                check_all layernorm_forward --dtype $dt -N $r -C $c
+            done
         done
     done
-done
+fi
 
 if [ "$QUICK" = 1 ]; then
     sanitize memcheck layernorm_forward --dtype fp32 -N 7 -C 1000
@@ -52,14 +65,21 @@ planted layernorm_forward 6 -N 1 -C 33
 out=$(./layernorm_forward 4 --check --input-mean 1000 -N 64 -C 768 2>&1); rc=$?
 { log_head "kernel 4 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 1 ] && echo "$out" | grep -q FAIL; then pass "layernorm 4 at --input-mean 1000 is reported FAIL"; else fail "layernorm 4 at --input-mean 1000 not reported (exit $rc)"; fi
-for k in 3 5 6 7 8 9 10 11 12 13 14 15 16 17; do
-    cols=768
-    [ $k = 10 ] && cols=512  # kernel 10: fp32 C <= 512 (128 16-byte packs)
-    out=$(./layernorm_forward $k --check --input-mean 1000 -N 64 -C $cols 2>&1); rc=$?
-    echo "$out" >> "$LOG"
-    # (a block size that cannot hold the row says skipped: kernel 6 at 32 threads; one OK line at least)
-    if [ $rc -eq 0 ] && echo "$out" | grep -q "| OK"; then pass "layernorm $k at --input-mean 1000 passes"; else fail "layernorm $k at --input-mean 1000 (exit $rc)"; fi
-done
+TWO_PASS="3 5 6 7 8 9 10 11 12 13 14 15 16 17"
+if [ "$QUICK" = 1 ]; then
+    # quick: all of them in one process (kernel 10, fp32 C <= 512, says skipped at 768: alone at 512)
+    check_kernels layernorm_forward "$(echo $TWO_PASS | tr ' ' ,)" --input-mean 1000 -N 64 -C 768
+    check_path layernorm_forward 10 --input-mean 1000 -N 64 -C 512
+else
+    for k in $TWO_PASS; do
+        cols=768
+        [ $k = 10 ] && cols=512  # kernel 10: fp32 C <= 512 (128 16-byte packs)
+        out=$(./layernorm_forward $k --check --input-mean 1000 -N 64 -C $cols 2>&1); rc=$?
+        { log_head "layernorm $k --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
+        # (a block size that cannot hold the row says skipped: kernel 6 at 32 threads; one OK line at least)
+        if [ $rc -eq 0 ] && echo "$out" | grep -q "| OK"; then pass "layernorm $k at --input-mean 1000 passes"; else fail "layernorm $k at --input-mean 1000 (exit $rc)"; fi
+    done
+fi
 
 # the dispatcher (17) with --cluster K forced (every cluster size): few rows take rung 12 (latency_split), 1031
 # rows rung 11 (cluster_row_regs), or 9 where K does not fit them; odd shapes: rows that end inside a block, blocks
@@ -79,7 +99,7 @@ CL_SHAPES="-N 7 -C 3000|-N 1031 -C 4104|-N 3 -C 12000|-N 2 -C 65536|-N 1 -C 1310
 IFS='|' read -r -a cl_shapes <<< "$CL_SHAPES"
 for dt in fp32 bf16; do
     for shape in "${cl_shapes[@]}"; do
-        for k in 1 2 4 8 16; do
+        for k in $(quick_ends 1 2 4 8 16); do
             check_one 17 --dtype $dt $shape --cluster $k
         done
         check_one 17 --dtype $dt $shape --cluster 8 --block-size 1024
@@ -90,7 +110,7 @@ check_one 17 --dtype fp32 -N 64 -C 65536 --input-mean 1000
 check_one 17 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
 # the same two rungs alone, at row counts the dispatcher does not give them: rung 12 with many rows, rung 11 with
 # few, each with its own plan and with --cluster K (the sizes that fit it: 11 takes up to 8, 12 up to 16)
-for dt in fp32 fp16 bf16; do
+for dt in $DTYPES; do
     check_one 12 --dtype $dt -N 1031 -C 4104
     check_cl 12 --dtype $dt -N 300 -C 32768
     check_one 11 --dtype $dt -N 7 -C 3000
@@ -100,11 +120,11 @@ done
 for shape in "${cl_shapes[@]}"; do
     [ "$shape" = "-N 1 -C 131072" ] && continue  # beyond 11's 8 blocks x 256 threads x 8 packs
     check_one 11 --dtype bf16 $shape --cluster 1
-    for k in 2 4 8; do check_cl 11 --dtype bf16 $shape --cluster $k; done
+    for k in $(quick_ends 2 4 8); do check_cl 11 --dtype bf16 $shape --cluster $k; done
 done
 for shape in "-N 7 -C 3000" "-N 1031 -C 4104" "-N 3 -C 12000"; do
     [ "$shape" = "-N 3 -C 12000" ] || check_one 12 --dtype fp32 $shape --cluster 1  # 12000: more than 512 x 4 packs
-    for k in 2 4 8 16; do check_cl 12 --dtype fp32 $shape --cluster $k; done
+    for k in $(quick_ends 2 4 8 16); do check_cl 12 --dtype fp32 $shape --cluster $k; done
 done
 check_cl 11 --dtype fp32 -N 1031 -C 4104 --block-size 512 --cluster 2
 check_one 12 --dtype bf16 -N 5 -C 8200 --block-size 384
@@ -123,15 +143,17 @@ done
 LAT_SHAPES="-N 1 -C 4096|-N 3 -C 4104|-N 40 -C 16384|-N 20 -C 32768|-N 10 -C 65536|-N 1 -C 65536|-N 8 -C 128256|-N 1 -C 131072|-N 2 -C 8"
 [ "$QUICK" = 1 ] && LAT_SHAPES="-N 3 -C 4104|-N 1 -C 65536|-N 8 -C 128256"
 IFS='|' read -r -a lat_shapes <<< "$LAT_SHAPES"
-for dt in fp32 fp16 bf16; do
+for dt in $DTYPES; do
     for shape in "${lat_shapes[@]}"; do
         check_one 17 --dtype $dt $shape
     done
 done
 # the same kernel launched as a programmatic dependent launch (--hot --pdl) takes its other load order (w and b
 # before the wait for the grid before, x after it)
+PDL_SHAPES=("-N 3 -C 4104" "-N 1 -C 65536" "-N 8 -C 128256")
+[ "$QUICK" = 1 ] && PDL_SHAPES=("-N 3 -C 4104" "-N 8 -C 128256")
 for dt in fp32 bf16; do
-    for shape in "-N 3 -C 4104" "-N 1 -C 65536" "-N 8 -C 128256"; do
+    for shape in "${PDL_SHAPES[@]}"; do
         check_one 17 --dtype $dt $shape --hot --pdl
         if [ "$shape" = "-N 3 -C 4104" ]; then check_one 12 --dtype $dt $shape --hot --pdl; else check_cl 12 --dtype $dt $shape --hot --pdl; fi
     done
@@ -151,29 +173,33 @@ check_refusals() {
 # clusters of 2 .. 16 blocks (fp32 C = 65536 over 16 blocks of 512: the longest row it takes), every dtype, many
 # rows, --cluster forced, launched alone and chained (--hot --pdl), the row's first element far from its mean; its
 # refusals (no 16-byte packs, fp32 rows over 65536) say skipped
-for dt in fp32 fp16 bf16; do
-    for shape in "-N 1 -C 4096" "-N 3 -C 4104" "-N 20 -C 32768" "-N 1 -C 65536" "-N 2 -C 8" "-N 1031 -C 1032"; do
+SHAPES=("-N 1 -C 4096" "-N 3 -C 4104" "-N 20 -C 32768" "-N 1 -C 65536" "-N 2 -C 8" "-N 1031 -C 1032")
+[ "$QUICK" = 1 ] && SHAPES=("-N 3 -C 4104" "-N 20 -C 32768" "-N 1031 -C 1032")
+for dt in $DTYPES; do
+    for shape in "${SHAPES[@]}"; do
         check_one 14 --dtype $dt $shape
     done
     check_one 14 --dtype $dt -N 3 -C 12296 --hot --pdl
 done
 check_one 14 --dtype bf16 -N 8 -C 128256 --hot --pdl
 check_one 14 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
-for k in 1 2 4 8 16; do check_cl 14 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
+for k in $(quick_ends 1 2 4 8 16); do check_cl 14 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
 check_refusals 14 "rows without 16-byte packs and fp32 rows over 65536" "-N 3 -C 4097" "-N 1 -C 131072" \
     "needs 16-byte packs" "the row (32768 16-byte packs) fits no plan of <= 2 packs a thread"
 # rung 15 (lean_one_pack): rung 14's row at 1 pack a thread. One block a row, clusters of 2 .. 16 blocks (fp32
 # C = 32768 over 16 blocks of 512: the longest row it takes; bf16 4096 over 8 blocks of 64), every dtype, many rows,
 # launched alone and chained (--hot --pdl), the row's first element far from its mean; its refusals say skipped
-for dt in fp32 fp16 bf16; do
-    for shape in "-N 1 -C 4096" "-N 3 -C 4104" "-N 20 -C 16384" "-N 1 -C 32768" "-N 2 -C 8" "-N 1031 -C 1032"; do
+SHAPES=("-N 1 -C 4096" "-N 3 -C 4104" "-N 20 -C 16384" "-N 1 -C 32768" "-N 2 -C 8" "-N 1031 -C 1032")
+[ "$QUICK" = 1 ] && SHAPES=("-N 3 -C 4104" "-N 1 -C 32768" "-N 1031 -C 1032")
+for dt in $DTYPES; do
+    for shape in "${SHAPES[@]}"; do
         check_one 15 --dtype $dt $shape
     done
     check_one 15 --dtype $dt -N 3 -C 12296 --hot --pdl
     check_one 15 --dtype $dt -N 16 -C 4096 --block-size 64
 done
 check_one 15 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
-for k in 1 2 4 8 16; do check_cl 15 --dtype bf16 -N 3 -C 4088 --cluster $k; done  # 511 packs: one block of 512 holds them
+for k in $(quick_ends 1 2 4 8 16); do check_cl 15 --dtype bf16 -N 3 -C 4088 --cluster $k; done  # 511 packs: one block of 512 holds them
 check_refusals 15 "rows without 16-byte packs and fp32 rows over 32768" "-N 3 -C 4097" "-N 1 -C 65536" \
     "needs 16-byte packs" "the row (16384 16-byte packs) fits no plan of <= 1 pack a thread"
 [ "$QUICK" = 1 ] && sanitize_kernel memcheck layernorm_forward 15 --dtype bf16 -N 3 -C 4104
@@ -186,9 +212,11 @@ done
 # ending inside the grid), blocks of 32 .. 512 threads (fp32 C = 8192 at 512 x 4 packs: the longest row it takes;
 # 16-bit 16384), every dtype, launched alone and chained (--hot --pdl), the row's first element far from its mean;
 # its refusals (no 16-byte packs, a row over one block of 512 x 4 packs) say skipped
-for dt in fp32 fp16 bf16; do
-    for shape in "-N 1 -C 4096" "-N 3 -C 4104" "-N 1031 -C 4096" "-N 20011 -C 1024" "-N 513 -C 8192" "-N 2 -C 8" \
-                 "-N 5003 -C 768 --block-size 64"; do
+SHAPES=("-N 1 -C 4096" "-N 3 -C 4104" "-N 1031 -C 4096" "-N 20011 -C 1024" "-N 513 -C 8192" "-N 2 -C 8"
+        "-N 5003 -C 768 --block-size 64")
+[ "$QUICK" = 1 ] && SHAPES=("-N 3 -C 4104" "-N 20011 -C 1024" "-N 5003 -C 768 --block-size 64")
+for dt in $DTYPES; do
+    for shape in "${SHAPES[@]}"; do
         check_one 16 --dtype $dt $shape
     done
     check_one 16 --dtype $dt -N 1031 -C 4104 --hot --pdl
@@ -205,9 +233,11 @@ done
 # kernel 13 (odd_rows): rows that start off a 16-byte boundary (odd C), a head, packs and a tail; one block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 131075: the longest row it takes), rows shorter than a pack, every dtype,
 # many rows (1031: more blocks than SMs), --cluster forced, a mean far from 0
-for dt in fp32 fp16 bf16; do
-    for shape in "-N 1 -C 4097" "-N 3 -C 4099" "-N 64 -C 16385" "-N 1 -C 65537" "-N 5 -C 131075" "-N 7 -C 5" \
-                 "-N 1031 -C 1001" "-N 3 -C 4097 --cluster 4"; do
+SHAPES=("-N 1 -C 4097" "-N 3 -C 4099" "-N 64 -C 16385" "-N 1 -C 65537" "-N 5 -C 131075" "-N 7 -C 5"
+        "-N 1031 -C 1001" "-N 3 -C 4097 --cluster 4")
+[ "$QUICK" = 1 ] && SHAPES=("-N 3 -C 4099" "-N 5 -C 131075" "-N 7 -C 5" "-N 1031 -C 1001")
+for dt in $DTYPES; do
+    for shape in "${SHAPES[@]}"; do
         check_one 13 --dtype $dt $shape
     done
 done
@@ -268,19 +298,19 @@ expect_path layernorm_forward 17 "| path rung 13 odd_rows" "| path rung 9 block_
 # resident grid over the rows, a last pass that ends inside a block, every lanes-per-row width (C = 4 .. 512),
 # other block sizes; 16-bit rows (w and b kept in registers) up to C = 1024; and C = 768, which the dispatcher
 # keeps off rung 10
+SHAPES=("-N 100003 -C 500" "-N 65537 -C 32" "-N 30001 -C 4" "-N 50001 -C 512 --block-size 128"
+        "-N 40000 -C 256 --block-size 64" "-N 20011 -C 128 --input-mean 1000" "-N 20011 -C 64 --block-size 1024")
+[ "$QUICK" = 1 ] && SHAPES=("-N 100003 -C 500" "-N 30001 -C 4" "-N 50001 -C 512 --block-size 128"
+                            "-N 20011 -C 128 --input-mean 1000")
 for k in 10 17; do
-    check_one $k --dtype fp32 -N 100003 -C 500
-    check_one $k --dtype fp32 -N 65537 -C 32
-    check_one $k --dtype fp32 -N 30001 -C 4
-    check_one $k --dtype fp32 -N 50001 -C 512 --block-size 128
-    check_one $k --dtype fp32 -N 40000 -C 256 --block-size 64
-    check_one $k --dtype fp32 -N 20011 -C 128 --input-mean 1000
-    check_one $k --dtype fp32 -N 20011 -C 64 --block-size 1024
+    for shape in "${SHAPES[@]}"; do check_one $k --dtype fp32 $shape; done
 done
 check_one 10 --dtype fp32 -N 7 -C 8 --block-size 32
-for dt in fp16 bf16; do
-    for shape in "-N 100003 -C 256" "-N 65537 -C 32" "-N 7 -C 8" "-N 1031 -C 1000" "-N 20011 -C 1024 --block-size 256" \
-                 "-N 20011 -C 128 --input-mean 1000"; do
+SHAPES=("-N 100003 -C 256" "-N 65537 -C 32" "-N 7 -C 8" "-N 1031 -C 1000" "-N 20011 -C 1024 --block-size 256"
+        "-N 20011 -C 128 --input-mean 1000")
+[ "$QUICK" = 1 ] && SHAPES=("-N 100003 -C 256" "-N 7 -C 8" "-N 20011 -C 1024 --block-size 256")
+for dt in $DTYPES16; do
+    for shape in "${SHAPES[@]}"; do
         check_one 10 --dtype $dt $shape
     done
 done

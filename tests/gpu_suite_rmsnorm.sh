@@ -2,6 +2,13 @@
 # planted, pass/fail, $QUICK and $LOG). Each check_all is one process that validates every kernel at every
 # block size. The largest points (1031 x 65536, the default QK-norm view of 4096 tokens) dominate the
 # runtime; the full matrix is meant to take about two minutes on an H100 (not yet measured).
+# Quick mode: every kernel in every dtype and variant at a few odd shapes (cuDNN, kernel 0, runs plain rows: at
+# one of them, its plan costs seconds a process), every dispatcher path, and the kernels' own sections at fp32
+# and bf16 (DTYPES; fp16 runs the 16-bit code with its own conversions, which check_all covers), at fewer shapes
+# and cluster sizes (quick_ends).
+[ "${SUITE_STAGE:-}" = alone ] && return 0  # (no checks that compare measured times)
+DTYPES="fp32 fp16 bf16"
+[ "$QUICK" = 1 ] && DTYPES="fp32 bf16"
 ROWS="1 7 1031"
 COLS="1 3 31 33 127 1000 4097 65536"
 FUSED_ROWS="7 1031"
@@ -13,7 +20,7 @@ QK_VIEWS=("--heads 3 --head-dim 64 --row-stride 200"   # stride not a multiple o
           "--heads 2 --head-dim 256 --row-stride 513"  # odd stride: scalar packs although D = 256
           "--heads 4 --head-dim 96")                   # default stride 3*H*D
 if [ "$QUICK" = 1 ]; then
-    ROWS="1 7"; COLS="1 33 1000 4097"; FUSED_ROWS="7"; FUSED_COLS="33 1000 4097"; OFFSET_COLS="1000"; QK_TOKENS="7"
+    ROWS="7"; COLS="1000"; FUSED_ROWS="7"; FUSED_COLS="33 4097"; OFFSET_COLS="1000"; QK_TOKENS="7"
     QK_VIEWS=("--heads 3 --head-dim 64 --row-stride 200" "--heads 5 --head-dim 33 --row-stride 170")
 fi
 
@@ -24,6 +31,10 @@ for dt in fp32 fp16 bf16; do
             check_all rmsnorm_forward --dtype $dt -N $r -C $c
         done
     done
+    if [ "$QUICK" = 1 ]; then  # plain rows without cuDNN: an odd C at one row, a short odd C
+        check_ours rmsnorm_forward --dtype $dt -N 1 -C 4097
+        check_ours rmsnorm_forward --dtype $dt -N 7 -C 33
+    fi
     # --fused-add: the residual is an output too (restored before every validation launch)
     for c in $FUSED_COLS; do
         for r in $FUSED_ROWS; do
@@ -47,7 +58,7 @@ done
 # no mean subtraction, no cancellation: every kernel passes with inputs far from zero
 check_all rmsnorm_forward --dtype fp32 -N 64 -C 768 --input-mean 1000
 
-# compute-sanitizer; quick mode: one memcheck pass (every kernel runs at fp32 7 x 1000), and kernel 8 at an odd
+# compute-sanitizer; quick mode: one memcheck pass (every kernel but cuDNN's runs at fp32 7 x 1000), and kernel 8 at an odd
 # C of 16-byte packs (one block a row) and at a row over a cluster of 16 blocks
 sanitize_kernel memcheck rmsnorm_forward 8 --dtype bf16 -N 3 -C 4104
 sanitize_kernel memcheck rmsnorm_forward 8 --dtype fp32 -N 1 -C 65536
@@ -80,10 +91,13 @@ expect_path_gpu rmsnorm_forward 13 "| path rung 8 latency_split: a row over 16 b
 # every dtype, odd C; --fused-add and the QK-norm view at few rows take the other kernels (and kernel 8 says
 # skipped). Quick mode: the dispatcher alone (every shape is in check_all's kernel 8 otherwise).
 check_disp() { check_path rmsnorm_forward 13 "$@"; }
-for dt in fp32 fp16 bf16; do
-    for shape in "-N 1 -C 4096" "-N 3 -C 4104" "-N 40 -C 16384" "-N 20 -C 32768" "-N 10 -C 65536" "-N 1 -C 65536" \
-                 "-N 8 -C 128256" "-N 1 -C 131072" "-N 2 -C 8" "-N 3 -C 4104 --weight-offset 1" "-N 3 -C 4104 --fused-add" \
-                 "-N 2 --heads 4 --head-dim 128"; do
+SHAPES=("-N 1 -C 4096" "-N 3 -C 4104" "-N 40 -C 16384" "-N 20 -C 32768" "-N 10 -C 65536" "-N 1 -C 65536"
+        "-N 8 -C 128256" "-N 1 -C 131072" "-N 2 -C 8" "-N 3 -C 4104 --weight-offset 1" "-N 3 -C 4104 --fused-add"
+        "-N 2 --heads 4 --head-dim 128")
+[ "$QUICK" = 1 ] && SHAPES=("-N 3 -C 4104" "-N 40 -C 16384" "-N 8 -C 128256" "-N 2 -C 8" "-N 3 -C 4104 --fused-add"
+                            "-N 2 --heads 4 --head-dim 128")
+for dt in $DTYPES; do
+    for shape in "${SHAPES[@]}"; do
         if [ "$QUICK" = 1 ]; then check_disp --dtype $dt $shape; else check_all rmsnorm_forward --dtype $dt $shape; fi
     done
 done
@@ -102,9 +116,11 @@ else fail "rmsnorm 13 --hot (exit $rc), wanted '$want': $(echo "$out" | grep -E 
 # kernel 9 (odd_rows): rows that start off a 16-byte boundary (odd C), a head, packs and a tail; one block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 131075: the longest row it takes), rows shorter than a pack, every dtype,
 # and at many rows (1031: more blocks than SMs)
-for dt in fp32 fp16 bf16; do
-    for shape in "-N 1 -C 4097" "-N 3 -C 4099" "-N 64 -C 16385" "-N 1 -C 65537" "-N 5 -C 131075" "-N 7 -C 5" \
-                 "-N 1031 -C 1001" "-N 2 -C 4097 --weight-offset 1"; do
+SHAPES=("-N 1 -C 4097" "-N 3 -C 4099" "-N 64 -C 16385" "-N 1 -C 65537" "-N 5 -C 131075" "-N 7 -C 5"
+        "-N 1031 -C 1001" "-N 2 -C 4097 --weight-offset 1")
+[ "$QUICK" = 1 ] && SHAPES=("-N 3 -C 4099" "-N 5 -C 131075" "-N 7 -C 5" "-N 1031 -C 1001")
+for dt in $DTYPES; do
+    for shape in "${SHAPES[@]}"; do
         check_path rmsnorm_forward 9 --dtype $dt $shape
     done
 done
@@ -120,11 +136,13 @@ check_path rmsnorm_forward 9 --dtype fp32 -N 16 -C 8193 --input-mean 1000
 # row, then 2-16 blocks) and every cluster size forced, slices that do not divide the row (the last block short,
 # blocks with nothing: fp32 C = 8 over 16 blocks), the QK view, every dtype; its refusals (fused add, no 16-byte
 # packs) say skipped
-for dt in fp32 fp16 bf16; do
-    for shape in "-N 1 -C 65536" "-N 7 -C 131072" "-N 1031 -C 4104" "-N 3 -C 40008 --weight-offset 1"; do
+SHAPES=("-N 1 -C 65536" "-N 7 -C 131072" "-N 1031 -C 4104" "-N 3 -C 40008 --weight-offset 1")
+[ "$QUICK" = 1 ] && SHAPES=("-N 7 -C 131072" "-N 1031 -C 4104")
+for dt in $DTYPES; do
+    for shape in "${SHAPES[@]}"; do
         check_path rmsnorm_forward 10 --dtype $dt $shape
     done
-    for k in 1 2 4 8 16; do check_path rmsnorm_forward 10 --dtype $dt -N 3 -C 12296 --cluster $k; done
+    for k in $(quick_ends 1 2 4 8 16); do check_path rmsnorm_forward 10 --dtype $dt -N 3 -C 12296 --cluster $k; done
     check_path rmsnorm_forward 10 --dtype $dt -N 2 -C 8 --cluster 16
     check_path rmsnorm_forward 10 --dtype $dt -N 7 --heads 4 --head-dim 128
 done
@@ -139,9 +157,11 @@ else fail "rmsnorm 10 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL
 # passes with a short last one (100003 rows), rows from 1 to 4 packs a lane, the QK view, the weight offset,
 # every dtype, inputs far from zero, launched hot with --pdl; its refusals (fused add, no 16-byte packs, rows of
 # more than 4 packs a lane) say skipped
-for dt in fp32 fp16 bf16; do
-    for shape in "-N 1 -C 128" "-N 7 -C 512" "-N 100003 -C 256" "-N 1031 -C 32" "-N 3 -C 8" \
-                 "-N 7 --heads 3 --head-dim 64 --row-stride 200" "-N 33 -C 256 --weight-offset 1"; do
+SHAPES=("-N 1 -C 128" "-N 7 -C 512" "-N 100003 -C 256" "-N 1031 -C 32" "-N 3 -C 8"
+        "-N 7 --heads 3 --head-dim 64 --row-stride 200" "-N 33 -C 256 --weight-offset 1")
+[ "$QUICK" = 1 ] && SHAPES=("-N 1 -C 128" "-N 100003 -C 256" "-N 3 -C 8" "-N 7 --heads 3 --head-dim 64 --row-stride 200")
+for dt in $DTYPES; do
+    for shape in "${SHAPES[@]}"; do
         check_path rmsnorm_forward 11 --dtype $dt $shape
     done
 done
@@ -164,24 +184,28 @@ sanitize_shapes rmsnorm_forward 6 "--dtype bf16 -N 1031 -C 1000 --fused-add" "--
 check_path rmsnorm_forward 8 --dtype bf16 -N 1031 -C 4104
 # launched as a programmatic dependent launch (--hot --pdl): kernel 8's other load order (w before the wait for
 # the grid before, x after it), through the dispatcher and alone
+PDL_SHAPES=("-N 3 -C 4104" "-N 1 -C 65536" "-N 8 -C 128256")
+[ "$QUICK" = 1 ] && PDL_SHAPES=("-N 3 -C 4104" "-N 8 -C 128256")
 for dt in fp32 bf16; do
-    for shape in "-N 3 -C 4104" "-N 1 -C 65536" "-N 8 -C 128256"; do check_disp --dtype $dt $shape --hot --pdl; done
+    for shape in "${PDL_SHAPES[@]}"; do check_disp --dtype $dt $shape --hot --pdl; done
 done
 check_path rmsnorm_forward 8 --dtype bf16 -N 3 -C 4104 --hot --pdl
 # kernel 12 (lean_split): kernel 8's kernel at 2 packs a thread, each launch order its own instance. One block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 65536 over 16 blocks of 512: the longest row it takes), a pack or two a
 # thread, every dtype, many rows, launched alone and chained (--hot --pdl); its refusals (fused add, the QK view,
 # no 16-byte packs, fp32 rows over 65536) say skipped
-for dt in fp32 fp16 bf16; do
-    for shape in "-N 1 -C 4096" "-N 3 -C 4104" "-N 20 -C 32768" "-N 1 -C 65536" "-N 2 -C 8" "-N 1031 -C 1032" \
-                 "-N 3 -C 4104 --weight-offset 1"; do
+SHAPES=("-N 1 -C 4096" "-N 3 -C 4104" "-N 20 -C 32768" "-N 1 -C 65536" "-N 2 -C 8" "-N 1031 -C 1032"
+        "-N 3 -C 4104 --weight-offset 1")
+[ "$QUICK" = 1 ] && SHAPES=("-N 3 -C 4104" "-N 20 -C 32768" "-N 1031 -C 1032")
+for dt in $DTYPES; do
+    for shape in "${SHAPES[@]}"; do
         check_path rmsnorm_forward 12 --dtype $dt $shape
     done
     check_path rmsnorm_forward 12 --dtype $dt -N 3 -C 12296 --hot --pdl
 done
 check_path rmsnorm_forward 12 --dtype bf16 -N 8 -C 128256 --hot --pdl
 check_path rmsnorm_forward 12 --dtype fp32 -N 16 -C 8192 --input-mean 1000
-for k in 1 2 4 8 16; do check_path rmsnorm_forward 12 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
+for k in $(quick_ends 1 2 4 8 16); do check_path rmsnorm_forward 12 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
 out=$(./rmsnorm_forward 12 --check -N 3 -C 4096 --fused-add 2>&1; ./rmsnorm_forward 12 --check -N 3 -C 4097 2>&1;
       ./rmsnorm_forward 12 --check -N 3 --heads 4 --head-dim 128 2>&1; ./rmsnorm_forward 12 --check -N 1 -C 131072 2>&1); rc=$?
 { log_head "rmsnorm 12 refusals (exit $rc)"; echo "$out"; } >> "$LOG"

@@ -9,12 +9,23 @@ tuned_key_t) from its arguments, looks it up in the source's rows as the dispatc
 point; there the GPU's own row before the shared one, PDL before captured before plain), and wants the rung the
 check names for the H100, the H200 and another sm_90 GPU. It assumes the row's rung takes the problem (the
 programs' supports_ checks ask the runtime): the suite's points are chosen where they do.
+
+Then a dry run of the quick suite (`tests/gpu_suite.sh quick`, what `make test` runs on a GPU) in a copy of tests/
+whose programs, planted-bug builds and compute-sanitizer are stand-ins that record their command lines (their
+--list is the real program's, which needs no GPU): its parts all end, side by side and SUITE_SERIAL=1 give the same
+lines, and it still runs every one of the dispatcher-path checks above, every program's kernels in every dtype of
+its registry (`all`, cuDNN's kernel 0 with them), one memcheck pass of every kernel but cuDNN's (no sanitizer run
+names kernel 0 or all), and each planted bug of SUITE_BUGS.
 """
 import math
 import os
 import re
 import shlex
+import shutil
+import subprocess
 import sys
+import tempfile
+from collections import Counter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -118,6 +129,7 @@ def rung_of(pattern):
 
 
 checks = []  # (what, program, {gpu: expected rung}, key, the tuned point the pattern names or None)
+commands = []  # each check's command line: (program, kernel or None for the dispatcher, args)
 for suite, program, disp in (("tests/gpu_suite_layernorm.sh", "layernorm_forward", "17"),
                              ("tests/gpu_suite_rmsnorm.sh", "rmsnorm_forward", "13")):
     for line, w in suite_calls(suite):
@@ -127,6 +139,7 @@ for suite, program, disp in (("tests/gpu_suite_layernorm.sh", "layernorm_forward
         args = w[5:] if w[0] == "expect_path" else w[7:]
         checks.append((f"{program} {disp} {' '.join(args)}", program, {g: rung_of(p) for g, p in want.items()},
                        norm_key(program, opts(args)), None))
+        commands.append((program, disp, ["--check"] + args))
     if program == "rmsnorm_forward":  # the captured launch's check (--hot): its command and its sm_90 pattern
         with open(os.path.join(ROOT, suite)) as f:
             text = f.read()
@@ -139,6 +152,7 @@ for suite, program, disp in (("tests/gpu_suite_layernorm.sh", "layernorm_forward
             checks.append((f"rmsnorm_forward 13 {cmd.group(1)}", program, dict.fromkeys((H100, H200, OTHER),
                            rung_of(cmd.group(2))), norm_key(program, opts(args)),
                            (int(tuned.group(1)), int(tuned.group(2)), CAPTURED) if tuned else None))
+            commands.append((program, "13", args))
 for line, w in suite_calls("tests/gpu_suite_batchnorm.sh"):
     if not w or w[0] != "dispatch" or len(w) < 3 or any("$" in a for a in w[3:]):
         continue
@@ -146,6 +160,7 @@ for line, w in suite_calls("tests/gpu_suite_batchnorm.sh"):
     checks.append((f"batchnorm_forward 15 {' '.join(w[3:])}", "batchnorm_forward",
                    dict.fromkeys((H100, H200, OTHER), rung_of(w[1])), bn_key(opts(w[3:])),
                    (int(tuned.group(1)), int(tuned.group(2)), 0) if tuned else None))
+    commands.append(("batchnorm_forward", None, ["--check"] + w[3:]))  # dispatch(): the dispatcher (15 today)
 
 counts = {p: sum(1 for c in checks if c[1] == p) for p in ("layernorm_forward", "rmsnorm_forward", "batchnorm_forward")}
 expect(f"the suite's dispatcher-path checks are found ({counts})", all(v >= 4 for v in counts.values()), str(counts))
@@ -162,4 +177,113 @@ for what, program, want, key, point in checks:
                 bad.append(f"{g}: the pattern names tuned {point[0]}x{point[1]}, the table gives {r['N']}x{r['C']}"
                            f"{' (this GPU)' if r['gpu'] else ''} launch {r['launch']}")
     expect(f"suite path: {what}", not bad, "; ".join(bad))
+
+# ---- the dry run of the quick suite
+FAKE_PROG = r"""#!/bin/bash
+# a program's stand-in: records its command line; --list is the real program's
+name=${0##*/}
+if [ "$1" = --list ]; then cat "$FAKE_DIR/lists/${name%_bug[0-9]}"; exit 0; fi
+echo "${FAKE_UNDER:-run} $name $*" >> "$FAKE_DIR/calls.$$"
+echo "$name | FAKE GPU | sm_90 | fake"
+echo "block_size  256 | max err abs 0 rel 0 | OK | path fake"
+case "$name" in *_bug*) echo FAIL; exit 1 ;; esac
+"""
+FAKE_SANITIZER = r"""#!/bin/bash
+# compute-sanitizer's stand-in: --tool T --error-exitcode 9 ./PROG ARGS
+shift 4
+FAKE_UNDER=sanitizer "$@"
+rc=$?
+echo "========= ERROR SUMMARY: 0 errors"
+exit $rc
+"""
+BUGS = "1 3"
+
+
+def dry_run(tmp, programs, serial):
+    """tests/gpu_suite.sh quick in tmp: its output and the command lines it ran, (under, program, argv) each."""
+    for f in os.listdir(tmp):
+        if f.startswith("calls."):
+            os.remove(os.path.join(tmp, f))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SUITE_", "SAN_", "PART_", "HAVE_GPU"))}
+    # SOURCED_BY_RUNNER: no summary line, and no PyTorch test (the script tests run it)
+    env.update(FAKE_DIR=tmp, SANITIZER=os.path.join(tmp, "fake-sanitizer"), SUITE_BUGS=BUGS, SOURCED_BY_RUNNER="1",
+               SUITE_SERIAL="1" if serial else "0", SUITE_TIMES=os.path.join(tmp, "times"))
+    r = subprocess.run(["bash", "tests/gpu_suite.sh", "quick"], cwd=tmp, env=env, capture_output=True, text=True,
+                       timeout=600)
+    calls = []
+    for f in sorted(os.listdir(tmp)):
+        if f.startswith("calls."):
+            with open(os.path.join(tmp, f)) as fh:
+                calls += [tuple(line.split()[:2]) + (line.split()[2:],) for line in fh]
+    return r, calls
+
+
+programs = sorted(f[:-3] for f in os.listdir(ROOT) if f.endswith("_forward.cu"))
+unbuilt = [p for p in programs if not os.access(os.path.join(ROOT, p), os.X_OK)]
+if unbuilt:
+    print(f"dry run of the quick suite skipped: {', '.join(unbuilt)} not built (make)")
+    sys.exit(status())
+with tempfile.TemporaryDirectory(prefix="norm_suite_dry_") as tmp:
+    shutil.copytree(os.path.join(ROOT, "tests"), os.path.join(tmp, "tests"),
+                    ignore=shutil.ignore_patterns("__pycache__", "*.cu", "*.py", "*.h"))
+    os.makedirs(os.path.join(tmp, "build"))
+    os.makedirs(os.path.join(tmp, "lists"))
+    registry = {}  # program: [(kernel, dtypes)]
+    for p in programs:
+        open(os.path.join(tmp, p + ".cu"), "w").close()  # the suite lists the programs by their sources
+        lst = subprocess.run([os.path.join(ROOT, p), "--list"], capture_output=True, text=True,
+                             env=dict(os.environ, CUDA_VISIBLE_DEVICES=""), timeout=60).stdout
+        with open(os.path.join(tmp, "lists", p), "w") as f:
+            f.write(lst)
+        registry[p] = [(int(line.split()[0]), line.split()[2].split(",")) for line in lst.splitlines() if line.strip()]
+    fakes = [p for p in programs] + [f"build/{p}_bug{b}" for p in programs for b in BUGS.split()] + \
+            ["build/test_gpu_inputs"]
+    for path, text in [(f, FAKE_PROG) for f in fakes] + [("fake-sanitizer", FAKE_SANITIZER)]:
+        with open(os.path.join(tmp, path), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(tmp, path), 0o755)
+
+    r, calls = dry_run(tmp, programs, serial=False)
+    out = r.stdout + r.stderr
+    lines = [line for line in out.splitlines() if re.match(r"(PASS|FAIL|SKIP) ", line)]
+    expect("dry run: the quick suite runs to its end", r.returncode == 0 and "ended before its last check" not in out
+           and "== GPU suite: the checks that compare measured times" in out and len(lines) > 100,
+           f"exit {r.returncode}: {out[-600:]}")
+    ops = [p[:-len("_forward")] for p in programs]
+    with open(os.path.join(tmp, "times")) as f:
+        times = f.read().strip()
+    expect("dry run: a part for every program and the shared checks, each with its seconds (and in SUITE_TIMES)",
+           all(re.search(rf"^== GPU suite: {p} \(\d+ s\)$", out, re.M) for p in programs) and
+           re.search(r"^== GPU suite: the shared checks \(\d+ s\)$", out, re.M) is not None and
+           re.fullmatch(", ".join(rf"{op} \d+ s" for op in ops) + r", shared \d+ s, timed alone \d+ s", times),
+           "\n".join(line for line in out.splitlines() if line.startswith("==")) + f"\nSUITE_TIMES: {times}")
+    r2, calls2 = dry_run(tmp, programs, serial=True)
+    lines2 = [line for line in (r2.stdout + r2.stderr).splitlines() if re.match(r"(PASS|FAIL|SKIP) ", line)]
+    expect("dry run: side by side and one after the other (SUITE_SERIAL=1), the same checks and verdicts",
+           Counter(lines) == Counter(lines2) and Counter(map(str, calls)) == Counter(map(str, calls2)),
+           f"{len(lines)} against {len(lines2)} lines, {len(calls)} against {len(calls2)} runs")
+
+    ran = [(prog, argv) for under, prog, argv in calls if under == "run"]
+    sanitized = [(prog, argv) for under, prog, argv in calls if under == "sanitizer"]
+    for program, kernel, args in commands:
+        want = ([kernel] if kernel else [str(registry[program][-1][0])]) + args
+        expect(f"dry run: quick mode runs {program} {' '.join(want)}", (program, want) in ran)
+
+    def dtype(argv):
+        return argv[argv.index("--dtype") + 1] if "--dtype" in argv else "fp32"
+    for p in programs:
+        dts = sorted({d for _, ds in registry[p] for d in ds}, key=["fp32", "fp16", "bf16"].index)
+        missing = [d for d in dts if not any(q == p and argv[:2] == ["all", "--check"] and dtype(argv) == d
+                                             for q, argv in ran)]
+        expect(f"dry run: {p} all --check (every kernel, cuDNN's too) in every dtype ({', '.join(dts)})",
+               not missing, f"none in {missing}")
+        ours = ",".join(str(k) for k, _ in registry[p] if k != 0)
+        expect(f"dry run: one memcheck pass of {p}'s kernels but cuDNN's ({ours})",
+               any(q == p and argv[0] == ours for q, argv in sanitized))
+        for b in BUGS.split():
+            expect(f"dry run: planted bug {b} of {p} runs", any(q == f"{p}_bug{b}" for q, _ in ran))
+    bad = [f"{q} {' '.join(argv)}" for q, argv in sanitized if argv[0] == "all" or "0" in argv[0].split(",")]
+    expect("dry run: no sanitizer run in quick mode names cuDNN's kernel 0 (or all)", not bad, "; ".join(bad[:3]))
+    print(f"dry run: {len(lines)} checks, {len(calls)} program runs ({len(sanitized)} under the sanitizer) in quick "
+          f"mode: " + ", ".join(f"{op} {sum(1 for q, _ in ran + sanitized if q.startswith(op))}" for op in ops))
 sys.exit(status())
