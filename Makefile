@@ -117,10 +117,13 @@ build/test_gpu_inputs: tests/test_gpu_inputs.cu $(HARNESS) Makefile | build
 QUICK_BUGS := 1 3
 TEST_BUILDS := all $(CPU_TESTS) build/test_gpu_inputs venv
 test-build: $(TEST_BUILDS) $(foreach p,$(PROGRAMS),$(foreach b,$(QUICK_BUGS),build/$(p)_bug$(b)))
+# BUILD_S: the build's seconds, for the tests' last lines: from make's start (TEST_T0, read once as make reads this
+# file) to the tests' recipe, which runs when every prerequisite is built, whatever -j
+TEST_T0 := $(shell date +%s)
 test: test-build
-	HAVE_GPU=$(HAVE_GPU) SUITE_BUGS="$(QUICK_BUGS)" bash tests/run_tests.sh quick
+	HAVE_GPU=$(HAVE_GPU) SUITE_BUGS="$(QUICK_BUGS)" BUILD_S=$$(( $$(date +%s) - $(TEST_T0) )) bash tests/run_tests.sh quick
 test-full: $(TEST_BUILDS) plant
-	HAVE_GPU=$(HAVE_GPU) SUITE_BUGS="$(PLANT_BUGS)" bash tests/run_tests.sh full
+	HAVE_GPU=$(HAVE_GPU) SUITE_BUGS="$(PLANT_BUGS)" BUILD_S=$$(( $$(date +%s) - $(TEST_T0) )) bash tests/run_tests.sh full
 
 # ---- scripts: matplotlib in a virtual environment (the rest of scripts/ needs only the standard library).
 # It is installed from PyPI over the network, which the one line printed when it is done says; where it cannot be
