@@ -116,6 +116,7 @@ typedef struct {
     unsigned long long seed;
     double input_mean, input_std;
     int check_only, list, help;
+    int validate_first;  // --validate-first: each kernel validated at its first block size that runs, the others timed
     int hot, pdl;    // --hot: inputs in L2, launches replayed from a CUDA graph; --pdl: programmatic dependent launch
     int phases;      // --phases: the read-only and write-only probes beside the copy, each kernel against them
     const char *csv_path, *json_path;
@@ -213,6 +214,9 @@ static void usage(const program_t *prog, FILE *f) {
             "                    each kernel's best time against read then write (the bound of an op that must\n"
             "                    read all of x before it writes: BatchNorm training)\n"
             "  --check           validate only, no timing\n"
+            "  --validate-first  validate each kernel at the first block size that runs and time the others without\n"
+            "                    validating them (max err -1 in --csv/--json): sweeps over many large shapes, where\n"
+            "                    validation is most of the time (default: every block size validated)\n"
             "  --list            print the kernel registry and exit (needs no GPU)\n"
             "  --csv FILE        append one row per measured point (CSV); FILE may be a pipe or FIFO (written as a\n"
             "                    stream, the header first), or - for stdout: then the human-readable output goes to\n"
@@ -414,7 +418,7 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
     o->input_std = 1.0;
 
     enum { O_DTYPE = 1000, O_BLOCK, O_REPEATS, O_SEED, O_IMEAN, O_ISTD, O_CHECK, O_LIST, O_CSV, O_JSON,
-           O_DEVICE, O_HOT, O_PDL, O_PHASES, O_EXTRA };
+           O_DEVICE, O_HOT, O_PDL, O_PHASES, O_VFIRST, O_EXTRA };
     struct option longopts[64];
     int n = 0;
     struct option base[] = {
@@ -426,7 +430,7 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         {"csv", required_argument, 0, O_CSV},       {"json", required_argument, 0, O_JSON},
         {"device", required_argument, 0, O_DEVICE}, {"help", no_argument, 0, 'h'},
         {"hot", no_argument, 0, O_HOT},             {"pdl", no_argument, 0, O_PDL},
-        {"phases", no_argument, 0, O_PHASES},
+        {"phases", no_argument, 0, O_PHASES},       {"validate-first", no_argument, 0, O_VFIRST},
     };
     for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) longopts[n++] = base[i];
     for (int i = 0; i < prog->n_extra && n < 62; i++)
@@ -483,6 +487,7 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         case O_HOT: o->hot = 1; break;
         case O_PDL: o->pdl = 1; break;
         case O_PHASES: o->phases = 1; break;
+        case O_VFIRST: o->validate_first = 1; break;
         case O_LIST: o->list = 1; break;
         case O_CSV: o->csv_path = output_name(prog, "--csv", optarg); break;
         case O_JSON: o->json_path = output_name(prog, "--json", optarg); break;
@@ -553,6 +558,9 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
         die_usage(prog, "--pdl needs --hot (it overlaps a launch with the one before it, as in a replayed graph)");
     if (o->hot && o->check_only)
         die_usage(prog, "--hot is a timing mode and --check does not time: give one of them");
+    if (o->validate_first && o->check_only)
+        die_usage(prog, "--validate-first validates one block size and times the others, --check validates every "
+                        "block size and times none: give one of them");
     if (o->phases && o->check_only)
         die_usage(prog, "--phases compares times and --check does not time: give one of them");
     // The inputs are drawn from N(mean, std): mean +- 6 std must be a value of the dtype (beyond, x holds infinities).

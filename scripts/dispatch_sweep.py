@@ -8,7 +8,8 @@ space: the dense set its rule is derived from, or a random draw that checks the 
 At each point (scripts/shapes.py's dense set, or its random draw of --count points an op with --seed: a new seed
 each run unless given, printed first) one process of the program runs the rungs (every kernel from the first
 that takes 16-bit types up to the dispatcher: the rungs a dispatcher can choose; each with its block-size sweep)
-and then the dispatcher, with the programs' own flush and clock, --repeats timed launches a block size. Rows go
+and then the dispatcher, with the programs' own flush and clock, --repeats timed launches a block size, each
+kernel validated at its first block size (--validate-first: validation is most of a large point's time). Rows go
 to DIR/<op>_dense.csv or DIR/<op>_random_<seed>.csv (the programs' CSV schema; default DIR: results/<gpu>/sweeps),
 a random draw's rows replacing the file's unless --resume. --cudnn K adds kernel 0 (cuDNN: it plans each point, seconds) to the
 first K points of each op's draw. --budget stops an op's set after that many seconds: the dense set runs in a
@@ -75,7 +76,7 @@ def run_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn):
     stderr line)."""
     ks = ([0] if cudnn else []) + rungs + [disp]
     cmd = [os.path.join(ROOT, f"{op}_forward"), ",".join(map(str, ks)), "--dtype", dtype, *args,
-           "--repeats", str(repeats), "--csv", csv_path]
+           "--repeats", str(repeats), "--validate-first", "--csv", csv_path]
     t0 = time.time()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

@@ -21,6 +21,10 @@ import math
 import re
 from collections import defaultdict
 
+# The rows that end each program's table: rungs that take every problem of their variants (--list's limits), for
+# what no derived row's rung takes: (the variants they hold, or None for every one; rung)
+FALLBACK = {"layernorm": [(None, 9)], "rmsnorm": [(None, 4)],
+            "batchnorm": [({"cl_inf", "nchw_inf"}, 13), ({"cl"}, 4), ({"nchw"}, 7)]}
 PENALTY = math.log(8.0)  # the log-regret of sending a point to a rung that did not run it
 MIN_POINTS = 3
 MIN_GAIN = 0.02
@@ -139,8 +143,9 @@ def best_split(pts, rungs):
     return best
 
 
-def derive(pts, max_leaves=24):
-    """The rule: [(conditions, rung, points, mean log-regret)], conditions a list of (feature, test, negated)."""
+def derive(pts, max_leaves=24, op=None):
+    """The rule: [(conditions, rung, points, mean log-regret)], conditions a list of (feature, test, negated); the
+    op's FALLBACK rows last."""
     rungs = sorted({r for _k, _f, t in pts for r in t})
     leaves = [([], pts)]
     while len(leaves) < max_leaves:
@@ -158,7 +163,7 @@ def derive(pts, max_leaves=24):
     for conds, lp in leaves:
         cost, rung = leaf_choice(lp, rungs)
         rule.append((conds, rung, len(lp), cost / len(lp)))
-    return rule
+    return rule + fallback_rows(op)
 
 
 def holds(conds, f):
@@ -169,19 +174,26 @@ def holds(conds, f):
     return True
 
 
-def choose(rule, f):
-    """The rung the rule gives a point of features f (the first row that holds; the rows cover every point)."""
+def fallback_rows(op):
+    """FALLBACK's rows of an op as rule rows."""
+    return [([] if vs is None else [("variant", ("in", tuple(sorted(vs))), False)], rung, 0, 0.0)
+            for vs, rung in FALLBACK.get(op, [])]
+
+
+def choose(rule, f, t=None):
+    """The rung the rule gives a point of features f: the first row that holds and whose rung ran the point (t: its
+    rungs' times; None: the first row that holds), as a dispatcher passes over a row whose rung refuses a problem."""
     for conds, rung, _n, _m in rule:
-        if holds(conds, f):
+        if holds(conds, f) and (t is None or rung in t):
             return rung
-    return rule[-1][1]
+    return None
 
 
 def regret(rule, pts):
     """[(ratio, key, rung chosen, best rung)] of the rule at each point, worst first (inf: the rung did not run)."""
     out = []
     for key, f, t in pts:
-        r = choose(rule, f)
+        r = choose(rule, f, t)
         best = min(t, key=t.get)
         out.append((t[r] / t[best] if r in t else math.inf, key, r, best))
     return sorted(out, key=lambda x: -x[0])
@@ -213,11 +225,11 @@ def words(conds, universe):
         a, b = lo.get(feat), hi.get(feat)
         unit = {"packs": "packs a row", "rows_sm": "rows an SM", "plane": "H*W"}[feat]
         if a is not None and b is not None:
-            parts.append(f"{2 ** a:g} <= {unit} < {2 ** b:g}")
+            parts.append(f"{2 ** a:.4g} <= {unit} < {2 ** b:.4g}")
         elif a is not None:
-            parts.append(f"{unit} >= {2 ** a:g}")
+            parts.append(f"{unit} >= {2 ** a:.4g}")
         elif b is not None:
-            parts.append(f"{unit} < {2 ** b:g}")
+            parts.append(f"{unit} < {2 ** b:.4g}")
     return ", ".join(parts) or "anything"
 
 
@@ -231,3 +243,51 @@ def summary(ratios):
     if not n:
         return 0, 0.0, 0.0, None
     return (n, sum(1 for r in ratios if r[0] <= 1.03) / n, sum(1 for r in ratios if r[0] <= 1.10) / n, ratios[0])
+
+
+# ---- the rule as C rows (harness/dispatch.h regime_t), between the program's markers
+BEGIN = "// regimes: begin"
+END = "// regimes: end"
+TV = {"plain": "TV_PLAIN", "add": "TV_FUSED_ADD", "qk": "TV_QK_VIEW", "cl": "TV_BN_CL", "nchw": "TV_BN_NCHW",
+      "cl_inf": "TV_BN_CL_INF", "nchw_inf": "TV_BN_NCHW_INF"}
+TL = {"cold": "TL_PLAIN", "hot": "TL_CAPTURED", "pdl": "TL_PDL"}
+
+
+def c_number(x):
+    return "RG_ANY" if x == math.inf else f"{x:.6g}"
+
+
+def c_row(conds, rung, universe_):
+    """One regime_t initializer."""
+    lo = {f: -math.inf for f in NUMERIC}
+    hi = {f: math.inf for f in NUMERIC}
+    allowed = {}
+    for feat, (op, arg), neg in conds:
+        if op == "in":
+            left = allowed.get(feat, set(universe_.get(feat, ())) | set(arg))
+            allowed[feat] = left - set(arg) if neg else left & set(arg)
+        elif neg:
+            lo[feat] = max(lo[feat], arg)
+        else:
+            hi[feat] = min(hi[feat], arg)
+    b = allowed.get("bytes")
+    bytes_ = 0 if b is None or len(b) != 1 else next(iter(b))
+    pk = allowed.get("packs16")
+    packs16 = -1 if pk is None or len(pk) != 1 else next(iter(pk))
+    var = allowed.get("variant")
+    variants = "0" if var is None else " | ".join(f"TVB({TV[v]})" for v in sorted(var)) or "0"
+    ln = allowed.get("launch")
+    launches = "0" if ln is None or ln == {"cold", "hot", "pdl"} else " | ".join(f"TLB({TL[v]})" for v in sorted(ln))
+
+    def bound(x, low):
+        return ("0" if low else "RG_ANY") if abs(x) == math.inf else c_number(2 ** x)
+    nums = ", ".join(f"{bound(lo[f], True)}, {bound(hi[f], False)}" for f in NUMERIC)
+    return f'{{{bytes_}, {packs16}, {variants}, {launches}, {nums}, {rung}, "{words(conds, universe_)}"}},'
+
+
+def c_rows(rule, universe_, source):
+    """The C lines of a rule, between the markers (source: the sweep it was derived from)."""
+    out = [f"{BEGIN} (scripts/tune_dispatch.py OP --regimes {source} --write; do not edit)",
+           "// bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung"]
+    out += [c_row(conds, rung, universe_) for conds, rung, _n, _m in rule]
+    return out + [END]

@@ -338,6 +338,32 @@ def swept_sms(sweeps, op):
     return None
 
 
+def write_regimes(a, rule, universe, source):
+    """--regimes with --write or --check: the rule's C rows in OP_forward.cu between its regimes markers."""
+    src = os.path.join(ROOT, f"{a.op}_forward.cu")
+    block = regimes.c_rows(rule, universe, source)
+    with open(src) as f:
+        lines = f.read().split("\n")
+    at = [i for i, l in enumerate(lines) if l.strip().startswith((regimes.BEGIN, regimes.END))]
+    if len(at) != 2 or not lines[at[0]].strip().startswith(regimes.BEGIN):
+        print(f"tune_dispatch: {os.path.relpath(src, ROOT)} has no '{regimes.BEGIN}' ... '{regimes.END}' markers",
+              file=sys.stderr)
+        return 2
+    indent = lines[at[0]][:len(lines[at[0]]) - len(lines[at[0]].lstrip())]
+    old = [l.strip() for l in lines[at[0]:at[1] + 1]]
+    if a.check:
+        same = old == block
+        print(f"tune_dispatch: {a.op}: {'the source holds' if same else 'the source DIFFERS from'} the {len(rule)} "
+              "regimes the sweep gives" + ("" if same else f" (run scripts/tune_dispatch.py {a.op} --regimes "
+                                                          f"{source} --write)"))
+        return 0 if same else 1
+    lines[at[0]:at[1] + 1] = [indent + l for l in block]
+    with open(src, "w") as f:
+        f.write("\n".join(lines))
+    print(f"tune_dispatch: wrote {len(rule)} regimes into {os.path.relpath(src, ROOT)}")
+    return 0
+
+
 def print_regimes(ap, a):
     """--regimes: the rule derived from the dense sweep, its regret there (in sample) and on the random draws."""
     dense = os.path.join(a.regimes, f"{a.op}_dense.csv")
@@ -351,7 +377,7 @@ def print_regimes(ap, a):
     pts = regimes.points_of(a.op, rows, disp, sms)
     if len(pts) < 2 * regimes.MIN_POINTS:
         ap.error(f"{len(pts)} points in {dense}: too few to derive a rule from")
-    rule = regimes.derive(pts, a.leaves)
+    rule = regimes.derive(pts, a.leaves, a.op)
     print(f"{a.op}: a rule of {len(rule)} regimes from {len(pts)} points of {os.path.relpath(dense, ROOT)} "
           f"({sms} SMs); a rung's time is its fastest block size's")
     print("| # | regime | rung | points | mean regret |")
@@ -359,6 +385,8 @@ def print_regimes(ap, a):
     everything = regimes.universe(pts)
     for i, (conds, rung, n, mean) in enumerate(rule, 1):
         print(f"| {i} | {regimes.words(conds, everything)} | {rung} | {n} | {math.exp(mean):.3f}x |")
+    if a.write or a.check:
+        return write_regimes(a, rule, regimes.universe(pts), os.path.relpath(a.regimes, ROOT))
     sets = [("dense (in sample)", pts)]
     for path in sorted(os.listdir(a.regimes)):
         if path.startswith(f"{a.op}_random_") and path.endswith(".csv"):
@@ -383,9 +411,10 @@ def main(argv):
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--write", action="store_true", help="write the rows into OP_forward.cu")
     g.add_argument("--check", action="store_true", help="exit 1 when OP_forward.cu's rows differ")
-    g.add_argument("--regimes", metavar="SWEEPS", type=cli.folder,
+    ap.add_argument("--regimes", metavar="SWEEPS", type=cli.folder,
                    help="derive a rule of regimes from SWEEPS/OP_dense.csv (scripts/dispatch_sweep.py) and print it "
-                        "with its regret there and on every SWEEPS/OP_random_*.csv")
+                        "with its regret there and on every SWEEPS/OP_random_*.csv (with --write or --check: the "
+                        "program's regimes rows)")
     ap.add_argument("--leaves", type=int, default=24, help="--regimes: rows of the rule at most (default 24)")
     ap.add_argument("--sms", type=int, help="--regimes: the SMs of the swept GPU (default: read from the first "
                                             "line of the folder above SWEEPS' OP.log)")

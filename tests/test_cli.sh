@@ -66,6 +66,9 @@ for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
     expect "$prog: --hot --pdl passes parsing (no GPU: exit 2 at the device)" 2 $NODEV ./$prog --hot --pdl
     contains "$prog: --hot --pdl gets as far as the device" "no CUDA device"
     bad "--phases with --check" "--phases compares times and --check does not time" --phases --check
+    bad "--validate-first with --check" "--validate-first validates one block size and times the others" --validate-first --check
+    expect "$prog: --validate-first passes parsing (no GPU: exit 2 at the device)" 2 $NODEV ./$prog --validate-first
+    contains "$prog: --validate-first gets as far as the device" "no CUDA device"
     expect "$prog: --phases passes parsing (no GPU: exit 2 at the device)" 2 $NODEV ./$prog --phases --hot
     contains "$prog: --phases gets as far as the device" "no CUDA device"
     if ./$prog --help 2>&1 | grep -q -- "--phases .*read-only and a write-only kernel"; then pass "$prog: --help explains --phases"
