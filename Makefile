@@ -141,7 +141,7 @@ $(VENV)/.installed: scripts/requirements.txt
 venv: $(VENV)/.installed
 
 # README_GPU: the results folder whose numbers the README shows
-README_GPU ?= h100-80gb-hbm3
+README_GPU ?= h200
 # every GPU folder of results/ (a folder with CSVs); without matplotlib (the
 # venv line above said why): nothing to do
 plots: venv

@@ -1,22 +1,28 @@
 #!/usr/bin/env python3
 """Markdown tables from a results CSV, and the CSV schema every script reads (CSV_FIELDS below).
 
-    scripts/summary.py results/h100-80gb-hbm3/layernorm.csv [--ladder-shape 8192x768]
+    scripts/summary.py results/h200/layernorm.csv [--ladder-shape 8192x768]
 
 Prints (1) the ladder at one shape (default: the op's default point, scripts/shapes.py): each kernel's best block
 size, GB/s, %SOL and gain over the previous step, per dtype; (2) the best kernel at every shape and dtype. Only OK
 rows count; a kernel with no OK row at a shape shows why (FAIL, or the first skip reason is not in the CSV:
 "skipped"; "not measured" where it has no row there at all).
+folder_note(): the paragraph at the top of the summary.md of a results folder that is not the README's GPU (the
+Makefile's README_GPU): the GPU and the commits it was measured at, and which folder is the reference.
 """
 import argparse
 import csv
 import os
+import re
+import subprocess
 import sys
 from collections import OrderedDict
 
 import cli
 import csvfile
 import shapes
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # The programs' CSV schema (harness/options.h CSV_HEADER), in order: csvfile.CSV_FIELDS. The last four columns
@@ -108,6 +114,90 @@ def is_rung(kernel, name):
     """Whether a kernel is a step of its ladder, the steps a gain is counted between: kernel 1 and up, not cuDNN
     (kernel 0) and not the dispatcher."""
     return kernel >= 1 and name != DISPATCHER
+
+
+def readme_gpu():
+    """The results folder (its name under results/) whose numbers the README shows: README_GPU from the environment
+    (`make readme README_GPU=...` passes it there), else the Makefile's `README_GPU ?=` line; None without either."""
+    if os.environ.get("README_GPU"):
+        return os.environ["README_GPU"]
+    try:
+        with open(os.path.join(ROOT, "Makefile")) as f:
+            m = re.search(r"^README_GPU \?= (\S+)", f.read(), re.M)
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
+def folder_csv_rows(folder):
+    """Every row of every CSV of a results folder (the programs', the peers', ncu_check's, dispatch_check's), read
+    leniently: the columns differ from one CSV to the next, and only gpu and git_rev are wanted."""
+    rows = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".csv"):
+            with open(os.path.join(folder, name), newline="", errors="replace") as f:
+                rows += list(csv.DictReader(f))
+    return rows
+
+
+def commit_span(revs):
+    """The commits of a set of git_rev values in words: "commit X (date)", or "N commits from X (date) to Y (date)",
+    oldest to newest by this repository's history; revs it does not know are named after, in sorted order."""
+    dated = {}
+    hexes = sorted(r for r in revs if re.fullmatch(r"[0-9a-f]{7,40}(-dirty)?", r))
+    try:
+        # which of them this repository holds (cat-file answers "missing" for the others), then their dates
+        check = subprocess.run(["git", "-C", ROOT, "cat-file", "--batch-check=%(objecttype)"], capture_output=True,
+                               text=True, timeout=60, input="".join(r.replace("-dirty", "") + "\n" for r in hexes))
+        kinds = check.stdout.split("\n")
+        known = [r for i, r in enumerate(hexes) if check.returncode == 0 and i < len(kinds) and kinds[i] == "commit"]
+        if known:
+            out = subprocess.run(["git", "-C", ROOT, "show", "-s", "--format=%ct %cs",
+                                  *[r.replace("-dirty", "") for r in known]], capture_output=True, text=True, timeout=60)
+            fields = out.stdout.split()
+            if out.returncode == 0 and len(fields) == 2 * len(known):
+                dated = {r: (int(fields[2 * i]), fields[2 * i + 1]) for i, r in enumerate(known)}
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    order = sorted(dated, key=lambda r: (dated[r][0], r))
+    rest = sorted(r for r in revs if r not in dated)
+
+    def words(r):
+        return f"{r} ({dated[r][1]})"
+
+    if len(revs) == 1 and order:
+        span = f"commit {words(order[0])}"
+    elif len(order) > 1:
+        span = f"{len(revs)} commits from {words(order[0])} to {words(order[-1])}"
+    elif order:
+        span = f"{len(revs)} commits: {words(order[0])}"
+    else:
+        span = f"{len(revs)} commit{'s' if len(revs) != 1 else ''}"
+    if rest:
+        span += ("; " if order else ": ") + ", ".join(rest) + (" (not in this repository's history)" if order else "")
+    return span
+
+
+def folder_note(folder):
+    """The note at the top of folder/summary.md ("" for none): for a results folder that is not the README's GPU
+    (readme_gpu()), while the README's folder stands beside it, the GPU measured there, at which commits (the
+    git_rev column of its CSVs), and the reference folder."""
+    ref = readme_gpu()
+    folder = os.path.normpath(folder)
+    ref_folder = os.path.join(os.path.dirname(folder), ref) if ref else None
+    if not ref or os.path.basename(folder) == ref or not os.path.isdir(ref_folder):
+        return ""
+    rows = folder_csv_rows(folder)
+    revs = {r["git_rev"] for r in rows if r.get("git_rev")}
+    gpus = sorted({r["gpu"] for r in rows if r.get("gpu")})
+    if not rows or not revs or not gpus:
+        return ""
+    ref_gpus = sorted({r["gpu"] for r in folder_csv_rows(ref_folder) if r.get("gpu")})
+    inside = os.path.abspath(ref_folder).startswith(ROOT + os.sep)
+    shown = os.path.relpath(ref_folder, ROOT) if inside else ref_folder
+    return (f"This folder is the record of what was measured on an {' and an '.join(gpus)}, at {commit_span(revs)}, "
+            f"as the git_rev column of its CSVs says. The reference GPU is now the {' and the '.join(ref_gpus) or ref} "
+            f"({shown}): the README's tables and example output come from there.\n\n")
 
 
 def ladder(rows, shape):
