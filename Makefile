@@ -3,7 +3,7 @@
 #   make test       build, CPU tests (at 1 and 16 OpenMP threads), CLI and script tests, two planted-bug builds a
 #                   program; where a GPU is present the quick GPU suite. Builds run in parallel (one job a core).
 #   make test-full  the same with all planted-bug builds and the whole GPU suite (every shape, every sanitizer tool)
-#   make test-build what make test runs, built, without running it (a time-limited GPU session: build, then test)
+#   make test-build what make test runs, built, without running it (where GPU time is short: build first, then test)
 #   make run        build, then ./layernorm_forward with its defaults
 #   make profile OP=layernorm KERNEL=7 [ARGS="-C 4096"]   Nsight Compute on one kernel
 #   make sass [OP=layernorm]                               SASS of the program (16-byte loads? spills?)
