@@ -12,8 +12,8 @@ The features of a point (computed the same way by a program from its problem and
   rows_sm  log2 of the rows a streaming multiprocessor (rows / SMs; BatchNorm: N*H*W / SMs)
   plane    BatchNorm NCHW: log2 of H*W (0 elsewhere)
 A rung's time at a point is its fastest block size there; a rung that did not run a point (skipped, failed) costs
-PENALTY there, so no region is sent to a rung that refuses part of it. The tree grows greedily, best split first,
-each split on one feature (a categorical one into two groups, a numeric one at a threshold between two measured
+PENALTY there, so no region is sent to a rung that refuses part of it. The tree starts with a leaf a variant and grows greedily, best split
+first, each split on one feature (a categorical one into two groups, a numeric one at a threshold between two measured
 values, on a half-octave grid), while a split removes at least MIN_GAIN of summed log-regret and each side keeps
 MIN_POINTS points, up to a number of leaves; each leaf is a row: its conditions, its rung.
 """
@@ -80,24 +80,47 @@ def rung_times(rows, disp):
 
 
 def points_of(op, rows, disp, sms):
-    """[(key, features, {rung: ms})] of a sweep."""
+    """[(key, features, {rung: ms}, fallback rung)] of a sweep."""
     times, _ = rung_times(rows, disp)
     out = []
     for key, t in sorted(times.items()):
         f = features(op, key[0], key[1], sms)
         if f is not None and t:
-            out.append((key, f, t))
+            out.append((key, f, t, fallback_of(op, f)))
     return out
 
 
-def loss(t, rung):
-    """Log-regret of running rung where its rungs ran in times t."""
-    return math.log(t[rung] / min(t.values())) if rung in t else PENALTY
+def loss(t, rung, fallback=None):
+    """Log-regret of running rung where its rungs ran in times t; where it did not run, a dispatcher passes over it
+    to what takes the point: the fallback rung's regret there (PENALTY where that did not run either)."""
+    best = min(t.values())
+    if rung in t:
+        return math.log(t[rung] / best)
+    return math.log(t[fallback] / best) if fallback in t else PENALTY
+
+
+def fallback_of(op, f):
+    """The fallback rung of a point of features f (FALLBACK)."""
+    for vs, rung in FALLBACK.get(op, []):
+        if vs is None or f["variant"] in vs:
+            return rung
+    return None
 
 
 def leaf_choice(pts, rungs):
-    """(cost, rung) of the rung with the least summed log-regret over pts."""
-    return min((sum(loss(t, r) for _k, _f, t in pts), r) for r in rungs)
+    """(cost, (rung, second)) of the rung, and the rung after it for the points it does not take (None: none
+    needed), with the least summed log-regret over pts ((key, features, times, fallback)): a dispatcher passes over
+    a rung that refuses a problem to the next row that holds it. A point neither takes costs PENALTY."""
+    def cost(r1, r2):
+        tot = 0.0
+        for _k, _f, t, _fb in pts:
+            r = r1 if r1 in t else r2
+            tot += math.log(t[r] / min(t.values())) if r in t else PENALTY
+        return tot
+    best = min((cost(r, None), (r, None)) for r in rungs)
+    if any(best[1][0] not in t for _k, _f, t, _fb in pts):
+        best = min([best] + [(cost(r1, r2) + 1e-9, (r1, r2)) for r1 in rungs for r2 in rungs if r2 != r1])
+    return best
 
 
 def thresholds(values):
@@ -117,13 +140,13 @@ def splits(pts):
     """Candidate splits of a node: (feature, test description, predicate)."""
     out = []
     for feat in CATEGORICAL:
-        vals = sorted({f[feat] for _k, f, _t in pts}, key=str)
+        vals = sorted({f[feat] for _k, f, _t, _fb in pts}, key=str)
         if len(vals) < 2:
             continue
         for v in vals:  # one value against the rest
             out.append((feat, ("in", (v,)), lambda f, feat=feat, v=v: f[feat] == v))
     for feat in NUMERIC:
-        vals = [f[feat] for _k, f, _t in pts]
+        vals = [f[feat] for _k, f, _t, _fb in pts]
         for th in thresholds(vals):
             out.append((feat, ("lt", th), lambda f, feat=feat, th=th: f[feat] < th))
     return out
@@ -146,8 +169,11 @@ def best_split(pts, rungs):
 def derive(pts, max_leaves=24, op=None):
     """The rule: [(conditions, rung, points, mean log-regret)], conditions a list of (feature, test, negated); the
     op's FALLBACK rows last."""
-    rungs = sorted({r for _k, _f, t in pts for r in t})
-    leaves = [([], pts)]
+    rungs = sorted({r for _k, _f, t, _fb in pts for r in t})
+    # each variant is a problem of its own (its rungs differ): the tree starts with one leaf a variant
+    variants = sorted({f["variant"] for _k, f, _t, _fb in pts})
+    leaves = [([("variant", ("in", (v,)), False)] if len(variants) > 1 else [],
+               [p for p in pts if p[1]["variant"] == v]) for v in variants]
     while len(leaves) < max_leaves:
         cands = []
         for i, (conds, lp) in enumerate(leaves):
@@ -161,8 +187,10 @@ def derive(pts, max_leaves=24, op=None):
         leaves[i:i + 1] = [(conds + [(feat, test, False)], left), (conds + [(feat, test, True)], right)]
     rule = []
     for conds, lp in leaves:
-        cost, rung = leaf_choice(lp, rungs)
+        cost, (rung, second) = leaf_choice(lp, rungs)
         rule.append((conds, rung, len(lp), cost / len(lp)))
+        if second is not None:  # where rung refuses a point of the region
+            rule.append((conds, second, 0, 0.0))
     return rule + fallback_rows(op)
 
 
@@ -192,7 +220,7 @@ def choose(rule, f, t=None):
 def regret(rule, pts):
     """[(ratio, key, rung chosen, best rung)] of the rule at each point, worst first (inf: the rung did not run)."""
     out = []
-    for key, f, t in pts:
+    for key, f, t, _fb in pts:
         r = choose(rule, f, t)
         best = min(t, key=t.get)
         out.append((t[r] / t[best] if r in t else math.inf, key, r, best))
@@ -234,7 +262,7 @@ def words(conds, universe):
 
 
 def universe(pts):
-    return {feat: {f[feat] for _k, f, _t in pts} for feat in CATEGORICAL}
+    return {feat: {f[feat] for _k, f, _t, _fb in pts} for feat in CATEGORICAL}
 
 
 def summary(ratios):
@@ -291,3 +319,20 @@ def c_rows(rule, universe_, source):
            "// bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung"]
     out += [c_row(conds, rung, universe_) for conds, rung, _n, _m in rule]
     return out + [END]
+
+
+def two_fold(op, pts, dispatcher_ms, max_leaves):
+    """Two-fold check on the dense set itself: the rule derived from each half (split by a hash of the point) and
+    judged on the other; beside it the measured dispatcher's ratio at the same points. [(rule ratio, dispatcher
+    ratio)] over every point."""
+    import zlib
+    out = []
+    for fold in (0, 1):
+        half = [p for p in pts if zlib.crc32(repr(p[0]).encode()) % 2 != fold]
+        other = {p[0]: p for p in pts if zlib.crc32(repr(p[0]).encode()) % 2 == fold}
+        if len(half) < 2 * MIN_POINTS or not other:
+            continue
+        for ratio, key, _r, _b in regret(derive(half, max_leaves, op), list(other.values())):
+            t = other[key][2]
+            out.append((ratio, dispatcher_ms.get(key, math.inf) / min(t.values())))
+    return out

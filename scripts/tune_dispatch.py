@@ -393,6 +393,10 @@ def print_regimes(ap, a):
             rr = load(os.path.join(a.regimes, path))
             sets.append((f"random seed {path[len(a.op) + 8:-4]}",
                          regimes.points_of(a.op, rr, max(int(r['kernel']) for r in rr), sms)))
+    stored = os.path.join(os.path.dirname(os.path.abspath(a.regimes)), f"{a.op}.csv")
+    if os.path.exists(stored):  # the benchmark's own sets, which the rule was not derived from
+        sr = load(stored)
+        sets.append((f"the stored sets ({os.path.relpath(stored, ROOT)})", regimes.points_of(a.op, sr, disp, sms)))
     for what, ps in sets:
         rg = regimes.regret(rule, ps)
         n, w3, w10, worst = regimes.summary(rg)
@@ -400,6 +404,14 @@ def print_regimes(ap, a):
             continue
         print(f"{what}: {n} points; the rule's rung within 1.03x of the best rung at {w3:.1%}, within 1.10x at "
               f"{w10:.1%}; worst {worst[0]:.3f}x at {worst[1][0]} {worst[1][1]} (rung {worst[2]}, best {worst[3]})")
+    cv = regimes.two_fold(a.op, pts, regimes.rung_times(rows, disp)[1], a.leaves)
+    if cv:
+        share = lambda xs, th: sum(1 for x in xs if x <= th) / len(xs)  # noqa: E731
+        rr, dd = [x for x, _ in cv], [y for _, y in cv]
+        print(f"two-fold on the dense set ({len(cv)} points, each judged by the rule of the other half): within 1.03x "
+              f"at {share(rr, 1.03):.1%}, 1.10x at {share(rr, 1.10):.1%}, worst {max(rr):.3f}x; the measured "
+              f"dispatcher there within 1.03x at {share(dd, 1.03):.1%}, 1.10x at {share(dd, 1.10):.1%}, worst "
+              f"{max(dd):.3f}x")
     return 0
 
 
