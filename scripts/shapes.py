@@ -19,7 +19,8 @@ never part of "every set"):
   dense   the set a dispatcher's rule is derived from: C from 64 to 262,144 every half-octave (rounded to a
           multiple of 8) with odd C beside some, rows every factor of 8 from 1 to what 2 GB holds, fp32 and bf16,
           cold, and hot and hot+pdl where rows <= 512 (those every octave of C); RMSNorm's fused add and QK-norm
-          view on a coarser grid; BatchNorm over C and N*H*W in each layout, training and inference.
+          view on a coarser grid; BatchNorm over C and N*H*W in each layout in training, inference (elementwise)
+          on a coarser grid.
   random  the set a rule is checked on: --count points drawn with --seed (printed; a new one each run unless
           given): C log-uniform over 64..262,144 (90% multiples of 8, 10% any value), rows log-uniform from 1 to
           what 2 GB holds, fp32, fp16 or bf16, each program's variants (RMSNorm's fused add, QK-norm view and
@@ -216,12 +217,14 @@ def dense_bn_points(dtype):
     """BatchNorm's dense points of one dtype: [N, C] (and so NHWC) over C and N*H*W rows, NCHW over C, planes and
     images, training and inference."""
     e = esize(dtype)
-    pts = []
-    for inf in (False, True):
-        pts += [bn_nc(m, c, inf) for c in BN_DENSE_C for m in rows_upto(2 * c * e, 64)]
-        pts += [bn_image(n, c, h, w, "nchw", inf) for c in half_octaves(16, 2048, 1.0) for h, w in BN_PLANES
-                for n in rows_upto(2 * c * h * w * e, 1)]
-        pts += [bn_image(n, c, 14, 14, "nhwc", inf) for c in (64, 512) for n in rows_upto(2 * c * 196 * e, 1)]
+    pts = [bn_nc(m, c, False) for c in BN_DENSE_C for m in rows_upto(2 * c * e, 64)]
+    pts += [bn_image(n, c, h, w, "nchw", False) for c in half_octaves(16, 2048, 1.0) for h, w in BN_PLANES
+            for n in rows_upto(2 * c * h * w * e, 1)]
+    pts += [bn_image(n, c, 14, 14, "nhwc", False) for c in (64, 512) for n in rows_upto(2 * c * 196 * e, 1)]
+    # inference is elementwise (one pass, y from the running statistics): every octave of C, rows every factor of 64
+    pts += [bn_nc(m, c, True) for c in half_octaves(8, 16384, 1.0) for m in rows_upto(2 * c * e, 64, 64)]
+    pts += [bn_image(n, c, h, w, "nchw", True) for c in half_octaves(16, 2048, 2.0) for h, w in BN_PLANES[::2]
+            for n in rows_upto(2 * c * h * w * e, 1, 64)]
     return pts
 
 
