@@ -2,6 +2,7 @@
 """CI tests of the pure-Python parts of run_all.py, regress.py, shapes.py, update_readme.py and ncu_check.py, and of
 every script's command line."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -147,7 +148,9 @@ with tempfile.TemporaryDirectory() as d:
     # README rewrite: idempotent, and the committed README is up to date with its results
     readme = os.path.join(d, "README.md")
     shutil.copy(os.path.join(ROOT, "README.md"), readme)
-    folder = os.path.join(ROOT, "results", "h100-80gb-hbm3")
+    with open(os.path.join(ROOT, "Makefile")) as f:  # the results folder whose numbers the README shows
+        readme_gpu = re.search(r"^README_GPU \?= (\S+)", f.read(), re.M).group(1)
+    folder = os.path.join(ROOT, "results", readme_gpu)
     tool = [sys.executable, os.path.join(ROOT, "scripts", "update_readme.py"), folder, "--readme", readme]
     with open(readme) as f:
         before = f.read()
@@ -358,9 +361,11 @@ with tempfile.TemporaryDirectory() as d:
         "summary.py": [["/nonexistent.csv"], [fixtures], [readme], [fixture, "--ladder-shape", "1x1"]],
         "update_readme.py": [["/nonexistent"], [fixtures, "--readme", "/nonexistent"]],
         "dispatch_check.py": [[], ["/nonexistent"], [fixtures, "--rounds", "0"]],
-        "tune_dispatch.py": [[], ["bogus"], ["rmsnorm", "--results", "/nonexistent"], ["rmsnorm", "--write", "--check"]],
+        "tune_dispatch.py": [[], ["bogus"], ["rmsnorm", "--results", "/nonexistent"], ["rmsnorm", "--write", "--check"],
+                             ["rmsnorm", "--regimes", "/nonexistent"], ["rmsnorm", "--regimes", d]],
+        "dispatch_sweep.py": [["bogus"], ["--count", "0"], ["--set", "sparse"], []],
     }
-    listed = {n for n in os.listdir(os.path.join(ROOT, "scripts")) if n.endswith((".py", ".sh"))} - {"cli.py", "csvfile.py"}
+    listed = {n for n in os.listdir(os.path.join(ROOT, "scripts")) if n.endswith((".py", ".sh"))} - {"cli.py", "csvfile.py", "regimes.py"}
     expect("every script of scripts/ is checked here", listed == set(BAD), listed ^ set(BAD))
     env = dict(os.environ, OUT=os.path.join(d, "out"))  # gpu_check.sh writes there once it runs
     for name, bads in sorted(BAD.items()):
