@@ -103,7 +103,7 @@ __device__ __forceinline__ void float4_to(float4 v, float *d) {
 // Plain (cached) and streaming (evict-first, __ldcs/__stcs) pack access. p must be aligned to the pack.
 // Most of LayerNorm's and RMSNorm's pack kernels use the plain forms: on an H100 under the cold-L2 timing the
 // streaming forms cost their dispatchers 1.5-5% at most standard shapes; the exceptions, and why, are in
-// the comments of kernel 3 of each program (results/NOTES.md, session 13).
+// the comments of kernel 3 of each program (results/NOTES.md: streaming hints).
 template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_pack(const T *p) {
     return *reinterpret_cast<const Pack<T, N> *>(p);
 }

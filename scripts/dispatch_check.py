@@ -4,7 +4,7 @@
     scripts/dispatch_check.py results/<gpu> [OP ...] [--threshold 1.02] [--rounds 3] [--no-write]
 
 The stored rows of results/<gpu>/<op>.csv come from several runs: a rung's sweep and the dispatcher's row may be
-minutes or sessions apart, and a 2-10 us point moves by a few percent from one process to the next, so a
+minutes or days apart, and a 2-10 us point moves by a few percent from one process to the next, so a
 dispatcher that runs the very rung it trails can look 3-7% behind it. For every point where the stored dispatcher
 trails its best stored rung by more than the threshold (scripts/standings.py), this runs that rung (its block
 size sweep) and the dispatcher in one process of the program, --rounds + 1 times, and takes the median over the
