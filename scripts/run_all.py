@@ -146,7 +146,8 @@ def write_summary(out_dir, ops_done):
     """DIR/summary.md, the full tables of a results folder (the README shows one ladder table per op): per op,
     the device line, the ladder at each of its LADDER_SHAPES, the best kernel of the ladder (1 and up) at every
     point, the side-by-side table with cuDNN and the peers, and the validation failures."""
-    lines = []
+    note = summary_mod.folder_note(out_dir)  # a folder that is not the README's GPU says what it records
+    lines = [note] if note else []
     side = side_by_side.folder_tables(out_dir)
     stand = standings.folder_standings(out_dir)
     for op, csv_path, log_path in ops_done:
