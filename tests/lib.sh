@@ -27,7 +27,7 @@ summary() { if [ "$SKIPPED" -gt 0 ]; then echo "$PASSED passed, $FAILED failed, 
 #   part_collect NAME [HEADER]  waits for it, prints "== HEADER (N s)" where HEADER is given, then its output, and
 #                            adds its counts to this shell's; a part that ended before its last line (an exit, a
 #                            crash) is one FAIL. PART_SECS[NAME]: the seconds it took; PART_T0[NAME]: $SECONDS
-#                            when it started.
+#                            when it started. Each part says on stderr when it ends ("(part NAME: done in N s)").
 # Collecting in a fixed order keeps the output in that order, whatever order the parts finish in.
 PART_DIR=${PART_DIR:-build/parts}
 declare -gA PART_PID PART_SECS PART_T0 2>/dev/null || true
@@ -42,7 +42,9 @@ part_start() {
         PASSED=0 FAILED=0 SKIPPED=0
         "$@"
         echo "$PASSED $FAILED $SKIPPED $((SECONDS - __part_t0))" > "$__part_counts"
-    ) > "$PART_DIR/$name.out" 2>&1 < /dev/null &
+        # as it ends, on the terminal (the outputs come in a fixed order, later): a run cut short shows what ran
+        echo "   (part $name: done in $((SECONDS - __part_t0)) s, $FAILED failed)" >&3
+    ) 3>&2 > "$PART_DIR/$name.out" 2>&1 < /dev/null &
     PART_PID[$name]=$!
     PART_T0[$name]=$SECONDS
 }
