@@ -3,7 +3,7 @@
 space: the dense set its rule is derived from, or a random draw that checks the rule on shapes it never saw.
 
     scripts/dispatch_sweep.py [OP ...] [--set random|dense] [--seed S] [--count K] [--budget SECONDS]
-                              [--repeats R] [--out DIR] [--resume] [--cudnn K]
+                              [--repeats R] [--out DIR] [--resume] [--peers K] [--targets]
 
 At each point (scripts/shapes.py's dense set, or its random draw of --count points an op with --seed: a new seed
 each run unless given, printed first) one process of the program runs the rungs (every kernel from the first
@@ -11,17 +11,20 @@ that takes 16-bit types up to the dispatcher: the rungs a dispatcher can choose;
 and then the dispatcher, with the programs' own flush and clock, --repeats timed launches a block size, each
 kernel validated at its first block size (--validate-first: validation is most of a large point's time). Rows go
 to DIR/<op>_dense.csv or DIR/<op>_random_<seed>.csv (the programs' CSV schema; default DIR: results/<gpu>/sweeps),
-a random draw's rows replacing the file's unless --resume. --cudnn K adds kernel 0 (cuDNN: it plans each point, seconds) to the
-first K points of each op's draw. --budget stops an op's set after that many seconds: the dense set runs in a
+a random draw's rows replacing the file's unless --resume. --peers K adds, at the first K points of each op's
+draw, kernel 0 (cuDNN, in the same process: it plans each point, seconds) and torch.compile (scripts/peers.py
+--points, one process an op, the same flush and clock; not at --pdl points, a launch it does not have; rows as JSON
+lines in DIR/<op>_random_<seed>_peers.jsonl). --budget stops an op's set after that many seconds: the dense set runs in a
 fixed shuffled order, so a cut sweep still covers the space evenly, and --resume goes on where it stopped.
 
 Prints, per op and over all, the dispatcher's time over its best rung's (scripts/tune_dispatch.py regret): the
-share of points within 1.03x, the worst point, and against cuDNN where it ran. Exit 1 when a program failed a
+share of points within 1.03x, the worst point, and against the better of cuDNN and torch.compile where they ran. Exit 1 when a program failed a
 point (its validation) and, with --targets, when the draw misses a target: the dispatcher within 1.03x of its
 best rung at 95% of the points and within 1.10x at every point; against cuDNN (where it ran) level or ahead in
-geometric mean and within 1.05x at 95% of the points. make regress runs a random draw with --targets.
+geometric mean and within 1.05x at 95% of the points, against the better of cuDNN and torch.compile. make regress runs a random draw with --targets.
 """
 import csv
+import json
 import os
 import random
 import subprocess
@@ -86,7 +89,7 @@ def run_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn):
     return rc, time.time() - t0, err[:200]
 
 
-def sweep_op(op, pts, csv_path, repeats, budget, cudnn_points, progress):
+def sweep_op(op, pts, csv_path, repeats, budget, peer_points, progress):
     rungs, disp = candidates(op)
     takes = {n: dts for n, _name, dts in listed(op)}
     done = done_points(csv_path)
@@ -97,7 +100,7 @@ def sweep_op(op, pts, csv_path, repeats, budget, cudnn_points, progress):
             progress(f"{op}: budget of {budget:.0f} s spent after {n} points; {len(todo) - i} left (--resume)")
             break
         ks = [k for k in rungs if dtype in takes[k]]
-        rc, secs, err = run_point(op, ks, disp, dtype, args, repeats, csv_path, i < cudnn_points)
+        rc, secs, err = run_point(op, ks, disp, dtype, args, repeats, csv_path, i < peer_points)
         n += 1
         if rc != 0:
             failures.append(f"{op} {dtype} {label}: exit {rc}: {err}")
@@ -114,7 +117,8 @@ def main(argv):
     ap.add_argument("--count", type=int, default=70, help="random: points an op (default 70)")
     ap.add_argument("--budget", type=float, default=0, help="seconds an op at most (default: no limit)")
     ap.add_argument("--repeats", type=int, default=10, help="timed launches a block size (default 10)")
-    ap.add_argument("--cudnn", type=int, default=0, help="kernel 0 (cuDNN) at the first K points an op")
+    ap.add_argument("--peers", type=int, default=0,
+                    help="cuDNN (kernel 0) and torch.compile at the first K points an op (random draws)")
     ap.add_argument("--out", help="folder of the CSVs (default results/<gpu>/sweeps)")
     ap.add_argument("--resume", action="store_true", help="keep the CSV's points and measure the others")
     ap.add_argument("--device", default="0", help="GPU index (default 0)")
@@ -123,8 +127,10 @@ def main(argv):
     unknown = [op for op in a.ops if op not in OPS]
     if unknown:
         ap.error(f"unknown op {' '.join(unknown)} (one of {', '.join(OPS)})")
-    if a.count < 1 or a.repeats < 1 or a.budget < 0 or a.cudnn < 0:
-        ap.error("--count and --repeats at least 1, --budget and --cudnn at least 0")
+    if a.count < 1 or a.repeats < 1 or a.budget < 0 or a.peers < 0:
+        ap.error("--count and --repeats at least 1, --budget and --peers at least 0")
+    if a.peers and a.set != "random":
+        ap.error("--peers: on a random draw (--set random)")
     ops = a.ops or [op for op in OPS if op in run_all.built_ops()]
     missing = [op for op in ops if not os.access(os.path.join(ROOT, f"{op}_forward"), os.X_OK)]
     if missing:
@@ -154,7 +160,9 @@ def main(argv):
         path = os.path.join(out, f"{op}_dense.csv" if a.set == "dense" else f"{op}_random_{seed}.csv")
         if a.set == "random" and not a.resume and os.path.exists(path):
             os.remove(path)
-        n, secs, fails = sweep_op(op, pts, path, a.repeats, a.budget, a.cudnn, progress)
+        n, secs, fails = sweep_op(op, pts, path, a.repeats, a.budget, a.peers, progress)
+        if a.peers:
+            fails += compiled_peer(op, pts[:a.peers], path[:-4] + "_peers.jsonl", a.device, progress)
         print(f"{op}: {n} points in {secs:.0f} s ({secs / max(n, 1):.2f} s a point) -> {os.path.relpath(path, ROOT)}",
               flush=True)
         failures += fails
@@ -166,7 +174,8 @@ def main(argv):
             rows = tune_dispatch.load(path)
             if rows:
                 disp = max(int(r["kernel"]) for r in rows)
-                pooled.update({(op,) + k: p for k, p in tune_dispatch.sweep_points(rows, disp).items()})
+                got = tune_dispatch.sweep_points(rows, disp, peer_rows(path[:-4] + "_peers.jsonl"))
+                pooled.update({(op,) + k: p for k, p in got.items()})
     missed = judge(pooled) if a.targets else []
     for f in failures:
         print(f"FAIL {f}")
@@ -175,12 +184,43 @@ def main(argv):
     return 1 if failures or missed else 0
 
 
+def compiled_peer(op, pts, path, device, progress):
+    """torch.compile at pts (not --pdl ones) through scripts/peers.py --points, its rows as JSON lines into path;
+    the failures, one line each."""
+    todo = [(d, args) for d, args, _label in pts if "--pdl" not in args]
+    if os.path.exists(path):
+        os.remove(path)
+    if not todo:
+        return []
+    pfile = path[:-6] + ".points"
+    with open(pfile, "w") as f:
+        f.writelines(f"{d} {' '.join(args)}\n" for d, args in todo)
+    progress(f"{op}: torch.compile at {len(todo)} points (scripts/peers.py --points)")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "peers.py"), "--points", pfile, "--peer",
+                        "torch.compile", "--no-write", "--device", device, op], capture_output=True, text=True)
+    os.remove(pfile)
+    with open(path, "w") as f:
+        f.write(r.stdout)
+    last = (r.stderr.strip().splitlines() or [""])[-1]
+    progress(f"{op}: {last}")
+    return [] if r.returncode == 0 else [f"{op} torch.compile: exit {r.returncode}: {last[:200]}"]
+
+
+def peer_rows(path):
+    """The OK rows (dicts) of a peers JSON-lines file, [] where there is none."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        rows = [json.loads(line) for line in f if line.strip().startswith("{")]
+    return [r for r in rows if r.get("status") == "OK"]
+
+
 def judge(pts):
     """The targets a sweep's points (tune_dispatch.sweep_points, over every op) miss, one line each."""
     n, within, (worst, where), geo, near, nc = tune_dispatch.regret_figures(pts)
     print(f"all ops: {n} points; the dispatcher within 1.03x of its best rung at {within:.1%}, worst "
-          f"{worst or 0:.3f}x" + (f"; against cuDNN at {nc} points geomean {geo:.3f}x, within 1.05x at {near:.1%}"
-                                  if nc else ""))
+          f"{worst or 0:.3f}x" + (f"; against the better of cuDNN and torch.compile at {nc} points geomean "
+                                  f"{geo:.3f}x, within 1.05x at {near:.1%}" if nc else ""))
     out = []
     if not n:
         return ["no point measured"]
@@ -189,9 +229,9 @@ def judge(pts):
     if worst > 1.10:
         out.append(f"the dispatcher {worst:.3f}x its best rung at {' '.join(where)} (target 1.10x at every point)")
     if nc and geo > 1.0:
-        out.append(f"the dispatcher {geo:.3f}x cuDNN in geometric mean over {nc} points (target 1.00x)")
+        out.append(f"the dispatcher {geo:.3f}x the better peer in geometric mean over {nc} points (target 1.00x)")
     if nc and near < 0.95:
-        out.append(f"the dispatcher within 1.05x of cuDNN at {near:.1%} of {nc} points (target 95%)")
+        out.append(f"the dispatcher within 1.05x of the better peer at {near:.1%} of {nc} points (target 95%)")
     return out
 
 

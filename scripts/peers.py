@@ -5,6 +5,7 @@ schema.
     scripts/peers.py [--quick | --set standard|latency|odd] [--peer torch|torch.compile|liger|quack|all] [--out DIR]
                      [--device I] [OP ...]
     scripts/peers.py --point "DTYPE ARGS..." [--peer P] [--no-write] OP
+    scripts/peers.py --points FILE [--peer P] [--no-write] OP
     scripts/peers.py --ncu-range N --point "DTYPE ARGS..." --peer P OP
 
 For every op (layernorm, rmsnorm, batchnorm by default), dtype and point of scripts/shapes.py (every set of
@@ -66,7 +67,8 @@ with no rows.
 
 --set standard|latency|odd: only that set's points (an error where no op given has it: BatchNorm has no latency or
   odd set).
---point "DTYPE ARGS...": only this point of the one OP given (the program's arguments, --hot included; the
+--points FILE: the points of FILE, one "DTYPE ARGS..." a line, of the one OP given (scripts/dispatch_sweep.py's
+  random draws). --point "DTYPE ARGS...": only this point of the one OP given (the program's arguments, --hot included; the
   label is the program's shape string). --no-write: each row as one JSON object per line on stdout (the CSV's
   columns, numbers as numbers; then `launches`, [blocks, threads a block] of each kernel of a call as the timing's
   trace saw them, where it did), nothing written; the log goes to stderr.
@@ -981,6 +983,8 @@ def main(argv):
     which = ap.add_mutually_exclusive_group()
     which.add_argument("--quick", action="store_true", help="each op's default point only")
     which.add_argument("--point", metavar='"DTYPE ARGS..."', help="this point of the one op given")
+    which.add_argument("--points", metavar="FILE", type=cli.readable_file,
+                       help='the points of FILE (a "DTYPE ARGS..." line each) of the one op given')
     which.add_argument("--set", choices=[x for x in shapes_mod.SETS if x not in shapes_mod.PROGRAMS_ONLY],
                        help="this set of scripts/shapes.py's points only (default: every set each op has)")
     ap.add_argument("--peer", default="all", choices=PEERS + ["all"])
@@ -1001,6 +1005,19 @@ def main(argv):
         except ValueError as e:
             ap.error(f"--point: {e}")
         pts = [(ops[0], dtype, args, label)]
+    elif a.points is not None:
+        if len(a.ops) != 1:
+            ap.error(f"--points takes exactly one op, got {len(a.ops)}")
+        with open(a.points) as f:
+            lines = [(i, l.strip()) for i, l in enumerate(f, 1) if l.strip()]
+        pts = []
+        for i, text in lines:
+            try:
+                pts.append((ops[0], *parse_point_option(ops[0], text)))
+            except ValueError as e:
+                ap.error(f"--points {a.points} line {i}: {e}")
+        if not pts:
+            ap.error(f"--points {a.points}: no point in it")
     else:
         pts = sweep(ops, a.quick, [a.set] if a.set else None)
         if not pts:

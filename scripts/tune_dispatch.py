@@ -277,10 +277,16 @@ def source_block(path):
 
 
 # ---- regret: the dispatcher against its own rungs (and cuDNN) at each point of a sweep (scripts/dispatch_sweep.py)
-def sweep_points(rows, disp):
-    """{(dtype, shape): {"disp": ms, "best": (ms, rung, block), "cudnn": ms or None}} of a sweep's OK rows: the
-    dispatcher's median, the fastest median of its rungs (every kernel but 0 and the dispatcher, at any block size)."""
+def sweep_points(rows, disp, peers=()):
+    """{(dtype, shape): {"disp": ms, "best": (ms, rung, block), "peer": (ms, name) or absent}} of a sweep's OK rows:
+    the dispatcher's median, the fastest median of its rungs (every kernel but 0 and the dispatcher, at any block
+    size), the faster of cuDNN (kernel 0) and the peers' rows (peers: dicts with kernel, dtype, shape,
+    time_ms_median: scripts/peers.py's)."""
     pts = defaultdict(dict)
+
+    def offer_peer(p, ms, name):
+        if "peer" not in p or ms < p["peer"][0]:
+            p["peer"] = (ms, name)
     for r in rows:
         if r["status"] != "OK":
             continue
@@ -289,19 +295,23 @@ def sweep_points(rows, disp):
         if k == disp:
             p["disp"] = min(ms, p.get("disp", ms))
         elif k == 0:
-            p["cudnn"] = min(ms, p.get("cudnn", ms))
+            offer_peer(p, ms, "cudnn")
         elif "best" not in p or ms < p["best"][0]:
             p["best"] = (ms, k, int(r["block_size"]))
+    for r in peers:
+        key = (r["dtype"], r["shape"])
+        if key in pts and r.get("time_ms_median"):
+            offer_peer(pts[key], float(r["time_ms_median"]), str(r["kernel"]))
     return {key: p for key, p in pts.items() if "disp" in p and "best" in p}
 
 
 def regret_figures(pts):
-    """(points, share within 1.03x, worst ratio and its point, geomean over cuDNN, share within 1.05x of cuDNN,
-    cuDNN points) of sweep_points()."""
+    """(points, share within 1.03x, worst ratio and its point, geomean over the better peer, share within 1.05x of
+    it, points with a peer) of sweep_points()."""
     ratios = sorted(((p["disp"] / p["best"][0], key) for key, p in pts.items()), reverse=True)
     n = len(ratios)
     within = sum(1 for r, _ in ratios if r <= 1.03) / n if n else 0.0
-    vs = [p["disp"] / p["cudnn"] for p in pts.values() if p.get("cudnn")]
+    vs = [p["disp"] / p["peer"][0] for p in pts.values() if p.get("peer")]
     geo = math.exp(sum(math.log(v) for v in vs) / len(vs)) if vs else None
     near = sum(1 for v in vs if v <= 1.05) / len(vs) if vs else None
     return n, within, ratios[0] if ratios else (None, None), geo, near, len(vs)
@@ -318,7 +328,8 @@ def regret_report(op, path, what):
     out = [f"{op} ({what}): {n} points; dispatcher within 1.03x of its best rung at {within:.1%}, "
            f"worst {worst:.3f}x at {where[0]} {where[1]}"]
     if nc:
-        out.append(f"{op} ({what}): against cuDNN at {nc} points: geomean {geo:.3f}x, within 1.05x at {near:.1%}")
+        out.append(f"{op} ({what}): against the better peer at {nc} points: geomean {geo:.3f}x, within 1.05x at "
+                   f"{near:.1%}")
     for r, key in sorted(((p["disp"] / p["best"][0], key) for key, p in pts.items()), reverse=True)[:8]:
         if r <= 1.03:
             break

@@ -72,6 +72,15 @@ n, within, (worst, where), geo, near, nc = tune_dispatch.regret_figures(sp)
 expect("sweep figures: the dispatcher (always rung 6) within 1.03x at the 12 short-row points of 24",
        n == 24 and abs(within - 0.5) < 1e-9 and abs(worst - 1.25) < 1e-9, str((n, within, worst, where)))
 
+pp = tune_dispatch.sweep_points([row(9, "8x512", 1.0, 0), row(6, "8x512", 0.95), row(0, "8x512", 1.2, 0)], 9,
+                                [{"kernel": "torch.compile", "dtype": "bf16", "shape": "8x512", "time_ms_median": 0.9},
+                                 {"kernel": "torch.compile", "dtype": "bf16", "shape": "1x64", "time_ms_median": 0.1}])
+expect("sweep points: the better peer of cuDNN and torch.compile, at the sweep's points only",
+       pp == {("bf16", "8x512"): {"disp": 1.0, "best": (0.95, 6, 256), "peer": (0.9, "torch.compile")}}, str(pp))
+n, within, _w, geo, near, nc = tune_dispatch.regret_figures(pp)
+expect("regret figures against the better peer: 1.0 / 0.9", nc == 1 and abs(geo - 1 / 0.9) < 1e-9 and near == 0.0,
+       str((geo, near, nc)))
+
 with tempfile.TemporaryDirectory() as tmp:
     for name, rows in (("layernorm_dense.csv", dense), ("layernorm_random_12.csv", sweep([640, 6144], [2, 99]))):
         with open(os.path.join(tmp, name), "w", newline="") as fh:
