@@ -4,7 +4,8 @@
 set -u
 usage() {
     cat <<'EOF'
-usage: scripts/gpu_check.sh [fresh|fresh-build|fresh-test|suite|bench|ncu|dispatch|all] [OP ...]  (default: all)
+usage: scripts/gpu_check.sh [fresh|fresh-build|fresh-test|suite|bench|ncu|dispatch|dense|draw|all] [OP ...]
+       (default: all)
 
 Checks the project on this machine's GPU, one phase a run (all: the suite and the benchmark together):
   fresh            `make test` as a user runs it, in a copy of the tree without build outputs (build/fresh):
@@ -19,6 +20,11 @@ The other phases build the programs here (build.log), then:
   dispatch [OP ...] scripts/dispatch_check.py on this GPU's results folder: the dispatcher and its best rung
                    re-timed in one process where the stored rows say it lost (TIMEOUT=S stops it after S s,
                    keeping the points done)
+  dense [OP ...]   scripts/dispatch_sweep.py --set dense --resume: the dense sets a dispatcher's rule is derived
+                   from, measured on where results/<gpu>/sweeps stops (BUDGET=S: at most S seconds an op)
+  draw  [OP ...]   scripts/dispatch_sweep.py --set random --targets: each dispatcher against its rungs on a fresh
+                   random draw (its seed printed; COUNT=K points an op, default 70), and against the better of
+                   cuDNN and torch.compile at the first PEERS=K of them (default 20); exit 1 past a target
   all   [OP ...]   suite and bench
 Settings (environment):
   OUT=DIR          where logs and results.tgz go (default build/out)
@@ -32,8 +38,8 @@ EOF
 phase=${1:-all}
 case "$phase" in
 -h | --help) usage; exit 0 ;;
-fresh | fresh-build | fresh-test | suite | bench | ncu | dispatch | all) ;;
-*) echo "gpu_check: unknown phase '$phase': fresh, fresh-build, fresh-test, suite, bench, ncu, dispatch or all" \
+fresh | fresh-build | fresh-test | suite | bench | ncu | dispatch | dense | draw | all) ;;
+*) echo "gpu_check: unknown phase '$phase': fresh, fresh-build, fresh-test, suite, bench, ncu, dispatch, dense, draw or all" \
         "(see --help)" >&2; exit 2 ;;
 esac
 shift || true
@@ -89,7 +95,7 @@ if [ "$phase" = bench ] || [ "$phase" = all ]; then
     python3 scripts/run_all.py ${KERNELS:+--kernels "$KERNELS"} ${RESUME:+--resume} $OPS 2> "$OUT/run_all.progress" || rc=1
     el "bench done"
     tar czf "$OUT/results.tgz" --exclude='*.png' results
-    for d in results/*/; do  # the GPU folders (results/lab holds scripts, no CSV)
+    for d in results/*/; do  # the GPU folders
         ls "$d"*.csv > /dev/null 2>&1 && python3 scripts/side_by_side.py "$d" $OPS
     done
 fi
@@ -108,5 +114,19 @@ g = run_all.gpus(); print(run_all.slugify(g[0][1]) if g else "")')
     rc=${PIPESTATUS[0]}
     cp "results/$gpu/dispatch_check.csv" "$OUT/" 2>/dev/null
     el "dispatch_check done (exit $rc)"
+fi
+if [ "$phase" = dense ]; then
+    python3 scripts/dispatch_sweep.py --set dense --resume ${BUDGET:+--budget "$BUDGET"} $OPS \
+        2> "$OUT/dense.progress" | tee "$OUT/dense.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+    tar czf "$OUT/sweeps.tgz" results/*/sweeps
+    el "dense done (exit $rc)"
+fi
+if [ "$phase" = draw ]; then
+    python3 scripts/dispatch_sweep.py --set random --count "${COUNT:-70}" --peers "${PEERS:-20}" --targets \
+        ${SEED:+--seed "$SEED"} $OPS 2> "$OUT/draw.progress" | tee "$OUT/draw.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+    tar czf "$OUT/sweeps.tgz" results/*/sweeps
+    el "draw done (exit $rc)"
 fi
 exit $rc
