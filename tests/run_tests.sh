@@ -42,12 +42,15 @@ cpu_test() {
     done < <(OMP_NUM_THREADS=$omp "$t"; echo "EXIT $?")
 }
 # script_test TEST: its line (exit 77: skipped, the log's last line says why; a failure: its FAIL/error lines)
+# A script test that runs past SCRIPT_TIMEOUT seconds (default 300) fails, saying so: a test that blocks (one that
+# starts GPU work it should not) cannot hold make test up for good.
 script_test() {
     local t=$1 log=$PART_DIR/${1##*/}.log t0=$SECONDS rc
-    python3 "$t" > "$log" 2>&1
+    timeout "${SCRIPT_TIMEOUT:-300}" python3 "$t" > "$log" 2>&1
     rc=$?
     if [ $rc -eq 0 ]; then pass "$t ($((SECONDS - t0)) s)"
     elif [ $rc -eq 77 ]; then skip "$t: $(tail -n 1 "$log")"
+    elif [ $rc -eq 124 ]; then fail "$t: still running after ${SCRIPT_TIMEOUT:-300} s (SCRIPT_TIMEOUT), stopped"
     else fail "$t: $(grep -E 'FAIL|Error|error' "$log" | head -n 5 | tr '\n' ' ')"; fi
     rm -f "$log"
 }
