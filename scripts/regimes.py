@@ -12,7 +12,7 @@ The features of a point (computed the same way by a program from its problem and
   rows_sm  log2 of the rows a streaming multiprocessor (rows / SMs; BatchNorm: N*H*W / SMs)
   plane    BatchNorm NCHW: log2 of H*W (0 elsewhere)
 A rung's time at a point is its fastest block size there; a rung that did not run a point (skipped, failed) costs
-PENALTY there, so no region is sent to a rung that refuses part of it. The tree starts with a leaf a variant and grows greedily, best split
+PENALTY there, unless a second rung of the region takes it (a dispatcher passes over a rung that refuses). The tree starts with a leaf a variant and grows greedily, best split
 first, each split on one feature (a categorical one into two groups, a numeric one at a threshold between two measured
 values, on a half-octave grid), while a split removes at least MIN_GAIN of summed log-regret and each side keeps
 MIN_POINTS points, up to a number of leaves; each leaf is a row: its conditions, its rung.
@@ -30,8 +30,24 @@ MIN_POINTS = 3
 MIN_GAIN = 0.02
 CATEGORICAL = ("bytes", "packs16", "variant", "launch")
 NUMERIC = ("packs", "rows_sm", "plane")
-ROW_SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+):s(\d+))?((?::add)?)((?::off[^:]+)?)((?::hot)?)((?::pdl)?)$")
+SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+):s(\d+))?((?::add)?)((?::off[^:]+)?)((?::hot)?)((?::pdl)?)$")
 BN_SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+)x(\d+):(nchw|nhwc))?((?::inf)?)((?::hot)?)((?::pdl)?)$")
+
+
+def parse_label(label, es):
+    """A LayerNorm or RMSNorm CSV shape label -> (N rows, C, variant, full 16-byte packs, mode), or None for a label
+    of another form."""
+    m = SHAPE.match(label)
+    if not m:
+        return None
+    a, b, d, s, add, _off, hot, pdl = m.groups()
+    vec = 16 // es
+    if d:  # QK-norm: tokens x heads x head_dim, token stride s; the rows are tokens x heads of head_dim
+        n, c, variant, full = int(a) * int(b), int(d), "qk", int(d) % vec == 0 and int(s) % vec == 0
+    else:
+        n, c, variant, full = int(a), int(b), "add" if add else "plain", int(b) % vec == 0
+    mode = "hot+pdl" if pdl else "hot" if hot else "cold"
+    return n, c, variant, full, mode
 
 
 def features(op, dtype, label, sms):
@@ -49,14 +65,11 @@ def features(op, dtype, label, sms):
         variant = ("nchw" if nchw else "cl") + ("_inf" if inf else "")
         full = (hw % vec == 0) if nchw else (c % vec == 0)
     else:
-        m = ROW_SHAPE.match(label)
-        if not m:
+        got = parse_label(label, es)
+        if not got:
             return None
-        a, b, d, s, add, _off, hot, pdl = m.groups()
-        if d:
-            rows, c, variant, full = int(a) * int(b), int(d), "qk", int(d) % vec == 0 and int(s) % vec == 0
-        else:
-            rows, c, variant, full = int(a), int(b), "add" if add else "plain", int(b) % vec == 0
+        rows, c, variant, full, mode = got
+        hot, pdl = mode != "cold", mode == "hot+pdl"
         plane = 1
     return {"bytes": es, "packs16": int(full), "variant": variant,
             "launch": "pdl" if pdl else "hot" if hot else "cold",
@@ -80,45 +93,28 @@ def rung_times(rows, disp):
 
 
 def points_of(op, rows, disp, sms):
-    """[(key, features, {rung: ms}, fallback rung)] of a sweep."""
+    """[(key, features, {rung: ms})] of a sweep."""
     times, _ = rung_times(rows, disp)
     out = []
     for key, t in sorted(times.items()):
         f = features(op, key[0], key[1], sms)
         if f is not None and t:
-            out.append((key, f, t, fallback_of(op, f)))
+            out.append((key, f, t))
     return out
-
-
-def loss(t, rung, fallback=None):
-    """Log-regret of running rung where its rungs ran in times t; where it did not run, a dispatcher passes over it
-    to what takes the point: the fallback rung's regret there (PENALTY where that did not run either)."""
-    best = min(t.values())
-    if rung in t:
-        return math.log(t[rung] / best)
-    return math.log(t[fallback] / best) if fallback in t else PENALTY
-
-
-def fallback_of(op, f):
-    """The fallback rung of a point of features f (FALLBACK)."""
-    for vs, rung in FALLBACK.get(op, []):
-        if vs is None or f["variant"] in vs:
-            return rung
-    return None
 
 
 def leaf_choice(pts, rungs):
     """(cost, (rung, second)) of the rung, and the rung after it for the points it does not take (None: none
-    needed), with the least summed log-regret over pts ((key, features, times, fallback)): a dispatcher passes over
+    needed), with the least summed log-regret over pts ((key, features, times)): a dispatcher passes over
     a rung that refuses a problem to the next row that holds it. A point neither takes costs PENALTY."""
     def cost(r1, r2):
         tot = 0.0
-        for _k, _f, t, _fb in pts:
+        for _k, _f, t in pts:
             r = r1 if r1 in t else r2
             tot += math.log(t[r] / min(t.values())) if r in t else PENALTY
         return tot
     best = min((cost(r, None), (r, None)) for r in rungs)
-    if any(best[1][0] not in t for _k, _f, t, _fb in pts):
+    if any(best[1][0] not in t for _k, _f, t in pts):
         best = min([best] + [(cost(r1, r2) + 1e-9, (r1, r2)) for r1 in rungs for r2 in rungs if r2 != r1])
     return best
 
@@ -140,13 +136,13 @@ def splits(pts):
     """Candidate splits of a node: (feature, test description, predicate)."""
     out = []
     for feat in CATEGORICAL:
-        vals = sorted({f[feat] for _k, f, _t, _fb in pts}, key=str)
+        vals = sorted({f[feat] for _k, f, _t in pts}, key=str)
         if len(vals) < 2:
             continue
         for v in vals:  # one value against the rest
             out.append((feat, ("in", (v,)), lambda f, feat=feat, v=v: f[feat] == v))
     for feat in NUMERIC:
-        vals = [f[feat] for _k, f, _t, _fb in pts]
+        vals = [f[feat] for _k, f, _t in pts]
         for th in thresholds(vals):
             out.append((feat, ("lt", th), lambda f, feat=feat, th=th: f[feat] < th))
     return out
@@ -169,9 +165,9 @@ def best_split(pts, rungs):
 def derive(pts, max_leaves=24, op=None):
     """The rule: [(conditions, rung, points, mean log-regret)], conditions a list of (feature, test, negated); the
     op's FALLBACK rows last."""
-    rungs = sorted({r for _k, _f, t, _fb in pts for r in t})
+    rungs = sorted({r for _k, _f, t in pts for r in t})
     # each variant is a problem of its own (its rungs differ): the tree starts with one leaf a variant
-    variants = sorted({f["variant"] for _k, f, _t, _fb in pts})
+    variants = sorted({f["variant"] for _k, f, _t in pts})
     leaves = [([("variant", ("in", (v,)), False)] if len(variants) > 1 else [],
                [p for p in pts if p[1]["variant"] == v]) for v in variants]
     while len(leaves) < max_leaves:
@@ -220,7 +216,7 @@ def choose(rule, f, t=None):
 def regret(rule, pts):
     """[(ratio, key, rung chosen, best rung)] of the rule at each point, worst first (inf: the rung did not run)."""
     out = []
-    for key, f, t, _fb in pts:
+    for key, f, t in pts:
         r = choose(rule, f, t)
         best = min(t, key=t.get)
         out.append((t[r] / t[best] if r in t else math.inf, key, r, best))
@@ -262,7 +258,7 @@ def words(conds, universe):
 
 
 def universe(pts):
-    return {feat: {f[feat] for _k, f, _t, _fb in pts} for feat in CATEGORICAL}
+    return {feat: {f[feat] for _k, f, _t in pts} for feat in CATEGORICAL}
 
 
 def summary(ratios):
@@ -272,53 +268,6 @@ def summary(ratios):
         return 0, 0.0, 0.0, None
     return (n, sum(1 for r in ratios if r[0] <= 1.03) / n, sum(1 for r in ratios if r[0] <= 1.10) / n, ratios[0])
 
-
-# ---- the rule as C rows (harness/dispatch.h regime_t), between the program's markers
-BEGIN = "// regimes: begin"
-END = "// regimes: end"
-TV = {"plain": "TV_PLAIN", "add": "TV_FUSED_ADD", "qk": "TV_QK_VIEW", "cl": "TV_BN_CL", "nchw": "TV_BN_NCHW",
-      "cl_inf": "TV_BN_CL_INF", "nchw_inf": "TV_BN_NCHW_INF"}
-TL = {"cold": "TL_PLAIN", "hot": "TL_CAPTURED", "pdl": "TL_PDL"}
-
-
-def c_number(x):
-    return "RG_ANY" if x == math.inf else f"{x:.6g}"
-
-
-def c_row(conds, rung, universe_):
-    """One regime_t initializer."""
-    lo = {f: -math.inf for f in NUMERIC}
-    hi = {f: math.inf for f in NUMERIC}
-    allowed = {}
-    for feat, (op, arg), neg in conds:
-        if op == "in":
-            left = allowed.get(feat, set(universe_.get(feat, ())) | set(arg))
-            allowed[feat] = left - set(arg) if neg else left & set(arg)
-        elif neg:
-            lo[feat] = max(lo[feat], arg)
-        else:
-            hi[feat] = min(hi[feat], arg)
-    b = allowed.get("bytes")
-    bytes_ = 0 if b is None or len(b) != 1 else next(iter(b))
-    pk = allowed.get("packs16")
-    packs16 = -1 if pk is None or len(pk) != 1 else next(iter(pk))
-    var = allowed.get("variant")
-    variants = "0" if var is None else " | ".join(f"TVB({TV[v]})" for v in sorted(var)) or "0"
-    ln = allowed.get("launch")
-    launches = "0" if ln is None or ln == {"cold", "hot", "pdl"} else " | ".join(f"TLB({TL[v]})" for v in sorted(ln))
-
-    def bound(x, low):
-        return ("0" if low else "RG_ANY") if abs(x) == math.inf else c_number(2 ** x)
-    nums = ", ".join(f"{bound(lo[f], True)}, {bound(hi[f], False)}" for f in NUMERIC)
-    return f'{{{bytes_}, {packs16}, {variants}, {launches}, {nums}, {rung}, "{words(conds, universe_)}"}},'
-
-
-def c_rows(rule, universe_, source):
-    """The C lines of a rule, between the markers (source: the sweep it was derived from)."""
-    out = [f"{BEGIN} (scripts/tune_dispatch.py OP --regimes {source} --write; do not edit)",
-           "// bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung"]
-    out += [c_row(conds, rung, universe_) for conds, rung, _n, _m in rule]
-    return out + [END]
 
 
 def two_fold(op, pts, dispatcher_ms, max_leaves):

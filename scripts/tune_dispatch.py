@@ -50,6 +50,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 from summary import DISPATCHER, is_program_csv, load  # noqa: E402
 import regimes  # noqa: E402
+from regimes import parse_label  # noqa: E402  (a LayerNorm/RMSNorm label: written once, there)
 
 OPS = ["layernorm", "rmsnorm", "batchnorm"]
 OWN_OVER = 1.01  # a GPU gets its own row of a point where the shared row costs it more than this
@@ -64,23 +65,7 @@ VARIANTS = {"plain": "TV_PLAIN", "add": "TV_FUSED_ADD", "qk": "TV_QK_VIEW",  # t
             "cl": "TV_BN_CL", "nchw": "TV_BN_NCHW", "cl_inf": "TV_BN_CL_INF", "nchw_inf": "TV_BN_NCHW_INF"}
 BEGIN = "// tuned rows: begin"
 END = "// tuned rows: end"
-SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+):s(\d+))?((?::add)?)((?::off[^:]+)?)((?::hot)?)((?::pdl)?)$")
 BN_SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+)x(\d+):(nchw|nhwc))?((?::inf)?)$")
-
-
-def parse_label(label, es):
-    """A CSV shape label -> (N rows, C, variant, full 16-byte packs, mode), or None for a label of another form."""
-    m = SHAPE.match(label)
-    if not m:
-        return None
-    a, b, d, s, add, _off, hot, pdl = m.groups()
-    vec = 16 // es
-    if d:  # QK-norm: tokens x heads x head_dim, token stride s; the rows are tokens x heads of head_dim
-        n, c, variant, full = int(a) * int(b), int(d), "qk", int(d) % vec == 0 and int(s) % vec == 0
-    else:
-        n, c, variant, full = int(a), int(b), "add" if add else "plain", int(b) % vec == 0
-    mode = "hot+pdl" if pdl else "hot" if hot else "cold"
-    return n, c, variant, full, mode
 
 
 def parse_bn_label(label):
@@ -349,32 +334,6 @@ def swept_sms(sweeps, op):
     return None
 
 
-def write_regimes(a, rule, universe, source):
-    """--regimes with --write or --check: the rule's C rows in OP_forward.cu between its regimes markers."""
-    src = os.path.join(ROOT, f"{a.op}_forward.cu")
-    block = regimes.c_rows(rule, universe, source)
-    with open(src) as f:
-        lines = f.read().split("\n")
-    at = [i for i, l in enumerate(lines) if l.strip().startswith((regimes.BEGIN, regimes.END))]
-    if len(at) != 2 or not lines[at[0]].strip().startswith(regimes.BEGIN):
-        print(f"tune_dispatch: {os.path.relpath(src, ROOT)} has no '{regimes.BEGIN}' ... '{regimes.END}' markers",
-              file=sys.stderr)
-        return 2
-    indent = lines[at[0]][:len(lines[at[0]]) - len(lines[at[0]].lstrip())]
-    old = [l.strip() for l in lines[at[0]:at[1] + 1]]
-    if a.check:
-        same = old == block
-        print(f"tune_dispatch: {a.op}: {'the source holds' if same else 'the source DIFFERS from'} the {len(rule)} "
-              "regimes the sweep gives" + ("" if same else f" (run scripts/tune_dispatch.py {a.op} --regimes "
-                                                          f"{source} --write)"))
-        return 0 if same else 1
-    lines[at[0]:at[1] + 1] = [indent + l for l in block]
-    with open(src, "w") as f:
-        f.write("\n".join(lines))
-    print(f"tune_dispatch: wrote {len(rule)} regimes into {os.path.relpath(src, ROOT)}")
-    return 0
-
-
 def print_regimes(ap, a):
     """--regimes: the rule derived from the dense sweep, its regret there (in sample) and on the random draws."""
     dense = os.path.join(a.regimes, f"{a.op}_dense.csv")
@@ -396,8 +355,6 @@ def print_regimes(ap, a):
     everything = regimes.universe(pts)
     for i, (conds, rung, n, mean) in enumerate(rule, 1):
         print(f"| {i} | {regimes.words(conds, everything)} | {rung} | {n} | {math.exp(mean):.3f}x |")
-    if a.write or a.check:
-        return write_regimes(a, rule, regimes.universe(pts), os.path.relpath(a.regimes, ROOT))
     sets = [("dense (in sample)", pts)]
     for path in sorted(os.listdir(a.regimes)):
         if path.startswith(f"{a.op}_random_") and path.endswith(".csv"):
@@ -436,13 +393,14 @@ def main(argv):
     g.add_argument("--check", action="store_true", help="exit 1 when OP_forward.cu's rows differ")
     ap.add_argument("--regimes", metavar="SWEEPS", type=cli.folder,
                    help="derive a rule of regimes from SWEEPS/OP_dense.csv (scripts/dispatch_sweep.py) and print it "
-                        "with its regret there and on every SWEEPS/OP_random_*.csv (with --write or --check: the "
-                        "program's regimes rows)")
+                        "with its regret there, on every SWEEPS/OP_random_*.csv and on the stored sets")
     ap.add_argument("--leaves", type=int, default=24, help="--regimes: rows of the rule at most (default 24)")
     ap.add_argument("--sms", type=int, help="--regimes: the SMs of the swept GPU (default: read from the first "
                                             "line of the folder above SWEEPS' OP.log)")
     a = ap.parse_args(argv[1:])
     if a.regimes:
+        if a.write or a.check:
+            ap.error("--write and --check are for the tuned rows, not --regimes")
         return print_regimes(ap, a)
     per_gpu = gpu_rows(a.results, a.op)
     if not per_gpu:

@@ -362,7 +362,8 @@ with tempfile.TemporaryDirectory() as d:
         "update_readme.py": [["/nonexistent"], [fixtures, "--readme", "/nonexistent"]],
         "dispatch_check.py": [[], ["/nonexistent"], [fixtures, "--rounds", "0"]],
         "tune_dispatch.py": [[], ["bogus"], ["rmsnorm", "--results", "/nonexistent"], ["rmsnorm", "--write", "--check"],
-                             ["rmsnorm", "--regimes", "/nonexistent"], ["rmsnorm", "--regimes", d]],
+                             ["rmsnorm", "--regimes", "/nonexistent"], ["rmsnorm", "--regimes", d],
+                             ["rmsnorm", "--regimes", d, "--write"]],
         # (never without arguments: on a GPU machine that is a whole random draw)
         "dispatch_sweep.py": [["bogus"], ["--count", "0"], ["--set", "sparse"], ["--set", "dense", "--peers", "3"]],
     }
