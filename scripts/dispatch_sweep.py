@@ -34,32 +34,19 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
-import run_all  # noqa: E402  (slugify, gpus, built_ops)
+import run_all  # noqa: E402  (slugify, gpus, built_ops, listed_dtypes)
 import shapes  # noqa: E402
 import tune_dispatch  # noqa: E402  (regret)
 
 OPS = ["layernorm", "rmsnorm", "batchnorm"]
 
 
-def listed(op):
-    """[(number, name, dtypes)] of a program's --list (needs no GPU)."""
-    out = subprocess.run([os.path.join(ROOT, f"{op}_forward"), "--list"], capture_output=True, text=True,
-                         check=True).stdout
-    rows = []
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) >= 3 and f[0].isdigit():
-            rows.append((int(f[0]), f[1], f[2].split(",")))
-    return rows
-
-
-def candidates(op):
+def candidates(takes):
     """The rungs a dispatcher chooses among (every kernel from the first that takes a 16-bit type, the dispatcher
-    excluded) and the dispatcher's number (the last)."""
-    rows = listed(op)
-    disp = rows[-1][0]
-    first = min(n for n, _name, dts in rows if n > 0 and "bf16" in dts)
-    return [n for n, _name, _dts in rows if first <= n < disp], disp
+    excluded) and the dispatcher's number (the last), from {kernel: its dtypes} (run_all.listed_dtypes)."""
+    disp = max(takes)
+    first = min(n for n, dts in takes.items() if n > 0 and "bf16" in dts)
+    return [n for n in sorted(takes) if first <= n < disp], disp
 
 
 def point_key(dtype, label):
@@ -90,8 +77,8 @@ def run_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn):
 
 
 def sweep_op(op, pts, csv_path, repeats, budget, peer_points, progress):
-    rungs, disp = candidates(op)
-    takes = {n: dts for n, _name, dts in listed(op)}
+    takes = run_all.listed_dtypes(op)
+    rungs, disp = candidates(takes)
     done = done_points(csv_path)
     todo = [p for p in pts if point_key(p[0], p[2]) not in done]
     t0, failures, n = time.time(), [], 0
