@@ -76,7 +76,7 @@ def run_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn):
     return rc, time.time() - t0, err[:200]
 
 
-def sweep_op(op, pts, csv_path, repeats, budget, peer_points, progress):
+def sweep_op(op, pts, csv_path, repeats, budget, peer_keys, progress):
     takes = run_all.listed_dtypes(op)
     rungs, disp = candidates(takes)
     done = done_points(csv_path)
@@ -87,7 +87,7 @@ def sweep_op(op, pts, csv_path, repeats, budget, peer_points, progress):
             progress(f"{op}: budget of {budget:.0f} s spent after {n} points; {len(todo) - i} left (--resume)")
             break
         ks = [k for k in rungs if dtype in takes[k]]
-        rc, secs, err = run_point(op, ks, disp, dtype, args, repeats, csv_path, i < peer_points)
+        rc, secs, err = run_point(op, ks, disp, dtype, args, repeats, csv_path, point_key(dtype, label) in peer_keys)
         n += 1
         if rc != 0:
             failures.append(f"{op} {dtype} {label}: exit {rc}: {err}")
@@ -147,9 +147,11 @@ def main(argv):
         path = os.path.join(out, f"{op}_dense.csv" if a.set == "dense" else f"{op}_random_{seed}.csv")
         if a.set == "random" and not a.resume and os.path.exists(path):
             os.remove(path)
-        n, secs, fails = sweep_op(op, pts, path, a.repeats, a.budget, a.peers, progress)
+        peer_pts = pts[:a.peers]  # cuDNN and torch.compile at the same points, also when --resume skips some
+        n, secs, fails = sweep_op(op, pts, path, a.repeats, a.budget, {point_key(d, l) for d, _a, l in peer_pts},
+                                  progress)
         if a.peers:
-            fails += compiled_peer(op, pts[:a.peers], path[:-4] + "_peers.jsonl", a.device, progress)
+            fails += compiled_peer(op, peer_pts, path[:-4] + "_peers.jsonl", progress)
         print(f"{op}: {n} points in {secs:.0f} s ({secs / max(n, 1):.2f} s a point) -> {os.path.relpath(path, ROOT)}",
               flush=True)
         failures += fails
@@ -171,7 +173,7 @@ def main(argv):
     return 1 if failures or missed else 0
 
 
-def compiled_peer(op, pts, path, device, progress):
+def compiled_peer(op, pts, path, progress):
     """torch.compile at pts (not --pdl ones) through scripts/peers.py --points, its rows as JSON lines into path;
     the failures, one line each."""
     todo = [(d, args) for d, args, _label in pts if "--pdl" not in args]
@@ -183,8 +185,9 @@ def compiled_peer(op, pts, path, device, progress):
     with open(pfile, "w") as f:
         f.writelines(f"{d} {' '.join(args)}\n" for d, args in todo)
     progress(f"{op}: torch.compile at {len(todo)} points (scripts/peers.py --points)")
+    # --device 0: the one GPU CUDA_VISIBLE_DEVICES (main) shows
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "peers.py"), "--points", pfile, "--peer",
-                        "torch.compile", "--no-write", "--device", device, op], capture_output=True, text=True)
+                        "torch.compile", "--no-write", "--device", "0", op], capture_output=True, text=True)
     os.remove(pfile)
     with open(path, "w") as f:
         f.write(r.stdout)
