@@ -155,3 +155,90 @@ static const char *registry_supports(const kernel_t *k, const void *problem, dty
     if (!(k->dtypes & DT_BIT(d))) return "not this dtype";
     return k->supports ? k->supports(problem, bs) : NULL;
 }
+
+// ------------------------------------------------------------------------------------------------
+// The rule of regimes. A dispatcher's rule is a short table that scripts/tune_dispatch.py --regimes derives from a
+// sweep that covers the space (scripts/dispatch_sweep.py --set dense) and checks on random draws: each row a region
+// of the problem space in what a kernel author reasons with, and the rung it runs; the rung's own plan (its
+// registry entry's plan) sets its block size. No row names a GPU or a measured point: the device enters through
+// its SMs (rows an SM: the waves) and through what each rung's plan and supports_ check read of it.
+#define RG_ANY 1e30          // an open upper bound
+#define TLB(x) (1u << (x))   // a launch kind's bit (TL_*)
+#define TVB(x) (1u << (x))   // a variant's bit (TV_*)
+typedef struct {
+    int bytes;                  // element size of x: 4 or 2; 0 either
+    int packs16;                // 1: a row (and its stride) takes 16-byte packs, 0: it does not, -1 either
+    unsigned variants;          // TVB(TV_*) of the variants it holds; 0 every variant
+    unsigned launches;          // TLB(TL_*) of the kinds of launch it holds; 0 every kind
+    double packs_lo, packs_hi;  // 16-byte packs a row (C x bytes / 16; BatchNorm: of its C channels) in [lo, hi)
+    double rows_lo, rows_hi;    // rows an SM (rows / SMs; BatchNorm: N*H*W, NCHW N*C) in [lo, hi)
+    double plane_lo, plane_hi;  // BatchNorm NCHW: the plane H*W in [lo, hi) (1 elsewhere)
+    int rung;
+    const char *when;  // the region in words
+} regime_t;
+
+// A problem as the rule sees it.
+typedef struct {
+    int bytes, packs16, variant, launch;
+    double packs, rows_sm, plane;
+} regime_key_t;
+
+// The key of a problem: element size, packing, variant (TV_*), C (elements a row, or channels), rows and plane; the
+// kind of launch from the capture state and --pdl, rows an SM from this device's SMs.
+static regime_key_t regime_key(int bytes, int packs16, int variant, long C, long rows, long plane) {
+    regime_key_t k;
+    k.bytes = bytes;
+    k.packs16 = packs16;
+    k.variant = variant;
+    k.launch = launch_captured() ? (g_pdl ? TL_PDL : TL_CAPTURED) : TL_PLAIN;
+    k.packs = (double)C * bytes / 16.0;
+    k.rows_sm = (double)rows / (double)g_dev.prop.multiProcessorCount;
+    k.plane = (double)plane;
+    return k;
+}
+
+static int regime_holds(const regime_t *r, const regime_key_t *k) {
+    return (!r->bytes || r->bytes == k->bytes) && (r->packs16 < 0 || r->packs16 == k->packs16) &&
+           (!r->variants || (r->variants & TVB(k->variant))) && (!r->launches || (r->launches & TLB(k->launch))) &&
+           k->packs >= r->packs_lo && k->packs < r->packs_hi && k->rows_sm >= r->rows_lo && k->rows_sm < r->rows_hi &&
+           k->plane >= r->plane_lo && k->plane < r->plane_hi;
+}
+
+// The row to run: the first that holds the problem and whose rung takes it (supports: at req_bs, 0 for the rung's
+// plan); its index in *at; NULL where none does (a table ends in rows whose rungs take every problem of their
+// variants). The last answer is kept: a dispatcher looks up inside the timed region, and supports_ checks ask the
+// runtime.
+static const regime_t *regime_pick(const regime_t *rows, int n, const regime_key_t *k, int req_bs, const void *problem,
+                                   tuned_supports_t supports, int *at) {
+    static const regime_t *c_rows = NULL, *c_pick = NULL;
+    static const void *c_problem = NULL;
+    static regime_key_t c_key;
+    static int c_bs = -1, c_at = -1;
+    if (c_rows == rows && c_problem == problem && c_bs == req_bs && !memcmp(&c_key, k, sizeof *k)) {
+        *at = c_at;
+        return c_pick;
+    }
+    const regime_t *pick = NULL;
+    int i = 0;
+    for (; i < n; i++)
+        if (regime_holds(&rows[i], k) && !supports(problem, rows[i].rung, req_bs)) {
+            pick = &rows[i];
+            break;
+        }
+    c_rows = rows;
+    c_problem = problem;
+    c_key = *k;
+    c_bs = req_bs;
+    c_pick = pick;
+    c_at = *at = pick ? i : -1;
+    return pick;
+}
+
+// A rung's block size for a problem: req_bs where given (--block-size), else its plan's (0 for a kernel that picks
+// its own); and whether the rung takes the problem there (its registry_supports).
+static int rung_block(const kernel_t *k, const void *problem, int req_bs) {
+    return req_bs ? req_bs : k->plan ? k->plan(problem) : 0;
+}
+static const char *rung_supports(const kernel_t *k, const void *problem, dtype_t d, int req_bs) {
+    return registry_supports(k, problem, d, rung_block(k, problem, req_bs));
+}

@@ -25,6 +25,9 @@ typedef struct {
     // 1: every kernel it launches waits for the grid before it (pdl_wait) and goes through the launch helpers
     // of gpu.h, so --pdl may start it while its predecessor finishes; 0: --pdl skips it.
     int pdl;
+    // The rung's plan: the block size the dispatcher launches it at where no --block-size is given; NULL for a
+    // kernel that picks its own (own_block: launched with 0).
+    int (*plan)(const void *problem);
 } kernel_t;
 
 // supports() of kernel 0 (the cuDNN baseline) in a build without cuDNN.

@@ -18,13 +18,18 @@ values, on a half-octave grid), while a split removes at least MIN_GAIN of summe
 MIN_POINTS points, up to a number of leaves; each leaf is a row: its conditions, its rung.
 """
 import math
+import os
 import re
 from collections import defaultdict
 
-# The rows that end each program's table: rungs that take every problem of their variants (--list's limits), for
-# what no derived row's rung takes: (the variants they hold, or None for every one; rung)
-FALLBACK = {"layernorm": [(None, 9)], "rmsnorm": [(None, 4)],
-            "batchnorm": [({"cl_inf", "nchw_inf"}, 13), ({"cl"}, 4), ({"nchw"}, 7)]}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REGISTRY_ROW = re.compile(r'^\s*\{(\d+), "([a-z0-9_]+)",')
+
+# The rows that end each program's table: rungs that take every problem of their variants (--list's limits), for: (the variants they hold, or None for every one; rung)
+# what no derived row's rung takes: (the variants they hold, or None for every one; the rung's registry name)
+FALLBACK = {"layernorm": [(None, "block_reread")], "rmsnorm": [(None, "block2d_vec")],
+            "batchnorm": [({"cl_inf", "nchw_inf"}, "infer_elementwise"), ({"cl"}, "2d_block_column"),
+                          ({"nchw"}, "nchw_split_planes")]}
 PENALTY = math.log(8.0)  # the log-regret of sending a point to a rung that did not run it
 MIN_POINTS = 3
 MIN_GAIN = 0.02
@@ -77,9 +82,28 @@ def features(op, dtype, label, sms):
             "plane": math.log2(plane)}
 
 
-def rung_times(rows, disp):
+def registry(op):
+    """{kernel name: number} of OP_forward.cu's registry (k_kernels), as --list prints it."""
+    out = {}
+    with open(os.path.join(ROOT, f"{op}_forward.cu")) as f:
+        inside = False
+        for line in f:
+            if line.startswith("static const kernel_t k_kernels[]"):
+                inside = True
+            elif inside and line.startswith("};"):
+                break
+            elif inside:
+                m = REGISTRY_ROW.match(line)
+                if m:
+                    out[m.group(2)] = int(m.group(1))
+    return out
+
+
+def rung_times(rows, disp, names=None):
     """{(dtype, shape): {rung: fastest OK median ms over its block sizes}} of a sweep's rows (kernel 0 and the
-    dispatcher left out), and {(dtype, shape): the dispatcher's ms} where it ran."""
+    dispatcher, the sweep's kernel disp, left out), and {(dtype, shape): the dispatcher's ms} where it ran. names
+    ({kernel name: number}, registry()): the rungs by their names in today's registry, a rung no longer in it left
+    out; None: by the sweep's numbers."""
     times, dtimes = defaultdict(dict), {}
     for r in rows:
         if r["status"] != "OK":
@@ -87,14 +111,17 @@ def rung_times(rows, disp):
         k, ms, key = int(r["kernel"]), float(r["time_ms_median"]), (r["dtype"], r["shape"])
         if k == disp:
             dtimes[key] = min(ms, dtimes.get(key, ms))
-        elif k != 0:
+            continue
+        if names is not None:
+            k = names.get(r["kernel_name"], 0)
+        if k != 0:
             times[key][k] = min(ms, times[key].get(k, ms))
     return dict(times), dtimes
 
 
-def points_of(op, rows, disp, sms):
-    """[(key, features, {rung: ms})] of a sweep."""
-    times, _ = rung_times(rows, disp)
+def points_of(op, rows, disp, sms, names=None):
+    """[(key, features, {rung: ms})] of a sweep (names: as rung_times')."""
+    times, _ = rung_times(rows, disp, names)
     out = []
     for key, t in sorted(times.items()):
         f = features(op, key[0], key[1], sms)
@@ -199,9 +226,12 @@ def holds(conds, f):
 
 
 def fallback_rows(op):
-    """FALLBACK's rows of an op as rule rows."""
-    return [([] if vs is None else [("variant", ("in", tuple(sorted(vs))), False)], rung, 0, 0.0)
-            for vs, rung in FALLBACK.get(op, [])]
+    """FALLBACK's rows of an op as rule rows (their rungs' numbers from the registry)."""
+    if op not in FALLBACK:
+        return []
+    names = registry(op)
+    return [([] if vs is None else [("variant", ("in", tuple(sorted(vs))), False)], names[name], 0, 0.0)
+            for vs, name in FALLBACK[op]]
 
 
 def choose(rule, f, t=None):
@@ -285,3 +315,47 @@ def two_fold(op, pts, dispatcher_ms, max_leaves):
             t = other[key][2]
             out.append((ratio, dispatcher_ms.get(key, math.inf) / min(t.values())))
     return out
+
+
+# ---- the rule as C rows (harness/dispatch.h regime_t), between the program's markers
+BEGIN = "// regimes: begin"
+END = "// regimes: end"
+TV = {"plain": "TV_PLAIN", "add": "TV_FUSED_ADD", "qk": "TV_QK_VIEW", "cl": "TV_BN_CL", "nchw": "TV_BN_NCHW",
+      "cl_inf": "TV_BN_CL_INF", "nchw_inf": "TV_BN_NCHW_INF"}
+TL = {"cold": "TL_PLAIN", "hot": "TL_CAPTURED", "pdl": "TL_PDL"}
+
+
+def c_row(conds, rung, universe_):
+    """One regime_t initializer of a rule row."""
+    lo = {f: -math.inf for f in NUMERIC}
+    hi = {f: math.inf for f in NUMERIC}
+    allowed = {}
+    for feat, (op, arg), neg in conds:
+        if op == "in":
+            left = allowed.get(feat, set(universe_.get(feat, ())) | set(arg))
+            allowed[feat] = left - set(arg) if neg else left & set(arg)
+        elif neg:
+            lo[feat] = max(lo[feat], arg)
+        else:
+            hi[feat] = min(hi[feat], arg)
+    b = allowed.get("bytes")
+    bytes_ = 0 if b is None or len(b) != 1 else next(iter(b))
+    pk = allowed.get("packs16")
+    packs16 = -1 if pk is None or len(pk) != 1 else next(iter(pk))
+    var = allowed.get("variant")
+    variants = "0" if var is None else " | ".join(f"TVB({TV[v]})" for v in sorted(var)) or "0"
+    ln = allowed.get("launch")
+    launches = "0" if ln is None or ln == {"cold", "hot", "pdl"} else " | ".join(f"TLB({TL[v]})" for v in sorted(ln))
+
+    def bound(x, low):
+        return ("0" if low else "RG_ANY") if abs(x) == math.inf else f"{2 ** x:.6g}"
+    nums = ", ".join(f"{bound(lo[f], True)}, {bound(hi[f], False)}" for f in NUMERIC)
+    return f'{{{bytes_}, {packs16}, {variants}, {launches}, {nums}, {rung}, "{words(conds, universe_)}"}},'
+
+
+def c_rows(op, rule, universe_, source):
+    """The C lines of a rule, markers included (source: the folder of the sweep it was derived from)."""
+    out = [f"{BEGIN} (scripts/tune_dispatch.py {op} --regimes {source} --write; do not edit)",
+           "// bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung"]
+    out += [c_row(conds, rung, universe_) for conds, rung, _n, _m in rule]
+    return out + [END]

@@ -334,6 +334,31 @@ def swept_sms(sweeps, op):
     return None
 
 
+def write_regimes(a, rule, universe):
+    """--regimes with --write or --check: the rule's C rows in OP_forward.cu, between its regimes markers."""
+    src = os.path.join(ROOT, f"{a.op}_forward.cu")
+    block = regimes.c_rows(a.op, rule, universe, os.path.relpath(os.path.abspath(a.regimes), ROOT))
+    with open(src) as f:
+        lines = f.read().split("\n")
+    at = [i for i, l in enumerate(lines) if l.strip().startswith((regimes.BEGIN, regimes.END))]
+    if len(at) != 2 or not lines[at[0]].strip().startswith(regimes.BEGIN):
+        print(f"tune_dispatch: {os.path.relpath(src, ROOT)} has no '{regimes.BEGIN}' ... '{regimes.END}' markers",
+              file=sys.stderr)
+        return 2
+    indent = lines[at[0]][:len(lines[at[0]]) - len(lines[at[0]].lstrip())]
+    if a.check:
+        same = [l.strip() for l in lines[at[0]:at[1] + 1]] == block
+        print(f"tune_dispatch: {a.op}: {'the source holds' if same else 'the source DIFFERS from'} the {len(rule)} "
+              "regimes the sweep gives" + ("" if same else f" (run scripts/tune_dispatch.py {a.op} --regimes "
+                                                          f"{block[0].split('--regimes ')[1].split()[0]} --write)"))
+        return 0 if same else 1
+    lines[at[0]:at[1] + 1] = [indent + l for l in block]
+    with open(src, "w") as f:
+        f.write("\n".join(lines))
+    print(f"tune_dispatch: wrote {len(rule)} regimes into {os.path.relpath(src, ROOT)}")
+    return 0
+
+
 def print_regimes(ap, a):
     """--regimes: the rule derived from the dense sweep, its regret there (in sample) and on the random draws."""
     dense = os.path.join(a.regimes, f"{a.op}_dense.csv")
@@ -344,7 +369,8 @@ def print_regimes(ap, a):
         ap.error(f"the SMs of the GPU of {a.regimes} are not known: give --sms")
     rows = load(dense)
     disp = max(int(r["kernel"]) for r in rows)
-    pts = regimes.points_of(a.op, rows, disp, sms)
+    names = regimes.registry(a.op)  # the rungs by name, numbered as the program numbers them today
+    pts = regimes.points_of(a.op, rows, disp, sms, names)
     if len(pts) < 2 * regimes.MIN_POINTS:
         ap.error(f"{len(pts)} points in {dense}: too few to derive a rule from")
     rule = regimes.derive(pts, a.leaves, a.op)
@@ -355,16 +381,18 @@ def print_regimes(ap, a):
     everything = regimes.universe(pts)
     for i, (conds, rung, n, mean) in enumerate(rule, 1):
         print(f"| {i} | {regimes.words(conds, everything)} | {rung} | {n} | {math.exp(mean):.3f}x |")
+    if a.write or a.check:
+        return write_regimes(a, rule, everything)
     sets = [("dense (in sample)", pts)]
     for path in sorted(os.listdir(a.regimes)):
         if path.startswith(f"{a.op}_random_") and path.endswith(".csv"):
             rr = load(os.path.join(a.regimes, path))
             sets.append((f"random seed {path[len(a.op) + 8:-4]}",
-                         regimes.points_of(a.op, rr, max(int(r['kernel']) for r in rr), sms)))
+                         regimes.points_of(a.op, rr, max(int(r['kernel']) for r in rr), sms, names)))
     stored = os.path.join(os.path.dirname(os.path.abspath(a.regimes)), f"{a.op}.csv")
     if os.path.exists(stored):  # the benchmark's own sets, which the rule was not derived from
         sr = load(stored)
-        sets.append((f"the stored sets ({os.path.relpath(stored, ROOT)})", regimes.points_of(a.op, sr, disp, sms)))
+        sets.append((f"the stored sets ({os.path.relpath(stored, ROOT)})", regimes.points_of(a.op, sr, disp, sms, names)))
     for what, ps in sets:
         rg = regimes.regret(rule, ps)
         n, w3, w10, worst = regimes.summary(rg)
@@ -389,8 +417,9 @@ def main(argv):
     ap.add_argument("--results", type=cli.folder, default=os.path.join(ROOT, "results"),
                     help="the folder of GPU folders (default results/)")
     g = ap.add_mutually_exclusive_group()
-    g.add_argument("--write", action="store_true", help="write the rows into OP_forward.cu")
-    g.add_argument("--check", action="store_true", help="exit 1 when OP_forward.cu's rows differ")
+    g.add_argument("--write", action="store_true", help="write the rows into OP_forward.cu (with --regimes: the rule's)")
+    g.add_argument("--check", action="store_true", help="exit 1 when OP_forward.cu's rows differ (with --regimes: the "
+                                                        "rule's)")
     ap.add_argument("--regimes", metavar="SWEEPS", type=cli.folder,
                    help="derive a rule of regimes from SWEEPS/OP_dense.csv (scripts/dispatch_sweep.py) and print it "
                         "with its regret there, on every SWEEPS/OP_random_*.csv and on the stored sets")
@@ -399,8 +428,6 @@ def main(argv):
                                             "line of the folder above SWEEPS' OP.log)")
     a = ap.parse_args(argv[1:])
     if a.regimes:
-        if a.write or a.check:
-            ap.error("--write and --check are for the tuned rows, not --regimes")
         return print_regimes(ap, a)
     per_gpu = gpu_rows(a.results, a.op)
     if not per_gpu:
