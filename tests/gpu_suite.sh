@@ -3,8 +3,8 @@
 # find a GPU). The shared checks live here; each program's own matrix lives in tests/gpu_suite_<op>.sh, sourced
 # for every built program:
 #   - every kernel x dtype x odd shapes with --check (a kernel that refuses a shape says `skipped: reason`); quick
-#     mode: a few odd shapes a dtype (cuDNN, kernel 0, in one of them: check_all; our kernels alone in the others:
-#     check_ours)
+#     mode: a few odd shapes a dtype, cuDNN (kernel 0) at the first shape of each kind of problem (check_all), our
+#     kernels alone at the others
 #   - compute-sanitizer: full mode memcheck, racecheck, synccheck, initcheck on every kernel at several small
 #     shapes (and on kernel paths forced by flags); quick mode one memcheck pass of our kernels (cuDNN's engines are
 #     not ours, and slow under the sanitizer) at one small odd shape a program (BatchNorm: one a layout and mode),
@@ -125,7 +125,22 @@ check_kernels() {
         pass "$name"
     fi
 }
-check_all() { check_kernels "$1" all "${@:2}"; }
+# In quick mode check_all runs cuDNN at the first shape of each kind of problem (a program and its arguments but
+# the sizes: dtype, layout, mode, variant) and our kernels alone at the others: cuDNN's plan costs seconds a process.
+declare -gA CUDNN_KINDS 2>/dev/null || true
+check_all() {
+    if [ "$QUICK" = 1 ]; then
+        local kind=$1 a skip=0
+        for a in "${@:2}"; do
+            if [ $skip = 1 ]; then skip=0; continue; fi
+            case $a in -N | -C | --height | --width | --block-size | --heads | --head-dim | --row-stride) skip=1 ;;
+            *) kind+=" $a" ;; esac
+        done
+        if [ -n "${CUDNN_KINDS[$kind]:-}" ]; then check_ours "$@"; return; fi
+        CUDNN_KINDS[$kind]=1
+    fi
+    check_kernels "$1" all "${@:2}"
+}
 check_ours() { our_kernels "$1"; check_kernels "$1" "$OURS" "${@:2}"; }
 
 # sanitize_kernel TOOL PROG KERNEL ARGS...: compute-sanitizer TOOL on `PROG KERNEL --check ARGS`, clean and exit 0.

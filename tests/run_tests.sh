@@ -18,6 +18,7 @@ quick | full) ;;
 esac
 . tests/lib.sh
 export SOURCED_BY_RUNNER=1
+export TEST_MODE=$MODE  # the script tests read it (quick: tests/test_peers_torch.py compiles one dtype a case)
 mkdir -p build
 PART_DIR=build/parts
 rm -rf "$PART_DIR"

@@ -6,7 +6,7 @@ the clock: the kernel window is > 0 and within the CUDA events around the call, 
 falls back to the events, and the command line's --no-write --point (one JSON row per peer, clock cupti; QuACK
 cold and hot, and its skip row on the QK-norm view) and --ncu-range. Runs on the GPU where
 PyTorch sees one, else on the CPU (the CUDA cases skipped, saying so); without PyTorch it is skipped (exit 77),
-as in CI. (The GPU machines have PyTorch: the GPU suite runs it there.)"""
+as in CI. Under make test (TEST_MODE=quick) torch.compile compiles each case in one of the two dtypes. (The GPU machines have PyTorch: the GPU suite runs it there.)"""
 import json
 import os
 import subprocess
@@ -60,7 +60,29 @@ def check_corruption(name, t, fn, reset, check):
             expect(f"a corrupted {key} fails: {name}", check(t, out)[2] > 0)
 
 
-for op, args in CASES:
+def compile_check(name, t, fn, reset, check):
+    """torch.compile of a case: one graph, its output passes, no recompile on the next call."""
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(fn, fullgraph=True, dynamic=False)
+    if reset:
+        reset(t)
+    out = compiled(t)
+    expect(f"torch.compile: one graph: {name}", counters["stats"]["unique_graphs"] == 1,
+           str(counters["stats"]["unique_graphs"]))
+    expect(f"torch.compile passes: {name}", check(t, out)[2] == 0)
+    try:
+        with peers._no_recompile(torch, "torch.compile"):
+            compiled(t)
+        expect(f"torch.compile: no recompile on the next call: {name}", True)
+    except Exception as e:  # noqa: BLE001
+        expect(f"torch.compile: no recompile on the next call: {name}", False, str(e)[:200])
+
+
+# torch.compile's compile is most of this test's time: make test (TEST_MODE quick) compiles each case in one
+# dtype, the two dtypes in turn over the cases; make test-full compiles both.
+QUICK = os.environ.get("TEST_MODE", "full") == "quick"
+for i, (op, args) in enumerate(CASES):
     p = peers.parse_point(op, args)
     for dtype in ["fp32", "bf16"]:
         name = f"{op} {' '.join(args)} {dtype} on {device}"
@@ -68,21 +90,8 @@ for op, args in CASES:
         out = fn(t)
         expect(f"eager passes: {name}", check(t, out)[2] == 0)
         check_corruption(name, t, fn, reset, check)
-        torch._dynamo.reset()
-        counters.clear()
-        compiled = torch.compile(fn, fullgraph=True, dynamic=False)
-        if reset:
-            reset(t)
-        out = compiled(t)
-        expect(f"torch.compile: one graph: {name}", counters["stats"]["unique_graphs"] == 1,
-               str(counters["stats"]["unique_graphs"]))
-        expect(f"torch.compile passes: {name}", check(t, out)[2] == 0)
-        try:
-            with peers._no_recompile(torch, "torch.compile"):
-                compiled(t)
-            expect(f"torch.compile: no recompile on the next call: {name}", True)
-        except Exception as e:  # noqa: BLE001
-            expect(f"torch.compile: no recompile on the next call: {name}", False, str(e)[:200])
+        if not QUICK or dtype == ["fp32", "bf16"][i % 2]:
+            compile_check(name, t, fn, reset, check)
         if liger and peers.peer_function("liger", op, p):
             t, fn, reset, check = peers.build_case(torch, F, p, dtype, device, liger=liger)
             result = check(t, fn(t))

@@ -279,43 +279,6 @@ try:
 except RuntimeError as e:
     expect("dispatch_check: a chosen block missing from the next process is an error", "block 256" in str(e), e)
 
-# tune_dispatch: the (rung, block) whose worst ratio over the GPUs and modes is smallest; a GPU that holds a rung at
-# one block size alone (measured before the rung's sweep) is not asked about its other block sizes
-import tune_dispatch  # noqa: E402
-def trow(gpu, k, block, ms, shape="4x8192"):
-    return {"op": "layernorm", "kernel": str(k), "kernel_name": "dispatch" if k == 14 else f"k{k}", "dtype": "fp32",
-            "shape": shape, "block_size": str(block), "time_ms_median": str(ms), "status": "OK", "sm": "sm_90"}
-swept = [trow("a", 12, 64, 2.0), trow("a", 12, 512, 3.0), trow("a", 7, 256, 2.6), trow("a", 14, 512, 3.0)]
-old = [trow("b", 12, 512, 2.9), trow("b", 7, 256, 2.5), trow("b", 14, 512, 2.9)]
-def shared(tab):
-    """The shared rows of a derived table (a GPU's own rows, where the shared one costs it over 2%, apart)."""
-    return [r for r in tab if r[11] is None]
-def own(tab):
-    return [(r[7], r[8], r[11]) for r in tab if r[11] is not None]
-tab = tune_dispatch.derive({"a": swept, "b": old})
-expect("tune_dispatch: a block size only one GPU swept is judged there (the other holds the rung at one size)",
-       [(r[7], r[8]) for r in shared(tab)] == [(12, 64)] and tab[0][9] == 1.0 and own(tab) == [], tab)
-tab = tune_dispatch.derive({"a": swept, "b": old + [trow("b", 12, 256, 2.4)]})
-expect("tune_dispatch: a GPU that swept the rung must hold the block size (else not a candidate)",
-       [(r[7], r[8]) for r in shared(tab)] == [(7, 256)] and abs(shared(tab)[0][9] - 1.3) < 1e-9, tab)
-expect("tune_dispatch: where the shared row costs a GPU over 2%, that GPU's own choice is a row of its own",
-       own(tab) == [(12, 64, "a"), (12, 256, "b")], tab)
-none = [r for r in old if r["kernel"] != "12"]
-tab = tune_dispatch.derive({"a": swept, "b": none})
-expect("tune_dispatch: a GPU with no row of the rung at the point is not asked about it",
-       [(r[7], r[8]) for r in shared(tab)] == [(12, 64)] and tab[0][9] == 1.0, tab)
-# a GPU whose sweep left one block size of the rung OK and skipped the others is asked about them (they lose there)
-swept_skip = [trow("a", 8, 512, 2.0), dict(trow("a", 8, 256, 0), status="SKIP"), trow("a", 7, 256, 3.0)]
-old8 = [trow("b", 8, 256, 1.0), trow("b", 8, 512, 1.1), trow("b", 7, 256, 3.0)]
-tab = tune_dispatch.derive({"a": swept_skip, "b": old8})
-expect("tune_dispatch: a block size a GPU's sweep skipped is no candidate there (its one OK size is not the rung's "
-       "own choice); the other GPU gets its own row", [(r[7], r[8]) for r in shared(tab)] == [(8, 512)]
-       and abs(shared(tab)[0][9] - 1.1) < 1e-9 and own(tab) == [(8, 256, "b")], tab)
-skipped = dict(trow("b", 12, 64, 0), status="SKIP")
-tab = tune_dispatch.derive({"a": swept, "b": none + [skipped]})
-expect("tune_dispatch: a rung skipped (or failed) on a GPU stays asked there, and is no candidate (b keeps the shared "
-       "row, a gets its own)", [(r[7], r[8]) for r in shared(tab)] == [(7, 256)] and own(tab) == [(12, 64, "a")], tab)
-
 # hot latency points: a peer whose launches chained by PDL on their own meets ours with --pdl, the others ours without
 def hot(k, name, shape, gbps, chained):
     return dict(srow(k, name, "fp32", shape, gbps), chained=chained)
@@ -361,7 +324,7 @@ with tempfile.TemporaryDirectory() as d:
         "summary.py": [["/nonexistent.csv"], [fixtures], [readme], [fixture, "--ladder-shape", "1x1"]],
         "update_readme.py": [["/nonexistent"], [fixtures, "--readme", "/nonexistent"]],
         "dispatch_check.py": [[], ["/nonexistent"], [fixtures, "--rounds", "0"]],
-        "tune_dispatch.py": [[], ["bogus"], ["rmsnorm", "--results", "/nonexistent"], ["rmsnorm", "--write", "--check"],
+        "tune_dispatch.py": [[], ["bogus"], ["rmsnorm", "--write", "--check"], ["rmsnorm", "--leaves", "0"],
                              ["rmsnorm", "--regimes", "/nonexistent"], ["rmsnorm", "--regimes", d],
                              ["rmsnorm", "--regimes", d, "--write"]],
         # (never without arguments: on a GPU machine that is a whole random draw)

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""CI test: the dispatcher paths the GPU suite expects agree with the tuned tables in the sources.
+"""CI test: the dispatcher paths the GPU suite expects agree with the rules of regimes in the sources.
 
-The GPU suite (tests/gpu_suite_*.sh) checks at some points that the dispatcher runs a named rung: `expect_path` and
-`expect_path_gpu` of LayerNorm's kernel 17 and RMSNorm's kernel 13, BatchNorm's `dispatch`, RMSNorm's captured
-launch. When scripts/tune_dispatch.py derives the tables again, those rungs can change, and only a GPU run would
-find out. This test reads each such check, builds the key the dispatcher looks up (harness/dispatch.h's
-tuned_key_t) from its arguments, looks it up in the source's rows as the dispatcher does (the nearest measured
-point; there the GPU's own row before the shared one, PDL before captured before plain), and wants the rung the
-check names for the H100, the H200 and another sm_90 GPU. It assumes the row's rung takes the problem (the
-programs' supports_ checks ask the runtime): the suite's points are chosen where they do.
+The GPU suite (tests/gpu_suite_*.sh) checks at points of each dispatcher's rule that the dispatcher runs the rung
+of that point's regime: `expect_path PROG DISPATCHER "rung R name" ...`. When scripts/tune_dispatch.py derives a
+rule again, its rows can change, and only a GPU run would find out. This test reads each such check, builds the key
+the dispatcher computes (harness/dispatch.h's regime_key, as scripts/regimes.py's features()) from its arguments,
+takes the first row of the source's k_regimes that holds it, as the dispatcher does, on a GPU of 100, 132 and 170
+SMs, and wants the rung the check names at each (the suite's points lie well inside their regions). It assumes the
+row's rung takes the problem (the programs' supports_ checks ask the runtime): the suite's points are chosen where
+they do. Every row of a rule that a problem reaches first (not a row whose rung runs where an earlier one of the
+same region refuses, nor the fallback rows that end the table) is the target of at least one check.
 
 Then a dry run of the quick suite (`tests/gpu_suite.sh quick`, what `make test` runs on a GPU) in a copy of tests/
 whose programs, planted-bug builds and compute-sanitizer are stand-ins that record their command lines (their
@@ -31,44 +32,63 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from fixture_csv import expect, status  # noqa: E402
 
-VARIANT = {"TV_PLAIN": 0, "TV_FUSED_ADD": 1, "TV_QK_VIEW": 2, "TV_BN_CL": 3, "TV_BN_NCHW": 4, "TV_BN_CL_INF": 5,
-           "TV_BN_NCHW_INF": 6}
-ROW = re.compile(r'\{(\d+), (\d+), (TV_\w+), (\d), (\d+), (\d+), (\d), (\d+), (\d+)(?:, (?:"([^"]+)"|NULL))?'
-                 r'(?:, (\d+))?\},')
-H100, H200, OTHER = "NVIDIA H100 80GB HBM3", "NVIDIA H200", "another sm_90 GPU"
-PDL, CAPTURED = 1, 2
+VARIANTS = ("TV_PLAIN", "TV_FUSED_ADD", "TV_QK_VIEW", "TV_BN_CL", "TV_BN_NCHW", "TV_BN_CL_INF", "TV_BN_NCHW_INF")
+LAUNCHES = {"TL_PLAIN": "cold", "TL_PDL": "pdl", "TL_CAPTURED": "hot"}
+NUM = r"(RG_ANY|[0-9.e+-]+)"
+REGIME = re.compile(r'\{(\d+), (-?\d+), ([^,]+), ([^,]+), ' + ", ".join([NUM] * 6) + r', (\d+), "([^"]*)"\},')
+SMS = (100, 132, 170)
+
+
+def bits(text, names):
+    """The names a TVB(...) | TVB(...) mask holds (None: 0, every one)."""
+    text = text.strip()
+    return None if text == "0" else {n for n in names if f"({n})" in text}
 
 
 def table(program):
-    """The tuned rows of a program's source, each a dict."""
+    """The regime rows of a program's source, each a dict."""
     with open(os.path.join(ROOT, f"{program}.cu")) as f:
         text = f.read()
     rows = []
-    for m in ROW.finditer(text[text.index("// tuned rows: begin"):text.index("// tuned rows: end")]):
-        sm, b, v, full, n, c, launch, rung, block, gpu, hw = m.groups()
-        rows.append(dict(sm=int(sm), bytes=int(b), variant=VARIANT[v], full=int(full), N=int(n), C=int(c),
-                         launch=int(launch), rung=int(rung), block=int(block), gpu=gpu, HW=int(hw or 0)))
+    for m in REGIME.finditer(text[text.index("// regimes: begin"):text.index("// regimes: end")]):
+        b, pk, v, ln, *nums, rung, when = m.groups()
+        lo_hi = [math.inf if x == "RG_ANY" else float(x) for x in nums]
+        vs = bits(v, VARIANTS)
+        ls = bits(ln, LAUNCHES)
+        rows.append(dict(bytes=int(b), packs16=int(pk), variants=vs and {VARIANTS.index(x) for x in vs},
+                         launches=ls and {LAUNCHES[x] for x in ls}, packs=lo_hi[0:2], rows=lo_hi[2:4],
+                         plane=lo_hi[4:6], rung=int(rung), when=when))
     return rows
 
 
-def pick(rows, gpu, key):
-    """The row the dispatcher takes on a GPU of that name (sm_90), ignoring the rungs' supports_ checks."""
-    def same_class(r):
-        return r["sm"] == 90 and all(r[f] == key[f] for f in ("bytes", "variant", "full"))
-    points = {(r["N"], r["C"], r["HW"]) for r in rows if not r["gpu"] and same_class(r)}
-    best, bd = None, None
-    for r in rows:
-        if not same_class(r) or (r["launch"] == PDL and not key["pdl"]) or \
-           (r["launch"] == CAPTURED and not key["captured"]):
-            continue
-        if r["gpu"] and (r["gpu"] != gpu or (r["N"], r["C"], r["HW"]) not in points):
-            continue
-        hw = 2 * abs(math.log2(key["HW"] / r["HW"])) if r["HW"] > 0 and key["HW"] > 0 else 0.0
-        d = 2 * abs(math.log2(key["C"] / r["C"])) + abs(math.log2(key["N"] / r["N"])) + hw
-        d += {PDL: 0.0, CAPTURED: 2e-4}.get(r["launch"], 4e-4) + (0.0 if r["gpu"] else 1e-4)
-        if bd is None or d < bd:
-            best, bd = r, d
-    return best
+def holds(r, k, sms):
+    rows_sm = k["rows"] / sms
+    return ((not r["bytes"] or r["bytes"] == k["bytes"]) and (r["packs16"] < 0 or r["packs16"] == k["packs16"]) and
+            (r["variants"] is None or k["variant"] in r["variants"]) and
+            (r["launches"] is None or k["launch"] in r["launches"]) and
+            r["packs"][0] <= k["packs"] < r["packs"][1] and r["rows"][0] <= rows_sm < r["rows"][1] and
+            r["plane"][0] <= k["plane"] < r["plane"][1])
+
+
+def pick(rows, key, sms):
+    """The index of the first row that holds the key on a GPU of sms SMs (the supports_ checks aside)."""
+    return next((i for i, r in enumerate(rows) if holds(r, key, sms)), None)
+
+
+def first_rows(rows):
+    """The rows a problem can reach first: not one whose region repeats an earlier row's (its rung runs where that
+    row's refuses), nor the table's last rows, which take what no derived row's rung takes (a region of every
+    packs a row and rows an SM)."""
+    out, seen = [], set()
+    for i, r in enumerate(rows):
+        region = (r["bytes"], r["packs16"], str(r["variants"]), str(r["launches"]), tuple(r["packs"]),
+                  tuple(r["rows"]), tuple(r["plane"]))
+        everything = r["packs"] == [0, math.inf] and r["rows"] == [0, math.inf]
+        if region not in seen and not (everything and r["bytes"] == 0 and r["packs16"] < 0 and r["launches"] is None
+                                       and i >= len(rows) - 3):
+            out.append(i)
+        seen.add(region)
+    return out
 
 
 def opts(args):
@@ -85,30 +105,39 @@ def opts(args):
     return out
 
 
+def launch(o):
+    return "pdl" if "--pdl" in o and "--hot" in o else "hot" if "--hot" in o else "cold"
+
+
 def norm_key(program, o):
-    """LayerNorm's and RMSNorm's key: rows, C, element size, variant, packing, PDL, captured."""
+    """LayerNorm's and RMSNorm's key (scripts/regimes.py features(), linear): element size, packing, variant,
+    launch, 16-byte packs a row, rows."""
     b = 4 if o.get("--dtype", "fp32") == "fp32" else 2
+    vec = 16 // b
     n, c = int(o.get("-N", 8192)), int(o.get("-C", 768 if program == "layernorm_forward" else 4096))
-    variant = 0
-    if "--heads" in o:  # RMSNorm's QK view: tokens x heads rows of head-dim
-        variant, c = 2, int(o["--head-dim"])
-        n = int(o.get("-N", 4096)) * int(o["--heads"])
+    variant, full = 0, c % vec == 0
+    if "--heads" in o:  # RMSNorm's QK view: tokens x heads rows of head-dim, the token stride
+        heads, c = int(o["--heads"]), int(o["--head-dim"])
+        variant, n = 2, int(o.get("-N", 4096)) * heads
+        stride = int(o.get("--row-stride", 3 * heads * c))
+        full = c % vec == 0 and stride % vec == 0
     elif "--fused-add" in o:
         variant = 1
-    return dict(bytes=b, variant=variant, full=int(c % (16 // b) == 0), N=n, C=c, HW=0, pdl=int("--pdl" in o),
-                captured=int("--hot" in o))
+    return dict(bytes=b, packs16=int(full), variant=variant, launch=launch(o), packs=c * b / 16.0, rows=n, plane=1)
 
 
 def bn_key(o):
-    """BatchNorm's key: channels contiguous as N*H*W rows of C, NCHW by N, C and H*W (one pixel: the [N, C] view)."""
+    """BatchNorm's key: channels contiguous as N*H*W rows of C, NCHW as N*C rows of a plane H*W (one pixel: the
+    [N, C] view)."""
     b = 4 if o.get("--dtype", "fp32") == "fp32" else 2
+    vec = 16 // b
     n, c = int(o.get("-N", 65536)), int(o.get("-C", 256))
     hw = int(o.get("--height", 1)) * int(o.get("--width", 1))
     nchw = o.get("--layout", "nc") == "nchw" and hw > 1
     inf = "--inference" in o
     variant = (6 if inf else 4) if nchw else (5 if inf else 3)
-    return dict(bytes=b, variant=variant, full=1, N=n if nchw else n * hw, C=c, HW=hw if nchw else 0,
-                pdl=int("--pdl" in o), captured=int("--hot" in o))
+    return dict(bytes=b, packs16=int(hw % vec == 0 if nchw else c % vec == 0), variant=variant, launch=launch(o),
+                packs=c * b / 16.0, rows=n * c if nchw else n * hw, plane=hw if nchw else 1)
 
 
 def suite_calls(path):
@@ -128,55 +157,37 @@ def rung_of(pattern):
     return int(m.group(1)) if m else None
 
 
-checks = []  # (what, program, {gpu: expected rung}, key, the tuned point the pattern names or None)
-commands = []  # each check's command line: (program, kernel or None for the dispatcher, args)
-for suite, program, disp in (("tests/gpu_suite_layernorm.sh", "layernorm_forward", "17"),
-                             ("tests/gpu_suite_rmsnorm.sh", "rmsnorm_forward", "13")):
-    for line, w in suite_calls(suite):
-        if not w or w[0] not in ("expect_path", "expect_path_gpu") or w[1] != program or w[2] != disp:
+DISPATCHERS = {"layernorm_forward": "17", "rmsnorm_forward": "13", "batchnorm_forward": "15"}
+checks = []  # (what, program, expected rung, key)
+commands = []  # each check's command line: (program, kernel, args)
+for program, disp in DISPATCHERS.items():
+    for line, w in suite_calls(f"tests/gpu_suite_{program[:-len('_forward')]}.sh"):
+        if not w or w[0] != "expect_path" or w[1] != program or w[2] != disp or any("$" in a for a in w[5:]):
             continue
-        want = {H100: w[3], H200: w[3], OTHER: w[3]} if w[0] == "expect_path" else {H100: w[3], H200: w[4], OTHER: w[5]}
-        args = w[5:] if w[0] == "expect_path" else w[7:]
-        checks.append((f"{program} {disp} {' '.join(args)}", program, {g: rung_of(p) for g, p in want.items()},
-                       norm_key(program, opts(args)), None))
-        commands.append((program, disp, ["--check"] + args))
-    if program == "rmsnorm_forward":  # the captured launch's check (--hot): its command and its sm_90 pattern
-        with open(os.path.join(ROOT, suite)) as f:
-            text = f.read()
-        cmd = re.search(r"out=\$\(\./rmsnorm_forward 13 ([^)]*?) 2>&1\); rc=\$\?\n[^\n]*\n[^\n]*else want=\"([^\"]+)\"", text)
-        expect("the suite's captured-launch check is found (rmsnorm_forward 13 ... --hot, its sm_90 pattern)",
-               cmd is not None and "--hot" in cmd.group(1), "")
-        if cmd:
-            args = shlex.split(cmd.group(1))
-            tuned = re.search(r"tuned (\d+)x(\d+) captured", cmd.group(2))
-            checks.append((f"rmsnorm_forward 13 {cmd.group(1)}", program, dict.fromkeys((H100, H200, OTHER),
-                           rung_of(cmd.group(2))), norm_key(program, opts(args)),
-                           (int(tuned.group(1)), int(tuned.group(2)), CAPTURED) if tuned else None))
-            commands.append((program, "13", args))
-for line, w in suite_calls("tests/gpu_suite_batchnorm.sh"):
-    if not w or w[0] != "dispatch" or len(w) < 3 or any("$" in a for a in w[3:]):
-        continue
-    tuned = re.search(r"\\\[tuned (\d+)x(\d+)(?:x(\d+))?\\\]", w[1])
-    checks.append((f"batchnorm_forward 15 {' '.join(w[3:])}", "batchnorm_forward",
-                   dict.fromkeys((H100, H200, OTHER), rung_of(w[1])), bn_key(opts(w[3:])),
-                   (int(tuned.group(1)), int(tuned.group(2)), 0) if tuned else None))
-    commands.append(("batchnorm_forward", None, ["--check"] + w[3:]))  # dispatch(): the dispatcher (15 today)
+        o = opts(w[5:])
+        key = bn_key(o) if program == "batchnorm_forward" else norm_key(program, o)
+        checks.append((f"{program} {disp} {' '.join(w[5:])}", program, rung_of(w[3]), key))
+        commands.append((program, disp, ["--check"] + w[5:]))
 
-counts = {p: sum(1 for c in checks if c[1] == p) for p in ("layernorm_forward", "rmsnorm_forward", "batchnorm_forward")}
+tables = {p: table(p) for p in DISPATCHERS}
+counts = {p: sum(1 for c in checks if c[1] == p) for p in DISPATCHERS}
 expect(f"the suite's dispatcher-path checks are found ({counts})", all(v >= 4 for v in counts.values()), str(counts))
-tables = {p: table(p) for p in counts}
-for what, program, want, key, point in checks:
-    got = {g: pick(tables[program], g, key) for g in want}
-    bad = [f"{g}: wants rung {want[g]}, the table gives {r and r['rung']} ({r and f'''{r['N']}x{r['C']}'''}"
-           f"{' own' if r and r['gpu'] else ''})" for g, r in got.items() if not r or r["rung"] != want[g]]
-    # a pattern that names the tuned point ("[tuned NxC]" closed right after it) wants the shared row of that point
-    if point:
-        for g, r in got.items():
-            if r and ((r["N"], r["C"]) != point[:2] or (point[2] == 0 and r["gpu"]) or
-                      (point[2] == CAPTURED and r["launch"] != CAPTURED)):
-                bad.append(f"{g}: the pattern names tuned {point[0]}x{point[1]}, the table gives {r['N']}x{r['C']}"
-                           f"{' (this GPU)' if r['gpu'] else ''} launch {r['launch']}")
+expect("every program's rule of regimes is read", all(len(t) >= 3 for t in tables.values()),
+       str({p: len(t) for p, t in tables.items()}))
+hit = {p: set() for p in DISPATCHERS}
+for what, program, want, key in checks:
+    rows = tables[program]
+    got = {sms: pick(rows, key, sms) for sms in SMS}
+    bad = [f"{sms} SMs: wants rung {want}, the rule gives {'none' if i is None else rows[i]['rung']}"
+           f"{'' if i is None else ' (regime ' + str(i + 1) + ': ' + rows[i]['when'] + ')'}"
+           for sms, i in got.items() if i is None or rows[i]["rung"] != want]
+    if got[132] is not None:
+        hit[program].add(got[132])
     expect(f"suite path: {what}", not bad, "; ".join(bad))
+for p, rows in tables.items():
+    missed = [f"{i + 1} ({rows[i]['when']})" for i in first_rows(rows) if i not in hit[p]]
+    expect(f"suite paths: every regime of {p}'s rule a problem reaches first has a check", not missed,
+           "none for regime " + ", ".join(missed))
 
 # ---- the dry run of the quick suite
 FAKE_PROG = r"""#!/bin/bash
