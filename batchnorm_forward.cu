@@ -35,7 +35,7 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
   12  l2_coalesced_sums   11 with the block's sums added by consecutive threads (4x fewer L2 atomic sectors), fewer copies
   13  infer_elementwise   inference: y from the running statistics, elementwise and shaped like the copy, every layout
   14  l2_loads_in_flight  12 bounded at 256 threads a block: 126 registers hold its 8 loads in flight in every dtype
-  15  dispatch            picks the rung from a table tuned on the rungs' sweeps (layout, mode, dtype, shape), says which ran
+  15  dispatch            picks the rung by a rule of regimes from the rungs' dense sweep, each rung at its plan's block size; says which ran
 
 Layouts and modes: 1-6, 8, 10-12 and 14 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 9
 run NCHW, 13 and 15 run all three; a kernel says `skipped: <reason>` for a layout or mode it does not handle.
@@ -582,6 +582,35 @@ static int cl_lanes(long nvec) {
     return G;
 }
 
+// The rungs' plans (the block size the dispatcher launches a rung at): the helpers they share. x an SM: rows (M =
+// N*H*W where channels are contiguous), blocks or threads over this device's SMs.
+static double bn_per_sm(double x) {
+    int sms = g_dev.prop.multiProcessorCount;
+    return x / (sms > 0 ? sms : 1);
+}
+// The least power of two >= x, within [lo, hi] (powers of two).
+static int pow2_at_least(double x, int lo, int hi) {
+    int b = lo;
+    while (b < x && b < hi) b *= 2;
+    return b;
+}
+// The power of two nearest x (on a log scale), within [lo, hi].
+static int pow2_nearest(double x, int lo, int hi) {
+    int b = lo;
+    while (b < hi && x >= b * 1.41421356) b *= 2;
+    return b;
+}
+// A plan's block size where the rung's supports_ takes it, else the nearest power of two it takes (halving
+// first), else bs itself (the dispatcher's check then passes over the rung).
+static int plan_accepted(const char *(*supports)(const void *, int), const void *pp, int bs) {
+    if (!supports(pp, bs)) return bs;
+    for (int d = 2; d <= 32; d *= 2) {
+        if (bs / d >= 32 && !supports(pp, bs / d)) return bs / d;
+        if (bs * d <= 1024 && !supports(pp, bs * d)) return bs * d;
+    }
+    return bs;
+}
+
 // ------------------------------------------------------------------------------------------------
 // Kernel 1: one thread per channel walks down all M rows of x[M, C] (channels contiguous: [N, C], or NHWC as
 // [N*H*W, C]): statistics in groups of four rows merged Welford-style, then a second walk writes y. A thread's
@@ -825,6 +854,12 @@ static void launch_2d_block_column(const void *pp, launch_t *l) {
     default: batchnorm_2d_block_column_kernel<__nv_bfloat16><<<gx, bs>>>(bn_args(p)); break;
     }
 }
+// The plan: a warp for every 4 rows (a warp's loop takes 4 rows a step), up to 1024 threads: the dense sweep's best
+// at every point (1024 from 512 rows, 512 at 64 rows; 256 costs 1.5-3.8x from 512 rows).
+static int plan_2d_block_column(const void *pp) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    return (int)clamp_long(32 * ceil_div(p->M, 4), 32, 1024);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 5: the rows split over many blocks. Block (bx, by) covers G packs of VEC channels (16-byte packs when
@@ -1048,6 +1083,13 @@ static void launch_split_rows(const void *pp, launch_t *l) {
     DISPATCH_VEC(p->h.dtype, vec, launch_split_rows_t, p, l->block_size);
     snprintf(l->path, sizeof l->path, "%d-wide packs", vec);
 }
+// The plan: 512 threads where the rows fill a wave (8 rows an SM or more); below, 32 for rows of under 16 packs
+// (a block per few rows), else 256.
+static int plan_split_rows(const void *pp) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    long nvec = p->C / bn_vec_width(p->h.dtype, p->C);
+    return bn_per_sm((double)p->M) >= 8 ? 512 : nvec < 16 ? 32 : 256;
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 6: single read. A cooperative launch of exactly the blocks that fit the GPU at once (blocks per SM from
@@ -1206,6 +1248,13 @@ static void launch_persistent_onchip(const void *pp, launch_t *l) {
 static const char *supports_persistent_onchip(const void *pp, int bs) {
     k6_plan_t plan;
     return persistent_onchip_plan((const bn_problem_t *)pp, bs, &plan);
+}
+// The plan: 4 threads a 16-byte pack of the row (4 row groups), at least 256, at most 1024; the nearest its plan
+// holds where x does not fit at that size.
+static int plan_persistent_onchip(const void *pp) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    long nvec = p->C * (long)dtype_size(p->h.dtype) / 16;
+    return plan_accepted(supports_persistent_onchip, pp, pow2_at_least(4.0 * nvec, 256, 1024));
 }
 static const char *persistent_onchip_make_plan(const bn_problem_t *p, int bs, k6_plan_t *plan) {
     const char *why = training_cl_only(p);
@@ -1439,6 +1488,12 @@ static const char *supports_nchw_split_planes(const void *pp, int bs) {
     if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10-12, 14 and 15 run it";
     return NULL;
 }
+// The plan: 32 threads where a plane holds under 64 packs (7x7 and 14x14 planes: the smallest blocks won by up to
+// 1.5x), else 128.
+static int plan_nchw_split_planes(const void *pp) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    return p->HW / bn_vec_width(p->h.dtype, p->HW) < 64 ? 32 : 128;
+}
 
 // ------------------------------------------------------------------------------------------------
 // Shared by kernels 8 and 10-12 (l2_two_pass, l2_one_sync, l2_keep_front, l2_coalesced_sums): the normalize phase
@@ -1615,6 +1670,13 @@ static const char *supports_l2_two_pass(const void *pp, int bs) {
     l2_plan_t pl = {};
     return l2_two_pass_plan((const bn_problem_t *)pp, bs, &pl);
 }
+// The plan: 512 threads (its launch bounds) where there are 2 rows an SM or more; below, 32 threads a 16-byte pack
+// of the row within [128, 256]. The nearest its plan holds where the columns of blocks do not fit.
+static int plan_l2_two_pass(const void *pp) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    long nvec = p->C / bn_vec_width(p->h.dtype, p->C);
+    return plan_accepted(supports_l2_two_pass, pp, bn_per_sm((double)p->M) >= 2 ? 512 : pow2_at_least(32.0 * nvec, 128, 256));
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 9: NCHW, a channel per cluster, its second read from L2. A cluster of CL blocks (1, 2, 4 or 8: enough
@@ -1754,6 +1816,16 @@ static const char *supports_nchw_cluster_l2(const void *pp, int bs) {
     if (p->C * (double)nchw_cluster_l2_cluster(p) > 2147483647.0) return "C x cluster blocks exceed a 1-D grid";
     DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), nchw_cluster_l2_why_t, p, bs ? bs : 512, &why);
     return why;
+}
+// The plan: with P the packs of a block (a channel's N x H*W over its cluster's blocks), about 8 sqrt(P) threads
+// (a thread's packs grow as the block does: 32 at 6 packs, 128 at 200-400, 512 at 3000), but at most 512 threads
+// an SM over the C x cluster blocks; a power of two within [32, 512].
+static int plan_nchw_cluster_l2(const void *pp) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    const int cl = nchw_cluster_l2_cluster(p);
+    const double packs = (double)p->N * (double)(p->HW / bn_vec_width(p->h.dtype, p->HW)) / cl;
+    return plan_accepted(supports_nchw_cluster_l2, pp,
+                         pow2_nearest(fmin(8.0 * sqrt(packs), 512.0 / bn_per_sm((double)p->C * cl)), 32, 512));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1900,6 +1972,13 @@ static const char *l2_sums_plan(const bn_problem_t *p, int bs, const void *fn, i
     if (!why) pl->K = (int)clamp_long(ceil_div(pl->gy, adds), 1, p->sum_copies);  // adds: blocks a copy, at most
     return why;
 }
+// The block size of the plans of kernels 10-12 and 14: 16 threads a 16-byte pack of the row (its row groups), and
+// at least a thread for every `per` packs of the rows an SM; a power of two within [32, cap] (cap: the launch
+// bounds, or where larger blocks stopped paying).
+static int l2_sums_block(const bn_problem_t *p, double per, int cap) {
+    const long nvec = p->C / bn_vec_width(p->h.dtype, p->C);
+    return pow2_at_least(fmax(16.0 * nvec, bn_per_sm((double)p->M) * nvec / per), 32, cap);
+}
 static const void *l2_one_sync_instance(const bn_problem_t *p) {
     const void *fn = NULL;
     DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_one_sync_fn, &fn);
@@ -1929,6 +2008,11 @@ static const char *supports_l2_one_sync(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
     return l2_sums_plan(p, bs, l2_one_sync_instance(p), 0, K10_ADDS_PER_COPY, &pl);
+}
+// The plan: l2_sums_block at 8 threads a pack of the rows an SM, up to 512 (more blocks an SM than 11's two:
+// 512 wherever the rows hold more than a few packs an SM).
+static int plan_l2_one_sync(const void *pp) {
+    return plan_accepted(supports_l2_one_sync, pp, l2_sums_block((const bn_problem_t *)pp, 1.0 / 8, 512));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1968,6 +2052,11 @@ static const char *supports_l2_keep_front(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
     return l2_sums_plan(p, bs, l2_keep_front_instance(p), 1, K10_ADDS_PER_COPY, &pl);
+}
+// The plan: l2_sums_block at a thread for 32 packs of the rows an SM, up to 256 (2 blocks an SM share its shared
+// memory; 512 was within 3% of 256 where it won): 32 threads below 2 packs a row, 256 from 16.
+static int plan_l2_keep_front(const void *pp) {
+    return plan_accepted(supports_l2_keep_front, pp, l2_sums_block((const bn_problem_t *)pp, 32, 256));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -2009,6 +2098,10 @@ static const char *supports_l2_coalesced_sums(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
     return l2_sums_plan(p, bs, l2_coalesced_sums_instance(p), 1, K12_ADDS_PER_COPY, &pl);
+}
+// The plan: 11's.
+static int plan_l2_coalesced_sums(const void *pp) {
+    return plan_accepted(supports_l2_coalesced_sums, pp, l2_sums_block((const bn_problem_t *)pp, 32, 256));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -2120,6 +2213,19 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
         return reasonf("%d threads: the kernels are built for blocks of at most %d (__launch_bounds__)", bs, K13_MAX_BS);
     return NULL;
 }
+// The plan: blocks of twice the launch's threads an SM (a thread a pack, of R rows where channels are contiguous),
+// a power of two within [64, 256]: 256 wherever the grid is many waves (small blocks lose 1.2x at NCHW 7x7 planes),
+// fewer threads a block where the launch is a few threads an SM (more SMs take part).
+static int plan_infer_elementwise(const void *pp) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    const dtype_t d = p->h.dtype;
+    double threads;
+    if (p->layout != LAYOUT_NCHW || p->HW == 1)
+        threads = (double)(p->C / bn_vec_width(d, p->C)) * ceil_div(p->M, dtype_size(d) == 2 ? 4 : 1);
+    else
+        threads = (double)p->M * p->C / bn_vec_width(d, p->HW);
+    return pow2_at_least(2.0 * bn_per_sm(threads), 64, K13_MAX_BS);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 14, l2_loads_in_flight: kernel 12 with all its first pass's loads in flight, in every dtype. 12 is built for
@@ -2162,105 +2268,60 @@ static const char *supports_l2_loads_in_flight(const void *pp, int bs) {
     l2_plan_t pl = {};
     return l2_sums_plan(p, bs, l2_loads_in_flight_instance(p), 1, K12_ADDS_PER_COPY, &pl);
 }
+// The plan: 11's (256 is its launch bounds).
+static int plan_l2_loads_in_flight(const void *pp) {
+    return plan_accepted(supports_l2_loads_in_flight, pp, l2_sums_block((const bn_problem_t *)pp, 32, 256));
+}
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 15: the dispatcher. It runs the rung of a table that scripts/tune_dispatch.py derives from the sweeps of
-// the rungs stored in results/ (the standard points and the tuning points, `--set tune`): at each measured point
-// the rung and block size nearest the best over the GPUs of the architecture (a GPU the shared row costs more
-// than 1% gets a row of its own). A problem looks up the row of the nearest measured point of its architecture,
-// element size, layout class and mode whose rung takes it at the row's block size: channels contiguous ([N, C],
-// NHWC) as M = N*H*W rows of C; NCHW by N, C and the plane's H*W (distance: harness/dispatch.h). NCHW with
-// H*W = 1 is [N, C] in memory and runs as that view. A GPU of an architecture without rows reads those of the
-// nearest one (their rungs' checks pass over what it cannot run: 9's clusters before sm_90). Where no row's rung
-// takes the problem (a plan the device cannot hold), the rung that takes every problem of its class runs: 5 for
-// channels contiguous, 7 for NCHW, 13 for inference. A --block-size given replaces the row's.
-// What the sweeps chose (H100, H200): where x's channels are contiguous, 14 at 128-256 threads at every 16-bit
-// point, x below, near and above L2 alike (its plan holds the columns of blocks resident, read from the device), and
-// at the small fp32 points (1024x64, 16384x64, 4096x512); 11 at 256-512 threads at the other fp32 points, where its
-// 8 loads were already in flight (14 within 2% of it there); 4 for a few rows of many channels (64x1024,
-// 256x8192); 9 for NCHW planes but 7 at 32 threads for 256x512x7x7 (and the fp32 112x112 images, at 64 on the
-// H200); 13 in inference at 32-128 threads.
-// Wrong: between measured points the nearest one decides, which is a guess; another architecture runs sm_90's
-// choices until its own sweeps are stored.
-
-// The nearest measured point's row; sm_90 rows from the H100 and H200 sweeps.
-static const tuned_row_t k_tuned[] = {
-    // tuned rows: begin (scripts/tune_dispatch.py batchnorm --write; do not edit), from
-    // results/h100-80gb-hbm3/batchnorm.csv
-    // results/h200/batchnorm.csv
-    // sm, bytes, variant, 16-byte packs, N, C, launch (0 plain, 1 PDL, 2 captured), rung, block[, GPU] (NCHW: GPU or NULL, the planes' H*W)    worst time over the best rung's (GPU, mode)
-    {90, 4, TV_BN_CL, 1, 1024, 64, 0, 14, 128},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 16384, 64, 0, 14, 128},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 262144, 64, 0, 11, 512},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 1605632, 64, 0, 11, 512},  // 1.001 h200 cold
-    {90, 4, TV_BN_CL, 1, 65536, 256, 0, 11, 512},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 100352, 256, 0, 11, 512},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 4096, 512, 0, 14, 256},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 131072, 512, 0, 11, 512},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 64, 1024, 0, 4, 512},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 16384, 1024, 0, 11, 512},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 32768, 2048, 0, 11, 256},  // 1.004 h200 cold
-    {90, 4, TV_BN_CL, 1, 4096, 4096, 0, 11, 256},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_CL, 1, 256, 8192, 0, 4, 512},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL, 1, 1024, 16384, 0, 11, 256},  // 1.000 h200 cold
-    {90, 4, TV_BN_NCHW, 1, 8, 64, 0, 9, 128, NULL, 12544},  // 1.000 h200 cold
-    {90, 4, TV_BN_NCHW, 1, 128, 64, 0, 7, 32, NULL, 12544},  // 1.012 h200 cold
-    {90, 4, TV_BN_NCHW, 1, 128, 64, 0, 7, 64, "NVIDIA H200", 12544},  // 1.000 h200 cold
-    {90, 4, TV_BN_NCHW, 1, 32, 128, 0, 9, 128, NULL, 784},  // 1.000 h200 cold
-    {90, 4, TV_BN_NCHW, 1, 64, 256, 0, 9, 256, NULL, 196},  // 1.000 h200 cold
-    {90, 4, TV_BN_NCHW, 1, 32, 256, 0, 9, 512, NULL, 3136},  // 1.000 h200 cold
-    {90, 4, TV_BN_NCHW, 1, 256, 512, 0, 7, 32, NULL, 49},  // 1.000 h200 cold
-    {90, 4, TV_BN_NCHW, 1, 16, 2048, 0, 9, 64, NULL, 49},  // 1.000 h200 cold
-    {90, 4, TV_BN_CL_INF, 1, 1605632, 64, 0, 13, 128},  // 1.002 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_CL_INF, 1, 65536, 256, 0, 13, 128},  // 1.002 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_CL_INF, 1, 100352, 256, 0, 13, 128},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_CL_INF, 1, 16384, 1024, 0, 13, 128},  // 1.003 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_CL_INF, 1, 4096, 4096, 0, 13, 128},  // 1.002 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_NCHW_INF, 1, 128, 64, 0, 13, 128, NULL, 12544},  // 1.001 h100-80gb-hbm3 cold
-    {90, 4, TV_BN_NCHW_INF, 1, 32, 256, 0, 13, 128, NULL, 3136},  // 1.002 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_CL, 1, 1024, 64, 0, 14, 128},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 16384, 64, 0, 14, 128},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 262144, 64, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 1605632, 64, 0, 14, 256},  // 1.007 h200 cold
-    {90, 2, TV_BN_CL, 1, 65536, 256, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 100352, 256, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 4096, 512, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 131072, 512, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 64, 1024, 0, 4, 512},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 16384, 1024, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 32768, 2048, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 4096, 4096, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 256, 8192, 0, 4, 512},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL, 1, 1024, 16384, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_BN_NCHW, 1, 8, 64, 0, 9, 128, NULL, 12544},  // 1.000 h200 cold
-    {90, 2, TV_BN_NCHW, 1, 128, 64, 0, 9, 128, NULL, 12544},  // 1.000 h200 cold
-    {90, 2, TV_BN_NCHW, 1, 32, 128, 0, 9, 128, NULL, 784},  // 1.000 h200 cold
-    {90, 2, TV_BN_NCHW, 1, 64, 256, 0, 9, 256, NULL, 196},  // 1.000 h200 cold
-    {90, 2, TV_BN_NCHW, 1, 32, 256, 0, 9, 256, NULL, 3136},  // 1.000 h200 cold
-    {90, 2, TV_BN_NCHW, 1, 256, 512, 0, 7, 32, NULL, 49},  // 1.000 h200 cold
-    {90, 2, TV_BN_NCHW, 1, 16, 2048, 0, 9, 32, NULL, 49},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL_INF, 1, 1605632, 64, 0, 13, 64},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL_INF, 1, 65536, 256, 0, 13, 64},  // 1.002 h200 cold
-    {90, 2, TV_BN_CL_INF, 1, 100352, 256, 0, 13, 64},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL_INF, 1, 16384, 1024, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_BN_CL_INF, 1, 4096, 4096, 0, 13, 32},  // 1.000 h200 cold
-    {90, 2, TV_BN_NCHW_INF, 1, 128, 64, 0, 13, 128, NULL, 12544},  // 1.001 h100-80gb-hbm3 cold
-    {90, 2, TV_BN_NCHW_INF, 1, 32, 256, 0, 13, 128, NULL, 3136},  // 1.001 h100-80gb-hbm3 cold
-    // tuned rows: end
+// Kernel 15, dispatch: no kernel of its own. The rule of regimes (k_regimes, harness/dispatch.h), derived by
+// scripts/tune_dispatch.py from the dense sweep of every rung at each of its block sizes and checked on random
+// draws: each row a region of element size, variant (channels contiguous, [N, C] and NHWC as N*H*W rows of C, or
+// NCHW as N*C rows of a plane H*W; training or inference), 16-byte packs of C channels, rows an SM and plane, and
+// the rung it runs; the first row that holds the problem and whose rung takes it decides, and that rung's plan
+// (its registry entry's) sets its block size. NCHW with H*W = 1 is [N, C] in memory and runs as that view. A
+// --block-size given replaces the plan's.
+// Wrong: a region's rung is the best on average over its points, not at each (bf16 NCHW 64x256x14x14 runs 7 where 9
+// is 1.65x faster; fp32 NCHW 512x2048x7x7 runs 9 where 7 is 1.17x faster); the kind of launch (cold, captured) does
+// not enter the rule; the plans are rules of thumb fitted to one GPU's sweep (7's and 9's are within 3% of their
+// best block at about 4 points in 5).
+static const regime_t k_regimes[] = {
+    // regimes: begin (scripts/tune_dispatch.py batchnorm --regimes results/h200/sweeps --write; do not edit)
+    // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
+    {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 0, 1.41421, 0, RG_ANY, 4, "variant cl, rows an SM < 1.414"},
+    {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 1.41421, RG_ANY, 0, RG_ANY, 14, "variant cl, rows an SM >= 1.414"},
+    {0, -1, TVB(TV_BN_CL_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 13, "variant cl_inf"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 0, RG_ANY, 0, 32, 0, RG_ANY, 9, "variant nchw, rows an SM < 32"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 0, 45.2548, 32, RG_ANY, 0, RG_ANY, 7, "variant nchw, packs a row < 45.25, rows an SM >= 32"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 45.2548, RG_ANY, 32, RG_ANY, 0, RG_ANY, 9, "variant nchw, packs a row >= 45.25, rows an SM >= 32"},
+    {0, -1, TVB(TV_BN_NCHW_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 13, "variant nchw_inf"},
+    {0, -1, TVB(TV_BN_CL_INF) | TVB(TV_BN_NCHW_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 13, "variant cl_inf/nchw_inf"},
+    {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 4, "variant cl"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 7, "variant nchw"},
+    // regimes: end
 };
 
+// The registry entry of a rung (defined below the registry).
 static const kernel_t *ladder_rung(int k);
-static const char *tuned_supports(const void *pp, int rung, int bs) {
-    return registry_supports(ladder_rung(rung), pp, ((const bn_problem_t *)pp)->h.dtype, bs);
+static const char *regime_supports(const void *pp, int rung, int bs) {
+    return rung_supports(ladder_rung(rung), pp, ((const bn_problem_t *)pp)->h.dtype, bs);
 }
-// What the dispatcher runs: the rung, its block size, the problem it runs (p, or its [N, C] view) and why.
+// What the dispatcher runs: the regime (NULL: none takes the problem) and its 1-based row, and the problem its rung
+// runs (p, or its [N, C] view).
 typedef struct {
-    const kernel_t *k;
-    int bs;
-    bn_problem_t view;    // NCHW with H*W = 1 as [N, C]
+    const regime_t *r;
+    int at;
+    bn_problem_t view;      // NCHW with H*W = 1 as [N, C]
     const bn_problem_t *q;  // p or &view
-    char why[56];         // the tuned row (of another architecture: which), or the catch-all
 } bn_choice_t;
+// The key of the problem the rung runs (scripts/regimes.py's features()): channels contiguous as M = N*H*W rows of
+// C, 16-byte packs where C takes them; NCHW as N*C rows of a plane of H*W, 16-byte packs where the plane takes them.
+static regime_key_t dispatch_key(const bn_problem_t *q) {
+    const int nchw = q->layout == LAYOUT_NCHW, bytes = (int)dtype_size(q->h.dtype), vec = 16 / bytes;
+    const int variant = nchw ? (q->training ? TV_BN_NCHW : TV_BN_NCHW_INF) : (q->training ? TV_BN_CL : TV_BN_CL_INF);
+    return regime_key(bytes, nchw ? q->HW % vec == 0 : q->C % vec == 0, variant, q->C, nchw ? q->N * q->C : q->M,
+                      nchw ? q->HW : 1);
+}
 static void dispatch_for(const bn_problem_t *p, int req_bs, bn_choice_t *c) {
     memset(c, 0, sizeof *c);
     c->q = p;
@@ -2270,41 +2331,39 @@ static void dispatch_for(const bn_problem_t *p, int req_bs, bn_choice_t *c) {
         c->q = &c->view;
     }
     const bn_problem_t *q = c->q;
-    const int nchw = q->layout == LAYOUT_NCHW;
-    const tuned_key_t key = {(int)dtype_size(q->h.dtype),
-                             nchw ? (q->training ? TV_BN_NCHW : TV_BN_NCHW_INF) : (q->training ? TV_BN_CL : TV_BN_CL_INF),
-                             1, nchw ? q->N : q->M, q->C, g_pdl, nchw ? q->HW : 0, launch_captured()};
-    const int n = (int)(sizeof k_tuned / sizeof k_tuned[0]), arch = tuned_nearest_arch(k_tuned, n);
-    const tuned_row_t *t = tuned_pick_arch(k_tuned, n, &key, req_bs, q, tuned_supports, arch);
-    if (t) {
-        c->k = ladder_rung(t->rung);
-        c->bs = req_bs ? req_bs : t->block;
-        tuned_describe(t, c->why, sizeof c->why);
-        if (arch != g_dev.prop.major * 10 + g_dev.prop.minor) {  // another architecture's row: say whose
-            const size_t used = strlen(c->why);
-            snprintf(c->why + used, sizeof c->why - used, " of sm_%d", arch);
-        }
-    } else {
-        c->k = ladder_rung(!q->training ? 13 : nchw ? 7 : 5);
-        c->bs = req_bs ? req_bs : nchw || !q->training ? 256 : 512;
-        snprintf(c->why, sizeof c->why, "no tuned row takes it: the catch-all");
-    }
+    const regime_key_t key = dispatch_key(q);
+    c->r = regime_pick(k_regimes, (int)(sizeof k_regimes / sizeof k_regimes[0]), &key, req_bs, q, regime_supports,
+                       &c->at);
+    c->at += 1;
 }
+static const char *const NO_REGIME = "no regime of k_regimes takes the problem (its last rows should take every one)";
 static const char *supports_dispatch(const void *pp, int bs) {
     bn_choice_t c;
     dispatch_for((const bn_problem_t *)pp, bs, &c);
-    return registry_supports(c.k, c.q, c.q->h.dtype, c.bs);
+    if (c.r) return NULL;
+    if (!bs) return NO_REGIME;
+    // a --block-size no rung of the problem's rows takes: the reason of its last row's rung (the catch-all's)
+    const regime_key_t key = dispatch_key(c.q);
+    const char *why = NO_REGIME;
+    for (size_t i = 0; i < sizeof k_regimes / sizeof k_regimes[0]; i++)
+        if (regime_holds(&k_regimes[i], &key)) why = regime_supports(c.q, k_regimes[i].rung, bs);
+    return why ? why : NO_REGIME;
 }
 static void launch_dispatch(const void *pp, launch_t *l) {
     bn_choice_t c;
     dispatch_for((const bn_problem_t *)pp, l->block_size, &c);
-    launch_t rl;
-    memset(&rl, 0, sizeof rl);
-    rl.block_size = c.bs;
-    c.k->launch(c.q, &rl);
-    l->block_used = rl.block_used ? rl.block_used : c.bs;
-    snprintf(l->path, sizeof l->path, "rung %d %s%s%s%.100s [%s]", c.k->number, c.k->name,
-             c.q != pp ? " on the [N, C] view" : "", rl.path[0] ? ": " : "", rl.path, c.why);
+    if (!c.r) {
+        fprintf(stderr, "dispatch: %s\n", NO_REGIME);
+        exit(EXIT_CUDA);
+    }
+    const kernel_t *k = ladder_rung(c.r->rung);
+    launch_t sub;
+    memset(&sub, 0, sizeof sub);
+    sub.block_size = rung_block(k, c.q, l->block_size);
+    k->launch(c.q, &sub);
+    l->block_used = sub.block_used ? sub.block_used : sub.block_size;
+    snprintf(l->path, sizeof l->path, "rung %d %.20s%s%.110s [regime %d%s]", c.r->rung, k->name, sub.path[0] ? ": " : "",
+             sub.path, c.at, c.q != pp ? ", on the [N, C] view" : "");
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -2326,39 +2385,41 @@ static const kernel_t k_kernels[] = {
      launch_atomic_partials},
     {4, "2d_block_column", DT_ALL, "[N,C], NHWC; training",
      "2-D blocks: lanes across channels, warps across rows, shared-memory merge; one column of blocks", 0,
-     supports_cl, launch_2d_block_column},
+     supports_cl, launch_2d_block_column, 0, plan_2d_block_column},
     {5, "split_rows", DT_ALL, "[N,C], NHWC; training",
      "rows split over many blocks: shifted-sum partials, a finalize kernel (a block per 32 channels), a normalize pass", 0,
-     supports_cl, launch_split_rows},
+     supports_cl, launch_split_rows, 0, plan_split_rows},
     {6, "persistent_onchip", DT_ALL, "[N,C], NHWC; training; on chip",
      "cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once", 0,
-     supports_persistent_onchip, launch_persistent_onchip},
+     supports_persistent_onchip, launch_persistent_onchip, 0, plan_persistent_onchip},
     {7, "nchw_split_planes", DT_ALL, "NCHW; training",
      "NCHW: vectorized reductions over each channel's planes, split over many blocks", 0, supports_nchw_split_planes,
-     launch_nchw_split_planes},
+     launch_nchw_split_planes, 0, plan_nchw_split_planes},
     {8, "l2_two_pass", DT_ALL, "[N,C], NHWC; training",
      "5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2", 0,
-     supports_l2_two_pass, launch_l2_two_pass},
+     supports_l2_two_pass, launch_l2_two_pass, 0, plan_l2_two_pass},
     {9, "nchw_cluster_l2", DT_ALL, "NCHW; training; sm_90",
      "NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second "
-     "read from L2", 0, supports_nchw_cluster_l2, launch_nchw_cluster_l2},
+     "read from L2", 0, supports_nchw_cluster_l2, launch_nchw_cluster_l2, 0,
+     plan_nchw_cluster_l2},
     {10, "l2_one_sync", DT_ALL, "[N,C], NHWC; training",
      "8 with the per-channel sums added by L2 atomics: one grid sync, no combine phase", 0, supports_l2_one_sync,
-     launch_l2_one_sync},
+     launch_l2_one_sync, 0, plan_l2_one_sync},
     {11, "l2_keep_front", DT_ALL, "[N,C], NHWC; training",
      "10 with the first rows of each block's slice kept in shared memory: less of x re-read from DRAM", 0,
-     supports_l2_keep_front, launch_l2_keep_front},
+     supports_l2_keep_front, launch_l2_keep_front, 0, plan_l2_keep_front},
     {12, "l2_coalesced_sums", DT_ALL, "[N,C], NHWC; training",
      "11 with the block's sums added by consecutive threads (4x fewer L2 atomic sectors), fewer copies", 0,
-     supports_l2_coalesced_sums, launch_l2_coalesced_sums},
+     supports_l2_coalesced_sums, launch_l2_coalesced_sums, 0, plan_l2_coalesced_sums},
     {13, "infer_elementwise", DT_ALL, "all; inference; block<=256",
      "inference: y from the running statistics, elementwise and shaped like the copy, every layout", 0,
-     supports_infer_elementwise, launch_infer_elementwise},
+     supports_infer_elementwise, launch_infer_elementwise, 0, plan_infer_elementwise},
     {14, "l2_loads_in_flight", DT_ALL, "[N,C], NHWC; training; block<=256",
      "12 bounded at 256 threads a block: 126 registers hold its 8 loads in flight in every dtype", 0,
-     supports_l2_loads_in_flight, launch_l2_loads_in_flight},
+     supports_l2_loads_in_flight, launch_l2_loads_in_flight, 0, plan_l2_loads_in_flight},
     {15, "dispatch", DT_ALL, "all layouts and modes",
-     "picks the rung from a table tuned on the rungs' sweeps (layout, mode, dtype, shape), says which ran", 1,
+     "picks the rung by a rule of regimes from the rungs' dense sweep, each rung at its plan's block size; says which ran",
+     1,
      supports_dispatch, launch_dispatch},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }

@@ -21,7 +21,7 @@ Kernels (`./layernorm_forward --list` prints the same registry; the CPU tests ch
   14  lean_split          12's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start
   15  lean_one_pack       14's row at 1 pack a thread: twice the threads, the least work a thread before the sum
   16  walk_rows           12's row a block in a grid of resident blocks that walk the rows: w, b read once a block
-  17  dispatch            picks a rung by rows, C and dtype and says which ran
+  17  dispatch            a rule of regimes picks the rung, the rung's plan its block size; says which ran
 
 Run:
   make && ./layernorm_forward 7                 validate kernel 7, sweep block sizes, time each
@@ -87,6 +87,30 @@ static ln_args_t ln_args(const ln_problem_t *p) {
 static int vec_width(const ln_problem_t *p) { return (int)gcd_long(16 / (long)dtype_size(p->h.dtype), p->C); }
 // 1 when C takes 16-byte packs (the pack width of kernels 10, 11, 12, 14 and 15).
 static int full_packs(const ln_problem_t *p) { return vec_width(p) == 16 / (int)dtype_size(p->h.dtype); }
+
+// The plans' terms (what the dispatcher launches a rung at, its registry entry's plan): rows an SM of this device
+// (the waves), and the power of two at least v, within [lo, hi].
+static double rows_per_sm(const ln_problem_t *p) {
+    const int sms = g_dev.prop.multiProcessorCount;
+    return (double)p->N / (sms > 0 ? sms : 1);
+}
+static int pow2_within(double v, int lo, int hi) {
+    int b = lo;
+    while (b < hi && b < v) b *= 2;
+    return b;
+}
+// A plan's block size where the rung's supports_ takes it, else `other` (the rung's own sizing) where that is
+// taken; bs where neither is (the dispatcher then moves on to the next regime).
+static int plan_checked(const void *pp, const char *(*supports)(const void *, int), int bs, int other) {
+    if (!supports(pp, bs) || !other || supports(pp, other)) return bs;
+    return other;
+}
+// Block-per-row rungs 6 and 9: about one unit (kernel 6: an element, 9: a pack) a thread while rows < SMs, two
+// up to 8 rows an SM, four beyond (many rows fill the GPU anyway; fewer threads a row, less reduction).
+static int row_block_bs(long units, double rows_sm) {
+    const int per_thread = rows_sm < 1 ? 1 : rows_sm < 8 ? 2 : 4;
+    return pow2_within((double)units / per_thread, 32, 1024);
+}
 
 // ------------------------------------------------------------------------------------------------
 // CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
@@ -458,6 +482,15 @@ static const char *supports_block_row_regs(const void *pp, int bs) {
         return reasonf("row of %ld does not fit %d threads x %d registers", p->C, bs, ROWREG_MAX_PACKS);
     return NULL;
 }
+// Its plan: row_block_bs over the row's elements, and at least the threads that hold it in 16 registers each.
+static int block_row_regs_bs(long C, double rows_sm) {
+    const int bs = row_block_bs(C, rows_sm), fewest = pow2_within((double)C / ROWREG_MAX_PACKS, 32, 1024);
+    return bs > fewest ? bs : fewest;
+}
+static int plan_block_row_regs(const void *pp) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    return plan_checked(pp, supports_block_row_regs, block_row_regs_bs(p->C, rows_per_sm(p)), 1024);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 7, subwarp_regs_vec: a warp, or TPR lanes of one (TPR = 1..32 by C), per row; the row lives in
@@ -635,6 +668,12 @@ static const char *supports_subwarp_regs_vec(const void *pp, int bs) {
     DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->C / vec, &fn);
     return block_fits(fn, bs);
 }
+// Its plan: 128 threads, 256 where a warp holds a row of more than 128 packs (8 a lane).
+static int subwarp_regs_vec_bs(long nvec) { return nvec <= 4L * 32 ? 128 : 256; }
+static int plan_subwarp_regs_vec(const void *pp) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    return plan_checked(pp, supports_subwarp_regs_vec, subwarp_regs_vec_bs(p->C / vec_width(p)), 64);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 8, block_smem_welford: one block per row with the row cached in shared memory (dynamic, C elements of T): one read of
@@ -808,6 +847,11 @@ static void launch_block_reread(const void *pp, launch_t *l) {
     DISPATCH_VEC(p->h.dtype, vec, launch_block_reread_t, p, l->block_size);
     snprintf(l->path, sizeof l->path, "%d-wide packs", vec);
 }
+// Its plan (it takes every problem): row_block_bs over the row's packs.
+static int plan_block_reread(const void *pp) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    return row_block_bs(p->C / vec_width(p), rows_per_sm(p));
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 10, subwarp_persistent: kernel 7's layout, but the grid holds only the blocks that are resident at once,
@@ -878,6 +922,12 @@ static const char *supports_subwarp_persistent(const void *pp, int bs) {
     int vec = vec_width(p);
     if (vec != 16 / (int)dtype_size(p->h.dtype)) return reasonf("needs 16-byte packs (C = %ld)", p->C);
     return reasonf("row of %ld is more than 32 lanes x 4 packs of %d", p->C, vec);
+}
+// Its plan: 64 threads, 256 from 8 rows an SM (where each block walks many rows).
+static int subwarp_persistent_bs(double rows_sm) { return rows_sm < 8 ? 64 : 256; }
+static int plan_subwarp_persistent(const void *pp) {
+    return plan_checked(pp, supports_subwarp_persistent, subwarp_persistent_bs(rows_per_sm((const ln_problem_t *)pp)),
+                        64);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1106,8 +1156,8 @@ static regplan_t regs_plan(dtype_t d, long N, long nvec, int req_bs) {
 //   element (shifted sums: var = E[d^2] - E[d]^2, which loses little while k lies within a few standard
 //   deviations of the mean), so one block barrier (a cluster: one pushed exchange, as kernel 11), where the
 //   register kernels take two block reductions of three barriers each.
-// Improves: the rows of a decode step and single long rows (it runs at any row count; the dispatcher takes it
-// where rows x blocks a row fit the SMs).
+// Improves: the rows of a decode step and single long rows (it runs at any row count; the dispatcher's rule of
+// regimes says where it runs).
 // Wrong: a row whose first element lies far from its mean (in standard deviations) loses precision in the
 // variance; at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); with many
 // rows the cluster buys nothing and w and b in registers cost occupancy.
@@ -1276,6 +1326,25 @@ static int split_plan_bs(const ln_problem_t *p, int req_bs, int *cl) {
 }
 static const char *supports_latency_split(const void *pp, int bs) {
     return split_refusal((const ln_problem_t *)pp, bs, SPLIT_PACKS, split_plan_bs);
+}
+// The split rungs' plans (12, 14, 15) give the threads of a block, and so its blocks a row (the fewest of that
+// size that hold the row, split_row_plan). With --cluster K the blocks are K and the threads the rung's own rule's.
+// Rung 12: rows >= SMs: a block a row at 4 packs a thread, at most 256 threads (more blocks a row beyond); fewer
+// rows: 32 threads for rows of <= 64 packs, else 128 (256 beyond 4096 packs); at least the threads that hold the
+// row in 16 blocks.
+static int latency_split_bs(long nvec, double rows_sm) {
+    int bs = rows_sm >= 1 ? pow2_within((double)nvec / SPLIT_PACKS, 32, 256)
+             : nvec <= 64 ? 32
+             : nvec <= 4096 ? 128 : 256;
+    const int fewest = pow2_within((double)nvec / (16.0 * SPLIT_PACKS), 32, 512);
+    return bs > fewest ? bs : fewest;
+}
+static int plan_latency_split(const void *pp) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int cl = 0;
+    const int own = split_plan_bs(p, 0, &cl);
+    if (g_cluster) return own;
+    return plan_checked(pp, supports_latency_split, latency_split_bs(p->C / vec_width(p), rows_per_sm(p)), own);
 }
 
 // Rung 12's instance for a dtype, cluster size (16-byte packs) and form.
@@ -1511,6 +1580,22 @@ static void launch_lean_split(const void *pp, launch_t *l) {
 static const char *supports_lean_split(const void *pp, int bs) {
     return split_refusal((const ln_problem_t *)pp, bs, LEAN_PACKS, lean_split_plan);
 }
+// Its plan: a thread a 2 packs in one block (at most 128 threads from SMs to 8 rows an SM, any number beyond);
+// fewer rows than SMs: 64-256 threads; at least the threads that hold the row in 16 blocks.
+static int lean_split_bs(long nvec, double rows_sm) {
+    const double want = (double)nvec / LEAN_PACKS;
+    int bs = rows_sm < 1 ? pow2_within(want, 64, 256)
+             : rows_sm < 8 ? pow2_within(want, 32, 128) : pow2_within(want, 32, 512);
+    const int fewest = pow2_within(want / 16, 32, 512);
+    return bs > fewest ? bs : fewest;
+}
+static int plan_lean_split(const void *pp) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int cl = 0;
+    const int own = lean_split_plan(p, 0, &cl);
+    if (g_cluster) return own;
+    return plan_checked(pp, supports_lean_split, lean_split_bs(p->C / vec_width(p), rows_per_sm(p)), own);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 15, lean_one_pack: kernel 14 at one pack a thread. The row takes twice kernel 14's threads, over blocks
@@ -1544,6 +1629,20 @@ static void launch_lean_one_pack(const void *pp, launch_t *l) {
 }
 static const char *supports_lean_one_pack(const void *pp, int bs) {
     return split_refusal((const ln_problem_t *)pp, bs, 1, lean_one_pack_plan);
+}
+// Its plan: a thread a pack in one block where rows >= SMs or the row is <= 256 packs; a longer row of fewer
+// rows over about 8 blocks of 128-512 threads; at least the threads that hold the row in 16 blocks.
+static int lean_one_pack_bs(long nvec, double rows_sm) {
+    int bs = rows_sm >= 1 || nvec <= 256 ? pow2_within((double)nvec, 32, 512) : pow2_within(nvec / 8.0, 128, 512);
+    const int fewest = pow2_within(nvec / 16.0, 32, 512);
+    return bs > fewest ? bs : fewest;
+}
+static int plan_lean_one_pack(const void *pp) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    int cl = 0;
+    const int own = lean_one_pack_plan(p, 0, &cl);
+    if (g_cluster) return own;
+    return plan_checked(pp, supports_lean_one_pack, lean_one_pack_bs(p->C / vec_width(p), rows_per_sm(p)), own);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1642,6 +1741,12 @@ static const char *supports_walk_rows(const void *pp, int bs) {
     if (!plan) return reasonf("%d threads x %d packs do not hold the row (%ld 16-byte packs)", bs, SPLIT_PACKS, nvec);
     return block_fits(walk_rows_fn(p->h.dtype), plan);
 }
+// Its plan: the fewest threads that hold the row in 4 packs each (walk_rows_plan's own rule).
+static int plan_walk_rows(const void *pp) {
+    const ln_problem_t *p = (const ln_problem_t *)pp;
+    const int bs = walk_rows_plan(p->C / vec_width(p), 0);
+    return bs ? bs : 512;
+}
 template <typename T, int VEC> static void walk_rows_fn_t(const void **fn) {
     *fn = (const void *)layernorm_walk_rows_kernel<T, VEC, SPLIT_PACKS>;
 }
@@ -1658,294 +1763,66 @@ static int walk_rows_plan(long nvec, int req_bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 17, dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
-// scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
-// nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
-// with --pdl have rows of their own where their best differs, and a GPU whose best the row it would take misses
-// by more than 1% has its own): the row of the nearest measured point with the problem's element size and packing whose
-// rung takes the problem, this GPU's own row of that point first. Where no row does (another architecture, a
-// shape no row's rung takes), the fallback rules below decide: a table, first match wins; each row names the rung
-// it runs and that rung's block size. A --block-size given replaces the row's block size; --cluster K steers
-// rungs 11-15 as when they run alone.
-// Wrong: between measured points the nearest one decides, which is a guess; the fallback rules are thresholds
-// read off earlier sweeps, not derived.
-
-// The nearest measured point's row; sm_90 rows from the H100 and H200 sweeps.
-static const tuned_row_t k_tuned[] = {
-    // tuned rows: begin (scripts/tune_dispatch.py layernorm --write; do not edit), from
-    // results/h100-80gb-hbm3/layernorm.csv
-    // results/h200/layernorm.csv
-    // sm, bytes, variant, 16-byte packs, N, C, launch (0 plain, 1 PDL, 2 captured), rung, block[, GPU]    worst time over the best rung's (GPU, mode)
-    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 10, 256},  // 1.045 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 7, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 10, 64, "NVIDIA H200"},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 256, 0, 10, 128},  // 1.005 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 512, 0, 7, 64},  // 1.001 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8192, 768, 0, 7, 256},  // 1.022 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8192, 768, 0, 12, 64, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 7, 128},  // 1.011 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 14, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 7, 64, "NVIDIA H200"},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16384, 2048, 0, 12, 128},  // 1.009 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 1, 4096, 0, 15, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 4096, 1, 15, 256},  // 1.009 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 4, 4096, 0, 15, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16, 4096, 0, 15, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16, 4096, 1, 15, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 16, 4096, 2, 15, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 64, 4096, 0, 15, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 64, 4096, 1, 15, 256},  // 1.007 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 128, 4096, 0, 15, 512},  // 1.005 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 128, 4096, 1, 15, 512},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 128, 4096, 2, 14, 128},  // 1.007 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 12, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 512, 4096, 2, 16, 256},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 16384, 4096, 0, 12, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 8192, 0, 15, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4, 8192, 0, 15, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 15, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16, 8192, 1, 14, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 14, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 64, 8192, 1, 12, 128},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 64, 8192, 2, 14, 256},  // 1.002 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 128, 8192, 0, 14, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 128, 8192, 1, 14, 512},  // 1.005 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 512, 8192, 0, 16, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 512, 8192, 1, 16, 512, "NVIDIA H200"},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 512, 8192, 2, 11, 512, "NVIDIA H200"},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 8192, 8192, 0, 12, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4096, 16384, 0, 11, 1024},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4, 32768, 0, 12, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 2048, 32768, 0, 12, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 65536, 0, 12, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 11, 256},  // 1.020 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 12, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8, 128256, 0, 12, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 4097, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 4097, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 4097, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 4097, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 4098, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 4098, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 4098, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 4098, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 16385, 0, 13, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 16385, 0, 13, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 16385, 0, 13, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 16385, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 16386, 0, 13, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 16386, 0, 13, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 16386, 0, 13, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 16386, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 65537, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 65537, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 65537, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 65537, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 65538, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 65538, 0, 13, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 65538, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 65538, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 131073, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 131073, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 131073, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 131073, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 131074, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 131074, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 131074, 0, 13, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 131074, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 128, 0, 10, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 10, 64},  // 1.019 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 7, 64, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 32768, 512, 0, 7, 64},  // 1.002 h200 cold
-    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 12, 32},  // 1.038 h200 cold
-    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 7, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 10, 64, "NVIDIA H200"},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 10, 32},  // 1.008 h200 cold
-    {90, 2, TV_PLAIN, 1, 16384, 2048, 0, 12, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 4096, 0, 15, 128},  // 1.001 h200 cold
-    {90, 2, TV_PLAIN, 1, 4, 4096, 0, 15, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 4, 4096, 1, 15, 64},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 4, 4096, 2, 15, 128},  // 1.002 h200 hot
-    {90, 2, TV_PLAIN, 1, 16, 4096, 0, 15, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16, 4096, 1, 15, 128, "NVIDIA H200"},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 16, 4096, 2, 15, 64, "NVIDIA H200"},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 64, 4096, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 64, 4096, 1, 16, 128},  // 1.003 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 128, 4096, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 128, 4096, 1, 16, 128},  // 1.001 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 512, 4096, 0, 14, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 512, 4096, 1, 14, 256},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 512, 4096, 2, 16, 128},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 16384, 4096, 0, 12, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 8192, 0, 15, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 4, 8192, 0, 15, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16, 8192, 0, 15, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 64, 8192, 0, 14, 128},  // 1.012 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 64, 8192, 0, 14, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 64, 8192, 1, 14, 128},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 64, 8192, 2, 14, 64},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 128, 8192, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 128, 8192, 1, 12, 256},  // 1.004 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 128, 8192, 2, 14, 128},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 512, 8192, 0, 12, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 512, 8192, 1, 16, 256},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 8192, 8192, 0, 12, 256},  // 1.004 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 4096, 16384, 0, 12, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 4, 32768, 0, 14, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 11, 512},  // 1.040 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 12, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 1, 65536, 0, 14, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 65536, 1, 12, 128},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 12, 256},  // 1.011 h200 cold
-    {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 11, 256, "NVIDIA H200"},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 8, 128256, 0, 12, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 8, 128256, 1, 14, 512},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 0, 1, 4097, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 4097, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 4097, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 4097, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 4098, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 4098, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 4098, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 4098, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 16385, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 16385, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 16385, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 16385, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 16386, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 16386, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 16386, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 16386, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 65537, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 65537, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 65537, 0, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 65537, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 65538, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 65538, 0, 13, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 65538, 0, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 65538, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 131073, 0, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 131073, 0, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 131073, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 131073, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 131074, 0, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 131074, 0, 13, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 131074, 0, 13, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 131074, 0, 13, 512},  // 1.000 h200 cold
-    // tuned rows: end
+// Kernel 17, dispatch: no kernel of its own. The rule of regimes (k_regimes, harness/dispatch.h), derived by
+// scripts/tune_dispatch.py from the dense sweep of every rung at each of its block sizes and checked on random
+// draws: each row a region of element size, 16-byte packing, 16-byte packs a row and rows an SM, and the rung it
+// runs; the first row that holds the problem and whose rung takes it decides, and that rung's plan (its registry
+// entry's) sets its block size. A --block-size given replaces the plan's; --cluster K steers rungs 11-15 as when
+// they run alone.
+// Wrong: a region's rung is the best on average over its points, not at each (about one point in five of the
+// dense sweep runs more than 3% behind the best rung, long fp32 rows under --pdl the most); the kind of launch
+// (cold, hot, --pdl) does not enter the rule; the plans are rules of thumb fitted to one GPU's sweep.
+static const regime_t k_regimes[] = {
+    // regimes: begin (scripts/tune_dispatch.py layernorm --regimes results/h200/sweeps --write; do not edit)
+    // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
+    {0, 0, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 13, "no 16-byte packs"},
+    {0, 0, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 9, "no 16-byte packs"},
+    {2, 1, 0, 0, 0, 256, 0, 1.41421, 0, RG_ANY, 15, "16-bit, 16-byte packs, packs a row < 256, rows an SM < 1.414"},
+    {4, 1, 0, 0, 0, 256, 0, 1.41421, 0, RG_ANY, 7, "fp32, 16-byte packs, packs a row < 256, rows an SM < 1.414"},
+    {0, 1, 0, 0, 0, 256, 1.41421, RG_ANY, 0, RG_ANY, 7, "16-byte packs, packs a row < 256, rows an SM >= 1.414"},
+    {0, 1, 0, 0, 256, 4096, 0, 0.0220971, 0, RG_ANY, 15, "16-byte packs, 256 <= packs a row < 4096, rows an SM < 0.0221"},
+    {0, 1, 0, 0, 4096, RG_ANY, 0, 0.0220971, 0, RG_ANY, 12, "16-byte packs, packs a row >= 4096, rows an SM < 0.0221"},
+    {0, 1, 0, 0, 4096, RG_ANY, 0, 0.0220971, 0, RG_ANY, 9, "16-byte packs, packs a row >= 4096, rows an SM < 0.0221"},
+    {0, 1, 0, 0, 256, RG_ANY, 0.0220971, RG_ANY, 0, RG_ANY, 12, "16-byte packs, packs a row >= 256, rows an SM >= 0.0221"},
+    {0, 1, 0, 0, 256, RG_ANY, 0.0220971, RG_ANY, 0, RG_ANY, 9, "16-byte packs, packs a row >= 256, rows an SM >= 0.0221"},
+    {0, -1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 9, "anything"},
+    // regimes: end
 };
-
-// The fallback rules.
-// The conditions (req_bs: the --block-size given, 0 for none).
-static int when_latency(const ln_problem_t *p, int req_bs) {  // rows x blocks a row fit the SMs: one wave
-    if (!full_packs(p)) return 0;
-    regplan_t pl = split_plan(p->h.dtype, p->N, p->C / vec_width(p), req_bs);
-    return pl.cl && p->N * pl.cl <= g_dev.prop.multiProcessorCount;
-}
-static int bs_256(const ln_problem_t *p, int req_bs) { (void)p; return req_bs ? req_bs : 256; }
-static int when_persistent(const ln_problem_t *p, int req_bs) {
-    const void *fn = persist_fn(p);
-    return fn && (p->h.dtype == DT_FP32 || p->C <= 256) && !block_fits(fn, bs_256(p, req_bs));
-}
-static int when_subwarp(const ln_problem_t *p, int req_bs) {
-    (void)req_bs;
-    return subwarp_tpr(p->C / vec_width(p)) && p->C <= 1024;
-}
-static int when_row_regs(const ln_problem_t *p, int req_bs) {
-    return full_packs(p) && regs_plan(p->h.dtype, p->N, p->C / vec_width(p), req_bs).packs;
-}
-static int always(const ln_problem_t *p, int req_bs) { (void)p; (void)req_bs; return 1; }
-// The block size rules.
-static int bs_own(const ln_problem_t *p, int req_bs) { (void)p; return req_bs; }  // the rung's plan, or the one given
-static int bs_reread(const ln_problem_t *p, int req_bs) {
-    int bs = 128;
-    while (bs < 1024 && (long)bs * 32 < p->C) bs *= 2;
-    return req_bs ? req_bs : bs;
-}
-
-typedef struct {
-    const char *when;  // the condition, in words
-    int (*applies)(const ln_problem_t *p, int req_bs);
-    int rung;
-    const char *name;  // the rung's registry name, its launcher and its supports_ (NULL: it runs any problem)
-    void (*launch)(const void *p, launch_t *l);
-    const char *(*supports)(const void *p, int bs);
-    const char *block;  // the block size rule, in words
-    int (*block_size)(const ln_problem_t *p, int req_bs);
-} dispatch_rule_t;
-static const dispatch_rule_t k_dispatch[] = {
-    {"16-byte packs, rows x blocks a row <= SMs (a decode step's rows, single long rows)", when_latency, 12,
-     "latency_split", launch_latency_split, supports_latency_split, "its plan (split_plan)", bs_own},
-    {"rows of <= 4 16-byte packs a lane: fp32 C <= 512, 16-bit C <= 256 (where it beat 7); its kernel fits",
-     when_persistent, 10,
-     "subwarp_persistent", launch_subwarp_persistent, supports_subwarp_persistent, "256", bs_256},
-    {"C <= 1024 and the row fits 32 lanes x 8 packs", when_subwarp, 7, "subwarp_regs_vec", launch_subwarp_regs_vec,
-     supports_subwarp_regs_vec, "256", bs_256},
-    {"16-byte packs, the row fits 8 blocks x 8 packs a thread (clusters beyond one block: sm_90+)", when_row_regs, 11,
-     "cluster_row_regs", launch_cluster_row_regs, supports_cluster_row_regs, "its plan (regs_plan)", bs_own},
-    {"anything else", always, 9, "block_reread", launch_block_reread, NULL, "about 32 elements a thread, 128..1024",
-     bs_reread},
-};
-
-static const dispatch_rule_t *dispatch_rule(const ln_problem_t *p, int req_bs) {
-    const int n = (int)(sizeof k_dispatch / sizeof k_dispatch[0]);
-    for (int i = 0; i < n - 1; i++)
-        if (k_dispatch[i].applies(p, req_bs)) return &k_dispatch[i];
-    return &k_dispatch[n - 1];
-}
 
 // The registry entry of a rung (defined below the registry).
 static const kernel_t *ladder_rung(int k);
-static const char *tuned_supports(const void *pp, int rung, int bs) {
-    return registry_supports(ladder_rung(rung), pp, ((const ln_problem_t *)pp)->h.dtype, bs);
+static const char *regime_supports(const void *pp, int rung, int bs) {
+    return rung_supports(ladder_rung(rung), pp, ((const ln_problem_t *)pp)->h.dtype, bs);
 }
-// What the dispatcher runs: a tuned row's rung, else a fallback rule's.
-typedef struct {
-    int rung, bs;
-    const char *name;
-    void (*launch)(const void *pp, launch_t *l);
-    const char *(*supports)(const void *pp, int bs);
-    char why[32];  // the tuned row, or "fallback rule"
-} ln_choice_t;
-static ln_choice_t dispatch_for(const ln_problem_t *p, int req_bs) {
-    ln_choice_t c;
-    memset(&c, 0, sizeof c);
-    const tuned_key_t key = {(int)dtype_size(p->h.dtype), TV_PLAIN, full_packs(p), p->N, p->C, g_pdl, 0,
-                             launch_captured()};
-    const tuned_row_t *t = tuned_pick(k_tuned, (int)(sizeof k_tuned / sizeof k_tuned[0]), &key, req_bs, p,
-                                      tuned_supports);
-    if (t) {
-        const kernel_t *k = ladder_rung(t->rung);
-        c.rung = t->rung;
-        c.bs = req_bs ? req_bs : t->block;
-        c.name = k->name;
-        c.launch = k->launch;
-        c.supports = k->supports;
-        tuned_describe(t, c.why, sizeof c.why);
-        return c;
-    }
-    const dispatch_rule_t *r = dispatch_rule(p, req_bs);
-    c.rung = r->rung;
-    c.bs = r->block_size(p, req_bs);
-    c.name = r->name;
-    c.launch = r->launch;
-    c.supports = r->supports;
-    snprintf(c.why, sizeof c.why, "fallback rule");
-    return c;
+// The regime that runs the problem (NULL: none, a bug in k_regimes, whose last rows take every problem) and its
+// 1-based row in *at.
+static const regime_t *dispatch_for(const ln_problem_t *p, int req_bs, int *at) {
+    const regime_key_t key = regime_key((int)dtype_size(p->h.dtype), full_packs(p), TV_PLAIN, p->C, p->N, 1);
+    const regime_t *r = regime_pick(k_regimes, (int)(sizeof k_regimes / sizeof k_regimes[0]), &key, req_bs, p,
+                                    regime_supports, at);
+    *at += 1;
+    return r;
 }
+static const char *const NO_REGIME = "no regime of k_regimes takes the problem (its last rows should take every one)";
 static void launch_dispatch(const void *pp, launch_t *l) {
-    ln_choice_t c = dispatch_for((const ln_problem_t *)pp, l->block_size);
+    int at = 0;
+    const regime_t *r = dispatch_for((const ln_problem_t *)pp, l->block_size, &at);
+    if (!r) {
+        fprintf(stderr, "dispatch: %s\n", NO_REGIME);
+        exit(EXIT_CUDA);
+    }
+    const kernel_t *k = ladder_rung(r->rung);
     launch_t sub;
     memset(&sub, 0, sizeof sub);
-    sub.block_size = c.bs;
-    c.launch(pp, &sub);
+    sub.block_size = rung_block(k, pp, l->block_size);
+    k->launch(pp, &sub);
     l->block_used = sub.block_used ? sub.block_used : sub.block_size;
-    snprintf(l->path, sizeof l->path, "rung %d %.20s%s%.60s [%s]", c.rung, c.name, sub.path[0] ? ": " : "", sub.path,
-             c.why);
+    snprintf(l->path, sizeof l->path, "rung %d %.20s%s%.120s [regime %d]", r->rung, k->name, sub.path[0] ? ": " : "",
+             sub.path, at);
 }
 static const char *supports_dispatch(const void *pp, int bs) {
-    ln_choice_t c = dispatch_for((const ln_problem_t *)pp, bs);
-    return c.supports ? c.supports(pp, c.bs) : NULL;
+    int at = 0;
+    return dispatch_for((const ln_problem_t *)pp, bs, &at) ? NULL : NO_REGIME;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1971,38 +1848,39 @@ static const kernel_t k_kernels[] = {
      0, NULL, launch_block_per_row},
     {6, "block_row_regs", DT_ALL, "C <= 16 x block size",
      "one block per row with the row held in registers: x read once, two-pass on registers", 0,
-     supports_block_row_regs, launch_block_row_regs, 1},
+     supports_block_row_regs, launch_block_row_regs, 1, plan_block_row_regs},
     {7, "subwarp_regs_vec", DT_ALL, "C <= 256 packs (1024 fp32)",
      "a warp or part of one per row, row in registers, two group sums, 16-byte packs", 0, supports_subwarp_regs_vec,
-     launch_subwarp_regs_vec, 1},
+     launch_subwarp_regs_vec, 1, plan_subwarp_regs_vec},
     {8, "block_smem_welford", DT_ALL, "row fits shared memory",
      "one block per row, row cached in shared memory, Welford all-reduce, occupancy block size", 1,
      supports_block_smem_welford, launch_block_smem_welford, 1},
     {9, "block_reread", DT_ALL, "any C",
      "one block per row, no cache: Welford pass then a normalize pass that re-reads x", 0, NULL, launch_block_reread,
-     1},
+     1, plan_block_reread},
     {10, "subwarp_persistent", DT_ALL, "C <= 128 16-byte packs",
      "7's layout in a grid of resident blocks that walk the rows, the next row loaded early; 16-bit w, b kept", 0,
-     supports_subwarp_persistent, launch_subwarp_persistent, 1},
+     supports_subwarp_persistent, launch_subwarp_persistent, 1, plan_subwarp_persistent},
     {11, "cluster_row_regs", DT_ALL, "16-byte packs, row <= 256 KB",
      "row in registers in 16-byte packs, split over a thread-block cluster when one block cannot hold it", 1,
      supports_cluster_row_regs, launch_cluster_row_regs, 1},
     {12, "latency_split", DT_ALL, "16-byte packs, row <= 512 KB",
      "a row over 1-16 blocks, w and b loaded with x, one reduction round", 0, supports_latency_split,
-     launch_latency_split, 1},
+     launch_latency_split, 1, plan_latency_split},
     {13, "odd_rows", DT_ALL, "row <= 512 KB",
      "rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks", 1,
      supports_odd_rows, launch_odd_rows, 1},
     {14, "lean_split", DT_ALL, "16-byte packs, row <= 256 KB",
      "12's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start", 0,
-     supports_lean_split, launch_lean_split, 1},
+     supports_lean_split, launch_lean_split, 1, plan_lean_split},
     {15, "lean_one_pack", DT_ALL, "16-byte packs, row <= 128 KB",
      "14's row at 1 pack a thread: twice the threads, the least work a thread before the sum", 0,
-     supports_lean_one_pack, launch_lean_one_pack, 1},
+     supports_lean_one_pack, launch_lean_one_pack, 1, plan_lean_one_pack},
     {16, "walk_rows", DT_ALL, "16-byte packs, row <= 32 KB",
      "12's row a block in a grid of resident blocks that walk the rows: w, b read once a block", 0,
-     supports_walk_rows, launch_walk_rows, 1},
-    {17, "dispatch", DT_ALL, "any C", "picks a rung by rows, C and dtype and says which ran", 1, supports_dispatch,
+     supports_walk_rows, launch_walk_rows, 1, plan_walk_rows},
+    {17, "dispatch", DT_ALL, "any C",
+     "a rule of regimes picks the rung, the rung's plan its block size; says which ran", 1, supports_dispatch,
      launch_dispatch, 1},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }

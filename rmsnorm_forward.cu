@@ -18,7 +18,7 @@ Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests chec
   10  cluster_cp_async   a row over a cluster, each block's slice copied into shared memory by cp.async, normalized from there
   11  subwarp_persistent 6's layout on a grid of resident blocks that walk the rows, the next row loaded early, w kept
   12  lean_split         8's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start
-  13  dispatch           picks the kernel by rows, C, dtype and mode and says which ran
+  13  dispatch           runs the rung of its rule of regimes at the rung's plan and says which ran
 
 Variants (options of the program; kernels 4-7 and 13 run every one of them; kernels 1-3 are the plain fp32
 teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so do kernels 8, 9 and 12 (plain rows);
@@ -385,6 +385,49 @@ static void ensure_dynamic_smem(const void *fn, size_t bytes) {
     if (i < 64) have[i] = bytes;
 }
 
+// The rungs' plans (their block size when the dispatcher runs them; pure but for plan_taken's check): what
+// they read of a problem and the device, and their rounding.
+// Rows an SM: rows / this device's SMs (one SM where none is known: the CPU tests).
+static double rows_per_sm(const rms_problem_t *p) {
+    const int sms = g_dev.prop.multiProcessorCount;
+    return (double)p->s.N / (sms > 0 ? sms : 1);
+}
+// Packs a row at the rung's pack width (vec elements).
+static long row_packs(const rms_problem_t *p, int vec) { return p->s.C / vec; }
+// The smallest power of two >= x, and the largest <= x (1 at least), within [lo, hi].
+static int pow2_up(double x, int lo, int hi) {
+    int b = lo;
+    while (b < hi && b < x) b *= 2;
+    return b;
+}
+static int pow2_down(double x, int lo, int hi) {
+    int b = lo;
+    while (b < hi && 2.0 * b <= x) b *= 2;
+    return b;
+}
+// A block a row: one pack a thread, within [32, hi]; no more threads than an SM's share of sm_threads over its rows
+// (down to min_cap); at least the threads that hold C at `elems` elements each (the packs a thread of 16-bit rows
+// cost more instructions than fp32's: the bound is in elements, not packs).
+static int row_block_plan(const rms_problem_t *p, int vec, int hi, int sm_threads, int min_cap, int elems) {
+    int bs = pow2_up((double)row_packs(p, vec), 32, hi);
+    const int cap = pow2_down(sm_threads / rows_per_sm(p), 32, 1024);
+    if (bs > (cap > min_cap ? cap : min_cap)) bs = cap > min_cap ? cap : min_cap;
+    const int need = pow2_up((double)p->s.C / elems, 32, hi);
+    return bs > need ? bs : need;
+}
+// The plan's block size (its pure formula's, <rung>_bs) where the rung's supports_ takes it, else the nearest power
+// of two from 32 to 1024 that it takes (larger first); bs itself where none does (the dispatcher then passes over
+// the rung).
+typedef const char *(*rung_check_t)(const void *pp, int bs);
+static int plan_taken(const void *pp, int bs, rung_check_t supports) {
+    if (!supports(pp, bs)) return bs;
+    for (int up = bs * 2, down = bs / 2; up <= 1024 || down >= 32; up *= 2, down /= 2) {
+        if (up <= 1024 && !supports(pp, up)) return up;
+        if (down >= 32 && !supports(pp, down)) return down;
+    }
+    return bs;
+}
+
 // ------------------------------------------------------------------------------------------------
 // Kernel 4 block2d_vec: one block per row as a 2-D block: threadIdx.x is the lane (32), threadIdx.y the warp. Each
 // warp reduces its sum of squares by shuffles, the per-warp sums meet in shared memory and one warp adds
@@ -449,6 +492,12 @@ static void launch_block2d_vec(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
     DISPATCH_VEC(p->h.dtype, vec_width(p), launch_block2d_vec_t, p, l->block_size);
 }
+// The plan (no supports_: it runs every problem): a block a row (row_block_plan) within [32, 1024], at most 2048
+// threads over an SM's rows (64 at least), at least C / 16 threads.
+static int plan_block2d_vec(const void *pp) {
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    return row_block_plan(p, vec_width(p), 1024, 2048, 64, 16);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 5 block_row_cache: x read once. One (1-D) block per row; each thread loads its PACKS packs into
@@ -463,7 +512,6 @@ static void launch_block2d_vec(const void *pp, launch_t *l) {
 
 // Packs per thread: the smallest power of two that holds the row (at most 8: 8 packs of 16 bytes are 32
 // registers, within the 64 of a 1024-thread block); 0 when it does not fit (the shared-memory kernel).
-// The dispatcher's row for kernel 5 asks the same function.
 static const int ROWREG_MAX_PACKS = 8;
 static int rowreg_packs(long nvec, int bs, int max_packs) {
     for (int packs = 1; packs <= max_packs; packs *= 2)
@@ -590,6 +638,12 @@ static const char *supports_block_row_cache(const void *pp, int bs) {
     DISPATCH_VEC(p->h.dtype, vec, block_row_cache_kernel_for, packs, &fn);
     return block_fits(fn, bs);
 }
+// The plan: a block a row (row_block_plan) within [32, 1024], at most 2048 threads over an SM's rows (128 at
+// least), at least C / 32 threads (so the row stays in registers up to 1024 threads x 32 elements).
+static int block_row_cache_bs(const rms_problem_t *p) { return row_block_plan(p, vec_width(p), 1024, 2048, 128, 32); }
+static int plan_block_row_cache(const void *pp) {
+    return plan_taken(pp, block_row_cache_bs((const rms_problem_t *)pp), supports_block_row_cache);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 6 subwarp_rows: the small-C specialist. TPR lanes per row (1..32, chosen by C: the fewest that hold the row in
@@ -689,6 +743,15 @@ static const char *supports_subwarp_rows(const void *pp, int bs) {
     const void *fn;
     DISPATCH_VEC(p->h.dtype, vec, subwarp_rows_kernel_for, tpr, p->s.C / vec, &fn);
     return block_fits(fn, bs);
+}
+// The plan: 4 x lanes a row x rows an SM threads, a power of two within [64, 256] (small blocks spread few rows
+// over more SMs; from 64 rows an SM's lanes on, 256).
+static int subwarp_rows_bs(const rms_problem_t *p) {
+    const int tpr = subwarp_tpr(row_packs(p, vec_width(p)));
+    return pow2_down(4.0 * (tpr ? tpr : 32) * rows_per_sm(p), 64, 256);
+}
+static int plan_subwarp_rows(const void *pp) {
+    return plan_taken(pp, subwarp_rows_bs((const rms_problem_t *)pp), supports_subwarp_rows);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -803,6 +866,18 @@ static const char *supports_cluster_dsmem(const void *pp, int bs) {
     DISPATCH_VEC(p->h.dtype, vec, cluster_dsmem_kernel_for, packs, &fn);
     return cluster_fits(fn, bs, cl);
 }
+// The plan: rows of more than 2048 packs over a cluster of blocks of 256 threads or more, as many as hold the row
+// in 8 blocks of 32 packs a thread (fewer than a row an SM) or of 64 (more), within [256, 1024]; shorter rows a
+// block a row (row_block_plan) within [32, 1024], at most 1024 threads over an SM's rows (64 at least), at least
+// C / 16 threads.
+static int cluster_dsmem_bs(const rms_problem_t *p) {
+    const long nvec = row_packs(p, vec_width(p));
+    return nvec > 2048 ? pow2_up((double)nvec / (rows_per_sm(p) < 1 ? 32 : 64), 256, 1024)
+                       : row_block_plan(p, vec_width(p), 1024, 1024, 64, 16);
+}
+static int plan_cluster_dsmem(const void *pp) {
+    return plan_taken(pp, cluster_dsmem_bs((const rms_problem_t *)pp), supports_cluster_dsmem);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 8 latency_split: the rows of one decode step, single long rows (plain rows: no fused add, no strided
@@ -816,7 +891,7 @@ static const char *supports_cluster_dsmem(const void *pp, int bs) {
 //   for the grid before, and overlap its end;
 // - one reduction round: one block barrier (block_sum_once) for a block alone; in a cluster, every warp's partial
 //   pushed into every block's shared memory (cluster_push_sum, as kernel 7), with no barrier after it.
-// Improves: the time of a few rows (the dispatcher runs it where rows x blocks a row <= SMs).
+// Improves: the time of a few rows.
 // Wrong: at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); 16-byte packs
 // only; with many rows the cluster buys nothing and w in registers costs occupancy.
 #define SPLIT_PACKS 4
@@ -937,6 +1012,17 @@ static const char *split_refusal(const rms_problem_t *p, int bs, int packs, spli
 }
 static const char *supports_latency_split(const void *pp, int bs) {
     return split_refusal((const rms_problem_t *)pp, bs, SPLIT_PACKS, latency_split_plan);
+}
+// The plan (a block size given sets the blocks a row: the fewest that hold it): 2 packs a thread below 4 rows an
+// SM, 4 from there, a power of two within [32, 256]; at least the threads 16 blocks need (up to 512).
+static int latency_split_bs(const rms_problem_t *p) {
+    const long nvec = row_packs(p, vec_width(p));
+    const int bs = pow2_up((double)nvec / (rows_per_sm(p) < 4 ? 2 : SPLIT_PACKS), 32, 256);
+    const int need = pow2_up((double)nvec / (16 * SPLIT_PACKS), 32, 512);
+    return bs > need ? bs : need;
+}
+static int plan_latency_split(const void *pp) {
+    return plan_taken(pp, latency_split_bs((const rms_problem_t *)pp), supports_latency_split);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1155,6 +1241,12 @@ static const char *supports_cluster_cp_async(const void *pp, int bs) {
     if (vec_width(p) != vec) return reasonf("needs 16-byte packs: C (and the stride) a multiple of %d", vec);
     return cp_slice_fits(cp_async_fn(p->h.dtype), cp_slice_plan(p->s.C / vec, g_cluster), p->s.N, p->s.C, bs);
 }
+// The plan: a block a row (row_block_plan) within [32, 512], at most 1024 threads over an SM's rows, at least
+// C / 64 threads.
+static int cluster_cp_async_bs(const rms_problem_t *p) { return row_block_plan(p, vec_width(p), 512, 1024, 32, 64); }
+static int plan_cluster_cp_async(const void *pp) {
+    return plan_taken(pp, cluster_cp_async_bs((const rms_problem_t *)pp), supports_cluster_cp_async);
+}
 
 template <typename T, int VEC> static const void *cp_async_kernel_for(void) {
     return (const void *)rmsnorm_cluster_cp_async_kernel<T, VEC>;
@@ -1289,6 +1381,11 @@ static const char *supports_subwarp_persistent(const void *pp, int bs) {
     if (vec_width(p) != 16 / (int)dtype_size(p->h.dtype)) return reasonf("needs 16-byte packs (C = %ld)", p->s.C);
     return reasonf("row of %ld is more than 32 lanes x 4 packs of %d", p->s.C, vec_width(p));
 }
+// The plan: 64 threads (its resident grid walks the rows: the block size moves its time little from 64 up).
+#define SUBWARP_PERSISTENT_BS 64
+static int plan_subwarp_persistent(const void *pp) {
+    return plan_taken(pp, SUBWARP_PERSISTENT_BS, supports_subwarp_persistent);
+}
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 12 lean_split: kernel 8's row, shorter. At a cold start (the flush leaves L2 and the instruction
@@ -1341,364 +1438,98 @@ static void launch_lean_split(const void *pp, launch_t *l) {
 static const char *supports_lean_split(const void *pp, int bs) {
     return split_refusal((const rms_problem_t *)pp, bs, LEAN_PACKS, lean_split_plan);
 }
+// The plan (as kernel 8's, the blocks a row from the block size): a pack a thread below a row an SM, 2 from there,
+// a power of two within [64, 256]; at least the threads 16 blocks need (up to 512).
+static int lean_split_bs(const rms_problem_t *p) {
+    const long nvec = row_packs(p, vec_width(p));
+    const int bs = pow2_up((double)nvec / (rows_per_sm(p) < 1 ? 1 : LEAN_PACKS), 64, 256);
+    const int need = pow2_up((double)nvec / (16 * LEAN_PACKS), 32, 512);
+    return bs > need ? bs : need;
+}
+static int plan_lean_split(const void *pp) {
+    return plan_taken(pp, lean_split_bs((const rms_problem_t *)pp), supports_lean_split);
+}
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 13 dispatch: no kernel of its own. It looks the problem up in its tuned rows (harness/dispatch.h), which
-// scripts/tune_dispatch.py derives from the sweeps of the rungs stored in results/ (the rung and block size
-// nearest the best at each measured point, over the GPUs of the architecture and the timing modes; launches
-// with --pdl have rows of their own where their best differs, and a GPU whose best the row it would take misses
-// by more than 1% has its own): the row of the nearest measured point with the problem's element size, variant and
-// packing whose rung takes the problem, this GPU's own row of that point first. Where no row does (another
-// architecture, a shape no row's rung takes), the fallback rules below decide: a table read top to bottom, the
-// first row whose condition holds runs its rung. A --block-size given replaces the row's block size.
-// Wrong: between measured points the nearest one decides, which is a guess; the fallback rules are thresholds
-// read off an H100 sweep, not derived.
+// Kernel 13 dispatch: no kernel of its own. Its rule is a short table of regimes (harness/dispatch.h) that
+// scripts/tune_dispatch.py derives from the dense sweep of every rung at each of its block sizes and checks on random
+// draws: each row a region in element size, 16-byte packing, variant, kind of launch, packs a row and rows an SM
+// (rows / this GPU's SMs), and the rung it runs; the first row that holds and whose rung takes the problem decides,
+// and the last rows run a rung that takes every problem. Each rung's plan (its registry entry's) sets its block
+// size; a --block-size given replaces it.
+// Wrong: a region's edges are half-octave steps between the swept points, and inside a region one rung runs every
+// problem, so where two rungs trade places within it (few long plain rows: kernel 8 against 12) the rule loses; the
+// rows come from one GPU's sweep, and another GPU enters only through its SMs and the rungs' checks.
 
-// The nearest measured point's row; sm_90 rows from the H100 and H200 sweeps.
-static const tuned_row_t k_tuned[] = {
-    // tuned rows: begin (scripts/tune_dispatch.py rmsnorm --write; do not edit), from
-    // results/h100-80gb-hbm3/rmsnorm.csv
-    // results/h200/rmsnorm.csv
-    // sm, bytes, variant, 16-byte packs, N, C, launch (0 plain, 1 PDL, 2 captured), rung, block[, GPU]    worst time over the best rung's (GPU, mode)
-    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 11, 32},  // 1.019 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 6, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 32768, 128, 0, 11, 64, "NVIDIA H200"},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 32768, 256, 0, 11, 64},  // 1.017 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 32768, 256, 0, 11, 32, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 32768, 512, 0, 11, 128},  // 1.004 h200 cold
-    {90, 4, TV_PLAIN, 1, 8192, 768, 0, 8, 64},  // 1.010 h200 cold
-    {90, 4, TV_PLAIN, 1, 8192, 768, 0, 6, 256, "NVIDIA H200"},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16384, 1024, 0, 12, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16384, 2048, 0, 12, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 4096, 0, 12, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 4096, 1, 12, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 4, 4096, 0, 12, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4, 4096, 1, 12, 64},  // 1.003 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 16, 4096, 0, 12, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16, 4096, 1, 12, 128, "NVIDIA H200"},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 16, 4096, 2, 12, 128},  // 1.015 h200 hot
-    {90, 4, TV_PLAIN, 1, 16, 4096, 2, 12, 64, "NVIDIA H200"},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 64, 4096, 0, 12, 128},  // 1.014 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 64, 4096, 0, 8, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 64, 4096, 1, 8, 256},  // 1.021 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 64, 4096, 1, 12, 128, "NVIDIA H200"},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 64, 4096, 2, 12, 512},  // 1.003 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 128, 4096, 0, 12, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 128, 4096, 1, 12, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 8, 128},  // 1.023 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 512, 4096, 0, 9, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 512, 4096, 1, 8, 256},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 512, 4096, 2, 8, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 512, 4096, 2, 8, 256, "NVIDIA H200"},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 8192, 4096, 0, 8, 128},  // 1.004 h200 cold
-    {90, 4, TV_PLAIN, 1, 16384, 4096, 0, 8, 128},  // 1.003 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 8192, 0, 12, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 8192, 1, 12, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 4, 8192, 0, 12, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4, 8192, 2, 12, 128},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 16, 8192, 0, 12, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 16, 8192, 1, 12, 256, "NVIDIA H200"},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 16, 8192, 2, 12, 256},  // 1.012 h200 hot
-    {90, 4, TV_PLAIN, 1, 16, 8192, 2, 12, 128, "NVIDIA H200"},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 64, 8192, 0, 12, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 64, 8192, 2, 12, 256},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 1, 128, 8192, 0, 12, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 128, 8192, 2, 12, 256},  // 1.008 h100-80gb-hbm3 hot
-    {90, 4, TV_PLAIN, 1, 512, 8192, 0, 8, 256},  // 1.003 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8192, 8192, 0, 8, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4096, 16384, 0, 8, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4, 32768, 0, 12, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 4, 32768, 1, 12, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 hot+pdl
-    {90, 4, TV_PLAIN, 1, 4, 32768, 1, 8, 128, "NVIDIA H200"},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 2048, 32768, 0, 8, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1, 65536, 0, 8, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 7, 256},  // 1.031 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 1024, 65536, 0, 8, 256, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 4, TV_PLAIN, 1, 8, 128256, 0, 10, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 1, 8, 128256, 1, 8, 512},  // 1.000 h200 hot+pdl
-    {90, 4, TV_PLAIN, 1, 8, 128256, 2, 7, 1024},  // 1.000 h200 hot
-    {90, 4, TV_PLAIN, 0, 1, 4097, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 4097, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 4097, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 4097, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 4098, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 4098, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 4098, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 4098, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 16385, 0, 9, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 16385, 0, 9, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 16385, 0, 9, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 16385, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 16386, 0, 9, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 16386, 0, 9, 64},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 16386, 0, 9, 128},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 16386, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 65537, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 65537, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 65537, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 65537, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 65538, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 65538, 0, 9, 256},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 65538, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 65538, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 131073, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 131073, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 131073, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 131073, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 1, 131074, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 4, 131074, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 16, 131074, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_PLAIN, 0, 64, 131074, 0, 9, 512},  // 1.000 h200 cold
-    {90, 4, TV_FUSED_ADD, 1, 8192, 4096, 0, 4, 1024},  // 1.000 h200 cold
-    {90, 4, TV_FUSED_ADD, 1, 16384, 4096, 0, 4, 1024},  // 1.000 h200 cold
-    {90, 4, TV_QK_VIEW, 1, 131072, 128, 0, 11, 64},  // 1.006 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 32768, 128, 0, 6, 256},  // 1.011 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 32768, 128, 0, 6, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 11, 32},  // 1.022 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 32768, 256, 0, 6, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 32768, 512, 0, 11, 32},  // 1.012 h200 cold
-    {90, 2, TV_PLAIN, 1, 32768, 512, 0, 6, 64, "NVIDIA H200"},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 8192, 768, 0, 11, 32},  // 1.004 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 16384, 1024, 0, 11, 32},  // 1.002 h200 cold
-    {90, 2, TV_PLAIN, 1, 16384, 2048, 0, 5, 64},  // 1.001 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 1, 4096, 0, 12, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 4, 4096, 0, 12, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16, 4096, 0, 12, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 64, 4096, 0, 12, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 128, 4096, 0, 12, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 512, 4096, 0, 12, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 512, 4096, 2, 12, 256},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 8192, 4096, 0, 5, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16384, 4096, 0, 5, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 8192, 0, 12, 64},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 1, 8192, 2, 12, 128},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 4, 8192, 0, 12, 64},  // 1.008 h200 cold
-    {90, 2, TV_PLAIN, 1, 4, 8192, 1, 12, 64},  // 1.005 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 4, 8192, 2, 12, 128},  // 1.000 h200 hot
-    {90, 2, TV_PLAIN, 1, 16, 8192, 0, 12, 64},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 16, 8192, 2, 12, 128},  // 1.007 h200 hot
-    {90, 2, TV_PLAIN, 1, 64, 8192, 0, 12, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 64, 8192, 1, 12, 512},  // 1.004 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 128, 8192, 0, 12, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 128, 8192, 1, 12, 256},  // 1.002 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 512, 8192, 0, 8, 128},  // 1.006 h200 cold
-    {90, 2, TV_PLAIN, 1, 512, 8192, 1, 8, 128},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 512, 8192, 2, 5, 512},  // 1.010 h100-80gb-hbm3 hot
-    {90, 2, TV_PLAIN, 1, 8192, 8192, 0, 5, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 4096, 16384, 0, 5, 512},  // 1.004 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 4, 32768, 0, 12, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 4, 32768, 1, 8, 128},  // 1.000 h200 hot+pdl
-    {90, 2, TV_PLAIN, 1, 4, 32768, 2, 12, 256},  // 1.001 h200 hot
-    {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 5, 1024},  // 1.020 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 2048, 32768, 0, 8, 128, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_PLAIN, 1, 1, 65536, 0, 12, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 1, 65536, 1, 8, 128},  // 1.004 h100-80gb-hbm3 hot+pdl
-    {90, 2, TV_PLAIN, 1, 1024, 65536, 0, 8, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 1, 8, 128256, 0, 8, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 4097, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 4097, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 4097, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 4097, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 4098, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 4098, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 4098, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 4098, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 16385, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 16385, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 16385, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 16385, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 16386, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 16386, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 16386, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 16386, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 65537, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 65537, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 65537, 0, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 65537, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 65538, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 65538, 0, 9, 128},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 65538, 0, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 65538, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 131073, 0, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 131073, 0, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 131073, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 131073, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 1, 131074, 0, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 4, 131074, 0, 9, 256},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 16, 131074, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_PLAIN, 0, 64, 131074, 0, 9, 512},  // 1.000 h200 cold
-    {90, 2, TV_FUSED_ADD, 1, 8192, 4096, 0, 4, 512},  // 1.002 h200 cold
-    {90, 2, TV_FUSED_ADD, 1, 16384, 4096, 0, 4, 256},  // 1.010 h100-80gb-hbm3 cold
-    {90, 2, TV_FUSED_ADD, 1, 16384, 4096, 0, 4, 512, "NVIDIA H100 80GB HBM3"},  // 1.000 h100-80gb-hbm3 cold
-    {90, 2, TV_QK_VIEW, 1, 131072, 128, 0, 11, 32},  // 1.013 h200 cold
-    {90, 2, TV_QK_VIEW, 1, 131072, 128, 0, 6, 64, "NVIDIA H200"},  // 1.000 h200 cold
-    // tuned rows: end
+static const regime_t k_regimes[] = {
+    // regimes: begin (scripts/tune_dispatch.py rmsnorm --regimes results/h200/sweeps --write; do not edit)
+    // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
+    {0, -1, TVB(TV_FUSED_ADD), 0, 0, 2896.31, 0, RG_ANY, 0, RG_ANY, 5, "variant add, packs a row < 2896"},
+    {0, -1, TVB(TV_FUSED_ADD), 0, 2896.31, RG_ANY, 0, 1.41421, 0, RG_ANY, 7, "variant add, packs a row >= 2896, rows an SM < 1.414"},
+    {0, -1, TVB(TV_FUSED_ADD), 0, 2896.31, RG_ANY, 1.41421, RG_ANY, 0, RG_ANY, 4, "variant add, packs a row >= 2896, rows an SM >= 1.414"},
+    {0, 0, TVB(TV_PLAIN), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 9, "no 16-byte packs, variant plain"},
+    {0, 0, TVB(TV_PLAIN), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 4, "no 16-byte packs, variant plain"},
+    {0, 1, TVB(TV_PLAIN), 0, 0, 362.039, 0, 11.3137, 0, RG_ANY, 12, "16-byte packs, variant plain, packs a row < 362, rows an SM < 11.31"},
+    {0, 1, TVB(TV_PLAIN), 0, 0, 362.039, 11.3137, RG_ANY, 0, RG_ANY, 6, "16-byte packs, variant plain, packs a row < 362, rows an SM >= 11.31"},
+    {0, 1, TVB(TV_PLAIN), 0, 362.039, 1448.15, 0, 1.41421, 0, RG_ANY, 12, "16-byte packs, variant plain, 362 <= packs a row < 1448, rows an SM < 1.414"},
+    {0, 1, TVB(TV_PLAIN), 0, 362.039, 1448.15, 1.41421, RG_ANY, 0, RG_ANY, 8, "16-byte packs, variant plain, 362 <= packs a row < 1448, rows an SM >= 1.414"},
+    {0, 1, TVB(TV_PLAIN), 0, 1448.15, RG_ANY, 0, RG_ANY, 0, RG_ANY, 8, "16-byte packs, variant plain, packs a row >= 1448"},
+    {0, 1, TVB(TV_PLAIN), 0, 1448.15, RG_ANY, 0, RG_ANY, 0, RG_ANY, 10, "16-byte packs, variant plain, packs a row >= 1448"},
+    {0, -1, TVB(TV_QK_VIEW), 0, 0, RG_ANY, 0, 181.019, 0, RG_ANY, 11, "variant qk, rows an SM < 181"},
+    {0, -1, TVB(TV_QK_VIEW), 0, 0, RG_ANY, 181.019, RG_ANY, 0, RG_ANY, 6, "variant qk, rows an SM >= 181"},
+    {0, -1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 4, "anything"},
+    // regimes: end
 };
 
-// The fallback rules.
-typedef struct {
-    const rms_problem_t *p;
-    int req_bs;      // --block-size; 0: the row's rule
-    int vec, full;   // the pack width (elements); 1 where it is 16 bytes
-    long nvec;       // packs a row
-    int clusters;    // sm_90+: thread-block clusters
-    int ask_device;  // 0 in the CPU tests: the rows check their rule, not whether the launch fits the GPU
-} rms_dispatch_in_t;
-
-static const long DISPATCH_CLUSTER_BYTES = 128 * 1024;
-
-static int when_latency(const rms_dispatch_in_t *in, int bs) {
-    const rms_problem_t *p = in->p;
-    int cl = 0;
-    return !p->s.fused && p->s.H == 1 && p->s.S == p->s.C && in->full && latency_split_plan(p, bs, &cl) &&
-           p->s.N * cl <= g_dev.prop.multiProcessorCount;
-}
-static int when_persistent(const rms_dispatch_in_t *in, int bs) {
-    (void)bs;
-    return !in->p->s.fused && persist_fn(in->p) && in->p->s.C * (long)dtype_size(in->p->h.dtype) >= 512;
-}
-static int when_small_row(const rms_dispatch_in_t *in, int bs) {
-    (void)bs;
-    return subwarp_tpr(in->nvec) && in->p->s.C <= 512;
-}
-static int when_row_in_registers(const rms_dispatch_in_t *in, int bs) {
-    return in->full && rowreg_packs(in->nvec, bs, ROWREG_MAX_PACKS);
-}
-static int when_cluster(const rms_dispatch_in_t *in, int bs) {
-    int cl = 0, packs = 0;
-    if (!in->clusters || !in->full || in->p->s.C * (long)dtype_size(in->p->h.dtype) < DISPATCH_CLUSTER_BYTES ||
-        !cluster_plan(in->nvec, bs, &cl, &packs))
-        return 0;
-    return !in->ask_device || !supports_cluster_dsmem(in->p, bs);  // sm_90, the grid, the cluster resident
-}
-static int when_any(const rms_dispatch_in_t *in, int bs) {
-    (void)in;
-    (void)bs;
-    return 1;
-}
-static int bs_request(const rms_dispatch_in_t *in) { return in->req_bs; }
-static int bs_32(const rms_dispatch_in_t *in) { return in->req_bs ? in->req_bs : 32; }
-static int bs_256(const rms_dispatch_in_t *in) { return in->req_bs ? in->req_bs : 256; }
-static int bs_row_in_registers(const rms_dispatch_in_t *in) {
-    int bs = 64;
-    while (bs < 1024 && (long)bs * 2 < in->nvec) bs *= 2;
-    return in->req_bs ? in->req_bs : bs;
-}
-static int bs_block2d(const rms_dispatch_in_t *in) {
-    int bs = 128;
-    while (bs < 1024 && (long)bs * 32 < in->p->s.C) bs *= 2;
-    return in->req_bs ? in->req_bs : bs;
-}
-
-typedef struct {
-    const char *when;                                    // the condition, in words
-    int (*holds)(const rms_dispatch_in_t *in, int bs);  // the condition, at the row's block size
-    int kernel;
-    const char *name;                                    // the kernel's registry name
-    const char *block;                                   // the block size, in words
-    int (*block_size)(const rms_dispatch_in_t *in);
-    void (*launch)(const void *pp, launch_t *l);
-    const char *(*supports)(const void *pp, int bs);
-} rms_dispatch_row_t;
-
-static const rms_dispatch_row_t k_dispatch[] = {
-    {"plain rows, 16-byte packs, rows x blocks a row <= SMs (a decode step, single long rows)", when_latency, 8,
-     "latency_split", "its own (split_row_plan); a --block-size is passed on", bs_request, launch_latency_split,
-     supports_latency_split},
-    {"16-byte packs, no fused add, rows of 512 B or more and at most 4 packs a lane (QK-norm heads too)",
-     when_persistent, 11, "subwarp_persistent", "32 (its best at most H100 points)", bs_32, launch_subwarp_persistent,
-     supports_subwarp_persistent},
-    {"C <= 512 and the row fits kernel 6 (QK-norm heads too)", when_small_row, 6, "subwarp_rows",
-     "256 (within 2% of 6's best)", bs_256, launch_subwarp_rows, supports_subwarp_rows},
-    {"16-byte packs and the row fits 1024 threads x 8 packs (fp32 C <= 32768, 16-bit C <= 65536)",
-     when_row_in_registers, 5, "block_row_cache",
-     "the fewest threads (>= 64) that hold the row in <= 2 packs each, then more packs at 1024", bs_row_in_registers,
-     launch_block_row_cache, supports_block_row_cache},
-    {"16-byte packs, row >= 128 KB, sm_90+ and the cluster launches", when_cluster, 7, "cluster_dsmem",
-     "256 (fp32 C = 65536: 89% of SOL where 4's re-read reached 69%)", bs_256, launch_cluster_dsmem,
-     supports_cluster_dsmem},
-    {"anything else (re-read, widest packs)", when_any, 4, "block2d_vec", "~32 elements a thread, 128..1024",
-     bs_block2d, launch_block2d_vec, NULL},
-};
-
-static rms_dispatch_in_t dispatch_in(const rms_problem_t *p, int req_bs, int clusters, int ask_device) {
-    rms_dispatch_in_t in;
-    in.p = p;
-    in.req_bs = req_bs;
-    in.vec = vec_width(p);
-    in.full = in.vec == 16 / (int)dtype_size(p->h.dtype);
-    in.nvec = p->s.C / in.vec;
-    in.clusters = clusters;
-    in.ask_device = ask_device;
-    return in;
-}
-// The first row that holds, and the block size it passes in *bs.
-static const rms_dispatch_row_t *dispatch_pick(const rms_dispatch_in_t *in, int *bs) {
-    for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++) {
-        *bs = k_dispatch[i].block_size(in);
-        if (k_dispatch[i].holds(in, *bs)) return &k_dispatch[i];
-    }
-    return NULL;  // never: the last row always holds
-}
 // The registry entry of a rung (defined below the registry).
 static const kernel_t *ladder_rung(int k);
-static const char *tuned_supports(const void *pp, int rung, int bs) {
-    return registry_supports(ladder_rung(rung), pp, ((const rms_problem_t *)pp)->h.dtype, bs);
+// The key of a problem, as scripts/regimes.py's features() computes it from a CSV label: element size; 16-byte
+// packs where the pack width is 16 bytes (it divides C and the token stride); the variant; C (head_dim for the QK
+// view); rows (tokens x heads for the QK view). The weight offset is not part of it.
+static regime_key_t rms_regime_key(const rms_problem_t *p) {
+    const int bytes = (int)dtype_size(p->h.dtype);
+    const int variant = p->s.fused ? TV_FUSED_ADD : p->s.qk ? TV_QK_VIEW : TV_PLAIN;
+    return regime_key(bytes, vec_width(p) == 16 / bytes, variant, p->s.C, p->s.N, 1);
 }
-// What the dispatcher runs: a tuned row's rung, else a fallback rule's.
-typedef struct {
-    int rung, bs;
-    const char *name;
-    void (*launch)(const void *pp, launch_t *l);
-    const char *(*supports)(const void *pp, int bs);
-    char why[32];  // the tuned row, or "fallback rule"
-} rms_choice_t;
-static rms_choice_t dispatch_for(const rms_problem_t *p, int req_bs) {
-    rms_choice_t c;
-    memset(&c, 0, sizeof c);
-    const tuned_key_t key = {(int)dtype_size(p->h.dtype), p->s.fused ? TV_FUSED_ADD : p->s.qk ? TV_QK_VIEW : TV_PLAIN,
-                             vec_width(p) == 16 / (int)dtype_size(p->h.dtype), p->s.N, p->s.C, g_pdl, 0,
-                             launch_captured()};
-    const tuned_row_t *t = tuned_pick(k_tuned, (int)(sizeof k_tuned / sizeof k_tuned[0]), &key, req_bs, p,
-                                      tuned_supports);
-    if (t) {
-        const kernel_t *k = ladder_rung(t->rung);
-        c.rung = t->rung;
-        c.bs = req_bs ? req_bs : t->block;
-        c.name = k->name;
-        c.launch = k->launch;
-        c.supports = k->supports;
-        tuned_describe(t, c.why, sizeof c.why);
-        return c;
-    }
-    rms_dispatch_in_t in = dispatch_in(p, req_bs, g_dev.prop.major >= 9, 1);
-    const rms_dispatch_row_t *row = dispatch_pick(&in, &c.bs);
-    c.rung = row->kernel;
-    c.name = row->name;
-    c.launch = row->launch;
-    c.supports = row->supports;
-    snprintf(c.why, sizeof c.why, "fallback rule");
-    return c;
+static const char *rung_takes(const void *pp, int rung, int bs) {
+    return rung_supports(ladder_rung(rung), pp, ((const rms_problem_t *)pp)->h.dtype, bs);
 }
+// The regime that runs the problem (NULL: none, a bug in k_regimes, whose last rows take every problem) and its
+// 1-based row in *at.
+static const regime_t *dispatch_for(const rms_problem_t *p, int req_bs, int *at) {
+    const regime_key_t key = rms_regime_key(p);
+    const regime_t *r = regime_pick(k_regimes, (int)(sizeof k_regimes / sizeof k_regimes[0]), &key, req_bs, p,
+                                    rung_takes, at);
+    *at += 1;
+    return r;
+}
+static const char *const NO_REGIME = "no regime of k_regimes takes the problem (its last rows should take every one)";
 static void launch_dispatch(const void *pp, launch_t *l) {
-    rms_choice_t c = dispatch_for((const rms_problem_t *)pp, l->block_size);
-    launch_t k;
-    memset(&k, 0, sizeof k);
-    k.block_size = c.bs;
-    c.launch(pp, &k);
-    l->block_used = k.block_used ? k.block_used : c.bs;
-    snprintf(l->path, sizeof l->path, "rung %d %.20s%s%.60s [%s]", c.rung, c.name, k.path[0] ? ": " : "", k.path,
-             c.why);
+    int at = 0;
+    const regime_t *r = dispatch_for((const rms_problem_t *)pp, l->block_size, &at);
+    if (!r) {
+        fprintf(stderr, "dispatch: %s\n", NO_REGIME);
+        exit(EXIT_CUDA);
+    }
+    const kernel_t *k = ladder_rung(r->rung);
+    launch_t sub;
+    memset(&sub, 0, sizeof sub);
+    sub.block_size = rung_block(k, pp, l->block_size);
+    k->launch(pp, &sub);
+    l->block_used = sub.block_used ? sub.block_used : sub.block_size;
+    snprintf(l->path, sizeof l->path, "rung %d %.20s%s%.120s [regime %d]", r->rung, k->name, sub.path[0] ? ": " : "",
+             sub.path, at);
 }
 static const char *supports_dispatch(const void *pp, int bs) {
-    rms_choice_t c = dispatch_for((const rms_problem_t *)pp, bs);
-    return c.supports ? c.supports(pp, c.bs) : NULL;
+    int at = 0;
+    return dispatch_for((const rms_problem_t *)pp, bs, &at) ? NULL : NO_REGIME;
 }
 
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
 
-// (The last field: 1 where the kernel takes --pdl, the templated kernels 4-13.)
+// (The last two fields: 1 where the kernel takes --pdl, the templated kernels 4-13; the rung's plan, its block
+// size when the dispatcher runs it, for the rungs 4-12 that do not pick their own.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "plain; QK-norm with S = H*D",
@@ -1714,33 +1545,34 @@ static const kernel_t k_kernels[] = {
      0, supports_warp_per_row, launch_warp_per_row},
     {4, "block2d_vec", DT_ALL, "any C; every variant",
      "2-D block per row (lanes x warps): shuffles in each warp, then one warp across warps; 16-byte packs", 0, NULL,
-     launch_block2d_vec, 1},
+     launch_block2d_vec, 1, plan_block2d_vec},
     {5, "block_row_cache", DT_ALL, "row in 8 packs x block or smem",
      "x read once: the row kept in registers, or in shared memory when large", 0, supports_block_row_cache,
-     launch_block_row_cache, 1},
+     launch_block_row_cache, 1, plan_block_row_cache},
     {6, "subwarp_rows", DT_ALL, "C <= 256 packs (1024 fp32)",
      "several rows per warp or block, lanes per row chosen by C, row in registers", 0, supports_subwarp_rows,
-     launch_subwarp_rows, 1},
+     launch_subwarp_rows, 1, plan_subwarp_rows},
     {7, "cluster_dsmem", DT_ALL, "sm_90+; C <= 64 packs x block",
      "one row split across a thread-block cluster, partial sums through distributed shared memory", 0,
-     supports_cluster_dsmem, launch_cluster_dsmem, 1},
+     supports_cluster_dsmem, launch_cluster_dsmem, 1, plan_cluster_dsmem},
     {8, "latency_split", DT_ALL, "plain; 16-byte; row <= 512 KB",
      "a row over 1-16 blocks (a cluster), w loaded with x, one reduction round", 0, supports_latency_split,
-     launch_latency_split, 1},
+     launch_latency_split, 1, plan_latency_split},
     {9, "odd_rows", DT_ALL, "plain; any C; row <= 512 KB",
      "rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks", 1,
      supports_odd_rows, launch_odd_rows, 1},
     {10, "cluster_cp_async", DT_ALL, "sm_90+; 16-byte packs; no add",
      "a row over a cluster, each block's slice copied into shared memory by cp.async, normalized from there", 0,
-     supports_cluster_cp_async, launch_cluster_cp_async, 1},
+     supports_cluster_cp_async, launch_cluster_cp_async, 1, plan_cluster_cp_async},
     {11, "subwarp_persistent", DT_ALL, "C <= 128 16-byte packs; no add",
      "6's layout on a grid of resident blocks that walk the rows, the next row loaded early, w kept", 0,
-     supports_subwarp_persistent, launch_subwarp_persistent, 1},
+     supports_subwarp_persistent, launch_subwarp_persistent, 1, plan_subwarp_persistent},
     {12, "lean_split", DT_ALL, "plain; 16-byte; row <= 256 KB",
      "8's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start", 0,
-     supports_lean_split, launch_lean_split, 1},
+     supports_lean_split, launch_lean_split, 1, plan_lean_split},
     {13, "dispatch", DT_ALL, "any C; every variant",
-     "picks the kernel by rows, C, dtype and mode and says which ran", 1, supports_dispatch, launch_dispatch, 1},
+     "runs the rung of its rule of regimes at the rung's plan and says which ran", 1, supports_dispatch,
+     launch_dispatch, 1},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 

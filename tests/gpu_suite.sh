@@ -9,7 +9,7 @@
 #     shapes (and on kernel paths forced by flags); quick mode one memcheck pass of our kernels (cuDNN's engines are
 #     not ours, and slow under the sanitizer) at one small odd shape a program (BatchNorm: one a layout and mode),
 #     and memcheck of the rungs whose code only some shapes reach, at those shapes
-#   - the dispatchers' paths (expect_path: the tuned rows and the fallback rules), in both modes
+#   - the dispatchers' paths (expect_path: a point in every row of each rule of regimes), in both modes
 #   - the planted bugs (build/<op>_forward_bug<k>) are each reported FAIL with exit 1
 # and, once: timing mode writes CSV/JSON; the device inputs against cuRAND's host generator; --phases.
 # Usage: tests/gpu_suite.sh [quick|full]   (default full; quick: fewer shapes, one sanitizer pass).
@@ -82,25 +82,18 @@ check_path() {
 }
 # before_sm90 OUTPUT: true where a program's output (its first line, the device header) names a GPU before sm_90.
 before_sm90() { echo "$1" | head -n 1 | grep -Eq "\| sm_([0-8][0-9]) \|"; }
-# expect_path_gpu PROG KERNEL WANT_H100 WANT_H200 WANT_SM90 WANT_OLDER ARGS...: as check_path (with --check), and
-# the path line holds the WANT of this GPU: the H100 (80GB HBM3) and the H200 each their own (a point whose tuned
-# row is one GPU's alone), another sm_90+ GPU (clusters) WANT_SM90, an older one WANT_OLDER.
-expect_path_gpu() {
-    local prog=$1 kernel=$2 want_h100=$3 want_h200=$4 want90=$5 want_old=$6 out rc want first
-    shift 6
+# expect_path PROG KERNEL WANT_SM90 WANT_OLDER ARGS...: as check_path (with --check), and the path line holds WANT_SM90
+# on a GPU of sm_90 or later (clusters), WANT_OLDER on an older one.
+expect_path() {
+    local prog=$1 kernel=$2 want90=$3 want_old=$4 out rc want
+    shift 4
     out=$(./$prog $kernel --check "$@" 2>&1)
     rc=$?
     { log_head "$prog $kernel --check $* (exit $rc)"; echo "$out"; } >> "$LOG"
-    first=$(echo "$out" | head -n 1)
-    if before_sm90 "$first"; then want=$want_old
-    elif echo "$first" | grep -q "NVIDIA H100 80GB HBM3 |"; then want=$want_h100
-    elif echo "$first" | grep -q "NVIDIA H200 |"; then want=$want_h200
-    else want=$want90; fi
+    if before_sm90 "$(echo "$out" | head -n 1)"; then want=$want_old; else want=$want90; fi
     if [ $rc -eq 0 ] && echo "$out" | grep -qF "$want"; then pass "$prog $kernel $* runs '$want'"
     else fail "$prog $kernel $* (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 }
-# expect_path PROG KERNEL WANT_SM90 WANT_OLDER ARGS...: the same where every sm_90+ GPU wants WANT_SM90.
-expect_path() { expect_path_gpu "$1" "$2" "$3" "$3" "$3" "$4" "${@:5}"; }
 
 # check_kernels PROG KERNELS ARGS...: `PROG KERNELS --check ARGS` (KERNELS: all, or K1,K2,...) must exit 0 and
 # list every kernel it runs as OK or skipped.

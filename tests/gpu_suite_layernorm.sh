@@ -3,7 +3,7 @@
 # 7 x 1000, and memcheck of the rungs that were the dispatcher's paths (10, 11, 12) and of the dispatcher (17) at
 # small odd shapes.
 # Rungs: 1-9 the ladder, 10 subwarp_persistent, 11 cluster_row_regs, 12 latency_split, 13 odd_rows, 14 lean_split, 15 lean_one_pack,
-# 16 walk_rows, 17 dispatch (on sm_90 its table runs 7 and 10-16; its fallback rules 12, 10, 7, 11 or 9).
+# 16 walk_rows, 17 dispatch (its rule of regimes runs 7, 12, 13 and 15, and 9 where their rungs refuse).
 # Quick mode: every kernel in every dtype at three odd shapes (cuDNN, kernel 0, at the first: its plan costs
 # seconds a process), every dispatcher path, and the rungs' own sections at fp32 and bf16 (DTYPES; fp16 runs the
 # 16-bit code with its own conversions, which check_all covers), at fewer shapes and cluster sizes (quick_ends).
@@ -255,12 +255,15 @@ expect_path layernorm_forward 13 "; w, b after the sum" "; w, b after the sum" -
 done
 check_one 17 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
 check_one 17 --dtype bf16 -N 4 -C 65536 --input-mean 100
-expect_path layernorm_forward 17 "| path rung 12 latency_split: a row over 16 blocks" "| path rung 9 block_reread" -N 1 -C 65536
-# sm_90: the tuned row of fp32 4x4096 (the block-size sweep found rung 15 at 128 threads: 8 blocks a row, one pack
-# a thread); before: the rule, rung 12 in one block
-expect_path layernorm_forward 17 "| path rung 15 lean_one_pack: a row over 8 blocks of 128 threads" "| path rung 12 latency_split: a row over 1 block of" -N 4 -C 4096
-# sm_90: the tuned row of fp32 512x8192, rung 16 (resident blocks walk the rows); before: the rule, rung 11
-expect_path layernorm_forward 17 "| path rung 16 walk_rows: " "| path rung 11 cluster_row_regs" --dtype fp32 -N 512 -C 8192
+# The dispatcher's rule of regimes, a point well inside each region a problem reaches first (its features 1.5x or
+# more from the region's bounds at 100-170 SMs); before sm_90 a rung whose plan needs a cluster refuses, and the
+# region's next row (rung 9) runs.
+# a single long row (>= 4096 packs, rows an SM < 0.0221): rung 12 over 16 blocks
+expect_path layernorm_forward 17 "rung 12 latency_split" "rung 9 block_reread" -N 1 -C 65536
+# one row of 256-4096 packs: rung 15 over 8 blocks of one pack a thread
+expect_path layernorm_forward 17 "rung 15 lean_one_pack" "rung 9 block_reread" --dtype fp32 -N 1 -C 4096
+# many rows of >= 256 packs: rung 12 (fp32 512x8192: 2 blocks a row; bf16 16384x4096: one block a row)
+expect_path layernorm_forward 17 "rung 12 latency_split" "rung 9 block_reread" --dtype fp32 -N 512 -C 8192
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 17 -N 1 -C 65536
     sanitize_kernel $tool layernorm_forward 17 --dtype bf16 -N 3 -C 4104
@@ -280,19 +283,18 @@ if [ $rc -eq 0 ] && echo "$out" | grep -q "hot, graph replay, PDL" && grep -q ",
     pass "layernorm --hot and --hot --pdl: per-launch times, CSV shapes 4x4096:hot and 4x4096:hot:pdl, cuDNN skipped under --pdl"
 else fail "layernorm --hot / --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
-# the dispatcher at 16-bit C = 65536 with hundreds of rows: on sm_90 the tuned row of 1024x65536, the H200's own
-# (rung 11, a cluster of 4 blocks a row), else the shared row (rung 12 as a cluster of 8 blocks of 256 threads a
-# row, in its packed form: more clusters than fit at once); the re-read kernel (9) before; with --input-mean 1000 too
-expect_path_gpu layernorm_forward 17 "| path rung 12 latency_split: a row over 8 blocks of 256 threads, packed;" \
-    "| path rung 11 cluster_row_regs: cluster of 4 blocks a row" \
-    "| path rung 12 latency_split: a row over 8 blocks of 256 threads, packed;" "| path rung 9 block_reread" --dtype bf16 -N 300 -C 65536
+# the dispatcher at 16-bit C = 65536 with hundreds of rows: rung 12 as a cluster of 8 blocks of 256 threads a row
+# (in its packed form where more clusters than fit at once); the re-read kernel (9) before; --input-mean 1000 too
+expect_path layernorm_forward 17 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 300 -C 65536
 check_one 17 --dtype fp16 -N 300 -C 65536 --input-mean 1000
-expect_path layernorm_forward 17 "| path rung 12 latency_split: a row over 1 block of 128 threads" "| path rung 11 cluster_row_regs: one block a row" --dtype bf16 -N 16384 -C 4096
-# bf16 8192x768 on sm_90+: the row of that point, the H100's own (rung 7), the H200's own (rung 10), else the shared
-# row (rung 12, one block of 32 threads a row); 7 before sm_90
-expect_path_gpu layernorm_forward 17 "| path rung 7 subwarp_regs_vec" "| path rung 10 subwarp_persistent: " \
-    "| path rung 12 latency_split: a row over 1 block of 32" "| path rung 7 subwarp_regs_vec" --dtype bf16 -N 8192 -C 768
-expect_path layernorm_forward 17 "| path rung 13 odd_rows" "| path rung 9 block_reread" --dtype fp32 -N 1024 -C 4097
+expect_path layernorm_forward 17 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 16384 -C 4096
+# rows of < 256 packs: fewer than 1.414 rows an SM, 16-bit: rung 15 (one block a row); fp32: rung 7
+expect_path layernorm_forward 17 "rung 15 lean_one_pack" "rung 15 lean_one_pack" --dtype bf16 -N 16 -C 1024
+expect_path layernorm_forward 17 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 16 -C 512
+# more rows of < 256 packs: rung 7, in every dtype
+expect_path layernorm_forward 17 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 8192 -C 768
+# rows without 16-byte packs: rung 13 (here one block a row)
+expect_path layernorm_forward 17 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 1024 -C 4097
 
 # rung 10 (subwarp_persistent, C <= 128 16-byte packs), alone and through the dispatcher: many passes of the
 # resident grid over the rows, a last pass that ends inside a block, every lanes-per-row width (C = 4 .. 512),
@@ -317,8 +319,8 @@ done
 check_one 10 --dtype bf16 -N 64 -C 256 --hot --pdl
 check_one 17 --dtype fp32 -N 100003 -C 768
 check_one 17 --dtype bf16 -N 100003 -C 512
-# fp32 100003x500 through the dispatcher on sm_90: the nearest tuned row (32768x512), rung 7 at 64 threads
-expect_path layernorm_forward 17 "| path rung 7 subwarp_regs_vec" "| path rung 9 block_reread" --dtype fp32 -N 100003 -C 500
+# fp32 100003x500 through the dispatcher: rows of < 256 packs, many an SM: rung 7
+expect_path layernorm_forward 17 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 100003 -C 500
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 17 -N 5003 -C 256
     sanitize_kernel $tool layernorm_forward 10 -N 5003 -C 256 --block-size 128

@@ -78,18 +78,29 @@ fi
 planted rmsnorm_forward 5 -N 7 -C 1000 --fused-add
 planted rmsnorm_forward 5 -N 3 -C 4097 --fused-add --block-size 256
 
-# the dispatcher (13) says which kernel ran: 16-bit QK-norm heads on sm_90+ take the tuned row of the QK view,
-# 4096x32x128: the H200's own (rung 6), else the shared row (rung 11), and 6 before (the fallback rule: rows under
-# 512 B); for 64 rows of 256 KB on sm_90+, the tuned row of the nearest measured point, 1024x65536: the H100's own
-# row (8 over 16 blocks of 256 threads), else the shared row (7, a cluster of blocks of 256 threads); 4 before sm_90
-expect_path_gpu rmsnorm_forward 13 "| path rung 11 subwarp_persistent: " "| path rung 6 subwarp_rows: " \
-    "| path rung 11 subwarp_persistent: " "| path rung 6 subwarp_rows: " --dtype bf16 -N 64 --heads 32 --head-dim 128
-expect_path_gpu rmsnorm_forward 13 "| path rung 8 latency_split: a row over 16 blocks of 256" \
-    "| path rung 7 cluster_dsmem: cluster of " "| path rung 7 cluster_dsmem: cluster of " "| path rung 4 block2d_vec" -N 64 -C 65536
+# the dispatcher (13) says which rung ran: one problem well inside each row of its rule of regimes that a problem can
+# reach (packs a row and rows an SM at least 1.5x from the row's edges, so that a GPU of 100-170 SMs lands in the
+# same row); before sm_90 the cluster rungs (7, 8 over several blocks, 10) refuse and a later row runs
+expect_path rmsnorm_forward 13 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 1024 -C 4096 --fused-add
+expect_path rmsnorm_forward 13 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 16 -C 32768 --fused-add
+expect_path rmsnorm_forward 13 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 512 -C 65536 --fused-add
+expect_path rmsnorm_forward 13 "rung 9 odd_rows" "rung 9 odd_rows" --dtype fp32 -N 64 -C 4097
+expect_path rmsnorm_forward 13 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 4 -C 262147
+expect_path rmsnorm_forward 13 "rung 12 lean_split" "rung 12 lean_split" --dtype bf16 -N 64 -C 1024
+expect_path rmsnorm_forward 13 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 32768 -C 1024
+expect_path rmsnorm_forward 13 "rung 12 lean_split" "rung 12 lean_split" --dtype bf16 -N 8 -C 6144
+expect_path rmsnorm_forward 13 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 4096 -C 6144
+expect_path rmsnorm_forward 13 "rung 8 latency_split" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 16384
+expect_path rmsnorm_forward 13 "rung 10 cluster_cp_async" "rung 4 block2d_vec" --dtype fp32 -N 2 -C 262144
+expect_path rmsnorm_forward 13 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 64 --heads 32 \
+    --head-dim 128
+expect_path rmsnorm_forward 13 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 4096 --heads 32 --head-dim 128
+expect_path rmsnorm_forward 13 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp16 -N 5 --heads 3 --head-dim 64 \
+    --row-stride 201
 
-# kernel 8 by the dispatcher's rule (rows x blocks a row <= SMs): one block a row, clusters of 2 .. 16 blocks,
-# every dtype, odd C; --fused-add and the QK-norm view at few rows take the other kernels (and kernel 8 says
-# skipped). Quick mode: the dispatcher alone (every shape is in check_all's kernel 8 otherwise).
+# kernel 8's rows: one block a row, clusters of 2 .. 16 blocks, every dtype, odd C; --fused-add and the QK-norm view
+# at few rows take the other kernels (and kernel 8 says skipped). Quick mode: the dispatcher alone (every shape is in
+# check_all's kernel 8 otherwise).
 check_disp() { check_path rmsnorm_forward 13 "$@"; }
 SHAPES=("-N 1 -C 4096" "-N 3 -C 4104" "-N 40 -C 16384" "-N 20 -C 32768" "-N 10 -C 65536" "-N 1 -C 65536"
         "-N 8 -C 128256" "-N 1 -C 131072" "-N 2 -C 8" "-N 3 -C 4104 --weight-offset 1" "-N 3 -C 4104 --fused-add"
@@ -101,17 +112,14 @@ for dt in $DTYPES; do
         if [ "$QUICK" = 1 ]; then check_disp --dtype $dt $shape; else check_all rmsnorm_forward --dtype $dt $shape; fi
     done
 done
-# sm_90: the tuned row of fp32 1x65536 for plain launches (--check: not captured), rung 8 at 256 threads (16
-# blocks a row); before: the fallback rule, 4
-expect_path rmsnorm_forward 13 "| path rung 8 latency_split: a row over 16 blocks" "| path rung 4 block2d_vec" -N 1 -C 65536
-# --hot: the launches are captured in a graph, and there the dispatcher reads its captured rows (the hot times'
-# choice: fp32 4x8192, rung 12 at 128 threads, where plain launches take it at 64), validated through one replay of a
-# captured launch; before sm_90: the rule, 8 with the row in one block
+# --hot: the launches are captured in a graph and validated through one replay of a captured launch; fp32 4x8192
+# (2048 packs a row) is in the plain rows of rung 8: a row over 2 blocks of 256 threads, in one block of 512
+# before sm_90
 out=$(./rmsnorm_forward 13 -N 4 -C 8192 --hot --repeats 5 2>&1); rc=$?
 { log_head "rmsnorm_forward 13 -N 4 -C 8192 --hot (exit $rc)"; echo "$out"; } >> "$LOG"
-if before_sm90 "$(echo "$out" | head -n 1)"; then want="path rung 8 latency_split: a row over 1 block"; else want="path rung 12 lean_split: .*tuned 4x8192 captured"; fi
+if before_sm90 "$(echo "$out" | head -n 1)"; then want="path rung 8 latency_split: a row over 1 block"; else want="path rung 8 latency_split: a row over 2 blocks"; fi
 if [ $rc -eq 0 ] && echo "$out" | grep -q "$want" && ! echo "$out" | grep -q "| FAIL"; then
-    pass "rmsnorm 13 --hot: a captured launch takes the captured row, validated ('$want')"
+    pass "rmsnorm 13 --hot: a captured launch runs its regime's rung, validated ('$want')"
 else fail "rmsnorm 13 --hot (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 # kernel 9 (odd_rows): rows that start off a 16-byte boundary (odd C), a head, packs and a tail; one block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 131075: the longest row it takes), rows shorter than a pack, every dtype,

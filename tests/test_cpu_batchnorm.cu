@@ -382,99 +382,181 @@ static void test_supports(void) {
     }
 }
 
-// ---- the dispatcher: its tuned rows (results/ sweeps on sm_90), the catch-all rungs where no row's rung takes the
-// problem (no GPU here: no cooperative launch, no clusters, so 12, 11, 10 and 9 have no plan)
+// ---- the rungs' plans and the dispatcher's rule of regimes (no GPU here: no cooperative launch, no clusters, so
+// 6, 8-12 and 14 take nothing; the plans whose supports_ asks nothing of the device are checked against it)
 
-static int dispatch_rung(const bn_problem_t *p, int bs, int *rbs, char *why = NULL) {
+static int is_block_size(int bs) { return bs >= 32 && bs <= 1024 && bs % 32 == 0; }
+
+static void test_plans(void) {
+    const kernel_t *k = k_program.kernels;
+    int ok = 1;
+    for (int i = 0; i < k_program.n_kernels - 1; i++)
+        ok &= (k[i].plan != NULL) == (k[i].dtypes == DT_ALL && !k[i].own_block);
+    check("plans: every rung the dispatcher may run (fp32, fp16 and bf16, not picking its own block) has a plan; "
+          "the others and the dispatcher none", ok && k[15].plan == NULL);
+    const cudaDeviceProp saved = g_dev.prop;
+    g_dev.prop.multiProcessorCount = 132;
+    bn_problem_t p;
+    memset(&p, 0, sizeof p);
+    // plans whose supports_ needs no GPU (4, 5, 7, 13): the plan's block is one its supports_ takes, at many shapes
+    const long Ns[] = {1, 7, 64, 1031, 65536, 262144}, Cs[] = {1, 3, 16, 33, 256, 1000, 4096}, HWs[] = {1, 49, 196, 3136};
+    ok = 1;
+    int n = 0;
+    for (int d = DT_FP32; d <= DT_BF16; d++)
+        for (int l = LAYOUT_NC; l <= LAYOUT_NHWC; l++)
+            for (long hw : HWs)
+                for (long N : Ns)
+                    for (long C : Cs)
+                        for (int training = 0; training <= 1; training++) {
+                            if (l == LAYOUT_NC && hw != 1) continue;
+                            p.h.dtype = (dtype_t)d; p.layout = (bn_layout_t)l; p.training = training;
+                            p.N = N; p.C = C; p.H = hw; p.W = 1; p.HW = hw; p.M = N * hw;
+                            const int nchw = l == LAYOUT_NCHW;
+                            for (int i : {4, 5, 7, 13}) {
+                                if ((i == 13) != !training || (i == 7) != (nchw && training) ||
+                                    ((i == 4 || i == 5) && nchw))
+                                    continue;
+                                const int bs = k[i].plan(&p);
+                                const char *why = k[i].supports(&p, bs);
+                                if (!is_block_size(bs) || why) {
+                                    if (ok) fprintf(stderr, "  rung %d at %ldx%ldx%ld (%d): %d, %s\n", i, N, C, hw, l, bs,
+                                                    why ? why : "");
+                                    ok = 0;
+                                }
+                                n++;
+                            }
+                        }
+    check("plans: 4, 5, 7 and 13 plan a block size their supports_ takes (every layout, mode and dtype)", ok && n > 500,
+          "%d problems", n);
+    // the plans' values (132 SMs)
+    p.h.dtype = DT_BF16; p.layout = LAYOUT_NC; p.training = 1; p.H = p.W = p.HW = 1;
+    p.N = p.M = 64; p.C = 1024;
+    const int b4_64 = k[4].plan(&p);
+    p.N = p.M = 4096;
+    const int b4_4096 = k[4].plan(&p);
+    check("plans: 4 runs a warp for every 4 rows, up to 1024 (64 rows: 512; 4096 rows: 1024)",
+          b4_64 == 512 && b4_4096 == 1024, "%d %d", b4_64, b4_4096);
+    p.N = p.M = 4096; p.C = 8;
+    const int s_narrow = l2_sums_block(&p, 32, 256);
+    p.N = p.M = 65536; p.C = 256;
+    const int s_wide = l2_sums_block(&p, 32, 256), s_10 = l2_sums_block(&p, 1.0 / 8, 512);
+    p.N = p.M = 262144; p.C = 16;
+    const int s_tall = l2_sums_block(&p, 32, 256);
+    check("plans: 11, 12 and 14 at 16 threads a 16-byte pack of the row and a thread per 32 packs of the rows an SM "
+          "(bf16 4096x8: 32, 262144x16: 128, 65536x256: 256); 10 up to 512",
+          s_narrow == 32 && s_tall == 128 && s_wide == 256 && s_10 == 512, "%d %d %d %d", s_narrow, s_tall, s_wide, s_10);
+    p.training = 0; p.N = p.M = 64; p.C = 16;
+    const int b13_small = k[13].plan(&p);
+    p.layout = LAYOUT_NCHW; p.N = 4096; p.C = 256; p.H = p.W = 7; p.HW = 49; p.M = 4096 * 49;
+    const int b13_large = k[13].plan(&p);
+    p.training = 1;
+    const int b7_small = k[7].plan(&p);
+    p.H = p.W = 56; p.HW = 3136; p.M = 4096 * 3136;
+    const int b7_large = k[7].plan(&p);
+    check("plans: 13 at 64 threads where the launch is a few threads an SM, 256 at many waves; 7 at 32 threads for "
+          "7x7 planes, 128 for 56x56", b13_small == 64 && b13_large == 256 && b7_small == 32 && b7_large == 128,
+          "%d %d %d %d", b13_small, b13_large, b7_small, b7_large);
+    g_dev.prop = saved;
+}
+
+static void test_regimes(void) {
+    const int n = (int)(sizeof k_regimes / sizeof k_regimes[0]);
+    // the table's last rows: every packs a row, rows an SM and plane, every element size, packing and launch, and
+    // between them every BatchNorm variant; their rungs (13, 4, 7) take every problem of those variants
+    unsigned covered = 0;
+    int ok = n >= 4;
+    for (int i = n - 3; i < n; i++) {
+        const regime_t *r = &k_regimes[i];
+        ok &= r->bytes == 0 && r->packs16 < 0 && r->launches == 0 && r->packs_lo == 0 && r->packs_hi == RG_ANY &&
+              r->rows_lo == 0 && r->rows_hi == RG_ANY && r->plane_lo == 0 && r->plane_hi == RG_ANY;
+        covered |= r->variants;
+    }
+    const unsigned all = TVB(TV_BN_CL) | TVB(TV_BN_NCHW) | TVB(TV_BN_CL_INF) | TVB(TV_BN_NCHW_INF);
+    check("regimes: the last three rows hold every problem of the four variants", ok && (covered & all) == all, "%x",
+          covered);
+    const cudaDeviceProp saved = g_dev.prop;
+    g_dev.prop.multiProcessorCount = 132;
+    bn_problem_t p;
+    memset(&p, 0, sizeof p);
+    ok = 1;
+    int tried = 0;
+    for (int d = DT_FP32; d <= DT_BF16; d++)
+        for (int l = LAYOUT_NC; l <= LAYOUT_NHWC; l++)
+            for (long hw : {1L, 49L, 3136L})
+                for (long N : {1L, 7L, 1031L, 65536L})
+                    for (long C : {1L, 33L, 256L, 8192L})
+                        for (int training = 0; training <= 1; training++) {
+                            if ((l == LAYOUT_NC && hw != 1) || (l == LAYOUT_NCHW && hw == 1)) continue;
+                            p.h.dtype = (dtype_t)d; p.layout = (bn_layout_t)l; p.training = training;
+                            p.N = N; p.C = C; p.H = hw; p.W = 1; p.HW = hw; p.M = N * hw;
+                            const regime_key_t key = dispatch_key(&p);
+                            int held = 0;
+                            for (int i = n - 3; i < n; i++)
+                                if (regime_holds(&k_regimes[i], &key)) {
+                                    held = 1;
+                                    ok &= regime_supports(&p, k_regimes[i].rung, 0) == NULL;
+                                }
+                            ok &= held;
+                            tried++;
+                        }
+    check("regimes: at every problem tried one of the last rows holds it and its rung takes it at its plan's block",
+          ok, "%d problems", tried);
+    g_dev.prop = saved;
+}
+
+static int dispatch_rung(const bn_problem_t *p, int bs, int *at) {
     bn_choice_t c;
     dispatch_for(p, bs, &c);
-    *rbs = c.bs;
-    if (why) snprintf(why, sizeof c.why, "%s", c.why);
-    return c.k->number * (c.q == p ? 1 : -1);  // negative: the rung runs on the [N, C] view
+    *at = c.at;
+    return c.r ? c.r->rung * (c.q == p ? 1 : -1) : 0;  // negative: the rung runs on the [N, C] view
 }
 
 static void test_dispatch(void) {
-    bn_problem_t p;
-    memset(&p, 0, sizeof p);
-    p.N = 64; p.C = 32; p.H = p.W = p.HW = 1; p.M = 64; p.training = 0; p.h.dtype = DT_BF16;
     const kernel_t *d = &k_program.kernels[15];
     check("dispatch: the last kernel, its own block size, supports and launch", d->number == 15 && d->own_block == 1 &&
                                                                                d->supports && d->launch);
-    // a device of an architecture without rows (sm 0 here): the rows of the nearest one, sm_90's, whose rungs' checks
-    // pass over what this device cannot run (no cooperative launch, no clusters here: 9-12), the path naming them
-    int ok = 1, bs;
-    char w[56];
+    const cudaDeviceProp saved = g_dev.prop;
+    g_dev.prop.multiProcessorCount = 132;
+    bn_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.N = 64; p.C = 32; p.H = p.W = p.HW = 1; p.M = 64; p.training = 0; p.h.dtype = DT_BF16;
+    int ok = 1, at;
     for (int l = LAYOUT_NC; l <= LAYOUT_NHWC; l++) {
         p.layout = (bn_layout_t)l;
         const int want = l == LAYOUT_NCHW ? -13 : 13;  // NCHW with one pixel: the [N, C] view
-        ok &= dispatch_rung(&p, 0, &bs, w) == want && bs == 64 && !strcmp(w, "tuned 65536x256 of sm_90") &&
-              d->supports(&p, 0) == NULL;
-        ok &= dispatch_rung(&p, 128, &bs) == want && bs == 128;
+        ok &= dispatch_rung(&p, 0, &at) == want && k_regimes[at - 1].variants == TVB(TV_BN_CL_INF) &&
+              d->supports(&p, 0) == NULL && dispatch_rung(&p, 128, &at) == want;
     }
-    check("dispatch, another architecture: inference in every layout -> 13 at the nearest sm_90 row's block (NCHW "
-          "with H*W = 1 on the [N, C] view), a --block-size passed through", ok);
+    p.layout = LAYOUT_NCHW; p.H = p.W = 7; p.HW = 49; p.M = 64 * 49;
+    ok &= dispatch_rung(&p, 0, &at) == 13 && k_regimes[at - 1].variants == TVB(TV_BN_NCHW_INF);
+    check("dispatch: inference in every layout -> 13 by its variant's row (NCHW with H*W = 1 on the [N, C] view), a "
+          "--block-size passed through", ok);
     p.layout = LAYOUT_NHWC;
     const char *why = d->supports(&p, 512);
     check("dispatch: inference at --block-size 512 skips with 13's reason (no CUDA error)", why && strstr(why, "256"),
           "%s", why ? why : "NULL");
-    p.training = 1;
-    p.layout = LAYOUT_NCHW;
-    int r = dispatch_rung(&p, 0, &bs, w);
-    check("dispatch, another architecture: bf16 NCHW training with H*W = 1 -> the [N, C] view's nearest row a rung "
-          "here takes (4, 64x1024: 12-10 have no cooperative launch)", r == -4 && bs == 512 &&
-                                                                         !strcmp(w, "tuned 64x1024 of sm_90") &&
-                                                                         d->supports(&p, 0) == NULL, "%d %d %s", r, bs, w);
-    p.H = p.W = 56; p.HW = 3136; p.M = 64 * 3136;
-    r = dispatch_rung(&p, 0, &bs, w);
-    check("dispatch, another architecture: bf16 NCHW 64x32x56x56 -> 7 at 32 (9's rows need clusters), 1024 passed "
-          "through", r == 7 && bs == 32 && !strcmp(w, "tuned 256x512x49 of sm_90") && dispatch_rung(&p, 1024, &bs) == 7 &&
-                         bs == 1024, "%d %d %s", r, bs, w);
-    p.layout = LAYOUT_NHWC;
-    r = dispatch_rung(&p, 0, &bs, w);
-    check("dispatch, another architecture: NHWC training -> 4 at 512", r == 4 && bs == 512 && d->supports(&p, 0) == NULL,
-          "%d %d %s", r, bs, w);
-    p.layout = LAYOUT_NC; p.H = p.W = p.HW = 1; p.M = 64;
-    // the nearest architecture with rows: its own, else the nearest below, else above
-    const tuned_row_t archs[] = {{80, 4, TV_BN_CL, 1, 64, 64, 0, 5, 256}, {90, 4, TV_BN_CL, 1, 64, 64, 0, 5, 256},
-                                 {100, 4, TV_BN_CL, 1, 64, 64, 0, 5, 256}};
-    const cudaDeviceProp saved_prop = g_dev.prop;
-    int near[4];
-    const int devs[4][2] = {{8, 9}, {9, 5}, {7, 0}, {9, 0}};
-    for (int i = 0; i < 4; i++) {
-        g_dev.prop.major = devs[i][0], g_dev.prop.minor = devs[i][1];
-        near[i] = tuned_nearest_arch(archs, 3);
-    }
-    g_dev.prop = saved_prop;
-    check("dispatch: the rows of the nearest architecture: sm_89 -> 80, sm_95 -> 90, sm_70 -> 80, sm_90 -> 90; none "
-          "of no rows", near[0] == 80 && near[1] == 90 && near[2] == 80 && near[3] == 90 &&
-                            tuned_nearest_arch(archs, 0) == 0, "%d %d %d %d", near[0], near[1], near[2], near[3]);
-
-    // sm_90: the tuned rows; a row whose rung has no plan here (10-12: no cooperative launch) is passed over for the
-    // nearest that takes it (9's check asks the runtime, which is not here: no problem below reaches a row of 9)
-    const cudaDeviceProp saved = g_dev.prop;
-    g_dev.prop.major = 9, g_dev.prop.minor = 0;
-    p.layout = LAYOUT_NCHW; p.h.dtype = DT_FP32;
-    p.N = 256; p.C = 512; p.H = p.W = 7; p.HW = 49; p.M = 256 * 49;
-    r = dispatch_rung(&p, 0, &bs, w);
-    check("dispatch sm_90: fp32 NCHW 256x512x7x7 -> its tuned row, 7 at 32", r == 7 && bs == 32 &&
-                                                                                 !strcmp(w, "tuned 256x512x49"), "%d %d %s", r, bs, w);
-    p.N = 200; p.C = 600;
-    r = dispatch_rung(&p, 0, &bs, w);
-    check("dispatch sm_90: fp32 NCHW 200x600x7x7 -> the nearest point's row (256x512x49)", r == 7 && bs == 32 &&
-                                                                                               !strcmp(w, "tuned 256x512x49"), "%d %d %s", r, bs, w);
-    p.layout = LAYOUT_NC; p.h.dtype = DT_BF16;
-    p.N = 64; p.C = 1024; p.H = p.W = p.HW = 1; p.M = 64;
-    r = dispatch_rung(&p, 0, &bs, w);
-    check("dispatch sm_90: bf16 [64, 1024] -> its tuned row, 4 at 512", r == 4 && bs == 512 && !strcmp(w, "tuned 64x1024"),
-          "%d %d %s", r, bs, w);
-    p.N = 65536; p.C = 256; p.M = 65536;
-    r = dispatch_rung(&p, 0, &bs, w);
-    check("dispatch sm_90: bf16 [65536, 256], whose row's 12 has no cooperative launch here -> the nearest row of a "
-          "rung that takes it (4, 64x1024)", r == 4 && !strcmp(w, "tuned 64x1024"), "%d %d %s", r, bs, w);
-    p.training = 0;
-    r = dispatch_rung(&p, 0, &bs, w);
-    check("dispatch sm_90: bf16 [65536, 256] inference -> 13 at its row's block", r == 13 && bs == 64 &&
-                                                                                    !strcmp(w, "tuned 65536x256"), "%d %d %s", r, bs, w);
+    // training: a row whose rung takes nothing here (14, 9: no cooperative launch, no clusters) is passed over for
+    // the next row that holds the problem
+    p.training = 1; p.layout = LAYOUT_NC; p.H = p.W = p.HW = 1;
+    p.N = p.M = 64; p.C = 1024;
+    int r = dispatch_rung(&p, 0, &at);
+    check("dispatch: bf16 [64, 1024] (0.5 rows an SM) -> 4 by regime 1", r == 4 && at == 1, "%d %d", r, at);
+    p.N = p.M = 65536; p.C = 256;
+    r = dispatch_rung(&p, 0, &at);
+    check("dispatch: bf16 [65536, 256], whose regime's 14 has no cooperative launch here -> the catch-all 4",
+          r == 4 && at > 2 && k_regimes[at - 1].rows_hi == RG_ANY && k_regimes[at - 1].rows_lo == 0, "%d %d", r, at);
+    p.layout = LAYOUT_NCHW; p.N = 1; p.H = p.W = p.HW = 1; p.M = 1;
+    r = dispatch_rung(&p, 0, &at);
+    check("dispatch: bf16 NCHW training with H*W = 1 -> the [N, C] view's rows (4)", r == -4, "%d %d", r, at);
+    p.h.dtype = DT_FP32; p.N = 512; p.C = 32; p.H = p.W = 7; p.HW = 49; p.M = 512 * 49;
+    r = dispatch_rung(&p, 0, &at);
+    const int n = (int)(sizeof k_regimes / sizeof k_regimes[0]);
+    check("dispatch: fp32 NCHW 512x32x7x7 (124 rows an SM, 8 packs of channels) -> 7 by a derived row", r == 7 &&
+          at <= n - 3, "%d %d", r, at);
+    p.N = 8; p.C = 16; p.H = p.W = 28; p.HW = 784; p.M = 8 * 784;
+    r = dispatch_rung(&p, 0, &at);
+    check("dispatch: fp32 NCHW 8x16x28x28, whose regime's 9 needs clusters -> the catch-all 7", r == 7 && at == n,
+          "%d %d", r, at);
     g_dev.prop = saved;
 }
 
@@ -740,6 +822,8 @@ int main(void) {
     test_inference();
     test_describe();
     test_supports();
+    test_plans();
+    test_regimes();
     test_dispatch();
     test_cudnn_slot();
     test_parsing();

@@ -274,17 +274,15 @@ static void test_registry(void) {
     int pdl = 1;
     for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 17);
     check("registry: the templated kernels 6-17 take --pdl, the others do not", pdl);
-    // the dispatcher's table: each row runs a rung of the ladder below it, through that rung's own launcher
-    const int nd = (int)(sizeof k_dispatch / sizeof k_dispatch[0]);
-    int rows_ok = nd == 5, order[5] = {12, 10, 7, 11, 9};
-    for (int i = 0; i < nd && rows_ok; i++) {
-        const dispatch_rule_t *r = &k_dispatch[i];
-        const kernel_t *k = &k_program.kernels[r->rung];
-        rows_ok &= r->rung == order[i] && k->number == r->rung && strcmp(k->name, r->name) == 0 &&
-                   k->launch == r->launch && k->supports == r->supports && r->when && r->block;
+    // the rungs the dispatcher may choose (6-16): a plan exactly where the kernel does not pick its own block size
+    int plans = 1;
+    for (int i = 0; i < k_program.n_kernels; i++) {
+        const kernel_t *k = &k_program.kernels[i];
+        plans &= (k->plan != NULL) == (i >= 6 && i <= 16 && !k->own_block);
     }
-    check("dispatch: its table calls rungs 12, 10, 7, 11, 9 through their registry launchers, last row 'anything else'",
-          rows_ok && strcmp(k_dispatch[nd - 1].when, "anything else") == 0);
+    check("registry: rungs 6, 7, 9, 10, 12, 14, 15 and 16 have a plan; own_block rungs (8, 11, 13) and the rest none",
+          plans && k_program.kernels[8].own_block && k_program.kernels[11].own_block &&
+              k_program.kernels[13].own_block);
 }
 
 // ---- kernel 0 (cuDNN) without a GPU: the slot, and the norm-forward operation cuDNN is given finalizes for
@@ -399,6 +397,95 @@ static void test_walk_rows(void) {
     check("rung 16 skips rows without 16-byte packs, rows over one block of 512 x 4 packs, and too few threads", said);
 }
 
+// ---- the plans (block sizes by rows an SM: the device's SMs given, no device asked)
+
+static void test_plans(void) {
+    g_dev.prop.multiProcessorCount = 132;
+    // rung 6: about an element a thread below SMs rows, two up to 8 rows an SM, four beyond; supports_ (no device
+    // asked) takes each of them
+    const struct { dtype_t d; long N, C; int bs; } r6[] = {
+        {DT_FP32, 1, 1024, 1024}, {DT_FP32, 64, 256, 256}, {DT_FP32, 512, 256, 128}, {DT_FP32, 4096, 4096, 1024},
+        {DT_FP32, 32768, 8192, 1024}, {DT_BF16, 4096, 1024, 256}, {DT_FP32, 1, 16384, 1024}, {DT_FP16, 8, 64, 64}};
+    int ok6 = 1;
+    for (const auto &c : r6) {
+        ln_problem_t p = plan_problem(c.d, c.N, c.C);
+        const int bs = plan_block_row_regs(&p);
+        ok6 &= bs == c.bs && !supports_block_row_regs(&p, bs);
+    }
+    check("plan: rung 6 by rows an SM, at least C / 16 threads, and its supports_ takes it", ok6);
+    // rung 9 takes every problem: its plan is a power of two in [32, 1024] a row's packs a thread or more
+    const struct { dtype_t d; long N, C; int bs; } r9[] = {
+        {DT_FP32, 1, 65536, 1024}, {DT_FP32, 512, 32768, 1024}, {DT_BF16, 4096, 1024, 32}, {DT_FP32, 64, 2048, 512},
+        {DT_BF16, 512, 4096, 256}, {DT_FP32, 7, 3, 32}, {DT_BF16, 32768, 1025, 512}};
+    int ok9 = 1;
+    for (const auto &c : r9) {
+        ln_problem_t p = plan_problem(c.d, c.N, c.C);
+        ok9 &= plan_block_reread(&p) == c.bs;
+    }
+    check("plan: rung 9, a pack a thread below SMs rows, two up to 8 rows an SM, four beyond (32..1024)", ok9);
+    check("plan: rung 7 at 128 threads, 256 for rows of more than 128 packs; rung 10 at 64, 256 from 8 rows an SM",
+          subwarp_regs_vec_bs(32) == 128 && subwarp_regs_vec_bs(128) == 128 && subwarp_regs_vec_bs(256) == 256 &&
+              subwarp_persistent_bs(0.5) == 64 && subwarp_persistent_bs(7.9) == 64 &&
+              subwarp_persistent_bs(8) == 256);
+    check("plan: rung 12 (4 packs a thread): rows >= SMs a block a row up to 256 threads; fewer: 32, 128 or 256",
+          latency_split_bs(1024, 31) == 256 && latency_split_bs(182, 248) == 64 && latency_split_bs(8192, 31) == 256 &&
+              latency_split_bs(16, 0.5) == 32 && latency_split_bs(2048, 0.5) == 128 &&
+              latency_split_bs(8192, 0.01) == 256 && latency_split_bs(32768, 0.01) == 512);
+    check("plan: rung 14 (2 packs a thread): 64-256 below SMs rows, <= 128 up to 8 rows an SM, a block a row beyond",
+          lean_split_bs(8, 0.5) == 64 && lean_split_bs(1024, 0.01) == 256 && lean_split_bs(1024, 3.9) == 128 &&
+              lean_split_bs(1024, 31) == 512 && lean_split_bs(16384, 0.01) == 512);
+    check("plan: rung 15 (1 pack a thread): a block a row from SMs rows or to 256 packs, else about 8 blocks",
+          lean_one_pack_bs(256, 0.01) == 256 && lean_one_pack_bs(512, 0.01) == 128 &&
+              lean_one_pack_bs(2048, 0.5) == 256 && lean_one_pack_bs(512, 248) == 512 &&
+              lean_one_pack_bs(8192, 3.9) == 512);
+    // the split rungs' plans hold the row in at most 16 blocks of at most 512 threads (what their supports_ asks
+    // beside the device), rung 16's in one block (walk_rows_plan takes it)
+    int split_ok = 1;
+    for (long nvec = 1; nvec <= 32768; nvec *= 2)
+        for (double r = 0.004; r < 20000; r *= 4) {
+            const int b12 = latency_split_bs(nvec, r), b15 = lean_one_pack_bs(nvec, r);
+            const int b14 = lean_split_bs(nvec > 16384 ? 16384 : nvec, r);
+            split_ok &= b12 >= 32 && b12 <= 512 && 16L * b12 * SPLIT_PACKS >= nvec;
+            split_ok &= b14 >= 32 && b14 <= 512 && 16L * b14 * LEAN_PACKS >= (nvec > 16384 ? 16384 : nvec);
+            if (nvec <= 8192) split_ok &= b15 >= 32 && b15 <= 512 && 16L * b15 >= nvec;
+        }
+    int walk_ok = 1;
+    for (long C = 8; C <= 16384; C *= 2) {
+        ln_problem_t p = plan_problem(DT_BF16, 64, C);
+        walk_ok &= walk_rows_plan(C / 8, plan_walk_rows(&p)) == plan_walk_rows(&p);
+    }
+    check("plan: rungs 12, 14 and 15 hold the row in <= 16 blocks of <= 512 threads; rung 16's plan is its own rule",
+          split_ok && walk_ok);
+}
+
+// ---- the rule of regimes: its last row takes every problem of every variant, and its rung every problem
+
+static void test_regimes(void) {
+    const int n = (int)(sizeof k_regimes / sizeof k_regimes[0]);
+    const regime_t *last = &k_regimes[n - 1];
+    const kernel_t *k = ladder_rung(last->rung);
+    int holds = 1;
+    for (int bytes = 2; bytes <= 4; bytes += 2)
+        for (int packs16 = 0; packs16 <= 1; packs16++)
+            for (int launch = TL_PLAIN; launch <= TL_CAPTURED; launch++)
+                for (double packs = 0.125; packs < 1e6; packs *= 3)
+                    for (double rows_sm = 1e-3; rows_sm < 1e6; rows_sm *= 5) {
+                        const regime_key_t key = {bytes, packs16, TV_PLAIN, launch, packs, rows_sm, 1};
+                        holds &= regime_holds(last, &key);
+                    }
+    check("regimes: the last row holds every problem, and its rung (9) runs any C in every dtype with no check",
+          n >= 2 && holds && last->rung == 9 && k->supports == NULL && k->dtypes == DT_ALL && k->plan != NULL,
+          "%d rows, last rung %d", n, last->rung);
+    int rungs_ok = 1;
+    for (int i = 0; i < n; i++) {
+        const kernel_t *r = ladder_rung(k_regimes[i].rung);
+        rungs_ok &= k_regimes[i].rung >= 6 && k_regimes[i].rung < LN_DISPATCHER && r->number == k_regimes[i].rung &&
+                    (r->dtypes & DT_BIT(DT_BF16)) && (r->own_block || r->plan) && k_regimes[i].when;
+    }
+    check("regimes: every row runs a rung of 6-16 that takes 16-bit types, with a plan unless it picks its own",
+          rungs_ok);
+}
+
 int main(void) {
     test_reference_hand_cases();
     test_reference_oracle();
@@ -412,5 +499,7 @@ int main(void) {
     test_lean_split();
     test_lean_one_pack();
     test_walk_rows();
+    test_plans();
+    test_regimes();
     return test_summary();
 }

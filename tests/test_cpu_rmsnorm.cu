@@ -1,7 +1,7 @@
 // CPU tests (no GPU needed) of rmsnorm_forward: the reference (hand-checked cases, an independent float64
 // oracle, weight offset, fused add with the dtype rounding of the residual, the strided QK-norm view), the
-// shape strings and counted bytes, the launch plans (pack width, lanes per row, cluster size, dispatcher, the
-// lookup of its tuned rows), option parsing (accepting paths; the error exits are tested from the shell) and the
+// shape strings and counted bytes, the launch plans (pack width, lanes per row, cluster size, each rung's block
+// size under the dispatcher, the dispatcher's rule of regimes), option parsing (accepting paths; the error exits are tested from the shell) and the
 // registry.
 // Prints one line per test ("PASS name" / "FAIL name: why") and exits non-zero on failure; tests/run_tests.sh
 // counts the lines. The validator and the input generator are common.h's, tested by test_cpu_layernorm.
@@ -341,7 +341,7 @@ static void test_parsing_and_shapes(void) {
     reset_options();
 }
 
-// ---- launch plans (pure functions: the dispatcher's rules, documented by example)
+// ---- launch plans (pure functions, documented by example)
 
 // A plain problem (or a strided view of rows of C every S) as the planners see it: dtype, rows, C, S.
 static rms_problem_t plan_problem(dtype_t d, long N, long C, long S) {
@@ -354,22 +354,6 @@ static rms_problem_t plan_problem(dtype_t d, long N, long C, long S) {
     p.s.H = 1;
     return p;
 }
-// The dispatcher's choice (kernel, block size) and the plan of that kernel at it.
-typedef struct { int kernel, vec, bs, packs, tpr, cl; } d_plan;
-static d_plan dplan(dtype_t d, long C, long S, int clusters, int req_bs) {
-    rms_problem_t p = plan_problem(d, 1000, C, S);
-    rms_dispatch_in_t in = dispatch_in(&p, req_bs, clusters, 0);
-    d_plan r;
-    memset(&r, 0, sizeof r);
-    const rms_dispatch_row_t *row = dispatch_pick(&in, &r.bs);
-    r.kernel = row->kernel;
-    r.vec = in.vec;
-    if (r.kernel == 5) r.packs = rowreg_packs(in.nvec, r.bs, ROWREG_MAX_PACKS);
-    if (r.kernel == 6) r.tpr = subwarp_tpr(in.nvec);
-    if (r.kernel == 7) cluster_plan(in.nvec, r.bs, &r.cl, &r.packs);
-    return r;
-}
-
 static void test_plans(void) {
     check("plan: pack width divides C and the stride, 16 bytes when it can",
           vec_width_for(DT_FP32, 4096, 4096) == 4 && vec_width_for(DT_BF16, 64, 200) == 8 &&
@@ -397,57 +381,6 @@ static void test_plans(void) {
     ok &= !cluster_plan(65537, 1024, &cl, &packs) && !cluster_plan(4097, 64, &cl, &packs);
     check("plan: kernel 7 cluster size (4 packs a thread, else 8 blocks x 8 packs)", ok);
 
-    // the dispatcher's table by example: on a GPU of 0 SMs (no device here) the latency row never holds, and
-    // the cluster row checks its rule, not whether the launch fits (ask_device 0)
-    d_plan p = dplan(DT_FP32, 512, 512, 1, 0);
-    check("dispatch: fp32 C 512 -> 11, 32 threads", p.kernel == 11 && p.bs == 32 && p.vec == 4);
-    p = dplan(DT_FP32, 64, 64, 1, 0);
-    check("dispatch: fp32 C 64 (256 B) -> 6, 4 lanes a row, 256 threads", p.kernel == 6 && p.tpr == 4 && p.bs == 256);
-    p = dplan(DT_FP32, 768, 768, 1, 0);
-    check("dispatch: fp32 C 768 -> 5 registers, 128 threads x 2 packs", p.kernel == 5 && p.bs == 128 && p.packs == 2);
-    p = dplan(DT_BF16, 768, 768, 1, 0);
-    check("dispatch: bf16 C 768 -> 11, 32 threads", p.kernel == 11 && p.bs == 32 && p.vec == 8);
-    p = dplan(DT_BF16, 2056, 2056, 1, 0);
-    check("dispatch: bf16 C 2056 -> 5 registers, 256 threads x 2 packs", p.kernel == 5 && p.bs == 256 && p.packs == 2);
-    p = dplan(DT_BF16, 128, 12288, 1, 0);
-    check("dispatch: QK-norm bf16 head_dim 128 -> 6, 4 lanes a row", p.kernel == 6 && p.tpr == 4 && p.vec == 8);
-    p = dplan(DT_FP32, 4096, 4096, 1, 0);
-    check("dispatch: fp32 C 4096 -> 5 registers, 512 threads x 2 packs", p.kernel == 5 && p.bs == 512 && p.packs == 2);
-    p = dplan(DT_FP32, 32768, 32768, 1, 0);
-    check("dispatch: fp32 C 32768 -> 5 registers, 1024 threads x 8 packs", p.kernel == 5 && p.bs == 1024 && p.packs == 8);
-    p = dplan(DT_BF16, 2048, 2048, 1, 0);
-    check("dispatch: bf16 C 2048 -> 5 registers, 128 threads x 2 packs", p.kernel == 5 && p.bs == 128 && p.packs == 2);
-    p = dplan(DT_BF16, 4096, 4096, 1, 0);
-    check("dispatch: bf16 C 4096 -> 5 registers, 256 threads x 2 packs", p.kernel == 5 && p.bs == 256 && p.packs == 2 && p.vec == 8);
-    p = dplan(DT_FP32, 65536, 65536, 1, 0);
-    check("dispatch: fp32 C 65536 with clusters -> 7, 8 blocks of 256 x 8 packs",
-          p.kernel == 7 && p.cl == 8 && p.bs == 256 && p.packs == 8);
-    p = dplan(DT_FP32, 65536, 65536, 0, 0);
-    check("dispatch: fp32 C 65536 without clusters -> 4, 1024 threads", p.kernel == 4 && p.bs == 1024);
-    p = dplan(DT_BF16, 65536, 65536, 1, 0);
-    check("dispatch: bf16 C 65536 -> 5 registers, 1024 threads x 8 packs", p.kernel == 5 && p.bs == 1024 && p.packs == 8);
-    p = dplan(DT_BF16, 131072, 131072, 1, 0);
-    check("dispatch: bf16 C 131072 (256 KB) with clusters -> 7, 8 blocks of 256", p.kernel == 7 && p.cl == 8 && p.bs == 256);
-    p = dplan(DT_FP32, 4097, 4097, 1, 0);
-    check("dispatch: fp32 C 4097 (no 16-byte packs) -> 4 with scalar packs, 256 threads",
-          p.kernel == 4 && p.vec == 1 && p.bs == 256);
-    p = dplan(DT_FP16, 3, 3, 1, 0);
-    check("dispatch: C 3 -> 6, one lane a row", p.kernel == 6 && p.tpr == 1);
-    p = dplan(DT_FP32, 4096, 4096, 1, 64);
-    check("dispatch: a --block-size the register path cannot hold falls through to 4", p.kernel == 4 && p.bs == 64);
-    p = dplan(DT_FP32, 4096, 4096, 1, 512);
-    check("dispatch: a --block-size is passed to the kernel", p.kernel == 5 && p.bs == 512 && p.packs == 2);
-    // the table names the kernels the registry names, with their launchers and supports checks
-    int ok2 = 1;
-    for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++) {
-        const rms_dispatch_row_t *r = &k_dispatch[i];
-        const kernel_t *k = &k_kernels[r->kernel];
-        ok2 &= k->number == r->kernel && strcmp(k->name, r->name) == 0 && k->launch == r->launch &&
-               k->supports == r->supports && r->kernel < 12 && r->when && r->block;
-    }
-    ok2 &= k_dispatch[sizeof k_dispatch / sizeof k_dispatch[0] - 1].holds == when_any;
-    check("dispatch: each row of the table runs a kernel of the registry (its name, launch and supports); the last "
-          "row holds always", ok2);
     // kernel 8's own plan (split_row_plan), rows of one block (no cluster: no device needed)
     rms_problem_t q = plan_problem(DT_BF16, 4, 4096, 4096);
     int lcl = 0, lbs = latency_split_plan(&q, 0, &lcl);
@@ -512,133 +445,168 @@ static void test_cp_async_plan(void) {
           why_fused && strstr(why_fused, "no --fused-add") && why_packs && strstr(why_packs, "needs 16-byte packs"));
 }
 
-// ---- the tuned rows' lookup (harness/dispatch.h): nearest measured point, PDL rows for PDL launches only
+// ---- the rungs' plans (their block size under the dispatcher) and the rule of regimes, on a GPU of 132 SMs (no
+// device: g_dev's SM count set by hand; the plans' pure formulas, <rung>_bs, and the parts of the rungs' checks
+// that need no GPU)
 
-static const char *takes_all(const void *, int, int) { return NULL; }
-static const char *refuses_5(const void *, int rung, int) { return rung == 5 ? "no" : NULL; }
-static void test_tuned_pick(void) {
-    const tuned_row_t rows[] = {
-        {90, 4, TV_PLAIN, 1, 64, 768, 0, 6, 64},  {90, 4, TV_PLAIN, 1, 64, 768, 1, 5, 128},
-        {90, 4, TV_PLAIN, 1, 16, 768, 0, 7, 256}, {80, 4, TV_PLAIN, 1, 64, 768, 0, 4, 512},
-        {90, 4, TV_PLAIN, 1, 64, 768, TL_CAPTURED, 8, 256},
-    };
-    const int n = (int)(sizeof rows / sizeof rows[0]);
-    const cudaDeviceProp saved = g_dev.prop;
-    g_dev.prop.major = 9, g_dev.prop.minor = 0;
-    tuned_key_t k = {4, TV_PLAIN, 1, 64, 768, 0};
-    k.captured = 1;
-    const tuned_row_t *captured = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    k.pdl = 1;
-    const tuned_row_t *captured_pdl = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    k.pdl = 0, k.N = 16;
-    const tuned_row_t *captured_other = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    k.captured = 0, k.N = 64;
-    const tuned_row_t *plain = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    k.pdl = 1;
-    const tuned_row_t *pdl = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    const tuned_row_t *pdl_refused = tuned_pick(rows, n, &k, 128, NULL, refuses_5);  // (a new key: the answer is kept)
-    k.N = 16;
-    const tuned_row_t *pdl_other = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    k.pdl = 0, k.N = 48;
-    const tuned_row_t *near = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    g_dev.prop.major = 8;
-    k.N = 64;
-    const tuned_row_t *sm80 = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    k.bytes = 2;
-    const tuned_row_t *none = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    g_dev.prop = saved;
-    check("tuned rows: a plain launch takes the plain row of its point, a PDL launch the PDL row",
-          plain == &rows[0] && pdl == &rows[1]);
-    check("tuned rows: a PDL launch whose PDL row's rung refuses takes the plain row of the point",
-          pdl_refused == &rows[0]);
-    check("tuned rows: a PDL launch at a point without a PDL row takes its plain row, not a PDL row further off",
-          pdl_other == &rows[2]);
-    check("tuned rows: the nearest point decides (N 48 -> 64, not 16); plain launches never read PDL rows",
-          near == &rows[0]);
-    check("tuned rows: the device's architecture only; none of the element size -> NULL (the fallback rules)",
-          sm80 == &rows[3] && none == NULL);
-    check("tuned rows: a captured launch takes its point's captured row, a captured PDL launch the PDL row first",
-          captured == &rows[4] && captured_pdl == &rows[1]);
-    check("tuned rows: a captured launch at a point without a captured row takes its plain row", captured_other == &rows[2]);
+static rms_problem_t qk_problem(dtype_t d, long tokens, long H, long D, long S) {
+    rms_problem_t p = plan_problem(d, tokens * H, D, S);
+    p.s.tokens = tokens;
+    p.s.H = H;
+    p.s.qk = 1;
+    return p;
 }
 
-// A GPU's own row of a point: the device of that name takes it (if its rung takes the problem), every other GPU
-// the shared row; an own row is never the nearest point by itself.
-static const char *refuses_9(const void *, int rung, int) { return rung == 9 ? "no" : NULL; }
-static void test_tuned_own_rows(void) {
-    const tuned_row_t rows[] = {
-        {90, 4, TV_PLAIN, 1, 64, 768, 0, 6, 64},
-        {90, 4, TV_PLAIN, 1, 64, 768, 0, 9, 32, "GPU B"},
-        {90, 4, TV_PLAIN, 1, 16, 768, 0, 7, 256},
-        {90, 4, TV_PLAIN, 1, 18, 768, 0, 5, 128, "GPU B"},  // (no shared row at 18x768: never read)
-    };
-    const int n = (int)(sizeof rows / sizeof rows[0]);
+static void test_rung_plans(void) {
     const cudaDeviceProp saved = g_dev.prop;
-    g_dev.prop.major = 9, g_dev.prop.minor = 0;
-    snprintf(g_dev.prop.name, sizeof g_dev.prop.name, "GPU B");
-    tuned_key_t k = {4, TV_PLAIN, 1, 48, 768, 0};
-    const tuned_row_t *own = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    const tuned_row_t *own_refused = tuned_pick(rows, n, &k, 64, NULL, refuses_9);  // (a new key: the answer is kept)
-    k.N = 18;
-    const tuned_row_t *b18 = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    snprintf(g_dev.prop.name, sizeof g_dev.prop.name, "GPU A");
-    k.N = 50;
-    const tuned_row_t *other = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    k.pdl = 1;
-    const tuned_row_t *other_pdl = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    char why[32];
-    tuned_describe(&rows[1], why, sizeof why);
+    g_dev.prop.multiProcessorCount = 132;
+    rms_problem_t p;
+    // by example (the formulas of the plans' comments)
+    p = plan_problem(DT_BF16, 4096, 4096, 4096);  // 512 packs, 31 rows an SM: 2048 / 31 -> 64, at least 128 (C / 32)
+    int b5a = block_row_cache_bs(&p);
+    p = plan_problem(DT_FP32, 1, 8192, 8192);  // 2048 packs, one row: a pack a thread up to 1024
+    int b5b = block_row_cache_bs(&p);
+    p = plan_problem(DT_FP32, 512, 11584, 11584);  // 2896 packs, 3.9 rows an SM: 512 (2048 / 3.9), >= C / 32 = 362
+    int b5c = block_row_cache_bs(&p);
+    check("plan: kernel 5 at bf16 4096x4096 128 threads, fp32 1x8192 1024, fp32 512x11584 512", b5a == 128 &&
+          b5b == 1024 && b5c == 512, "%d %d %d", b5a, b5b, b5c);
+    p = plan_problem(DT_BF16, 32768, 256, 256);  // 4 lanes a row x 248 rows an SM x 4 -> 256
+    int b6a = subwarp_rows_bs(&p);
+    p = plan_problem(DT_BF16, 8, 256, 256);
+    int b6b = subwarp_rows_bs(&p);
+    check("plan: kernel 6 at 256 threads for many rows, 64 for few", b6a == 256 && b6b == 64, "%d %d", b6a, b6b);
+    p = plan_problem(DT_FP32, 8, 65536, 65536);  // 16384 packs, few rows: 8 blocks x 32 packs a thread -> 512
+    int b7a = cluster_dsmem_bs(&p);
+    p = plan_problem(DT_BF16, 512, 131072, 131072);  // 16384 packs, 3.9 rows an SM: 64 packs a thread -> 256
+    int b7b = cluster_dsmem_bs(&p);
+    check("plan: kernel 7 at fp32 8x65536 512 threads, bf16 512x131072 256", b7a == 512 && b7b == 256, "%d %d", b7a,
+          b7b);
+    p = plan_problem(DT_FP32, 4, 8192, 8192);  // 2048 packs, few rows: 2 packs a thread, at most 256
+    int b8a = latency_split_bs(&p), b12a = lean_split_bs(&p);
+    p = plan_problem(DT_FP32, 2, 262144, 262144);  // 65536 packs: 16 blocks need 1024, at most 512
+    int b8b = latency_split_bs(&p);
+    p = plan_problem(DT_BF16, 32768, 704, 704);  // 88 packs, many rows: 4 packs a thread (32), 2 for 12 (64)
+    int b8c = latency_split_bs(&p), b12c = lean_split_bs(&p);
+    check("plan: kernels 8 and 12 at fp32 4x8192 256 threads; 8 at 2x262144 512; bf16 32768x704 32 and 64",
+          b8a == 256 && b12a == 256 && b8b == 512 && b8c == 32 && b12c == 64, "%d %d %d %d %d", b8a, b12a, b8b, b8c,
+          b12c);
+    p = plan_problem(DT_BF16, 1, 131072, 131072);
+    int b10 = cluster_cp_async_bs(&p), b4 = plan_block2d_vec(&p);
+    check("plan: kernel 10 at most 512 threads, kernel 4 a pack a thread up to 1024", b10 == 512 && b4 == 1024,
+          "%d %d", b10, b4);
+
+    // over a grid of problems: each plan a power of two of 32..1024 that its rung's limits take
+    const long Cs[] = {8, 64, 88, 128, 704, 1024, 2896, 4096, 4097, 16384, 32768, 65536, 131072};
+    const long Ns[] = {1, 8, 512, 4096, 262144};
+    int ok4 = 1, ok5 = 1, ok6 = 1, ok7 = 1, ok8 = 1, ok10 = 1, ok12 = 1;
+    char bad[160] = "";
+    for (int d = 0; d < DT_COUNT; d++)
+        for (size_t i = 0; i < sizeof Cs / sizeof Cs[0]; i++)
+            for (size_t j = 0; j < sizeof Ns / sizeof Ns[0]; j++) {
+                p = plan_problem((dtype_t)d, Ns[j], Cs[i], Cs[i]);
+                const int vec = vec_width(&p), full = vec == 16 / (int)dtype_size((dtype_t)d);
+                const long nvec = Cs[i] / vec;
+                int bs = plan_block2d_vec(&p);
+                ok4 &= is_pow2(bs) && bs >= 32 && bs <= 1024;
+                bs = block_row_cache_bs(&p);  // 16-byte rows in registers wherever 1024 threads x 8 packs hold them
+                ok5 &= is_pow2(bs) && bs >= 32 && bs <= 1024 && (!full || nvec > 1024L * ROWREG_MAX_PACKS ||
+                                                                  rowreg_packs(nvec, bs, ROWREG_MAX_PACKS) > 0);
+                if (subwarp_tpr(nvec)) {
+                    bs = subwarp_rows_bs(&p);
+                    ok6 &= is_pow2(bs) && bs >= 64 && bs <= 256 && bs % subwarp_tpr(nvec) == 0;
+                }
+                int cl = 0, packs = 0;
+                bs = cluster_dsmem_bs(&p);  // a cluster plan wherever 8 blocks of 1024 x 8 packs hold the row
+                ok7 &= is_pow2(bs) && bs >= 32 && bs <= 1024 &&
+                       (nvec > 8L * 1024 * 8 || cluster_plan(nvec, bs, &cl, &packs));
+                if (full) {  // blocks of the plan's size hold the row in at most 16 (kernels 8 and 12)
+                    bs = latency_split_bs(&p);
+                    int blocks = split_row_blocks(Ns[j], nvec, SPLIT_PACKS, 512, bs, 132);
+                    ok8 &= is_pow2(bs) && bs >= 32 && bs <= 512 &&
+                           (nvec > 16L * 512 * SPLIT_PACKS || (long)blocks * bs * SPLIT_PACKS >= nvec);
+                    bs = lean_split_bs(&p);
+                    blocks = split_row_blocks(Ns[j], nvec, LEAN_PACKS, 512, bs, 132);
+                    ok12 &= is_pow2(bs) && bs >= 32 && bs <= 512 &&
+                            (nvec > 16L * 512 * LEAN_PACKS || (long)blocks * bs * LEAN_PACKS >= nvec);
+                    bs = cluster_cp_async_bs(&p);
+                    ok10 &= is_pow2(bs) && bs >= 32 && bs <= 512;
+                }
+                if (!(ok4 && ok5 && ok6 && ok7 && ok8 && ok10 && ok12) && !bad[0])
+                    snprintf(bad, sizeof bad, "first miss at %s %ldx%ld", dtype_name((dtype_t)d), Ns[j], Cs[i]);
+            }
+    check("plan: kernels 4, 5, 7 a power of two of 32..1024; 5 keeps a 16-byte row in registers where 1024 x 8 "
+          "packs hold it, 7 has a cluster plan where 8 x 1024 x 8 packs do", ok4 && ok5 && ok7, "%s", bad);
+    check("plan: kernel 6 64..256 threads, whole rows a block; 8 and 12 at most 512 threads, 16 blocks of them "
+          "holding the row where 16 x 512 threads can; 10 at most 512", ok6 && ok8 && ok10 && ok12, "%s", bad);
+    p = qk_problem(DT_BF16, 64, 32, 128, 3 * 32 * 128);
+    int q6 = subwarp_rows_bs(&p);
+    check("plan: kernel 6 on the QK view counts its rows (tokens x heads: 2048, 15.5 an SM; 4 x 4 lanes x 15.5 -> 128)",
+          q6 == 128, "%d", q6);
+    g_dev.prop.multiProcessorCount = 0;  // no device known: one SM
+    p = plan_problem(DT_BF16, 4096, 4096, 4096);
+    check("plan: without a device's SMs the plans read one SM (no division by zero)", block_row_cache_bs(&p) == 128);
+    // every rung the rule may run and that sizes its blocks has a plan; the others (0-3, 9, 13) none
+    int plans = 1;
+    for (int k = 0; k < 14; k++) {
+        const kernel_t *e = &k_kernels[k];
+        const int chooseable = k >= 4 && k <= 12 && e->dtypes == DT_ALL && !e->own_block;
+        plans &= chooseable ? e->plan != NULL : e->plan == NULL;
+    }
+    check("registry: kernels 4-8 and 10-12 have a plan; 9 and the dispatcher pick their own, 0-3 are not rungs",
+          plans);
     g_dev.prop = saved;
-    check("tuned rows: the named GPU takes its own row of the nearest point; its rung refused -> the shared row",
-          own == &rows[1] && own_refused == &rows[0]);
-    check("tuned rows: a GPU's own row is not a point of its own (18x768 -> the shared row of 16x768)", b18 == &rows[2]);
-    check("tuned rows: another GPU takes the shared row, plain and PDL launches", other == &rows[0] && other_pdl == &rows[0]);
-    check("tuned rows: a GPU's own row says so in the path", !strcmp(why, "tuned 64x768 (this GPU)"));
 }
 
-// At one point the most specific row a launch may read comes first: this GPU's PDL row, the shared PDL row, its
-// captured row, the shared captured row, its plain row, the shared plain row. A GPU's captured or PDL row is read
-// where the point has no shared row of that kind (the table writes one only where the choice differs); never at a
-// point with no shared row.
-static const char *refuses_7(const void *, int rung, int) { return rung == 7 ? "no" : NULL; }
-static void test_tuned_own_launch_rows(void) {
-    const tuned_row_t rows[] = {
-        {90, 4, TV_PLAIN, 1, 64, 768, 0, 6, 64},
-        {90, 4, TV_PLAIN, 1, 64, 768, 0, 9, 32, "GPU B"},
-        {90, 4, TV_PLAIN, 1, 64, 768, TL_CAPTURED, 8, 256, "GPU B"},  // (no shared captured row at 64x768)
-        {90, 4, TV_PLAIN, 1, 64, 768, TL_PDL, 5, 128},
-        {90, 4, TV_PLAIN, 1, 64, 768, TL_PDL, 7, 256, "GPU B"},
-        {90, 4, TV_PLAIN, 1, 16, 768, TL_PDL, 4, 512, "GPU B"},  // (no shared row at 16x768: never read)
-        {90, 4, TV_PLAIN, 1, 32, 768, 0, 6, 128},
-    };
-    const int n = (int)(sizeof rows / sizeof rows[0]);
+static const char *takes_none_but_4(const void *, int rung, int) { return rung == 4 ? NULL : "no"; }
+static const char *takes_all_rungs(const void *, int, int) { return NULL; }
+static void test_regimes(void) {
+    const int n = (int)(sizeof k_regimes / sizeof k_regimes[0]);
+    const regime_t *last = &k_regimes[n - 1];
+    check("regimes: the last row holds every problem (every element size, packing, variant, launch, packs and rows) "
+          "and runs kernel 4, which takes every problem of every dtype",
+          n > 1 && last->bytes == 0 && last->packs16 == -1 && last->variants == 0 && last->launches == 0 &&
+              last->packs_lo == 0 && last->packs_hi >= RG_ANY && last->rows_lo == 0 && last->rows_hi >= RG_ANY &&
+              last->plane_lo == 0 && last->plane_hi >= RG_ANY && last->rung == 4 && k_kernels[4].supports == NULL &&
+              k_kernels[4].dtypes == DT_ALL);
+    int rungs = 1;
+    for (int i = 0; i < n; i++)
+        rungs &= k_regimes[i].rung >= 4 && k_regimes[i].rung <= 12 && k_kernels[k_regimes[i].rung].dtypes == DT_ALL &&
+                 k_regimes[i].when != NULL;
+    check("regimes: every row runs a rung of the ladder (4-12, every dtype) and says its region", rungs);
+
     const cudaDeviceProp saved = g_dev.prop;
-    g_dev.prop.major = 9, g_dev.prop.minor = 0;
-    snprintf(g_dev.prop.name, sizeof g_dev.prop.name, "GPU B");
-    tuned_key_t k = {4, TV_PLAIN, 1, 64, 768, 0};
-    const tuned_row_t *plain = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    k.captured = 1;
-    const tuned_row_t *captured = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    k.pdl = 1;
-    const tuned_row_t *captured_pdl = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    k.captured = 0;
-    const tuned_row_t *pdl_refused = tuned_pick(rows, n, &k, 0, NULL, refuses_7);
-    k.N = 16;
-    const tuned_row_t *pdl_16 = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    snprintf(g_dev.prop.name, sizeof g_dev.prop.name, "GPU A");
-    k.pdl = 0, k.captured = 1, k.N = 63;
-    const tuned_row_t *other_captured = tuned_pick(rows, n, &k, 0, NULL, takes_all);
-    k.pdl = 1, k.captured = 0, k.N = 65;
-    const tuned_row_t *other_pdl = tuned_pick(rows, n, &k, 0, NULL, takes_all);
+    g_dev.prop.multiProcessorCount = 132;
+    // the key, as scripts/regimes.py's features(): the QK view's rows are tokens x heads, C its head_dim, 16-byte
+    // packs only where head_dim and the stride take them
+    rms_problem_t q = qk_problem(DT_BF16, 4096, 32, 128, 3 * 32 * 128);
+    regime_key_t k = rms_regime_key(&q);
+    int ok = k.bytes == 2 && k.packs16 == 1 && k.variant == TV_QK_VIEW && k.packs == 16 && k.rows_sm == 4096.0 * 32 / 132;
+    q = qk_problem(DT_FP16, 5, 3, 64, 201);
+    k = rms_regime_key(&q);
+    ok &= k.packs16 == 0 && k.variant == TV_QK_VIEW && k.packs == 8;
+    rms_problem_t f = plan_problem(DT_FP32, 512, 4097, 4097);
+    f.s.fused = 1;
+    f.s.offset = 1.0;  // (the weight offset is not part of the key)
+    k = rms_regime_key(&f);
+    ok &= k.bytes == 4 && k.packs16 == 0 && k.variant == TV_FUSED_ADD && k.packs == 4097 * 4 / 16.0 &&
+          k.rows_sm == 512.0 / 132 && k.plane == 1;
+    check("regimes: the key of a problem (element size, 16-byte packs, variant, packs a row, rows an SM)", ok);
+    // where every other rung refuses, a problem of each variant lands on a row of kernel 4; where all take it, on
+    // the first row that holds
+    rms_problem_t pl = plan_problem(DT_BF16, 64, 1024, 1024);
+    int at = -1;
+    const regime_key_t kp = rms_regime_key(&pl), kq = rms_regime_key(&q), kf = rms_regime_key(&f);
+    const regime_t *r1 = regime_pick(k_regimes, n, &kp, 0, &pl, takes_none_but_4, &at);
+    const regime_t *r2 = regime_pick(k_regimes, n, &kq, 0, &q, takes_none_but_4, &at);
+    const regime_t *r3 = regime_pick(k_regimes, n, &kf, 0, &f, takes_none_but_4, &at);
+    const regime_t *r4 = regime_pick(k_regimes, n, &kp, 0, &pl, takes_all_rungs, &at);
+    int first = 0;
+    while (first < n && !regime_holds(&k_regimes[first], &kp)) first++;
     g_dev.prop = saved;
-    check("tuned rows: on the named GPU a plain launch takes its plain row, a captured launch its captured row (the "
-          "point has no shared one), a PDL launch its PDL row first",
-          plain == &rows[1] && captured == &rows[2] && captured_pdl == &rows[4]);
-    check("tuned rows: a GPU's PDL row refused -> the shared PDL row", pdl_refused == &rows[3]);
-    check("tuned rows: a GPU's PDL row at a point with no shared row is not read (16x768 -> the shared row of 32x768)",
-          pdl_16 == &rows[6]);
-    check("tuned rows: another GPU reads no row of the named one: captured -> the shared plain row, PDL -> the shared "
-          "PDL row", other_captured == &rows[0] && other_pdl == &rows[3]);
+    check("regimes: every variant reaches a row of kernel 4 where no other rung takes the problem",
+          r1 && r1->rung == 4 && r2 && r2->rung == 4 && r3 && r3->rung == 4);
+    check("regimes: where every rung takes the problem, the first row that holds runs it", r4 == &k_regimes[first] &&
+          at == first);
 }
 
 // ---- registry sanity
@@ -745,9 +713,8 @@ int main(void) {
     test_parsing_and_shapes();
     test_plans();
     test_cp_async_plan();
-    test_tuned_pick();
-    test_tuned_own_rows();
-    test_tuned_own_launch_rows();
+    test_rung_plans();
+    test_regimes();
     test_registry();
     test_cudnn_kernel0();
     return test_summary();
