@@ -43,6 +43,11 @@ esac
 SUITE_STAGE=  # the programs' scripts run in the parts (set to alone for their last checks, below)
 SUITE_SERIAL=${SUITE_SERIAL:-0}
 SAN_JOBS=${SAN_JOBS:-$(( $(nproc 2>/dev/null || echo 4) / 2 ))}
+# the programs' CPU references: a quarter of the cores each (three programs' parts and the sanitizer runs share
+# them), waiting threads asleep
+OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( $(nproc 2>/dev/null || echo 4) / 4 ))}
+[ "$OMP_NUM_THREADS" -ge 1 ] 2>/dev/null || OMP_NUM_THREADS=1
+export OMP_NUM_THREADS OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 [ "$SAN_JOBS" -ge 1 ] 2>/dev/null || SAN_JOBS=1
 # the parts' scratch: their output, logs and counts, the sanitizer slots
 SUITE_PARTS=build/gpu_parts

