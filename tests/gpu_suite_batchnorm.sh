@@ -40,7 +40,7 @@ fi
 # [N, C]
 if [ "$QUICK" = 1 ]; then
     for dt in fp32 fp16 bf16; do
-        for shape in "-N 1 -C 33" "-N 7 -C 1000" "-N 1031 -C 3"; do check_all $BN --dtype $dt $shape; done
+        for shape in "-N 7 -C 1000" "-N 1 -C 33" "-N 1031 -C 3"; do check_all $BN --dtype $dt $shape; done
     done
 else
     for c in 1 3 33 1000; do
