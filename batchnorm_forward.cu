@@ -588,27 +588,11 @@ static double bn_per_sm(double x) {
     int sms = g_dev.prop.multiProcessorCount;
     return x / (sms > 0 ? sms : 1);
 }
-// The least power of two >= x, within [lo, hi] (powers of two).
-static int pow2_at_least(double x, int lo, int hi) {
-    int b = lo;
-    while (b < x && b < hi) b *= 2;
-    return b;
-}
 // The power of two nearest x (on a log scale), within [lo, hi].
 static int pow2_nearest(double x, int lo, int hi) {
     int b = lo;
     while (b < hi && x >= b * 1.41421356) b *= 2;
     return b;
-}
-// A plan's block size where the rung's supports_ takes it, else the nearest power of two it takes (halving
-// first), else bs itself (the dispatcher's check then passes over the rung).
-static int plan_accepted(const char *(*supports)(const void *, int), const void *pp, int bs) {
-    if (!supports(pp, bs)) return bs;
-    for (int d = 2; d <= 32; d *= 2) {
-        if (bs / d >= 32 && !supports(pp, bs / d)) return bs / d;
-        if (bs * d <= 1024 && !supports(pp, bs * d)) return bs * d;
-    }
-    return bs;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1254,7 +1238,7 @@ static const char *supports_persistent_onchip(const void *pp, int bs) {
 static int plan_persistent_onchip(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     long nvec = p->C * (long)dtype_size(p->h.dtype) / 16;
-    return plan_accepted(supports_persistent_onchip, pp, pow2_at_least(4.0 * nvec, 256, 1024));
+    return plan_fit(pp, pow2_at_least(4.0 * nvec, 256, 1024), supports_persistent_onchip);
 }
 static const char *persistent_onchip_make_plan(const bn_problem_t *p, int bs, k6_plan_t *plan) {
     const char *why = training_cl_only(p);
@@ -1675,7 +1659,8 @@ static const char *supports_l2_two_pass(const void *pp, int bs) {
 static int plan_l2_two_pass(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     long nvec = p->C / bn_vec_width(p->h.dtype, p->C);
-    return plan_accepted(supports_l2_two_pass, pp, bn_per_sm((double)p->M) >= 2 ? 512 : pow2_at_least(32.0 * nvec, 128, 256));
+    return plan_fit(pp, bn_per_sm((double)p->M) >= 2 ? 512 : pow2_at_least(32.0 * nvec, 128, 256),
+                    supports_l2_two_pass);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1824,8 +1809,8 @@ static int plan_nchw_cluster_l2(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     const int cl = nchw_cluster_l2_cluster(p);
     const double packs = (double)p->N * (double)(p->HW / bn_vec_width(p->h.dtype, p->HW)) / cl;
-    return plan_accepted(supports_nchw_cluster_l2, pp,
-                         pow2_nearest(fmin(8.0 * sqrt(packs), 512.0 / bn_per_sm((double)p->C * cl)), 32, 512));
+    return plan_fit(pp, pow2_nearest(fmin(8.0 * sqrt(packs), 512.0 / bn_per_sm((double)p->C * cl)), 32, 512),
+                    supports_nchw_cluster_l2);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -2012,7 +1997,7 @@ static const char *supports_l2_one_sync(const void *pp, int bs) {
 // The plan: l2_sums_block at 8 threads a pack of the rows an SM, up to 512 (more blocks an SM than 11's two:
 // 512 wherever the rows hold more than a few packs an SM).
 static int plan_l2_one_sync(const void *pp) {
-    return plan_accepted(supports_l2_one_sync, pp, l2_sums_block((const bn_problem_t *)pp, 1.0 / 8, 512));
+    return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 1.0 / 8, 512), supports_l2_one_sync);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -2056,7 +2041,7 @@ static const char *supports_l2_keep_front(const void *pp, int bs) {
 // The plan: l2_sums_block at a thread for 32 packs of the rows an SM, up to 256 (2 blocks an SM share its shared
 // memory; 512 was within 3% of 256 where it won): 32 threads below 2 packs a row, 256 from 16.
 static int plan_l2_keep_front(const void *pp) {
-    return plan_accepted(supports_l2_keep_front, pp, l2_sums_block((const bn_problem_t *)pp, 32, 256));
+    return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 32, 256), supports_l2_keep_front);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -2101,7 +2086,7 @@ static const char *supports_l2_coalesced_sums(const void *pp, int bs) {
 }
 // The plan: 11's.
 static int plan_l2_coalesced_sums(const void *pp) {
-    return plan_accepted(supports_l2_coalesced_sums, pp, l2_sums_block((const bn_problem_t *)pp, 32, 256));
+    return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 32, 256), supports_l2_coalesced_sums);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -2270,7 +2255,7 @@ static const char *supports_l2_loads_in_flight(const void *pp, int bs) {
 }
 // The plan: 11's (256 is its launch bounds).
 static int plan_l2_loads_in_flight(const void *pp) {
-    return plan_accepted(supports_l2_loads_in_flight, pp, l2_sums_block((const bn_problem_t *)pp, 32, 256));
+    return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 32, 256), supports_l2_loads_in_flight);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -2336,7 +2321,6 @@ static void dispatch_for(const bn_problem_t *p, int req_bs, bn_choice_t *c) {
                        &c->at);
     c->at += 1;
 }
-static const char *const NO_REGIME = "no regime of k_regimes takes the problem (its last rows should take every one)";
 static const char *supports_dispatch(const void *pp, int bs) {
     bn_choice_t c;
     dispatch_for((const bn_problem_t *)pp, bs, &c);
@@ -2352,18 +2336,7 @@ static const char *supports_dispatch(const void *pp, int bs) {
 static void launch_dispatch(const void *pp, launch_t *l) {
     bn_choice_t c;
     dispatch_for((const bn_problem_t *)pp, l->block_size, &c);
-    if (!c.r) {
-        fprintf(stderr, "dispatch: %s\n", NO_REGIME);
-        exit(EXIT_CUDA);
-    }
-    const kernel_t *k = ladder_rung(c.r->rung);
-    launch_t sub;
-    memset(&sub, 0, sizeof sub);
-    sub.block_size = rung_block(k, c.q, l->block_size);
-    k->launch(c.q, &sub);
-    l->block_used = sub.block_used ? sub.block_used : sub.block_size;
-    snprintf(l->path, sizeof l->path, "rung %d %.20s%s%.110s [regime %d%s]", c.r->rung, k->name, sub.path[0] ? ": " : "",
-             sub.path, c.at, c.q != pp ? ", on the [N, C] view" : "");
+    regime_launch(c.r, c.at, c.r ? ladder_rung(c.r->rung) : NULL, c.q, l, c.q != pp ? ", on the [N, C] view" : "");
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -1803,22 +1803,10 @@ static const regime_t *dispatch_for(const ln_problem_t *p, int req_bs, int *at) 
     *at += 1;
     return r;
 }
-static const char *const NO_REGIME = "no regime of k_regimes takes the problem (its last rows should take every one)";
 static void launch_dispatch(const void *pp, launch_t *l) {
     int at = 0;
     const regime_t *r = dispatch_for((const ln_problem_t *)pp, l->block_size, &at);
-    if (!r) {
-        fprintf(stderr, "dispatch: %s\n", NO_REGIME);
-        exit(EXIT_CUDA);
-    }
-    const kernel_t *k = ladder_rung(r->rung);
-    launch_t sub;
-    memset(&sub, 0, sizeof sub);
-    sub.block_size = rung_block(k, pp, l->block_size);
-    k->launch(pp, &sub);
-    l->block_used = sub.block_used ? sub.block_used : sub.block_size;
-    snprintf(l->path, sizeof l->path, "rung %d %.20s%s%.120s [regime %d]", r->rung, k->name, sub.path[0] ? ": " : "",
-             sub.path, at);
+    regime_launch(r, at, r ? ladder_rung(r->rung) : NULL, pp, l, "");
 }
 static const char *supports_dispatch(const void *pp, int bs) {
     int at = 0;

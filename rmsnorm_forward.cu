@@ -394,12 +394,7 @@ static double rows_per_sm(const rms_problem_t *p) {
 }
 // Packs a row at the rung's pack width (vec elements).
 static long row_packs(const rms_problem_t *p, int vec) { return p->s.C / vec; }
-// The smallest power of two >= x, and the largest <= x (1 at least), within [lo, hi].
-static int pow2_up(double x, int lo, int hi) {
-    int b = lo;
-    while (b < hi && b < x) b *= 2;
-    return b;
-}
+// The largest power of two <= x, within [lo, hi].
 static int pow2_down(double x, int lo, int hi) {
     int b = lo;
     while (b < hi && 2.0 * b <= x) b *= 2;
@@ -409,23 +404,11 @@ static int pow2_down(double x, int lo, int hi) {
 // (down to min_cap); at least the threads that hold C at `elems` elements each (the packs a thread of 16-bit rows
 // cost more instructions than fp32's: the bound is in elements, not packs).
 static int row_block_plan(const rms_problem_t *p, int vec, int hi, int sm_threads, int min_cap, int elems) {
-    int bs = pow2_up((double)row_packs(p, vec), 32, hi);
+    int bs = pow2_at_least((double)row_packs(p, vec), 32, hi);
     const int cap = pow2_down(sm_threads / rows_per_sm(p), 32, 1024);
     if (bs > (cap > min_cap ? cap : min_cap)) bs = cap > min_cap ? cap : min_cap;
-    const int need = pow2_up((double)p->s.C / elems, 32, hi);
+    const int need = pow2_at_least((double)p->s.C / elems, 32, hi);
     return bs > need ? bs : need;
-}
-// The plan's block size (its pure formula's, <rung>_bs) where the rung's supports_ takes it, else the nearest power
-// of two from 32 to 1024 that it takes (larger first); bs itself where none does (the dispatcher then passes over
-// the rung).
-typedef const char *(*rung_check_t)(const void *pp, int bs);
-static int plan_taken(const void *pp, int bs, rung_check_t supports) {
-    if (!supports(pp, bs)) return bs;
-    for (int up = bs * 2, down = bs / 2; up <= 1024 || down >= 32; up *= 2, down /= 2) {
-        if (up <= 1024 && !supports(pp, up)) return up;
-        if (down >= 32 && !supports(pp, down)) return down;
-    }
-    return bs;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -642,7 +625,7 @@ static const char *supports_block_row_cache(const void *pp, int bs) {
 // least), at least C / 32 threads (so the row stays in registers up to 1024 threads x 32 elements).
 static int block_row_cache_bs(const rms_problem_t *p) { return row_block_plan(p, vec_width(p), 1024, 2048, 128, 32); }
 static int plan_block_row_cache(const void *pp) {
-    return plan_taken(pp, block_row_cache_bs((const rms_problem_t *)pp), supports_block_row_cache);
+    return plan_fit(pp, block_row_cache_bs((const rms_problem_t *)pp), supports_block_row_cache);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -751,7 +734,7 @@ static int subwarp_rows_bs(const rms_problem_t *p) {
     return pow2_down(4.0 * (tpr ? tpr : 32) * rows_per_sm(p), 64, 256);
 }
 static int plan_subwarp_rows(const void *pp) {
-    return plan_taken(pp, subwarp_rows_bs((const rms_problem_t *)pp), supports_subwarp_rows);
+    return plan_fit(pp, subwarp_rows_bs((const rms_problem_t *)pp), supports_subwarp_rows);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -872,11 +855,11 @@ static const char *supports_cluster_dsmem(const void *pp, int bs) {
 // C / 16 threads.
 static int cluster_dsmem_bs(const rms_problem_t *p) {
     const long nvec = row_packs(p, vec_width(p));
-    return nvec > 2048 ? pow2_up((double)nvec / (rows_per_sm(p) < 1 ? 32 : 64), 256, 1024)
+    return nvec > 2048 ? pow2_at_least((double)nvec / (rows_per_sm(p) < 1 ? 32 : 64), 256, 1024)
                        : row_block_plan(p, vec_width(p), 1024, 1024, 64, 16);
 }
 static int plan_cluster_dsmem(const void *pp) {
-    return plan_taken(pp, cluster_dsmem_bs((const rms_problem_t *)pp), supports_cluster_dsmem);
+    return plan_fit(pp, cluster_dsmem_bs((const rms_problem_t *)pp), supports_cluster_dsmem);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1017,12 +1000,12 @@ static const char *supports_latency_split(const void *pp, int bs) {
 // SM, 4 from there, a power of two within [32, 256]; at least the threads 16 blocks need (up to 512).
 static int latency_split_bs(const rms_problem_t *p) {
     const long nvec = row_packs(p, vec_width(p));
-    const int bs = pow2_up((double)nvec / (rows_per_sm(p) < 4 ? 2 : SPLIT_PACKS), 32, 256);
-    const int need = pow2_up((double)nvec / (16 * SPLIT_PACKS), 32, 512);
+    const int bs = pow2_at_least((double)nvec / (rows_per_sm(p) < 4 ? 2 : SPLIT_PACKS), 32, 256);
+    const int need = pow2_at_least((double)nvec / (16 * SPLIT_PACKS), 32, 512);
     return bs > need ? bs : need;
 }
 static int plan_latency_split(const void *pp) {
-    return plan_taken(pp, latency_split_bs((const rms_problem_t *)pp), supports_latency_split);
+    return plan_fit(pp, latency_split_bs((const rms_problem_t *)pp), supports_latency_split);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1245,7 +1228,7 @@ static const char *supports_cluster_cp_async(const void *pp, int bs) {
 // C / 64 threads.
 static int cluster_cp_async_bs(const rms_problem_t *p) { return row_block_plan(p, vec_width(p), 512, 1024, 32, 64); }
 static int plan_cluster_cp_async(const void *pp) {
-    return plan_taken(pp, cluster_cp_async_bs((const rms_problem_t *)pp), supports_cluster_cp_async);
+    return plan_fit(pp, cluster_cp_async_bs((const rms_problem_t *)pp), supports_cluster_cp_async);
 }
 
 template <typename T, int VEC> static const void *cp_async_kernel_for(void) {
@@ -1384,7 +1367,7 @@ static const char *supports_subwarp_persistent(const void *pp, int bs) {
 // The plan: 64 threads (its resident grid walks the rows: the block size moves its time little from 64 up).
 #define SUBWARP_PERSISTENT_BS 64
 static int plan_subwarp_persistent(const void *pp) {
-    return plan_taken(pp, SUBWARP_PERSISTENT_BS, supports_subwarp_persistent);
+    return plan_fit(pp, SUBWARP_PERSISTENT_BS, supports_subwarp_persistent);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1442,12 +1425,12 @@ static const char *supports_lean_split(const void *pp, int bs) {
 // a power of two within [64, 256]; at least the threads 16 blocks need (up to 512).
 static int lean_split_bs(const rms_problem_t *p) {
     const long nvec = row_packs(p, vec_width(p));
-    const int bs = pow2_up((double)nvec / (rows_per_sm(p) < 1 ? 1 : LEAN_PACKS), 64, 256);
-    const int need = pow2_up((double)nvec / (16 * LEAN_PACKS), 32, 512);
+    const int bs = pow2_at_least((double)nvec / (rows_per_sm(p) < 1 ? 1 : LEAN_PACKS), 64, 256);
+    const int need = pow2_at_least((double)nvec / (16 * LEAN_PACKS), 32, 512);
     return bs > need ? bs : need;
 }
 static int plan_lean_split(const void *pp) {
-    return plan_taken(pp, lean_split_bs((const rms_problem_t *)pp), supports_lean_split);
+    return plan_fit(pp, lean_split_bs((const rms_problem_t *)pp), supports_lean_split);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1503,22 +1486,10 @@ static const regime_t *dispatch_for(const rms_problem_t *p, int req_bs, int *at)
     *at += 1;
     return r;
 }
-static const char *const NO_REGIME = "no regime of k_regimes takes the problem (its last rows should take every one)";
 static void launch_dispatch(const void *pp, launch_t *l) {
     int at = 0;
     const regime_t *r = dispatch_for((const rms_problem_t *)pp, l->block_size, &at);
-    if (!r) {
-        fprintf(stderr, "dispatch: %s\n", NO_REGIME);
-        exit(EXIT_CUDA);
-    }
-    const kernel_t *k = ladder_rung(r->rung);
-    launch_t sub;
-    memset(&sub, 0, sizeof sub);
-    sub.block_size = rung_block(k, pp, l->block_size);
-    k->launch(pp, &sub);
-    l->block_used = sub.block_used ? sub.block_used : sub.block_size;
-    snprintf(l->path, sizeof l->path, "rung %d %.20s%s%.120s [regime %d]", r->rung, k->name, sub.path[0] ? ": " : "",
-             sub.path, at);
+    regime_launch(r, at, r ? ladder_rung(r->rung) : NULL, pp, l, "");
 }
 static const char *supports_dispatch(const void *pp, int bs) {
     int at = 0;

@@ -118,3 +118,39 @@ static int rung_block(const kernel_t *k, const void *problem, int req_bs) {
 static const char *rung_supports(const kernel_t *k, const void *problem, dtype_t d, int req_bs) {
     return registry_supports(k, problem, d, rung_block(k, problem, req_bs));
 }
+
+// The dispatcher's launch of the row its rule picked (r, 1-based index at; NULL: a table whose last rows do not take
+// every problem, a bug: the error and exit 3): the row's rung on problem pp at rung_block (l->block_size: a
+// --block-size given, 0 for the rung's plan); its path "rung R name: <the rung's path> [regime I<note>]".
+static const char *const NO_REGIME = "no regime of k_regimes takes the problem (its last rows should take every one)";
+static void regime_launch(const regime_t *r, int at, const kernel_t *k, const void *pp, launch_t *l, const char *note) {
+    if (!r) {
+        fprintf(stderr, "dispatch: %s\n", NO_REGIME);
+        exit(EXIT_CUDA);
+    }
+    launch_t sub;
+    memset(&sub, 0, sizeof sub);
+    sub.block_size = rung_block(k, pp, l->block_size);
+    k->launch(pp, &sub);
+    l->block_used = sub.block_used ? sub.block_used : sub.block_size;
+    snprintf(l->path, sizeof l->path, "rung %d %.20s%s%.110s [regime %d%s]", r->rung, k->name, sub.path[0] ? ": " : "",
+             sub.path, at, note);
+}
+
+// The least power of two >= x within [lo, hi] (lo and hi powers of two): the plans' block sizes.
+static int pow2_at_least(double x, int lo, int hi) {
+    int b = lo;
+    while (b < x && b < hi) b *= 2;
+    return b;
+}
+// A plan's block size bs where the rung's supports_ takes it, else the nearest power of two in [32, 1024] it takes
+// (half before double, at each distance); bs itself where none does (the dispatcher's check then passes over the
+// rung).
+static int plan_fit(const void *pp, int bs, const char *(*supports)(const void *, int)) {
+    if (!supports(pp, bs)) return bs;
+    for (int d = 2; d <= 32; d *= 2) {
+        if (bs / d >= 32 && !supports(pp, bs / d)) return bs / d;
+        if (bs * d <= 1024 && !supports(pp, bs * d)) return bs * d;
+    }
+    return bs;
+}
