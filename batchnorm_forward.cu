@@ -582,13 +582,9 @@ static int cl_lanes(long nvec) {
     return G;
 }
 
-// The rungs' plans (the block size the dispatcher launches a rung at): the helpers they share. x an SM: rows (M =
-// N*H*W where channels are contiguous), blocks or threads over this device's SMs.
-static double bn_per_sm(double x) {
-    int sms = g_dev.prop.multiProcessorCount;
-    return x / (sms > 0 ? sms : 1);
-}
-// The power of two nearest x (on a log scale), within [lo, hi].
+// The rungs' plans (the block size the dispatcher launches a rung at): with harness/dispatch.h's per_sm (rows,
+// M = N*H*W where channels are contiguous, blocks or threads over this device's SMs) and pow2_at_least, the
+// power of two nearest x (on a log scale), within [lo, hi].
 static int pow2_nearest(double x, int lo, int hi) {
     int b = lo;
     while (b < hi && x >= b * 1.41421356) b *= 2;
@@ -1072,7 +1068,7 @@ static void launch_split_rows(const void *pp, launch_t *l) {
 static int plan_split_rows(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     long nvec = p->C / bn_vec_width(p->h.dtype, p->C);
-    return bn_per_sm((double)p->M) >= 8 ? 512 : nvec < 16 ? 32 : 256;
+    return per_sm((double)p->M) >= 8 ? 512 : nvec < 16 ? 32 : 256;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1659,7 +1655,7 @@ static const char *supports_l2_two_pass(const void *pp, int bs) {
 static int plan_l2_two_pass(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     long nvec = p->C / bn_vec_width(p->h.dtype, p->C);
-    return plan_fit(pp, bn_per_sm((double)p->M) >= 2 ? 512 : pow2_at_least(32.0 * nvec, 128, 256),
+    return plan_fit(pp, per_sm((double)p->M) >= 2 ? 512 : pow2_at_least(32.0 * nvec, 128, 256),
                     supports_l2_two_pass);
 }
 
@@ -1809,7 +1805,7 @@ static int plan_nchw_cluster_l2(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     const int cl = nchw_cluster_l2_cluster(p);
     const double packs = (double)p->N * (double)(p->HW / bn_vec_width(p->h.dtype, p->HW)) / cl;
-    return plan_fit(pp, pow2_nearest(fmin(8.0 * sqrt(packs), 512.0 / bn_per_sm((double)p->C * cl)), 32, 512),
+    return plan_fit(pp, pow2_nearest(fmin(8.0 * sqrt(packs), 512.0 / per_sm((double)p->C * cl)), 32, 512),
                     supports_nchw_cluster_l2);
 }
 
@@ -1962,7 +1958,7 @@ static const char *l2_sums_plan(const bn_problem_t *p, int bs, const void *fn, i
 // bounds, or where larger blocks stopped paying).
 static int l2_sums_block(const bn_problem_t *p, double per, int cap) {
     const long nvec = p->C / bn_vec_width(p->h.dtype, p->C);
-    return pow2_at_least(fmax(16.0 * nvec, bn_per_sm((double)p->M) * nvec / per), 32, cap);
+    return pow2_at_least(fmax(16.0 * nvec, per_sm((double)p->M) * nvec / per), 32, cap);
 }
 static const void *l2_one_sync_instance(const bn_problem_t *p) {
     const void *fn = NULL;
@@ -2209,7 +2205,7 @@ static int plan_infer_elementwise(const void *pp) {
         threads = (double)(p->C / bn_vec_width(d, p->C)) * ceil_div(p->M, dtype_size(d) == 2 ? 4 : 1);
     else
         threads = (double)p->M * p->C / bn_vec_width(d, p->HW);
-    return pow2_at_least(2.0 * bn_per_sm(threads), 64, K13_MAX_BS);
+    return pow2_at_least(2.0 * per_sm(threads), 64, K13_MAX_BS);
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -89,16 +89,8 @@ static int vec_width(const ln_problem_t *p) { return (int)gcd_long(16 / (long)dt
 static int full_packs(const ln_problem_t *p) { return vec_width(p) == 16 / (int)dtype_size(p->h.dtype); }
 
 // The plans' terms (what the dispatcher launches a rung at, its registry entry's plan): rows an SM of this device
-// (the waves), and the power of two at least v, within [lo, hi].
-static double rows_per_sm(const ln_problem_t *p) {
-    const int sms = g_dev.prop.multiProcessorCount;
-    return (double)p->N / (sms > 0 ? sms : 1);
-}
-static int pow2_within(double v, int lo, int hi) {
-    int b = lo;
-    while (b < hi && b < v) b *= 2;
-    return b;
-}
+// (the waves); their block sizes are powers of two (harness/dispatch.h pow2_at_least).
+static double rows_per_sm(const ln_problem_t *p) { return per_sm((double)p->N); }
 // A plan's block size where the rung's supports_ takes it, else `other` (the rung's own sizing) where that is
 // taken; bs where neither is (the dispatcher then moves on to the next regime).
 static int plan_checked(const void *pp, const char *(*supports)(const void *, int), int bs, int other) {
@@ -109,7 +101,7 @@ static int plan_checked(const void *pp, const char *(*supports)(const void *, in
 // up to 8 rows an SM, four beyond (many rows fill the GPU anyway; fewer threads a row, less reduction).
 static int row_block_bs(long units, double rows_sm) {
     const int per_thread = rows_sm < 1 ? 1 : rows_sm < 8 ? 2 : 4;
-    return pow2_within((double)units / per_thread, 32, 1024);
+    return pow2_at_least((double)units / per_thread, 32, 1024);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -484,7 +476,7 @@ static const char *supports_block_row_regs(const void *pp, int bs) {
 }
 // Its plan: row_block_bs over the row's elements, and at least the threads that hold it in 16 registers each.
 static int block_row_regs_bs(long C, double rows_sm) {
-    const int bs = row_block_bs(C, rows_sm), fewest = pow2_within((double)C / ROWREG_MAX_PACKS, 32, 1024);
+    const int bs = row_block_bs(C, rows_sm), fewest = pow2_at_least((double)C / ROWREG_MAX_PACKS, 32, 1024);
     return bs > fewest ? bs : fewest;
 }
 static int plan_block_row_regs(const void *pp) {
@@ -1333,10 +1325,10 @@ static const char *supports_latency_split(const void *pp, int bs) {
 // rows: 32 threads for rows of <= 64 packs, else 128 (256 beyond 4096 packs); at least the threads that hold the
 // row in 16 blocks.
 static int latency_split_bs(long nvec, double rows_sm) {
-    int bs = rows_sm >= 1 ? pow2_within((double)nvec / SPLIT_PACKS, 32, 256)
+    int bs = rows_sm >= 1 ? pow2_at_least((double)nvec / SPLIT_PACKS, 32, 256)
              : nvec <= 64 ? 32
              : nvec <= 4096 ? 128 : 256;
-    const int fewest = pow2_within((double)nvec / (16.0 * SPLIT_PACKS), 32, 512);
+    const int fewest = pow2_at_least((double)nvec / (16.0 * SPLIT_PACKS), 32, 512);
     return bs > fewest ? bs : fewest;
 }
 static int plan_latency_split(const void *pp) {
@@ -1584,9 +1576,9 @@ static const char *supports_lean_split(const void *pp, int bs) {
 // fewer rows than SMs: 64-256 threads; at least the threads that hold the row in 16 blocks.
 static int lean_split_bs(long nvec, double rows_sm) {
     const double want = (double)nvec / LEAN_PACKS;
-    int bs = rows_sm < 1 ? pow2_within(want, 64, 256)
-             : rows_sm < 8 ? pow2_within(want, 32, 128) : pow2_within(want, 32, 512);
-    const int fewest = pow2_within(want / 16, 32, 512);
+    int bs = rows_sm < 1 ? pow2_at_least(want, 64, 256)
+             : rows_sm < 8 ? pow2_at_least(want, 32, 128) : pow2_at_least(want, 32, 512);
+    const int fewest = pow2_at_least(want / 16, 32, 512);
     return bs > fewest ? bs : fewest;
 }
 static int plan_lean_split(const void *pp) {
@@ -1633,8 +1625,8 @@ static const char *supports_lean_one_pack(const void *pp, int bs) {
 // Its plan: a thread a pack in one block where rows >= SMs or the row is <= 256 packs; a longer row of fewer
 // rows over about 8 blocks of 128-512 threads; at least the threads that hold the row in 16 blocks.
 static int lean_one_pack_bs(long nvec, double rows_sm) {
-    int bs = rows_sm >= 1 || nvec <= 256 ? pow2_within((double)nvec, 32, 512) : pow2_within(nvec / 8.0, 128, 512);
-    const int fewest = pow2_within(nvec / 16.0, 32, 512);
+    int bs = rows_sm >= 1 || nvec <= 256 ? pow2_at_least((double)nvec, 32, 512) : pow2_at_least(nvec / 8.0, 128, 512);
+    const int fewest = pow2_at_least(nvec / 16.0, 32, 512);
     return bs > fewest ? bs : fewest;
 }
 static int plan_lean_one_pack(const void *pp) {

@@ -388,10 +388,7 @@ static void ensure_dynamic_smem(const void *fn, size_t bytes) {
 // The rungs' plans (their block size when the dispatcher runs them; pure but for plan_taken's check): what
 // they read of a problem and the device, and their rounding.
 // Rows an SM: rows / this device's SMs (one SM where none is known: the CPU tests).
-static double rows_per_sm(const rms_problem_t *p) {
-    const int sms = g_dev.prop.multiProcessorCount;
-    return (double)p->s.N / (sms > 0 ? sms : 1);
-}
+static double rows_per_sm(const rms_problem_t *p) { return per_sm((double)p->s.N); }
 // Packs a row at the rung's pack width (vec elements).
 static long row_packs(const rms_problem_t *p, int vec) { return p->s.C / vec; }
 // The largest power of two <= x, within [lo, hi].

@@ -137,6 +137,11 @@ static void regime_launch(const regime_t *r, int at, const kernel_t *k, const vo
              sub.path, at, note);
 }
 
+// x (rows, blocks, threads) over this device's SMs: the waves a plan reasons with.
+static double per_sm(double x) {
+    const int sms = g_dev.prop.multiProcessorCount;
+    return x / (sms > 0 ? sms : 1);
+}
 // The least power of two >= x within [lo, hi] (lo and hi powers of two): the plans' block sizes.
 static int pow2_at_least(double x, int lo, int hi) {
     int b = lo;
