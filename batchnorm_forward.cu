@@ -9,10 +9,8 @@ running_mean and running_var (fp32) in place, as PyTorch does:
     running_mean = (1 - momentum) * running_mean + momentum * mean
     running_var  = (1 - momentum) * running_var  + momentum * var * M / (M - 1)      (the unbiased estimate)
 momentum 0.1 (--momentum), eps 1e-5 (--eps).
-M = 1 (one element per channel, N*H*W = 1): the variance is 0 and the unbiased estimate is undefined (0/0;
-PyTorch's Python API refuses this case, its kernels would write NaN). Here running_var is left unchanged (a
-single value says nothing about the spread), running_mean is updated as usual, save_invstd = 1/sqrt(eps) and
-y = beta. The kernels, the reference and the tests all do this.
+M = 1 (N*H*W = 1): the unbiased estimate is 0/0 (PyTorch's Python API refuses the case). Here running_var is left
+unchanged, running_mean is updated as usual, save_invstd = 1/sqrt(eps) and y = beta: kernels, reference and tests.
 --inference: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta, an elementwise pass whose
 ceiling is the copy; nothing else is written.
 x and y are fp32, fp16 or bf16; gamma, beta and all statistics are fp32. The GPU computes in fp32 with
@@ -26,59 +24,44 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
    3  atomic_partials     partial sums and squares from many blocks, accumulated with global atomics
    4  2d_block_column     2-D blocks: lanes across channels, warps across rows, shared-memory merge; one column of blocks
    5  split_rows          rows split over many blocks: shifted-sum partials, a finalize kernel (a block per 32 channels), a normalize pass
-   6  persistent_onchip   cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once
-   7  nchw_split_planes   NCHW: vectorized reductions over each channel's planes, split over many blocks
-   8  l2_two_pass         5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2
-   9  nchw_cluster_l2     NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second read from L2
-  10  l2_one_sync         8 with the per-channel sums added by L2 atomics: one grid sync, no combine phase
-  11  l2_keep_front       10 with the first rows of each block's slice kept in shared memory: less of x re-read from DRAM
-  12  l2_coalesced_sums   11 with the block's sums added by consecutive threads (4x fewer L2 atomic sectors), fewer copies
-  13  infer_elementwise   inference: y from the running statistics, elementwise and shaped like the copy, every layout
-  14  l2_loads_in_flight  12 bounded at 256 threads a block: 126 registers hold its 8 loads in flight in every dtype
-  15  dispatch            picks the rung by a rule of regimes from the rungs' dense sweep, each rung at its plan's block size; says which ran
+   6  nchw_split_planes   NCHW: vectorized reductions over each channel's planes, split over many blocks
+   7  l2_two_pass         5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2
+   8  nchw_cluster_l2     NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second read from L2
+   9  l2_one_sync         7 with the per-channel sums added by L2 atomics: one grid sync, no combine phase
+  10  l2_keep_front       9 with the first rows of each block's slice kept in shared memory: less of x re-read from DRAM
+  11  l2_coalesced_sums   10 with the block's sums added by consecutive threads (4x fewer L2 atomic sectors), fewer copies
+  12  infer_elementwise   inference: y from the running statistics, elementwise and shaped like the copy, every layout
+  13  l2_loads_in_flight  11 bounded at 256 threads a block: 126 registers hold its 8 loads in flight in every dtype
+  14  dispatch            picks the rung by a rule of regimes from the rungs' dense sweep, each rung at its plan's block size; says which ran
 
-Layouts and modes: 1-6, 8, 10-12 and 14 run [N, C] and NHWC (NHWC is [N*H*W, C] with channels contiguous), 7 and 9
-run NCHW, 13 and 15 run all three; a kernel says `skipped: <reason>` for a layout or mode it does not handle.
-Inference runs in 13 (an elementwise kernel shaped like the copy: a trip a thread, 16-byte packs; blocks of at
-most 256 threads), in 15 (which runs 13) and in 0; 1-12 and 14 are training kernels and skip it, 13 skips training.
-1-3 are the fp32 teaching steps; 4-15 run fp32, fp16 and bf16.
-Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`):
-cuDNN's BatchNorm forward functions in every layout, dtype and mode, writing into this program's buffers. Its
-candidates (ForwardTraining / ForwardTrainingEx / ForwardInference x SPATIAL / SPATIAL_PERSISTENT x NCHW / NHWC
-descriptors) are tried and timed before validation, outside the timed region; one line each says its time or
-why it did not run, and the `path` names the one kept. It skips training with N*H*W = 1 (cuDNN writes NaN into
-running_var there; see kernel 0's comment) and problems of 2^31 elements or more.
+Layouts and modes: 1-5, 7, 9-11 and 13 train on [N, C] and NHWC (NHWC is [N*H*W, C], channels contiguous), 6 and
+8 on NCHW; 12 (inference, elementwise) and 14 run all three layouts, 0 every layout and mode. A kernel says
+`skipped: <reason>` for a layout or mode it does not handle. 1-3 are the fp32 teaching steps; 4-14 run fp32, fp16
+and bf16. Kernel 0 is the vendor baseline where the build found cuDNN (else `skipped: built without cuDNN`).
 
-Mapping to the harness options: -N/--rows is N and -C/--cols is C (the common options; -B/-T are refused).
-H and W are long options only, --height and --width (-h is help, and common.h owns the short options); they
-need an image layout and default to 1. Default shape: [N, C] = 65536 x 256. CSV shapes: "65536x256" for
-[N, C], "32x256x56x56:nchw" or ":nhwc" for images, with ":inf" appended in inference.
+Mapping to the harness options: -N/--rows is N and -C/--cols is C (-B/-T are refused). H and W are long options
+only, --height and --width (-h is help), for an image layout; they default to 1. Default shape: [N, C] = 65536 x
+256. CSV shapes: "65536x256" for [N, C], "32x256x56x56:nchw" or ":nhwc" for images, ":inf" appended in inference.
 
-Bytes counted (the algorithmic minimum, whatever a kernel's pass count): training reads x, gamma, beta,
-running_mean and running_var and writes y, save_mean, save_invstd, running_mean and running_var:
-2*N*C*H*W*sizeof(dtype) + 32*C bytes. Inference reads x, gamma, beta and the running statistics and writes y:
-2*N*C*H*W*sizeof(dtype) + 16*C bytes. The kernels that read x twice (1-5, 7) are measured against this
-minimum too, so their %SOL shows what the second pass costs.
+Bytes counted (the algorithmic minimum, whatever a kernel's pass count): x read and y written, and per channel
+gamma, beta and the running statistics read, save_mean, save_invstd and the running statistics written in
+training: 2*N*C*H*W*sizeof(dtype) + 32*C bytes (inference: + 16*C). The kernels that read x twice (1-6) are
+measured against this minimum too, so their %SOL shows what the second pass costs.
 
 Validation: every element of y (tolerance_for(dtype)) and, in training, of save_mean, save_invstd, running_mean
 and running_var (fp32 tolerance). Mismatches of y are reported as (row, col) = (n*H*W + pixel, channel) for
-[N, C] and NHWC, (n*C + channel, pixel) for NCHW; of the statistics as (0, channel). The absolute tolerance
-of y grows by 16 fp32 ulps of max over channels of |mean| * invstd * |gamma|, the error that a mean held in
-fp32 brings and no kernel avoids (about 1e-8 at the default --input-mean 0; layernorm_forward does the same
-per row). The running statistics start random (running_mean ~ N(0, 0.5), running_var = 1 + |N(0, 0.5)|, made
-on the host in fp32 and copied, so host and device hold the same values); program_t.reset restores them before
-every validation launch, so each validated launch makes exactly one update (timed launches keep updating them
-in place, as training steps would). The momentum blend and the factor M / (M - 1) need nothing special: both
-are a few fp32 roundings away from the double reference, far inside the fp32 tolerance.
+[N, C] and NHWC, (n*C + channel, pixel) for NCHW; of the statistics as (0, channel). The absolute tolerance of y
+grows by 16 fp32 ulps of max over channels of |mean| * invstd * |gamma|, the error that a mean held in fp32
+brings and no kernel avoids. The running statistics start random (made on the host in fp32 and copied);
+program_t.reset restores them before every validation launch, so each validated launch makes exactly one update.
 
 Run:
   make && ./batchnorm_forward 5                      validate kernel 5, sweep block sizes, time each
   ./batchnorm_forward all --dtype bf16               every kernel, ranked
-  ./batchnorm_forward 15 --layout nchw -N 32 -C 256 --height 56 --width 56 --check
-  ./batchnorm_forward 15 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
+  ./batchnorm_forward 14 --layout nchw -N 32 -C 256 --height 56 --width 56 --check
+  ./batchnorm_forward 14 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
   ./batchnorm_forward --list                         the registry (no GPU needed)
-Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for an H100/H200, where the
-cluster kernels have their code):
+Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 or later for the cluster kernel):
   nvcc -O3 -std=c++17 --default-stream per-thread -arch=sm_90 -Xcompiler -fopenmp -o batchnorm_forward batchnorm_forward.cu -lcurand -lgomp -ldl
   CUPTI (the GPU's own clock for the timing; else CUDA events): add -DHAVE_CUPTI -lcupti, and where the toolkit
     keeps CUPTI apart, -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64
@@ -104,10 +87,10 @@ typedef struct {
     void *x, *y;  // dtype
     float *gamma, *beta, *save_mean, *save_invstd, *run_mean, *run_var;
     float *run_mean0, *run_var0;  // the initial running statistics (reset copies them back)
-    float *ws_mean, *ws_m2;       // workspace: per-block partial statistics (kernels 5-8), sums (kernel 3)
+    float *ws_mean, *ws_m2;       // workspace: per-block partial statistics (kernels 5-7), sums (kernel 3)
     long ws_states;               // partial states the workspace holds (ws_mean and ws_m2 each)
-    unsigned *counters;           // "last block" tickets: one per channel (kernel 7), [C] kernel 10's; kept at zero
-    double *sums;                 // kernel 10's per-channel sums (sum_copies x 2C); kept at zero
+    unsigned *counters;           // "last block" tickets: one per channel (kernel 6), [C] kernel 9's; kept at zero
+    double *sums;                 // kernel 9's per-channel sums (sum_copies x 2C); kept at zero
     int sum_copies;
     double *hx, *hgamma, *hbeta, *hrm0, *hrv0;  // host inputs, exactly the device values
 } bn_problem_t;
@@ -222,32 +205,20 @@ static void batchnorm_forward_cpu(double *y, double *save_mean, double *save_inv
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 0: cuDNN, the vendor baseline, the fastest of two ways in. Its legacy BatchNorm functions
-// cudnnBatchNormalizationForwardTraining, the Ex form cudnnBatchNormalizationForwardTrainingEx and
-// cudnnBatchNormalizationForwardInference: cuDNN 9 marks them deprecated but still ships them, and they are what
-// PyTorch calls for BatchNorm on cuDNN. And the graph API's norm-forward operation in CUDNN_BATCH_NORM mode, their
-// successor, with its own engines. The calls themselves are common.h's (harness/cudnn.h, "cuDNN's legacy BatchNorm
-// API": the descriptors, the candidates call x mode x format and the graph's, NORM_CUDNN_BN, one trial execution of
-// each, the timing, the choice of the fastest, the deprecation pragmas). This program describes its problem to it
-// (bn_cudnn_describe: [N, C] is N x C x 1 x 1, given as NHWC; NCHW and NHWC images in their own format) and keeps
-// the rules of BatchNorm below.
-// cuDNN writes straight into this program's buffers: y, save_mean and save_invstd (resultSaveMean and
-// resultSaveInvVariance: the mean and 1/sqrt(var + eps)), and running_mean and running_var in place with
-// exponentialAverageFactor = momentum (cuDNN: running = factor * batch + (1 - factor) * running, the variance
-// unbiased, as PyTorch and this program's reference do). Inference writes y alone.
-// Skipped by shape, before cuDNN is asked (bn_cudnn_precheck):
-//   N*C*H*W >= 2^31: the legacy API describes tensors with int dimensions and strides (PyTorch sends such
-//     problems to its own kernels for the same reason).
-//   eps below CUDNN_BN_MIN_EPSILON (0 in cuDNN 9; the check stays for other versions).
-//   Training with N*H*W = 1. This program defines running_var as unchanged there (the header). cuDNN has no
-//     such case: it applies the unbiased factor M / (M - 1) and writes NaN into running_var at M = 1. That is
-//     what the frameworks found that call it: TensorFlow's cuDNN-fused batch norm gave NaN moving variance for
-//     a (1, 1, 1, C) input (tensorflow/tensorflow#34062; PR #40338: "the GPU implementation (CUDNN) explicitly
-//     returns NaN" for N < 2), and cudnn.torch#199 reports the division by N - 1 producing NaNs. A different
-//     convention, not a wrong kernel: kernel 0 says so in its skip reason instead of failing validation. (Not
-//     observed on a GPU when this was written. NORM_CUDNN_BN_M1=run lifts the rule, so that validation shows
-//     what cuDNN writes there: the GPU suite expects running_var alone to be wrong, with NaN, and fails with
-//     "drop the rule" if cuDNN matches this program's definition instead.)
+// Kernel 0: cuDNN, the vendor baseline, the fastest of two ways in: the legacy BatchNorm functions (ForwardTraining,
+// ForwardTrainingEx, ForwardInference: deprecated in cuDNN 9 but shipped, and what PyTorch calls) and their
+// successor, the graph API's norm-forward operation in CUDNN_BATCH_NORM mode. The calls are the harness's
+// (harness/cudnn.h: the descriptors, the candidates call x mode x format and the graph's, NORM_CUDNN_BN, one trial
+// execution of each, the timing, the fastest kept, the deprecation pragmas); this program describes its problem
+// (bn_cudnn_describe: [N, C] as N x C x 1 x 1 given as NHWC, images in their own format) and keeps BatchNorm's rules.
+// cuDNN writes into this program's buffers: y, save_mean, save_invstd (1/sqrt(var + eps)) and, in training, the
+// running statistics in place (exponentialAverageFactor = momentum, the variance unbiased, as the reference).
+// Improves: nothing of its own; the baseline the rungs are measured against.
+// Wrong, so skipped by shape before cuDNN is asked (bn_cudnn_precheck): N*C*H*W >= 2^31 (int dimensions and
+// strides; PyTorch sends such problems to its own kernels); eps below CUDNN_BN_MIN_EPSILON (0 in cuDNN 9); training
+// with N*H*W = 1, where cuDNN applies M / (M - 1) and writes NaN into running_var (tensorflow/tensorflow#34062 and
+// PR #40338, cudnn.torch#199): a different convention, said in the skip reason. NORM_CUDNN_BN_M1=run lifts that
+// rule: the GPU suite then expects running_var alone wrong, with NaN, and says "drop the rule" if cuDNN matches.
 #ifdef HAVE_CUDNN
 // The rules of kernel 0 that need no GPU and no cuDNN call (the CPU tests call this): NULL or the skip reason.
 static const char *bn_cudnn_precheck(const bn_problem_t *p) {
@@ -306,9 +277,8 @@ static void launch_cudnn(const void *pp, launch_t *l) {
 #endif  // HAVE_CUDNN
 
 // ------------------------------------------------------------------------------------------------
-// Device helpers of this program (the shared ones, Welford/welford_merge/block_welford/warp_sum/packs, are in
-// harness/device_helpers.h).
-
+// Device helpers of this program (the shared ones, Welford, welford_merge, block_welford, warp_sum and the packs,
+// are harness/device_helpers.h's).
 // A thread's running statistics for V channels that see the same rows, so that one count serves all V:
 // (count, mean[V], M2[V]).
 template <int V> struct ChanStats {
@@ -349,10 +319,9 @@ __device__ __forceinline__ void chan_stats_add(ChanStats<V> &s, const float (&v)
     s.n = n;
 }
 
-// welford_merge (harness/device_helpers.h) with the weight b.n / n from __fdividef. The IEEE division of welford_merge has a
-// slow path that nvcc calls as a subroutine, and every register live across that call is saved to local memory:
-// kernel 6 spilled the rows it keeps in registers at each merge. 2 ulps on a weight are nothing here.
-// fast_div: __fdividef on the device; a plain division where the CPU tests run these helpers on the host.
+// welford_merge (harness/device_helpers.h) with the weight b.n / n from fast_div: __fdividef on the device (IEEE
+// division has a slow path that nvcc calls as a subroutine, saving every register live across the call to local
+// memory; 2 ulps on a weight are nothing here), a plain division where the CPU tests run it on the host.
 __host__ __device__ __forceinline__ float fast_div(float a, float b) {
 #ifdef __CUDA_ARCH__
     return __fdividef(a, b);
@@ -474,9 +443,8 @@ __device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m
 
 // Kernel arguments. The plain fp32 ladder (kernels 1-3) takes positional arguments written out in full, as in
 // llm.c; kernels 4 on take this struct by value as their first parameter (bn_args() builds it once per launch),
-// then, positionally, what belongs to that one launch (workspace, G, rows per block, shared memory).
-// Its pointers carry no __restrict__: kernels that want read-only loads (5, 6, 7) ask for them explicitly,
-// load_pack_nc (harness/device_helpers.h) for x, __ldg for gamma and beta.
+// then, positionally, what belongs to that one launch (workspace, G, rows per block, shared memory). Its pointers
+// carry no __restrict__: kernels that want read-only loads ask for them (load_pack_nc for x, __ldg for gamma, beta).
 typedef struct {
     const void *x;                   // dtype; [M, C] with channels contiguous ([N, C], NHWC), or NCHW
     void *y;                         // dtype, x's layout
@@ -548,8 +516,8 @@ static long bn_wave(const void *fn, int bs, size_t smem = 0) {
     return wave;
 }
 static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
-// The static shared memory of `fn` (kernels 6, 11 and 12), whose dynamic shared memory may then be all the rest a block can opt in to
-// (set once: the runtime is asked once per function).
+// The static shared memory of `fn` (kernels 10, 11 and 13: their kept rows), whose dynamic shared memory may then
+// be all the rest a block can opt in to (set once: the runtime is asked once per function).
 static size_t bn_static_smem_opt_in(const void *fn) {
     static struct { const void *fn; size_t bytes; } cache[64];
     static int n = 0;
@@ -563,10 +531,10 @@ static size_t bn_static_smem_opt_in(const void *fn) {
     return fa.sharedSizeBytes;
 }
 
-// Skip reasons shared by the channels-contiguous training kernels (1-6, 8, 10-12).
+// Skip reasons shared by the channels-contiguous training kernels (1-5, 7, 9-11 and 13).
 static const char *training_cl_only(const bn_problem_t *p) {
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 13";
-    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernels 7, 9 and 15 run NCHW)";
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
+    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernels 6, 8 and 14 run NCHW)";
     return NULL;
 }
 static const char *supports_cl(const void *pp, int bs) {
@@ -574,8 +542,8 @@ static const char *supports_cl(const void *pp, int bs) {
     return training_cl_only((const bn_problem_t *)pp);
 }
 
-// The lanes across packs of channels a block of kernels 5, 8 and 10 takes: 32, or the next power of two >= the
-// packs of a row (bs / G row groups).
+// The lanes across packs of channels a block of kernels 5, 7, 9-11 and 13 takes: 32, or the next power of two >=
+// the packs of a row (bs / G row groups).
 static int cl_lanes(long nvec) {
     int G = 1;
     while (G < 32 && G < nvec) G *= 2;
@@ -594,13 +562,12 @@ static int pow2_nearest(double x, int lo, int hi) {
 // ------------------------------------------------------------------------------------------------
 // Kernel 1: one thread per channel walks down all M rows of x[M, C] (channels contiguous: [N, C], or NHWC as
 // [N*H*W, C]): statistics in groups of four rows merged Welford-style, then a second walk writes y. A thread's
-// chain of merges is long (M/4), and each merge rounds the running mean to an ulp of |mean|: the statistics are
-// taken of x - x[0, c] (the variance does not change; the shifted mean is of the order of the spread, so its
-// roundings are too), and the shift is added back once. Kernels 2 and 4 do the same; 5-7 have short chains.
-// Improves over nothing: neighbouring threads read neighbouring channels, so every warp load is one coalesced
-// 128-byte line.
-// Wrong: there are only C threads (256 at the default shape: a few blocks on a few SMs, the rest of the GPU
-// idle), and each walks M rows with four 4-byte loads in flight: latency-bound, far from the bandwidth.
+// chain of merges is long (M/4) and each merge rounds the running mean to an ulp of |mean|, so the statistics are
+// taken of x - x[0, c] (of the order of the spread, and so their roundings) and the shift added back once; 2 and 4
+// do the same, 5 on have short chains.
+// Improves over nothing: neighbouring threads read neighbouring channels, every warp load one coalesced 128-byte line.
+// Wrong: only C threads (256 at the default shape: a few blocks on a few SMs, the rest of the GPU idle), each
+// walking M rows with four 4-byte loads in flight: latency-bound, far from the bandwidth.
 
 __global__ void __launch_bounds__(1024) batchnorm_thread_per_channel_kernel(const float *__restrict__ x, float *__restrict__ y,
                                                           const float *__restrict__ gamma,
@@ -644,10 +611,10 @@ static void launch_thread_per_channel(const void *pp, launch_t *l) {
 // Kernel 2: one block per channel; its threads stride down the channel's column (thread t reads rows t,
 // t + blockDim, ...), a block-wide Welford all-reduce (block_welford), then the same walk writes y.
 // Improves: a whole block per channel, C blocks in all, many loads in flight.
-// Wrong: the reads are strided, uncoalesced. The 32 lanes of a warp read 32 different rows, C elements apart:
-// each 4-byte element costs its own 32-byte sector, so the SMs pull 8x the bytes they use from L2 (fp32, C >= 8),
-// and a warp load needs 32 transactions instead of 4. DRAM sees each sector once only while the blocks of the
-// neighbouring channels read it at about the same time; the writes of y are scattered the same way.
+// Wrong: the reads are strided, uncoalesced: the 32 lanes of a warp read 32 rows, C elements apart, so each 4-byte
+// element costs its own 32-byte sector (8x the bytes used pulled from L2 in fp32, 32 transactions a warp load
+// instead of 4); DRAM sees each sector once only while the neighbouring channels' blocks read it at about the same
+// time; the writes of y are scattered the same way.
 
 __global__ void __launch_bounds__(1024) batchnorm_block_per_channel_kernel(const float *__restrict__ x, float *__restrict__ y,
                                                           const float *__restrict__ gamma,
@@ -695,18 +662,16 @@ static void launch_block_per_channel(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 3: many blocks share the rows. A block covers 32 channels (a warp's lanes, coalesced) and a strip of
-// rows; each thread sums x and x^2 over its rows and adds both to two global fp32 accumulators per channel
-// with atomicAdd. A second kernel takes mean = sum / M and var = sumsq / M - mean^2, writes the statistics and y.
-// (The accumulators are cleared by a cudaMemsetAsync inside the timed launch.)
+// Kernel 3: many blocks share the rows. A block covers 32 channels (a warp's lanes, coalesced) and a strip of rows;
+// each thread sums x and x^2 over its rows and adds both to two global fp32 accumulators per channel with atomicAdd
+// (cleared by a cudaMemsetAsync inside the timed launch). A second kernel takes mean = sum / M and
+// var = sumsq / M - mean^2, writes the statistics and y.
 // Improves: the rows are spread over enough blocks to fill the GPU, whatever C is.
-// Wrong: every warp of every block adds into the same 2*C addresses, and atomics to one address serialize at
-// L2 (contention: ~1000 adds per channel at the default shape). Welford states cannot be merged atomically, so
-// the variance comes from E[x^2] - E[x]^2 in fp32: exact enough when the mean is small against the spread
-// (the default inputs: about 1e-6 relative), hopeless when it is not (--input-mean 1000 fails by percents),
-// and in channels of few elements the sample variance itself can be tiny against E[x^2] (at M = 2 a few
-// percent of channels lose it): supports() refuses M < 16 for that reason, the tolerance is never widened.
-// It also reads x twice and needs three launches.
+// Wrong: every warp adds into the same 2*C addresses, and atomics to one address serialize at L2 (~1000 adds per
+// channel at the default shape). Welford states cannot be merged atomically, so the variance comes from
+// E[x^2] - E[x]^2 in fp32: hopeless when the mean is large against the spread (--input-mean 1000 fails by
+// percents), and in channels of few elements the variance can be tiny against E[x^2]: supports() refuses M < 16
+// for that reason (the tolerance is never widened). It also reads x twice and needs three launches.
 
 #define K3_MIN_M 16
 
@@ -771,16 +736,15 @@ static const char *supports_atomic_partials(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 4: 2-D blocks (the design that won a public leaderboard for this problem): the 32 lanes of a warp
-// cover 32 neighbouring channels (coalesced rows of 128 bytes in fp32), the warps of the block walk down
-// different rows, each thread keeps Welford statistics of its channel in groups of four rows, and the block
-// merges its warps' states through shared memory (a tree over the rows); one warp finalizes, every thread then
-// writes y for its rows. Templated on the dtype (scalar loads); one column of blocks: a block per 32 channels,
-// each block going over all M rows.
+// Kernel 4: 2-D blocks (the design that won a public leaderboard for this problem): the 32 lanes of a warp cover 32
+// neighbouring channels (coalesced rows), the warps walk down different rows, each thread keeps Welford statistics
+// of its channel in groups of four rows, and the block merges its warps' states through shared memory (a tree over
+// the rows); one warp finalizes, then every thread writes y for its rows. Templated on the dtype (scalar loads);
+// one column of blocks: a block per 32 channels, each over all M rows.
 // Improves: coalesced reads and writes, no atomics, no second launch, Welford precision, fp16/bf16.
-// Wrong: C / 32 blocks in all (8 at C = 256 on a 132-SM GPU): the GPU fills only when C is in the thousands;
-// x is read twice (the second read comes back from DRAM once a block's column outgrows its share of L2), and
-// scalar 2- or 4-byte loads need many instructions per byte.
+// Wrong: C / 32 blocks in all (8 at C = 256 on a GPU of 132 SMs): the GPU fills only when C is in the thousands;
+// x is read twice (from DRAM again once a block's column outgrows its share of L2); scalar 2- or 4-byte loads need
+// many instructions per byte.
 
 template <typename T>
 __global__ void __launch_bounds__(1024) batchnorm_2d_block_column_kernel(bn_args_t a) {
@@ -842,18 +806,17 @@ static int plan_2d_block_column(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 5: the rows split over many blocks. Block (bx, by) covers G packs of VEC channels (16-byte packs when
-// C allows; G = 32 lanes, fewer when C is small) and a strip of rows; its threads keep shifted sums (ShiftSums:
-// three operations an element around the block's first row, up to eight 16-byte loads in flight), the block adds
-// its row groups for all channels at once through shared memory and writes one partial (mean, M2) per channel
-// into a workspace. A second launch finalizes: a block per 32 channels (combine_partials_block: Chan's merge, a
-// warp reads one 128-byte line of partials at a time); it writes the statistics and updates the running ones. A
-// third launch normalizes: each block stages its channels' scale (invstd * gamma) and shift (beta - mean * scale)
-// in shared memory once (bn_stage_scale_shift), then streams rows with 16-byte loads and stores, four rows a
-// thread in flight, last rows first (those were read last by the first pass, so they are the ones still in L2).
+// Kernel 5: the rows split over many blocks. Block (bx, by) covers G packs of VEC channels (16-byte packs when C
+// allows; G = 32 lanes, fewer when C is small) and a strip of rows; its threads keep shifted sums (ShiftSums: three
+// operations an element around the block's first row, up to eight 16-byte loads in flight), the block adds its row
+// groups for all channels at once through shared memory and writes one partial (mean, M2) per channel into a
+// workspace. A second launch finalizes (a block per 32 channels, combine_partials_block: Chan's merge, a warp reads
+// one 128-byte line of partials at a time): the statistics and the running ones. A third launch normalizes: each
+// block stages its channels' scale and shift in shared memory (bn_stage_scale_shift), then streams rows with 16-byte
+// loads and stores, four rows a thread in flight, last rows first (the last read by the first pass, still in L2).
 // Improves: fills the GPU for any N and C (the grid is sized to the SMs), 16-byte accesses, no atomics on data.
-// Wrong: x crosses DRAM twice whenever it is larger than what L2 keeps (the default 67 MB fp32 x is: about 1.5x
-// the minimum bytes); three launches.
+// Wrong: x crosses DRAM twice whenever it is larger than what L2 keeps (about 1.5x the minimum bytes at the default
+// fp32 shape); three launches.
 
 #define K5_ROWS 4  // rows the normalize pass loads at once, as raw words
 // loads the first pass keeps in flight, as raw words: 8, but 6 for 16-bit packs of 8 and 4 for 16-bit packs of 2
@@ -862,11 +825,11 @@ static int plan_2d_block_column(const void *pp) {
 // Floats of dynamic shared memory the first pass asks for: rowgroup_shift_sums' sums, 32 KB at most.
 static int k5_smem_floats(int bs, int vec) { return 2 * bs * (vec < 4096 / bs ? vec : 4096 / bs); }
 
-// A block's shifted sums (kernel 5's first pass, and the first phase of kernels 8 and 10-12): block bx's G packs of
+// A block's shifted sums (kernel 5's first pass, the first phase of kernels 7, 9-11 and 13): block bx's G packs of
 // channels over rows [row0, row1), around the values of row shift_row. Returns whether the thread has a pack of
 // channels and rows; threads rg == 0 of those hold their pack's block totals in s. sm: sm_floats of shared memory.
-// KEEP (kernels 11, 12 and 14): the slice's first keep_rows rows also go to `keep` in shared memory, [keep_rows][G]
-// packs. U: the loads in flight (kernel 14's 8 in every dtype).
+// KEEP (kernels 10, 11 and 13): the slice's first keep_rows rows also go to `keep` in shared memory, [keep_rows][G]
+// packs. U: the loads in flight (kernel 13's 8 in every dtype).
 template <typename T, int VEC, bool KEEP = false, int U = K5_LOADS(T, VEC)>
 __device__ __forceinline__ bool bn_block_shift_sums(const bn_args_t &a, ShiftSums<VEC> &s, int G, long row0,
                                                     long row1, long shift_row, int sm_floats, float *sm, long bx,
@@ -913,7 +876,7 @@ __device__ __forceinline__ bool bn_block_shift_sums(const bn_args_t &a, ShiftSum
     rowgroup_shift_sums(s, sm, sm_floats, G, RG);
     return active;
 }
-// The first pass of block (bx, by) (kernel 5's, and kernel 8's first phase): shifted sums of its rows around its
+// The first pass of block (bx, by) (kernel 5's, and kernel 7's first phase): shifted sums of its rows around its
 // first row, one partial (mean, M2) per channel into ws[by * C + c].
 template <typename T, int VEC>
 __device__ __forceinline__ void bn_partial_pass(const bn_args_t &a, float *ws_mean, float *ws_m2, int G,
@@ -942,13 +905,13 @@ __global__ void __launch_bounds__(1024) batchnorm_split_rows_partial_kernel(bn_a
 // Chan's merge of P partials (partial p: the mean and M2 of rows [p * rows_per_block, ...) of M) for the 32
 // channels c0..c0+31, by a whole block: thread t takes channel c0 + t % 32 and folds every RG-th partial from
 // t / 32 (RG = blockDim.x / 32 row groups), so a warp reads 32 consecutive channels of one partial (one 128-byte
-// line) with eight partials' loads in flight; then the block merges its row groups (rowgroup_welford). Threads t < 32 get
-// their channel's state. Every thread of the block must call it (barriers). Used by kernel 5's finalize and
-// kernels 6 and 8's combine.
+// line) with eight partials' loads in flight; then the block merges its row groups (rowgroup_welford). Threads
+// t < 32 get their channel's state. Every thread of the block must call it (barriers). Kernel 5's finalize and
+// kernel 7's combine.
 // One chain of combine_partials_block: folds partials first, first + stride, ... < P of channel c into w, their
-// means as offsets from m0 (partial 0's mean). Each merge rounds the running mean to an ulp of its magnitude: a
-// chain of 4096 merges of means near 1000 drifted by 2e-3 (kernel 6 at 32 threads, one chain; caught by the
-// suite's --input-mean 1000 check); offsets are of the order of the spread, so their roundings are too.
+// means as offsets from m0 (partial 0's mean). Each merge rounds the running mean to an ulp of its magnitude: one
+// chain of 4096 merges of means near 1000 (a combine block of 32 threads) drifted by 2e-3; offsets are of the order
+// of the spread, and so are their roundings.
 // Host and device: the CPU tests run it on partials made with shift_sums.
 __host__ __device__ __forceinline__ Welford fold_partials(Welford w, const float *ws_mean, const float *ws_m2, long C,
                                                           long c, long first, long stride, long P,
@@ -1072,244 +1035,18 @@ static int plan_split_rows(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 6: single read. A cooperative launch of exactly the blocks that fit the GPU at once (blocks per SM from
-// the occupancy calculator x SMs); block b owns a slice of rows and keeps it on chip: the first K6_RPR rows of
-// each thread in registers, the rest in shared memory (dynamic, up to ~220 KB a block on sm_90). Each block
-// writes per-channel partials (as 5), a grid-wide sync, then each block combines the partials of a share of
-// the channels (32 channels a block, combine_partials_block) and writes the statistics, a second grid sync, and
-// every block writes y from its on-chip copy: x crosses DRAM once. Thread t of a block owns pack column
-// t % (C / VEC) of rows t / (C / VEC), + RG, ... (RG = row groups); 16-byte packs only. Up to 512 threads a
-// block: 128 registers a thread, 48 of them holding x (at 1024 threads the 64-register cap leaves no room for
-// rows in registers).
-// Improves: the minimum DRAM traffic, the one thing 5 lacks; one launch.
-// Wrong: x must fit on chip (on an H100 about 132 x (220 KB + 96 KB) = 41 MB: bf16 [65536, 256] fits, the fp32
-// default does not and says skipped); a row must fit one block's threads (C <= 512 packs); the phases do not
-// overlap across the GPU (everyone reads, waits, then everyone writes), and the grid syncs cost a few
-// microseconds each. Kernel 8 gets the same DRAM bytes from L2 with no on-chip limit and is faster wherever both
-// run (H100, bf16 65536 x 256: 46.0 us against 36.0): the dispatcher does not take 6.
-
-#define K6_RPR 12  // rows (packs) a thread keeps in registers: 48 of its (at most) 128 registers
-
-// The plan (blocks per SM, rows per block, shared memory) for a block size, or why there is none
-// (persistent_onchip_plan, below the launcher).
-typedef struct {
-    long P, rows_per_block;
-    int blocks_per_sm;
-    size_t smem;
-} k6_plan_t;
-static const char *persistent_onchip_plan(const bn_problem_t *p, int bs, k6_plan_t *plan);
-
-// The thread's rows of the block's slice on chip: rows RPR * RG on into shared memory (slice), the first RPR in
-// registers (reg), each added to the shifted sums st. xb: the thread's pack column in the slice's first row.
-template <typename T, int VEC, int RPR>
-__device__ __forceinline__ void persistent_onchip_load(const T *xb, long C, int nvec, int g, int rg, int RG, int rows,
-                                                       Pack<T, VEC> *slice, Pack<T, VEC> (&reg)[RPR],
-                                                       ShiftSums<VEC> &st) {
-    // rows first.. of the slice into shared memory, four loads in flight
-    int first = RPR * RG;
-    for (int lr = first + rg; lr < rows; lr += 4 * RG) {
-        Pack<T, VEC> p[4];
-#pragma unroll
-        for (int u = 0; u < 4; u++)
-            if (lr + u * RG < rows) p[u] = load_pack_cs<T, VEC>(xb + (long)(lr + u * RG) * C);
-#pragma unroll
-        for (int u = 0; u < 4; u++)
-            if (lr + u * RG < rows) {
-                slice[(lr + u * RG - first) * nvec + g] = p[u];
-                shift_sums_add(st, p[u]);
-            }
-    }
-    // the first RPR rows of the thread stay in registers
-#pragma unroll
-    for (int s = 0; s < RPR; s++)
-        if (rg + s * RG < rows) reg[s] = load_pack_cs<T, VEC>(xb + (long)(rg + s * RG) * C);
-#pragma unroll
-    for (int s = 0; s < RPR; s++)
-        if (rg + s * RG < rows) {
-            shift_sums_add(st, reg[s]);
-            keep_packed(reg[s]);
-        }
-}
-// y = x * scale + b of the thread's rows, from registers and from the slice, with scale = invstd * gamma and
-// b = beta - mean * scale: two registers a channel (the third would spill the 16-bit instances); the extra
-// rounding is an ulp of |mean| * scale, inside y's tolerance (see the header).
-template <typename T, int VEC, int RPR>
-__device__ __forceinline__ void persistent_onchip_store(const bn_args_t &a, long row0, int nvec, int g, int rg, int RG,
-                                                        int rows, const Pack<T, VEC> *slice,
-                                                        const Pack<T, VEC> (&reg)[RPR]) {
-    T *__restrict__ y = (T *)a.y;
-    const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
-    const long C = a.C;
-    const int first = RPR * RG;
-    float scale[VEC], b[VEC];
-#pragma unroll
-    for (int j = 0; j < VEC; j++) {
-        int c = g * VEC + j;
-        scale[j] = __ldcg(a.save_invstd + c) * __ldg(gamma + c);
-        b[j] = fmaf(-__ldcg(a.save_mean + c), scale[j], __ldg(beta + c));
-    }
-    T *yb = y + row0 * C + g * VEC;
-#pragma unroll
-    for (int s = 0; s < RPR; s++)
-        if (rg + s * RG < rows) {
-            Pack<T, VEC> out;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(reg[s].v[j]), scale[j], b[j]));
-            store_pack_cs<T, VEC>(yb + (long)(rg + s * RG) * C, out);
-        }
-    for (int lr = first + rg; lr < rows; lr += RG) {
-        Pack<T, VEC> p = slice[(lr - first) * nvec + g], out;
-#pragma unroll
-        for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(p.v[j]), scale[j], b[j]));
-        store_pack_cs<T, VEC>(yb + (long)lr * C, out);
-    }
-}
-
-template <typename T, int VEC, int RPR>
-__global__ void __launch_bounds__(512) batchnorm_persistent_onchip_kernel(bn_args_t a, float *ws_mean, float *ws_m2,
-                                                                          long rows_per_block) {
-    const T *__restrict__ x = (const T *)a.x;
-    const long M = a.M, C = a.C;
-    cg::grid_group grid = cg::this_grid();
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    Pack<T, VEC> *slice = reinterpret_cast<Pack<T, VEC> *>(smem_raw);
-    __shared__ __align__(16) float sm[2048];  // rowgroup_shift_sums, then combine_partials_block's states
-    // block-local indices fit 32 bits: a slice is on chip, so it has fewer than 2^31 rows
-    int t = threadIdx.x, nvec = (int)(C / VEC), g = t % nvec, rg = t / nvec, RG = blockDim.x / nvec;
-    long row0 = blockIdx.x * rows_per_block;
-    int block_rows = (int)max(0L, min(rows_per_block, M - row0));
-    int rows = rg < RG ? block_rows : 0;  // 0: a thread beyond the row groups
-    const T *xb = x + row0 * C + g * VEC;
-    ShiftSums<VEC> st;
-    shift_sums_init(st, load_pack<T, VEC>(block_rows > 0 ? xb : x));  // the slice's first row: the block's shift
-    Pack<T, VEC> reg[RPR];
-    persistent_onchip_load<T, VEC, RPR>(xb, C, nvec, g, rg, RG, rows, slice, reg, st);
-    // the block's partials
-    rowgroup_shift_sums(st, sm, 2048, nvec, RG);
-    if (t < nvec && block_rows > 0) {
-#pragma unroll
-        for (int j = 0; j < VEC; j++) {
-            Welford w = shift_sums_welford(st, j, (float)block_rows);
-            ws_mean[blockIdx.x * C + t * VEC + j] = w.mean;
-            ws_m2[blockIdx.x * C + t * VEC + j] = w.m2;
-        }
-    }
-    grid.sync();
-    // a block per 32 channels combines the P partials (as kernel 5's finalize); the loop is uniform in the block
-    for (long c0 = blockIdx.x * 32L; c0 < C; c0 += (long)gridDim.x * 32) {
-        Welford w = combine_partials_block(ws_mean, ws_m2, C, c0, gridDim.x, rows_per_block, M,
-                                           reinterpret_cast<Welford *>(sm));  // 512 states fit sm's 8 KB
-        if (t < 32 && c0 + t < C)
-            bn_finalize_channel(a, c0 + t, w.mean, w.m2, (float)M);
-    }
-    grid.sync();
-    if (rows == 0) return;
-    persistent_onchip_store<T, VEC, RPR>(a, row0, nvec, g, rg, RG, rows, slice, reg);
-}
-
-template <typename T> static const void *persistent_onchip_fn_t(void) {
-    return (const void *)batchnorm_persistent_onchip_kernel<T, 16 / sizeof(T), K6_RPR>;
-}
-static const void *persistent_onchip_fn(dtype_t d) {
-    return d == DT_FP32 ? persistent_onchip_fn_t<float>()
-           : d == DT_FP16 ? persistent_onchip_fn_t<__half>() : persistent_onchip_fn_t<__nv_bfloat16>();
-}
-static void launch_persistent_onchip(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    k6_plan_t plan;
-    if (persistent_onchip_plan(p, l->block_size, &plan)) return;  // supports said why; never reached by the harness
-    bn_args_t a = bn_args(p);
-    float *wm = p->ws_mean, *wv = p->ws_m2;
-    long rpb = plan.rows_per_block;
-    void *args[] = {(void *)&a, (void *)&wm, (void *)&wv, (void *)&rpb};
-    CUDA_CHECK(cudaLaunchCooperativeKernel(persistent_onchip_fn(p->h.dtype), dim3((unsigned)plan.P),
-                                           dim3(l->block_size), args, plan.smem, 0));
-}
-static const char *supports_persistent_onchip(const void *pp, int bs) {
-    k6_plan_t plan;
-    return persistent_onchip_plan((const bn_problem_t *)pp, bs, &plan);
-}
-// The plan: 4 threads a 16-byte pack of the row (4 row groups), at least 256, at most 1024; the nearest its plan
-// holds where x does not fit at that size.
-static int plan_persistent_onchip(const void *pp) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    long nvec = p->C * (long)dtype_size(p->h.dtype) / 16;
-    return plan_fit(pp, pow2_at_least(4.0 * nvec, 256, 1024), supports_persistent_onchip);
-}
-static const char *persistent_onchip_make_plan(const bn_problem_t *p, int bs, k6_plan_t *plan) {
-    const char *why = training_cl_only(p);
-    if (why) return why;
-    if (!g_dev.prop.cooperativeLaunch) return "the device does not support cooperative launch";
-    int vec = 16 / (int)dtype_size(p->h.dtype);
-    if (p->C % vec) return reasonf("C = %ld is not a multiple of %d (16-byte packs only)", p->C, vec);
-    long nvec = p->C / vec;
-    if (nvec > bs) return reasonf("a row of %ld packs needs a block of at least %ld threads", nvec, nvec);
-    const void *fn = persistent_onchip_fn(p->h.dtype);
-    if ((why = block_fits(fn, bs))) return why;
-    long static_smem = (long)bn_static_smem_opt_in(fn), max_dyn = (long)g_dev.prop.sharedMemPerBlockOptin - static_smem;
-    long RG = bs / nvec, reg_rows = (long)K6_RPR * RG, row_bytes = p->C * (long)dtype_size(p->h.dtype);
-    int SMs = g_dev.prop.multiProcessorCount, maxb = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&maxb, fn, bs, 0));
-    double best_capacity = 0;
-    for (int b = maxb; b >= 1; b--) {
-        long P = (long)b * SMs;
-        if (P * p->C > p->ws_states) continue;
-        long dyn_cap = (long)g_dev.prop.sharedMemPerMultiprocessor / b - (long)g_dev.prop.reservedSharedMemPerBlock - static_smem;
-        if (dyn_cap > max_dyn) dyn_cap = max_dyn;
-        if (dyn_cap < 0) dyn_cap = 0;
-        double capacity = (double)P * ((double)reg_rows * row_bytes + (double)(dyn_cap / row_bytes) * row_bytes);
-        if (capacity > best_capacity) best_capacity = capacity;
-        long rows_per_block = ceil_div(p->M, P);
-        long smem_rows = rows_per_block > reg_rows ? rows_per_block - reg_rows : 0;
-        size_t smem = (size_t)(smem_rows * row_bytes);
-        if ((long)smem > max_dyn) continue;
-        int occ = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, bs, smem));
-        if (occ >= b) {
-            plan->P = P;
-            plan->rows_per_block = rows_per_block;
-            plan->blocks_per_sm = b;
-            plan->smem = smem;
-            return NULL;
-        }
-    }
-    double xbytes = (double)p->M * row_bytes;
-    return reasonf("x (%.1f MB) does not fit on chip: at most %.1f MB in the registers and shared memory of the "
-                   "resident %d-thread blocks", xbytes / 1e6, best_capacity / 1e6, bs);
-}
-// The plan is made once per block size (occupancy queries stay out of the timed launches).
-static const char *persistent_onchip_plan(const bn_problem_t *p, int bs, k6_plan_t *plan) {
-    static struct {
-        const bn_problem_t *p;
-        k6_plan_t plan;
-        int ok;
-        char why[256];
-    } cache[1024 / 32 + 1];
-    int i = bs / 32;
-    if (i < 0 || i > 1024 / 32) return "block size out of range";
-    if (cache[i].p != p) {
-        const char *why = persistent_onchip_make_plan(p, bs, &cache[i].plan);
-        cache[i].ok = why == NULL;
-        snprintf(cache[i].why, sizeof cache[i].why, "%s", why ? why : "");
-        cache[i].p = p;
-    }
-    *plan = cache[i].plan;
-    return cache[i].ok ? NULL : cache[i].why;
-}
-
-// ------------------------------------------------------------------------------------------------
-// Kernel 7: NCHW. Channel c is N planes of H*W contiguous elements, C*H*W elements apart. Block (c, s) takes
-// the s-th share of channel c's N * H*W / VEC packs (16-byte packs when H*W allows), so a channel is split over
-// several blocks and the grid fills the GPU; each thread folds groups of
-// packs into its Welford state (one channel per block: 1-D blocks, block_welford), the block writes a partial,
-// and the channel's last block (ticket counter) combines them as in 5. The normalize pass walks x as one flat
-// array of packs, last first, each pack's channel found by division (32-bit: N*C*H*W < 2^32).
+// Kernel 6: NCHW. Channel c is N planes of H*W contiguous elements, C*H*W elements apart. Block (c, s) takes the
+// s-th share of channel c's N * H*W / VEC packs (16-byte packs when H*W allows), so a channel is split over several
+// blocks and the grid fills the GPU; each thread folds groups of packs into its Welford state (one channel per
+// block: 1-D blocks, block_welford), the block writes a partial, and the channel's last block (ticket counter)
+// combines them as in 5. The normalize pass walks x as one flat array of packs, last first, each pack's channel
+// found by division (32-bit: N*C*H*W < 2^32).
 // Improves: NCHW at all; coalesced 16-byte loads along the planes; the same fill-the-GPU split as 5.
 // Wrong: x is read twice (as 5); small planes (H*W of a few elements) leave each pack short and the channel's
-// elements scattered (NCHW with H*W = 1 is [N, C] in memory: the dispatcher gives it to 5); the normalize pass
+// elements scattered (NCHW with H*W = 1 is [N, C] in memory: the dispatcher runs it as that); the normalize pass
 // spends two integer divisions and four parameter loads (L1 hits) on every pack.
 
-#define K7_PACKS(VEC) ((VEC) == 8 ? 2 : 4)  // packs a thread loads at once (fewer 8-wide ones: registers)
+#define NCHW_SPLIT_PACKS(VEC) ((VEC) == 8 ? 2 : 4)  // packs a thread loads at once (fewer 8-wide ones: registers)
 
 // Advances a (plane n, pack i) position by `step` packs within planes of nvh packs.
 __device__ __forceinline__ void nchw_advance(long &n, long &i, long step, long nvh) {
@@ -1372,7 +1109,7 @@ __global__ void __launch_bounds__(1024) batchnorm_nchw_split_planes_partial_kern
     ChanStats<1> st;
     chan_stats_init(st);
     long k = k0 + threadIdx.x, n = k / nvh, i = k - n * nvh;
-    constexpr int U = K7_PACKS(VEC);
+    constexpr int U = NCHW_SPLIT_PACKS(VEC);
     for (; k < k1; k += (long)U * blockDim.x) {
         float v[U * VEC][1];
         int cnt = 0;
@@ -1409,7 +1146,7 @@ __global__ void __launch_bounds__(1024) batchnorm_nchw_split_planes_partial_kern
     nchw_split_planes_combine<VEC>(a, ws_mean, ws_m2, counters, c, K, packs_per_block);
 }
 
-// The NCHW normalize pass (kernel 7's second launch): x as one flat array of Q = N*C*H*W/VEC packs, walked from
+// The NCHW normalize pass (kernel 6's second launch): x as one flat array of Q = N*C*H*W/VEC packs, walked from
 // the end, with the batch's statistics (save_mean, save_invstd).
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) batchnorm_nchw_split_planes_normalize_kernel(bn_args_t a, long nvh, long Q) {
@@ -1418,7 +1155,7 @@ __global__ void __launch_bounds__(1024) batchnorm_nchw_split_planes_normalize_ke
     const float *__restrict__ gamma = a.gamma, *__restrict__ beta = a.beta;
     const long C = a.C;
     const float *mean_src = a.save_mean, *invstd_src = a.save_invstd;
-    constexpr int U = K7_PACKS(VEC);
+    constexpr int U = NCHW_SPLIT_PACKS(VEC);
     long stride = (long)gridDim.x * blockDim.x;
     for (long k = blockIdx.x * (long)blockDim.x + threadIdx.x; k < Q; k += U * stride) {
         Pack<T, VEC> p[U];
@@ -1443,7 +1180,7 @@ template <typename T, int VEC>
 static void launch_nchw_split_planes_t(const bn_problem_t *p, int bs) {
     long nvh = p->HW / VEC, K = p->N * nvh;
     long wave = bn_wave((const void *)batchnorm_nchw_split_planes_partial_kernel<T, VEC>, bs);
-    long S = clamp_long(ceil_div(wave, p->C), 1, ceil_div(K, (long)bs * K7_PACKS(VEC)));
+    long S = clamp_long(ceil_div(wave, p->C), 1, ceil_div(K, (long)bs * NCHW_SPLIT_PACKS(VEC)));
     S = clamp_long(S, 1, 65535);
     if (S * p->C > p->ws_states) S = p->ws_states / p->C;
     long packs_per_block = ceil_div(K, S);
@@ -1452,7 +1189,7 @@ static void launch_nchw_split_planes_t(const bn_problem_t *p, int bs) {
                                                                                      p->counters, packs_per_block);
     long Q = p->N * p->C * nvh;
     long wave2 = bn_wave((const void *)batchnorm_nchw_split_planes_normalize_kernel<T, VEC>, bs);
-    long blocks = clamp_long(ceil_div(Q, (long)bs * K7_PACKS(VEC)), 1, 2 * wave2);
+    long blocks = clamp_long(ceil_div(Q, (long)bs * NCHW_SPLIT_PACKS(VEC)), 1, 2 * wave2);
     batchnorm_nchw_split_planes_normalize_kernel<T, VEC><<<(unsigned)blocks, bs>>>(bn_args(p), nvh, Q);  // training
 }
 static void launch_nchw_split_planes(const void *pp, launch_t *l) {
@@ -1464,8 +1201,8 @@ static void launch_nchw_split_planes(const void *pp, launch_t *l) {
 static const char *supports_nchw_split_planes(const void *pp, int bs) {
     (void)bs;
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 13";
-    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10-12, 14 and 15 run it";
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
+    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-5, 7, 9-11, 13 and 14 run it";
     return NULL;
 }
 // The plan: 32 threads where a plane holds under 64 packs (7x7 and 14x14 planes: the smallest blocks won by up to
@@ -1476,14 +1213,14 @@ static int plan_nchw_split_planes(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Shared by kernels 8 and 10-12 (l2_two_pass, l2_one_sync, l2_keep_front, l2_coalesced_sums): the normalize phase
-// of a block's own slice, and the plan of their cooperative grid.
+// Shared by kernels 7, 9-11 and 13 (l2_two_pass, l2_one_sync, l2_keep_front, l2_coalesced_sums, l2_loads_in_flight):
+// the normalize phase of a block's own slice, and the plan of their cooperative grid.
 
-// The normalize phase of kernels 8 and 10-12: block (blockIdx.x, .y)'s own slice, rows [row0, row1) of its G packs
-// of channels, last rows first (those are the lines the block read last, the likeliest still in L2), four rows a
-// thread in flight as raw words, 16-byte packs; y = x * sc + sh with the block's channels' scale and shift staged
-// in shared memory. KEEP (kernels 11 and 12): the slice's first keep_rows rows come from `keep` (bn_block_shift_sums put
-// them there), after the rest.
+// The normalize phase: block (blockIdx.x, .y)'s own slice, rows [row0, row1) of its G packs of channels, last rows
+// first (the lines the block read last, the likeliest still in L2), four rows a thread in flight as raw words,
+// 16-byte packs; y = x * sc + sh with the block's channels' scale and shift staged in shared memory. KEEP (kernels
+// 10, 11 and 13): the slice's first keep_rows rows come from `keep` (bn_block_shift_sums put them there), after the
+// rest.
 template <typename T, int VEC, bool KEEP = false>
 __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, long row0, long row1, const float *sc,
                                                    const float *sh, const RawPack<T, VEC> *keep = nullptr,
@@ -1535,21 +1272,21 @@ __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, lo
     }
 }
 
-// The grid of kernels 8 and 10-12: kernel 5's first-pass grid cut to the blocks resident at once (a cooperative
+// The grid of kernels 7, 9-11 and 13: kernel 5's first-pass grid cut to the blocks resident at once (a cooperative
 // launch needs all of them on the GPU together); the plan says why where there is none. fn: the kernel instance
-// (vec-wide packs); combine: kernel 8 (partials in the workspace, its combine's states in shared memory); keep:
-// kernels 11 and 12 (the rows of its slice a block keeps in shared memory, what K11_BLOCKS_PER_SM blocks an SM
-// leave).
+// (vec-wide packs); combine: kernel 7 (partials in the workspace, its combine's states in shared memory); keep:
+// kernels 10, 11 and 13 (the rows of its slice a block keeps in what KEEP_BLOCKS_PER_SM blocks an SM leave of its
+// shared memory).
 typedef struct {
     long gx, gy, rows_per_block;
-    int G, sm_floats, K;  // K: kernels 10-12's copies of the sums
+    int G, sm_floats, K;  // K: the copies of the sums of kernels 9-11 and 13
     size_t smem;
-    long keep_rows;  // kernels 11 and 12: the rows of its slice a block keeps (the slice's first ones)
+    long keep_rows;  // kernels 10, 11 and 13: the rows of its slice a block keeps (the slice's first ones)
 } l2_plan_t;
-#define K10_ADDS_PER_COPY 32  // blocks adding into one copy of kernel 10's sums (the most; fewer copies otherwise)
-#define K12_ADDS_PER_COPY 66  // kernel 12's (coalesced adds: 16-264 swept on an H100, 66-132 best)
-#define K10_MAX_COPIES 16
-#define K11_BLOCKS_PER_SM 2  // the blocks an SM whose shared memory kernels 11, 12 and 14's kept rows share (launch bounds)
+#define ONE_SYNC_ADDS_PER_COPY 32   // blocks adding into one copy of the sums of kernels 9 and 10 (at most)
+#define COALESCED_ADDS_PER_COPY 66  // of kernels 11 and 13 (their coalesced adds: 16-264 swept, 66-132 best)
+#define SUM_COPIES_MAX 16
+#define KEEP_BLOCKS_PER_SM 2  // the blocks an SM whose shared memory the kept rows share (the launch bounds)
 // The plan, made at every launch: integer arithmetic and cached queries (bn_wave, bn_static_smem_opt_in).
 static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int vec, int combine, int keep,
                            l2_plan_t *pl) {
@@ -1561,11 +1298,11 @@ static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int ve
     pl->G = cl_lanes(nvec);
     if (bs % pl->G) return reasonf("%d threads are not a multiple of the %d lanes a row group takes", bs, pl->G);
     pl->sm_floats = k5_smem_floats(bs, vec);
-    size_t states = combine ? sizeof(Welford) * (size_t)bs : 0;  // 8's combine, in the same shared memory
+    size_t states = combine ? sizeof(Welford) * (size_t)bs : 0;  // 7's combine, in the same shared memory
     pl->smem = sizeof(float) * (size_t)pl->sm_floats > states ? sizeof(float) * (size_t)pl->sm_floats : states;
     pl->keep_rows = 0;
     if (keep) {  // rows of the block's G packs in what is left of the SM's shared memory for one of its blocks
-        long left = (long)g_dev.prop.sharedMemPerMultiprocessor / K11_BLOCKS_PER_SM -
+        long left = (long)g_dev.prop.sharedMemPerMultiprocessor / KEEP_BLOCKS_PER_SM -
                     (long)g_dev.prop.reservedSharedMemPerBlock - (long)bn_static_smem_opt_in(fn) - (long)pl->smem;
         long row_bytes = (long)pl->G * vec * (long)dtype_size(p->h.dtype);
         pl->keep_rows = left > 0 ? left / row_bytes : 0;
@@ -1577,26 +1314,23 @@ static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int ve
         return reasonf("C = %ld needs %ld columns of blocks, more than the %ld resident at once", p->C, pl->gx,
                        resident);
     long gy = clamp_long(resident / pl->gx, 1, p->M);
-    if (combine && gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // 8's partials (10 has none)
+    if (combine && gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // 7's partials (9 has none)
     pl->rows_per_block = ceil_div(p->M, gy);
     pl->gy = ceil_div(p->M, pl->rows_per_block);  // no block without rows
     return NULL;
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 8: kernel 5's two passes in one cooperative launch, the second read of x served by L2. A grid of exactly
+// Kernel 7: kernel 5's two passes in one cooperative launch, the second read of x served by L2. A grid of exactly
 // the blocks resident at once, (gx, gy) as kernel 5's first pass: block (bx, by) takes G packs of channels and a
-// slice of rows. Phase 1 is kernel 5's first pass (bn_partial_pass: shifted sums, one partial per channel and
-// slice); a grid sync; every block combines the partials of a share of the channels (32 channels at a time,
-// combine_partials_block, as kernel 6) and writes the statistics; a grid sync; phase 3 normalizes the block's own
-// slice, its rows last first: those are the lines the block read last, so they are the likeliest still in L2.
-// Where x fits in L2 (bf16 [65536, 256] is 33.5 MB, L2 50 MB on an H100) DRAM then moves x once and y once, the
-// copy's bytes, with nothing held on chip across the syncs (kernel 6 keeps x in registers and shared memory and
-// must skip what does not fit).
-// Improves: one launch instead of three; the second read of x from L2 wherever x fits in it, and the part of it
-// that L2 still holds where it does not; no on-chip limit. Ahead of 5 and 6 at every [N, C] and NHWC size tried.
-// Wrong: the phases do not overlap (all blocks read, sync, combine, sync, write), and the combine between the
-// syncs is latency (6 us of 36 at bf16 65536 x 256 on an H100, where the copy of the same bytes takes 18.6).
+// slice of rows. Phase 1 is kernel 5's first pass (bn_partial_pass: one partial per channel and slice); a grid sync;
+// every block combines the partials of a share of the channels (32 at a time, combine_partials_block) and writes
+// the statistics; a grid sync; phase 3 normalizes the block's own slice, last rows first (the lines it read last,
+// the likeliest still in L2).
+// Improves: one launch instead of three; where x fits in L2, DRAM moves x once and y once, the copy's bytes, and
+// where it does not, the part L2 still holds is not read again; nothing is held on chip across the syncs.
+// Wrong: the phases do not overlap (all blocks read, sync, combine, sync, write), and the combine between the syncs
+// is latency: 6 us of 36 at bf16 65536 x 256, where the copy of the same bytes takes 18.6.
 
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_two_pass_kernel(bn_args_t a, float *ws_mean, float *ws_m2, int G,
@@ -1660,27 +1394,25 @@ static int plan_l2_two_pass(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 9: NCHW, a channel per cluster, its second read from L2. A cluster of CL blocks (1, 2, 4 or 8: enough
+// Kernel 8: NCHW, a channel per cluster, its second read from L2. A cluster of CL blocks (1, 2, 4 or 8: enough
 // blocks for two a SM) takes one channel, each block a contiguous share of the channel's N planes of H*W packs.
-// Each block sums its share as shifted sums around the channel's first value (the same shift in every block of
-// the cluster), one block sum and one sum over the cluster through distributed shared memory (cluster_sum_once)
-// give every thread the channel's mean and variance: no workspace, no second launch, no grid-wide sync. Rank 0
-// writes the statistics; every block then normalizes its own share, last packs first (the lines it read last,
-// the likeliest still in L2).
-// Improves (over 7): one launch, no partials in memory, the second read from L2 where the resident shares fit it
-// (H100: 1.1-1.5x of 7 from 14 x 14 planes up).
-// Wrong: a channel whose first value lies far from its mean (in standard deviations) loses precision in the
-// variance, as LayerNorm's shifted sums; where x is much larger than L2 most of the second read still comes from
-// DRAM (level with 7 at fp32 128x64x112x112); small planes (a few packs) leave the threads' positions wrapping
-// across planes on every step (7 x 7: 0.94x of 7).
+// Each block sums its share as shifted sums around the channel's first value (the same shift in every block of the
+// cluster); one block sum and one sum over the cluster through distributed shared memory (cluster_sum_once) give
+// every thread the channel's mean and variance: no workspace, no second launch, no grid-wide sync. Rank 0 writes
+// the statistics; every block then normalizes its own share, last packs first (the likeliest still in L2).
+// Improves (over 6): one launch, no partials in memory, the second read from L2 where the resident shares fit it:
+// 1.1-1.5x of 6 from 14 x 14 planes up.
+// Wrong: a channel whose first value lies far from its mean (in standard deviations) loses variance precision, as
+// LayerNorm's shifted sums; where x is much larger than L2 most of the second read still comes from DRAM (level
+// with 6); small planes (a few packs) leave the threads' positions wrapping across planes on every step.
 
-#define K9_PACKS 4  // packs a thread loads at once, as raw words
+#define CLUSTER_L2_PACKS 4  // packs a thread loads at once, as raw words
 
 // The block's shifted sums s1, s2 of x - shift over packs [k0, k1) of the channel whose planes start at xc.
 template <typename T, int VEC>
 __device__ __forceinline__ void nchw_cluster_l2_sums(const T *xc, long C, long HW, long nvh, long k0, long k1,
                                                      float shift, float &s1, float &s2) {
-    constexpr int U = K9_PACKS;
+    constexpr int U = CLUSTER_L2_PACKS;
     const long bs = blockDim.x;
     long k = k0 + threadIdx.x, n = k / nvh, i = k - n * nvh;
     for (; k < k1; k += U * bs) {
@@ -1711,7 +1443,7 @@ __device__ __forceinline__ void nchw_cluster_l2_sums(const T *xc, long C, long H
 template <typename T, int VEC>
 __device__ __forceinline__ void nchw_cluster_l2_normalize(const T *xc, T *yc, long C, long HW, long nvh, long k0,
                                                           long k1, float scale, float b) {
-    constexpr int U = K9_PACKS;
+    constexpr int U = CLUSTER_L2_PACKS;
     const long bs = blockDim.x;
     long k = k1 - 1 - threadIdx.x;
     long n = k >= 0 ? k / nvh : -1;
@@ -1790,8 +1522,8 @@ template <typename T, int VEC> static void nchw_cluster_l2_why_t(const bn_proble
 }
 static const char *supports_nchw_cluster_l2(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 13";
-    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-6, 8, 10-12, 14 and 15 run it";
+    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
+    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-5, 7, 9-11, 13 and 14 run it";
     const char *why = needs_sm90(g_dev.prop.major, g_dev.sm);
     if (why) return why;
     if (p->C * (double)nchw_cluster_l2_cluster(p) > 2147483647.0) return "C x cluster blocks exceed a 1-D grid";
@@ -1810,23 +1542,21 @@ static int plan_nchw_cluster_l2(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 10: kernel 8 with its combine phase and second grid sync gone: the per-channel sums travel through L2
-// atomics. Every block takes its shifted sums around one shift for all blocks, row 0 of x (its own first row in
-// 5 and 8), so that the sums of different blocks add: each block's totals go into 2C double accumulators with
+// Kernel 9: kernel 7 without its combine phase and second grid sync: the per-channel sums travel through L2
+// atomics. Every block takes its shifted sums around one shift for all blocks, row 0 of x (its own first row in 5
+// and 7), so that the sums of different blocks add: each block's totals go into 2C double accumulators with
 // atomicAdd (red.add.f64, resolved in L2 while the slowest blocks still read). Adds to one line of L2 queue one
-// behind the other, so there are K copies of the accumulators, block row by adding into copy by % K,
-// K = gy / K10_ADDS_PER_COPY rounded up. After the one grid sync every block reads its own channels' K pairs of
-// sums, makes the mean and variance in double, and stages scale and shift; the blocks of row 0 also write the
-// statistics. The last block to have read the sums (a ticket) sets them back to zero for the next launch: no
-// memset, no third phase. The normalize phase is 8's. What the stage needs besides the sums (x's row 0, gamma,
-// beta, the running statistics) is loaded before the sync, and the ticket's value is waited for at the block's end,
-// so that the stage costs one round trip to L2.
-// Improves (over 8): one grid sync instead of two and no combine; the doubles keep the sums exact enough whatever
-// the order.
+// behind the other, so there are K copies of the accumulators, block row by adding into copy by % K, K = gy /
+// ONE_SYNC_ADDS_PER_COPY rounded up. After the one grid sync every block reads its channels' K pairs of sums, makes
+// the mean and variance in double, and stages scale and shift; the blocks of row 0 also write the statistics. The
+// last block to have read the sums (a ticket) sets them back to zero for the next launch: no memset, no third
+// phase. The normalize phase is 7's. What the stage needs besides the sums is loaded before the sync and the
+// ticket's value waited for at the block's end, so that the stage costs one round trip to L2.
+// Improves (over 7): one grid sync instead of two and no combine; the doubles keep the sums exact enough in any
+// order.
 // Wrong: the order of the atomic adds changes from run to run, so the statistics can differ in their last bit
-// between runs (the doubles make that rare, not impossible); the shift is one row for the whole batch, so a row 0
-// far from its channel's mean (in standard deviations) costs the variance precision, as in 8 a block's first row;
-// the two passes still do not overlap.
+// between runs (rarely, with doubles); a row 0 far from its channel's mean (in standard deviations) costs the
+// variance precision, as in 7 a block's first row; the two passes still do not overlap.
 
 // What the stage after the grid sync needs that does not depend on the sums, loaded before the sync so that the
 // stage waits on one round trip (the sums, in L2) instead of three (the sums, then these, then the ticket): channel
@@ -1896,9 +1626,9 @@ __device__ __forceinline__ void l2_reset_sums(long C, double *sums, unsigned *ti
     }
 }
 
-// The body of kernels 10, 11, 12 and 14. KEEP: kernels 11, 12 and 14 (keep_rows rows of the slice in shared memory
-// after the first pass's sm_floats; 10 keeps none). COAL: kernels 12 and 14 (the block's sums added by consecutive
-// threads). U: the first pass's loads in flight.
+// The body of kernels 9, 10, 11 and 13. KEEP: 10, 11 and 13 (keep_rows rows of the slice in shared memory after the
+// first pass's sm_floats; 9 keeps none). COAL: 11 and 13 (the block's sums added by consecutive threads). U: the
+// first pass's loads in flight.
 template <typename T, int VEC, bool KEEP, bool COAL, int U = K5_LOADS(T, VEC)>
 __device__ __forceinline__ void l2_one_sync_body(const bn_args_t &a, double *sums, unsigned *ticket, int K, int G,
                                                  long rows_per_block, int sm_floats, long keep_rows) {
@@ -1935,7 +1665,7 @@ __device__ __forceinline__ void l2_one_sync_body(const bn_args_t &a, double *sum
     bn_normalize_slice<T, VEC, KEEP>(a, G, row0, row1, sc, sh, keep, kept);
     l2_reset_sums(C, sums, ticket, K, tk);
 }
-// (keep_rows: kernels 11 and 12's, unused here; the three kernels take the same arguments)
+// (keep_rows: unused here; the four kernels take the same arguments)
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_one_sync_kernel(bn_args_t a, double *sums, unsigned *ticket,
                                                                        int K, int G, long rows_per_block,
@@ -1946,14 +1676,14 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_one_sync_kernel(bn_args_t
 template <typename T, int VEC> static void l2_one_sync_fn(const void **fn) {
     *fn = (const void *)batchnorm_l2_one_sync_kernel<T, VEC>;
 }
-// The plan of kernel 10 (keep = 0) or 11 and 12 (keep = 1) for its instance fn (kernel 5's packs); adds: the most
+// The plan of kernel 9 (keep = 0) or 10, 11 and 13 (keep = 1) for its instance fn (kernel 5's packs); adds: the most
 // blocks that add into one copy of the sums.
 static const char *l2_sums_plan(const bn_problem_t *p, int bs, const void *fn, int keep, int adds, l2_plan_t *pl) {
     const char *why = l2_plan(p, bs, fn, bn_vec_width(p->h.dtype, p->C), 0, keep, pl);
     if (!why) pl->K = (int)clamp_long(ceil_div(pl->gy, adds), 1, p->sum_copies);  // adds: blocks a copy, at most
     return why;
 }
-// The block size of the plans of kernels 10-12 and 14: 16 threads a 16-byte pack of the row (its row groups), and
+// The block size of the plans of kernels 9-11 and 13: 16 threads a 16-byte pack of the row (its row groups), and
 // at least a thread for every `per` packs of the rows an SM; a power of two within [32, cap] (cap: the launch
 // bounds, or where larger blocks stopped paying).
 static int l2_sums_block(const bn_problem_t *p, double per, int cap) {
@@ -1965,7 +1695,7 @@ static const void *l2_one_sync_instance(const bn_problem_t *p) {
     DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_one_sync_fn, &fn);
     return fn;
 }
-// The launch of kernel 10, 11 or 12: fn the instance, keep and adds its plan's.
+// The launch of kernel 9, 10, 11 or 13: fn the instance, keep and adds its plan's.
 static void launch_sums_in_l2(const bn_problem_t *p, launch_t *l, const void *fn, int keep, int adds) {
     l2_plan_t pl = {};
     if (l2_sums_plan(p, l->block_size, fn, keep, adds, &pl)) return;  // the rung's supports said why
@@ -1983,34 +1713,29 @@ static void launch_sums_in_l2(const bn_problem_t *p, launch_t *l, const void *fn
 }
 static void launch_l2_one_sync(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    launch_sums_in_l2(p, l, l2_one_sync_instance(p), 0, K10_ADDS_PER_COPY);
+    launch_sums_in_l2(p, l, l2_one_sync_instance(p), 0, ONE_SYNC_ADDS_PER_COPY);
 }
 static const char *supports_l2_one_sync(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
-    return l2_sums_plan(p, bs, l2_one_sync_instance(p), 0, K10_ADDS_PER_COPY, &pl);
+    return l2_sums_plan(p, bs, l2_one_sync_instance(p), 0, ONE_SYNC_ADDS_PER_COPY, &pl);
 }
-// The plan: l2_sums_block at 8 threads a pack of the rows an SM, up to 512 (more blocks an SM than 11's two:
+// The plan: l2_sums_block at 8 threads a pack of the rows an SM, up to 512 (more blocks an SM than 10's two:
 // 512 wherever the rows hold more than a few packs an SM).
 static int plan_l2_one_sync(const void *pp) {
     return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 1.0 / 8, 512), supports_l2_one_sync);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 11: kernel 10 with the front of each block's slice kept on chip. Where x is larger than L2, most of
-// kernel 10's second read comes from DRAM again: the first pass walks the slice front to back, the normalize back
-// to front, and by the sync L2 has kept only the last lines read. Here the first rows of each block's slice,
-// read first and so the first evicted, also go to shared memory as they are summed (kernel 10's shared memory is
-// 8-32 KB a block of the SM's 228 KB; the plan gives each of the two resident blocks what is left, 80-105 KB), and
-// the normalize takes them from there after the rest: the second read no longer brings from DRAM the part L2 lost
-// first. The body is kernel 10's with KEEP = true (bn_block_shift_sums and bn_normalize_slice keep and read the
-// rows).
-// Improves (over 10, H100): fp32 [65536, 256] (x 67 MB, L2 50 MB) 64.2% -> 76.3% of the copy (DRAM reads 102.8 ->
-// 83.4 MB); fp32 NHWC 32x256x56x56 64.4% -> 71.0%; bf16 NHWC 32x256x56x56 (51 MB, just under L2, which does not
-// keep all of it) 59.2% -> 66.3%; within 1% where x is 33.5 MB, 1.3% ahead at 128x64x112x112.
-// Wrong: what it keeps is at most ~25 MB over the GPU, so where x is many times L2 (fp32 NHWC 128x64x112x112,
-// 411 MB) it is level with 10; the first pass also stores the kept rows, so that phase is slower (bf16
-// [65536, 256]: first pass + sync 24.4 -> 26.0 us); the phases still do not overlap.
+// Kernel 10: kernel 9 with the front of each block's slice kept on chip. Where x is larger than L2, most of 9's
+// second read comes from DRAM again: the first pass walks the slice front to back, the normalize back to front, and
+// by the sync L2 has kept only the last lines read. Here the first rows of each block's slice, read first and so
+// the first evicted, also go to shared memory as they are summed (each of the two blocks an SM holds gets half its
+// shared memory less the first pass's 8-32 KB), and the normalize takes them from there after the rest. The body
+// is 9's with KEEP = true (bn_block_shift_sums and bn_normalize_slice keep and read the rows).
+// Improves (over 9): less of the second read from DRAM: 64.2% -> 76.3% of the copy at fp32 [65536, 256] (x 67 MB).
+// Wrong: what it keeps is at most ~25 MB over the GPU, so where x is many times L2 it is level with 9; the first
+// pass also stores the kept rows, so that phase is slower; the phases still do not overlap.
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_keep_front_kernel(bn_args_t a, double *sums, unsigned *ticket,
                                                                          int K, int G, long rows_per_block,
@@ -2027,12 +1752,12 @@ static const void *l2_keep_front_instance(const bn_problem_t *p) {
 }
 static void launch_l2_keep_front(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    launch_sums_in_l2(p, l, l2_keep_front_instance(p), 1, K10_ADDS_PER_COPY);
+    launch_sums_in_l2(p, l, l2_keep_front_instance(p), 1, ONE_SYNC_ADDS_PER_COPY);
 }
 static const char *supports_l2_keep_front(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
-    return l2_sums_plan(p, bs, l2_keep_front_instance(p), 1, K10_ADDS_PER_COPY, &pl);
+    return l2_sums_plan(p, bs, l2_keep_front_instance(p), 1, ONE_SYNC_ADDS_PER_COPY, &pl);
 }
 // The plan: l2_sums_block at a thread for 32 packs of the rows an SM, up to 256 (2 blocks an SM share its shared
 // memory; 512 was within 3% of 256 where it won): 32 threads below 2 packs a row, 256 from 16.
@@ -2041,21 +1766,16 @@ static int plan_l2_keep_front(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 12: kernel 11 with the block's sums added as a copy writes: consecutive threads, consecutive doubles. In
-// 10 and 11 the threads that hold a pack's totals after the block reduction (one warp at C = 256 in 16-bit) each
-// add their 2 x VEC sums, so every atomic instruction of the warp touches 32 addresses VEC doubles apart: 32 L2
-// sectors for 32 doubles. Here thread i adds sum i / nc of channel i % nc, read from the block reduction's
-// entries in shared memory (nc = the block's channels), so a warp's 32 doubles are 8 sectors: 4x fewer sector
-// operations in the L2's atomic units (ncu, bf16 [65536, 256]: 202 K -> 51 K), which all land in the tail of the
-// first pass. With cheaper adds, fewer copies of the sums (K12_ADDS_PER_COPY blocks to a copy, 4 copies at 264
-// blocks instead of 9) leave less for each block to read back after the sync.
-// Improves (over 11, H100, % of the copy): bf16 [65536, 256] 59.0 -> 62.1, [16384, 1024] 62.2 -> 64.6,
-// [4096, 4096] 61.1 -> 62.7, NHWC 32x256x56x56 66.3 -> 69.3 (under ncu, bf16 [65536, 256]: first pass + atomics
-// 20.0 -> 18.5 us, first pass + sync + stage 24.7-25.4 -> 23.2-23.5 us at 32 blocks a copy); level at NHWC
-// 128x64x112x112.
-// Wrong: in fp32 it is 3-4 points behind 11 ([65536, 256] 76.3 -> 72.9), where the first pass was already at 95%
-// of the read probe (ncu: 12 is 2-3 us longer there and reads 1.8 MB more from DRAM; not explained: the copies
-// are not the cause); the 16-bit first pass and its adds still run at 78% of the read probe (14: its loads wait).
+// Kernel 11: kernel 10 with the block's sums added as a copy writes: consecutive threads, consecutive doubles. In 9
+// and 10 the threads that hold a pack's totals after the block reduction (one warp at C = 256 in 16-bit) each add
+// their 2 x VEC sums, so every atomic instruction of the warp touches 32 addresses VEC doubles apart: 32 L2 sectors
+// for 32 doubles. Here thread i adds sum i / nc of channel i % nc (nc: the block's channels), read from the block
+// reduction's entries in shared memory, so a warp's 32 doubles are 8 sectors: 4x fewer sector operations in L2's
+// atomic units, which all land in the tail of the first pass. With cheaper adds, fewer copies of the sums
+// (COALESCED_ADDS_PER_COPY blocks to a copy) leave less for each block to read back after the sync.
+// Improves (over 10, % of the copy): bf16 [65536, 256] 59.0 -> 62.1, NHWC 32x256x56x56 66.3 -> 69.3.
+// Wrong: in fp32 it is 3-4 points behind 10, whose first pass was already near the read probe's rate (not
+// explained: the copies are not the cause); the 16-bit first pass and its adds still wait on their loads (13).
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_coalesced_sums_kernel(bn_args_t a, double *sums,
                                                                              unsigned *ticket, int K, int G,
@@ -2073,31 +1793,30 @@ static const void *l2_coalesced_sums_instance(const bn_problem_t *p) {
 }
 static void launch_l2_coalesced_sums(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    launch_sums_in_l2(p, l, l2_coalesced_sums_instance(p), 1, K12_ADDS_PER_COPY);
+    launch_sums_in_l2(p, l, l2_coalesced_sums_instance(p), 1, COALESCED_ADDS_PER_COPY);
 }
 static const char *supports_l2_coalesced_sums(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
-    return l2_sums_plan(p, bs, l2_coalesced_sums_instance(p), 1, K12_ADDS_PER_COPY, &pl);
+    return l2_sums_plan(p, bs, l2_coalesced_sums_instance(p), 1, COALESCED_ADDS_PER_COPY, &pl);
 }
-// The plan: 11's.
+// The plan: 10's.
 static int plan_l2_coalesced_sums(const void *pp) {
     return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 32, 256), supports_l2_coalesced_sums);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 13: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy it
+// Kernel 12: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy it
 // is held to: a grid of as many blocks as it takes, one trip a thread, plain loads and stores, the channel
 // statistics through the read-only path (the block's neighbours have brought them into L1).
 // NCHW: one 16-byte pack a thread, its channel (q / (H*W/VEC)) % C, four scalar loads.
 // Channels contiguous ([N, C], NHWC, and NCHW with H*W = 1): a thread takes one pack column (VEC channels) in R
 // consecutive rows, its statistics loaded once (16-byte loads of 4 channels) for R packs: R = 1 for fp32; R = 4
 // for 16-bit packs, where 8 channels' statistics are 128 bytes a thread against 16 bytes of x.
-// Improves: inference at the copy's pace (98-99.7% of it in fp32 and NCHW, 93-98% in 16-bit [N, C] and NHWC, on
-// an H100): the shape of torch.compile's kernel.
-// Wrong: blocks of at most K13_MAX_BS threads (its launch bounds: 256 is the dispatcher's choice); inference only.
+// Improves: inference at the copy's pace, the shape of torch.compile's kernel: 93-99.7% of the copy.
+// Wrong: blocks of at most INFER_MAX_BS threads (its launch bounds: 256 is the dispatcher's choice); inference only.
 
-#define K13_MAX_BS 256
+#define INFER_MAX_BS 256
 
 // The scale and shift of channels c..c+V-1 from the running statistics (c a multiple of V).
 template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_args_t &a, long c, float *k, float *sh) {
@@ -2126,7 +1845,7 @@ template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_a
     }
 }
 template <typename T, int VEC>
-__global__ void __launch_bounds__(K13_MAX_BS) batchnorm_infer_elementwise_nchw_kernel(bn_args_t a, long Q, long nvh) {
+__global__ void __launch_bounds__(INFER_MAX_BS) batchnorm_infer_elementwise_nchw_kernel(bn_args_t a, long Q, long nvh) {
     long q = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (q >= Q) return;
     const T *__restrict__ x = (const T *)a.x;
@@ -2140,7 +1859,7 @@ __global__ void __launch_bounds__(K13_MAX_BS) batchnorm_infer_elementwise_nchw_k
     store_pack<T, VEC>(y + q * VEC, out);
 }
 template <typename T, int VEC, int R>
-__global__ void __launch_bounds__(K13_MAX_BS) batchnorm_infer_elementwise_cl_kernel(bn_args_t a) {
+__global__ void __launch_bounds__(INFER_MAX_BS) batchnorm_infer_elementwise_cl_kernel(bn_args_t a) {
     const long C = a.C, M = a.M, nvec = C / VEC, i = blockIdx.x * (long)blockDim.x + threadIdx.x;
     const long c = i % nvec * VEC, r0 = i / nvec * R;
     if (r0 >= M) return;
@@ -2189,9 +1908,9 @@ static void launch_infer_elementwise(const void *pp, launch_t *l) {
 }
 static const char *supports_infer_elementwise(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (p->training) return "an inference kernel (y from the running statistics): training runs in kernels 1-12 and 14";
-    if (bs > K13_MAX_BS)
-        return reasonf("%d threads: the kernels are built for blocks of at most %d (__launch_bounds__)", bs, K13_MAX_BS);
+    if (p->training) return "an inference kernel (y from the running statistics): training runs in kernels 1-11 and 13";
+    if (bs > INFER_MAX_BS)
+        return reasonf("%d threads: the kernels are built for blocks of at most %d (__launch_bounds__)", bs, INFER_MAX_BS);
     return NULL;
 }
 // The plan: blocks of twice the launch's threads an SM (a thread a pack, of R rows where channels are contiguous),
@@ -2205,32 +1924,28 @@ static int plan_infer_elementwise(const void *pp) {
         threads = (double)(p->C / bn_vec_width(d, p->C)) * ceil_div(p->M, dtype_size(d) == 2 ? 4 : 1);
     else
         threads = (double)p->M * p->C / bn_vec_width(d, p->HW);
-    return pow2_at_least(2.0 * per_sm(threads), 64, K13_MAX_BS);
+    return pow2_at_least(2.0 * per_sm(threads), 64, INFER_MAX_BS);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 14, l2_loads_in_flight: kernel 12 with all its first pass's loads in flight, in every dtype. 12 is built for
-// blocks of 512 threads, 2 an SM (__launch_bounds__(512, 2)), so a thread has 64 registers. In 16 bits its 16 sums,
-// 8 shift values and 6 raw 16-byte packs do not fit in them beside the addresses: ptxas converts each pack as it
-// lands and reuses its registers, and the sm_90 SASS issues 2 of the 6 loads, waits on the first, and keeps 2-4 in
-// flight after that (the loop that keeps the slice's front rows waits on each load). Here the bound is 256 threads,
-// 2 blocks an SM: 126 registers, no spills, and both loops issue 8 loads of 16 bytes back to back in every dtype
-// (an SM: 512 threads x 8 x 16 B = 64 KB in flight, about 32 KB in 12's 16-bit loop). 2 blocks an SM share its
-// shared memory as in 11 and 12, so a block keeps as many rows.
-// Improves (over 12, H100, % of the copy, each at its best block): bf16 [65536, 256] 62.6 -> 67.4, [16384, 1024]
-// 64.7 -> 69.2, [4096, 4096] 62.9 -> 66.6, NHWC 32x256x56x56 69.6 -> 75.8; fp32 [65536, 256] 73.0 -> 76.6, NHWC
-// 32x256x56x56 68.9 -> 70.9 (12's fp32 loop used a group's first load after 4-5 more were issued; 14's after 7).
-// Wrong: the passes still do not overlap (bf16 [65536, 256]: 27.5 us against 22.3 for a read then a write of the
-// same bytes, the grid sync and the statistics between them); its normalize pass still loads 4 rows a thread at
-// once, so at half 12's threads it has half 12's bytes in flight there; blocks of at most 256 threads.
+// Kernel 13: kernel 11 with all its first pass's loads in flight, in every dtype. 11 is built for blocks of 512
+// threads, 2 an SM (__launch_bounds__(512, 2)): 64 registers a thread. In 16 bits its 16 sums, 8 shift values and
+// 6 raw 16-byte packs do not fit in them beside the addresses: ptxas converts each pack as it lands and reuses its
+// registers, and the SASS keeps only 2-4 of the 6 loads in flight. Here the bound is 256 threads, 2 blocks an SM:
+// 126 registers, no spills, and both loops issue 8 loads of 16 bytes back to back in every dtype (an SM: 64 KB in
+// flight, about 32 KB in 11's 16-bit loop). The 2 blocks an SM share its shared memory as in 10 and 11.
+// Improves (over 11, % of the copy, each at its best block): bf16 [65536, 256] 62.6 -> 67.4, fp32 73.0 -> 76.6.
+// Wrong: the passes still do not overlap (the grid sync and the statistics between them); its normalize pass still
+// loads 4 rows a thread at once, so at half 11's threads it has half 11's bytes in flight there; blocks of at most
+// 256 threads.
 
-#define K14_LOADS 8
+#define LOADS_IN_FLIGHT 8
 template <typename T, int VEC>
 __global__ void __launch_bounds__(256, 2) batchnorm_l2_loads_in_flight_kernel(bn_args_t a, double *sums,
                                                                               unsigned *ticket, int K, int G,
                                                                               long rows_per_block, int sm_floats,
                                                                               long keep_rows) {
-    l2_one_sync_body<T, VEC, true, true, K14_LOADS>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
+    l2_one_sync_body<T, VEC, true, true, LOADS_IN_FLIGHT>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
 template <typename T, int VEC> static void l2_loads_in_flight_fn(const void **fn) {
     *fn = (const void *)batchnorm_l2_loads_in_flight_kernel<T, VEC>;
@@ -2242,43 +1957,44 @@ static const void *l2_loads_in_flight_instance(const bn_problem_t *p) {
 }
 static void launch_l2_loads_in_flight(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    launch_sums_in_l2(p, l, l2_loads_in_flight_instance(p), 1, K12_ADDS_PER_COPY);
+    launch_sums_in_l2(p, l, l2_loads_in_flight_instance(p), 1, COALESCED_ADDS_PER_COPY);
 }
 static const char *supports_l2_loads_in_flight(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
-    return l2_sums_plan(p, bs, l2_loads_in_flight_instance(p), 1, K12_ADDS_PER_COPY, &pl);
+    return l2_sums_plan(p, bs, l2_loads_in_flight_instance(p), 1, COALESCED_ADDS_PER_COPY, &pl);
 }
-// The plan: 11's (256 is its launch bounds).
+// The plan: 10's (256 is its launch bounds).
 static int plan_l2_loads_in_flight(const void *pp) {
     return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 32, 256), supports_l2_loads_in_flight);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 15, dispatch: no kernel of its own. The rule of regimes (k_regimes, harness/dispatch.h), derived by
+// Kernel 14, dispatch: no kernel of its own. The rule of regimes (k_regimes, harness/dispatch.h), derived by
 // scripts/tune_dispatch.py from the dense sweep of every rung at each of its block sizes and checked on random
 // draws: each row a region of element size, variant (channels contiguous, [N, C] and NHWC as N*H*W rows of C, or
 // NCHW as N*C rows of a plane H*W; training or inference), 16-byte packs of C channels, rows an SM and plane, and
 // the rung it runs; the first row that holds the problem and whose rung takes it decides, and that rung's plan
 // (its registry entry's) sets its block size. NCHW with H*W = 1 is [N, C] in memory and runs as that view. A
 // --block-size given replaces the plan's.
-// Wrong: a region's rung is the best on average over its points, not at each (bf16 NCHW 64x256x14x14 runs 7 where 9
-// is 1.65x faster; fp32 NCHW 512x2048x7x7 runs 9 where 7 is 1.17x faster); the kind of launch (cold, captured) does
-// not enter the rule; the plans are rules of thumb fitted to one GPU's sweep (7's and 9's are within 3% of their
-// best block at about 4 points in 5).
+// Improves: one entry point for every layout, mode and dtype, at the rung its region runs fastest.
+// Wrong: a region's rung is the best on average over its points, not at each (fp32 NCHW 512x16x28x28 runs 8 where
+// 6 is 1.42x faster); the kind of launch (cold, captured) does not enter the rule; the plans are rules of thumb
+// fitted to one GPU's sweep.
 static const regime_t k_regimes[] = {
-    // regimes: begin (scripts/tune_dispatch.py batchnorm --regimes results/h200/sweeps --write; do not edit)
+    // regimes: begin (scripts/tune_dispatch.py batchnorm --write, from the stored dense sweep; do not edit)
     // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
     {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 0, 1.41421, 0, RG_ANY, 4, "variant cl, rows an SM < 1.414"},
-    {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 1.41421, RG_ANY, 0, RG_ANY, 14, "variant cl, rows an SM >= 1.414"},
-    {0, -1, TVB(TV_BN_CL_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 13, "variant cl_inf"},
-    {0, -1, TVB(TV_BN_NCHW), 0, 0, RG_ANY, 0, 32, 0, RG_ANY, 9, "variant nchw, rows an SM < 32"},
-    {0, -1, TVB(TV_BN_NCHW), 0, 0, 45.2548, 32, RG_ANY, 0, RG_ANY, 7, "variant nchw, packs a row < 45.25, rows an SM >= 32"},
-    {0, -1, TVB(TV_BN_NCHW), 0, 45.2548, RG_ANY, 32, RG_ANY, 0, RG_ANY, 9, "variant nchw, packs a row >= 45.25, rows an SM >= 32"},
-    {0, -1, TVB(TV_BN_NCHW_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 13, "variant nchw_inf"},
-    {0, -1, TVB(TV_BN_CL_INF) | TVB(TV_BN_NCHW_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 13, "variant cl_inf/nchw_inf"},
+    {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 1.41421, RG_ANY, 0, RG_ANY, 13, "variant cl, rows an SM >= 1.414"},
+    {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 1.41421, RG_ANY, 0, RG_ANY, 4, "variant cl, rows an SM >= 1.414"},
+    {0, -1, TVB(TV_BN_CL_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 12, "variant cl_inf"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 0, RG_ANY, 0, 362.039, 0, RG_ANY, 8, "variant nchw, rows an SM < 362"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 0, 90.5097, 362.039, RG_ANY, 0, RG_ANY, 6, "variant nchw, packs a row < 90.51, rows an SM >= 362"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 90.5097, RG_ANY, 362.039, RG_ANY, 0, RG_ANY, 8, "variant nchw, packs a row >= 90.51, rows an SM >= 362"},
+    {0, -1, TVB(TV_BN_NCHW_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 12, "variant nchw_inf"},
+    {0, -1, TVB(TV_BN_CL_INF) | TVB(TV_BN_NCHW_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 12, "variant cl_inf/nchw_inf"},
     {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 4, "variant cl"},
-    {0, -1, TVB(TV_BN_NCHW), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 7, "variant nchw"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 6, "variant nchw"},
     // regimes: end
 };
 
@@ -2358,38 +2074,33 @@ static const kernel_t k_kernels[] = {
     {5, "split_rows", DT_ALL, "[N,C], NHWC; training",
      "rows split over many blocks: shifted-sum partials, a finalize kernel (a block per 32 channels), a normalize pass", 0,
      supports_cl, launch_split_rows, 0, plan_split_rows},
-    {6, "persistent_onchip", DT_ALL, "[N,C], NHWC; training; on chip",
-     "cooperative persistent grid: x kept on chip, statistics through grid syncs, x read once", 0,
-     supports_persistent_onchip, launch_persistent_onchip, 0, plan_persistent_onchip},
-    {7, "nchw_split_planes", DT_ALL, "NCHW; training",
+    {6, "nchw_split_planes", DT_ALL, "NCHW; training",
      "NCHW: vectorized reductions over each channel's planes, split over many blocks", 0, supports_nchw_split_planes,
      launch_nchw_split_planes, 0, plan_nchw_split_planes},
-    {8, "l2_two_pass", DT_ALL, "[N,C], NHWC; training",
+    {7, "l2_two_pass", DT_ALL, "[N,C], NHWC; training",
      "5's two passes in one cooperative launch: grid syncs around the combine, the second read of x from L2", 0,
      supports_l2_two_pass, launch_l2_two_pass, 0, plan_l2_two_pass},
-    {9, "nchw_cluster_l2", DT_ALL, "NCHW; training; sm_90",
+    {8, "nchw_cluster_l2", DT_ALL, "NCHW; training; sm_90",
      "NCHW: a channel per thread-block cluster, its sums combined through distributed shared memory, the second "
-     "read from L2", 0, supports_nchw_cluster_l2, launch_nchw_cluster_l2, 0,
-     plan_nchw_cluster_l2},
-    {10, "l2_one_sync", DT_ALL, "[N,C], NHWC; training",
-     "8 with the per-channel sums added by L2 atomics: one grid sync, no combine phase", 0, supports_l2_one_sync,
+     "read from L2", 0, supports_nchw_cluster_l2, launch_nchw_cluster_l2, 0, plan_nchw_cluster_l2},
+    {9, "l2_one_sync", DT_ALL, "[N,C], NHWC; training",
+     "7 with the per-channel sums added by L2 atomics: one grid sync, no combine phase", 0, supports_l2_one_sync,
      launch_l2_one_sync, 0, plan_l2_one_sync},
-    {11, "l2_keep_front", DT_ALL, "[N,C], NHWC; training",
-     "10 with the first rows of each block's slice kept in shared memory: less of x re-read from DRAM", 0,
+    {10, "l2_keep_front", DT_ALL, "[N,C], NHWC; training",
+     "9 with the first rows of each block's slice kept in shared memory: less of x re-read from DRAM", 0,
      supports_l2_keep_front, launch_l2_keep_front, 0, plan_l2_keep_front},
-    {12, "l2_coalesced_sums", DT_ALL, "[N,C], NHWC; training",
-     "11 with the block's sums added by consecutive threads (4x fewer L2 atomic sectors), fewer copies", 0,
+    {11, "l2_coalesced_sums", DT_ALL, "[N,C], NHWC; training",
+     "10 with the block's sums added by consecutive threads (4x fewer L2 atomic sectors), fewer copies", 0,
      supports_l2_coalesced_sums, launch_l2_coalesced_sums, 0, plan_l2_coalesced_sums},
-    {13, "infer_elementwise", DT_ALL, "all; inference; block<=256",
+    {12, "infer_elementwise", DT_ALL, "all; inference; block<=256",
      "inference: y from the running statistics, elementwise and shaped like the copy, every layout", 0,
      supports_infer_elementwise, launch_infer_elementwise, 0, plan_infer_elementwise},
-    {14, "l2_loads_in_flight", DT_ALL, "[N,C], NHWC; training; block<=256",
-     "12 bounded at 256 threads a block: 126 registers hold its 8 loads in flight in every dtype", 0,
+    {13, "l2_loads_in_flight", DT_ALL, "[N,C], NHWC; training; block<=256",
+     "11 bounded at 256 threads a block: 126 registers hold its 8 loads in flight in every dtype", 0,
      supports_l2_loads_in_flight, launch_l2_loads_in_flight, 0, plan_l2_loads_in_flight},
-    {15, "dispatch", DT_ALL, "all layouts and modes",
+    {14, "dispatch", DT_ALL, "all layouts and modes",
      "picks the rung by a rule of regimes from the rungs' dense sweep, each rung at its plan's block size; says which ran",
-     1,
-     supports_dispatch, launch_dispatch},
+     1, supports_dispatch, launch_dispatch},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 
@@ -2498,8 +2209,8 @@ static problem_t *bn_setup(const options_t *o) {
     p->counters = (unsigned *)dev_alloc((C + 1) * sizeof(unsigned));
     CUDA_CHECK(cudaMemset(p->counters, 0, (C + 1) * sizeof(unsigned)));
     CUDA_CHECK(cudaMemset(p->ws_mean, 0, 2 * (size_t)p->ws_states * sizeof(float)));
-    // kernel 10 has a plan only where C / 8 packs of channels fit one wave of blocks (C < 2^17 on any GPU so far)
-    p->sum_copies = C < (1L << 17) ? K10_MAX_COPIES : 1;
+    // kernel 9 has a plan only where C / 8 packs of channels fit one wave of blocks (C < 2^17 on any GPU so far)
+    p->sum_copies = C < (1L << 17) ? SUM_COPIES_MAX : 1;
     p->sums = (double *)dev_alloc(p->sum_copies * 2 * (size_t)C * sizeof(double));
     CUDA_CHECK(cudaMemset(p->sums, 0, p->sum_copies * 2 * (size_t)C * sizeof(double)));
     p->hx = host_alloc_doubles(numel);
@@ -2594,7 +2305,7 @@ static const program_t k_program = {
     256,
     k_kernels,
     (int)(sizeof k_kernels / sizeof k_kernels[0]),
-    15,
+    14,
     k_extra,
     (int)(sizeof k_extra / sizeof k_extra[0]),
     parse_extra,

@@ -353,9 +353,9 @@ def c_row(conds, rung, universe_):
     return f'{{{bytes_}, {packs16}, {variants}, {launches}, {nums}, {rung}, "{words(conds, universe_)}"}},'
 
 
-def c_rows(op, rule, universe_, source):
-    """The C lines of a rule, markers included (source: the folder of the sweep it was derived from)."""
-    out = [f"{BEGIN} (scripts/tune_dispatch.py {op} --regimes {source} --write; do not edit)",
+def c_rows(op, rule, universe_):
+    """The C lines of a rule, markers included."""
+    out = [f"{BEGIN} (scripts/tune_dispatch.py {op} --write, from the stored dense sweep; do not edit)",
            "// bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung"]
     out += [c_row(conds, rung, universe_) for conds, rung, _n, _m in rule]
     return out + [END]

@@ -108,7 +108,7 @@ def swept_sms(sweeps, op):
 def write_regimes(a, rule, universe):
     """--regimes with --write or --check: the rule's C rows in OP_forward.cu, between its regimes markers."""
     src = os.path.join(ROOT, f"{a.op}_forward.cu")
-    block = regimes.c_rows(a.op, rule, universe, os.path.relpath(os.path.abspath(a.regimes), ROOT))
+    block = regimes.c_rows(a.op, rule, universe)
     with open(src) as f:
         lines = f.read().split("\n")
     at = [i for i, l in enumerate(lines) if l.strip().startswith((regimes.BEGIN, regimes.END))]
@@ -121,7 +121,7 @@ def write_regimes(a, rule, universe):
         same = [l.strip() for l in lines[at[0]:at[1] + 1]] == block
         print(f"tune_dispatch: {a.op}: {'the source holds' if same else 'the source DIFFERS from'} the {len(rule)} "
               "regimes the sweep gives" + ("" if same else f" (run scripts/tune_dispatch.py {a.op} --regimes "
-                                                          f"{block[0].split('--regimes ')[1].split()[0]} --write)"))
+                                                          f"{os.path.relpath(os.path.abspath(a.regimes), ROOT)} --write)"))
         return 0 if same else 1
     lines[at[0]:at[1] + 1] = [indent + l for l in block]
     with open(src, "w") as f:

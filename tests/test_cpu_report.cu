@@ -221,8 +221,21 @@ static void test_summary_best_path(void) {
           "block %d, note '%s'", s.block, s.note);
 }
 
+// The repetitions of a long launch (measure.h repeats_for): the asked number up to 100 ms a launch, then about a
+// second's worth, never fewer than 3, and the automatic count (0) capped the same way.
+static void test_long_launch_repeats(void) {
+    check("repeats: a launch of <= 100 ms keeps --repeats and the automatic count",
+          repeats_for(10, 0.01) == 10 && repeats_for(10, 100.0) == 10 && repeats_for(0, 50.0) == 0, "%d %d %d",
+          repeats_for(10, 0.01), repeats_for(10, 100.0), repeats_for(0, 50.0));
+    check("repeats: a launch of 200 ms is timed 5 times, of 6.6 s 3 times, the automatic count likewise",
+          repeats_for(10, 200.0) == 5 && repeats_for(10, 6600.0) == 3 && repeats_for(0, 200.0) == 5 &&
+              repeats_for(4, 200.0) == 4,
+          "%d %d %d %d", repeats_for(10, 200.0), repeats_for(10, 6600.0), repeats_for(0, 200.0), repeats_for(4, 200.0));
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_DFL);
+    test_long_launch_repeats();
     test_stdout_stream();
     test_chained();
     test_pipe_stream();
