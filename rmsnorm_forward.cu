@@ -2,7 +2,7 @@
 RMSNorm forward: y = x * rstd * (weight + offset) over the last dimension (C) of x[rows, C],
 rstd = 1 / sqrt(mean(x^2) + eps), eps 1e-6 (--eps), offset 0 (--weight-offset; 1 is Gemma's form). Outputs y
 (dtype of x) and the per-row rstd (fp32), as a training forward pass saves it for the backward pass.
-x, weight and y in fp32, fp16 or bf16; arithmetic in fp32.
+x, weight and y in fp32, fp16 or bf16 (kernels 1-3, the teaching ladder: fp32); arithmetic in fp32.
 
 Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests check that they agree):
    0  cudnn              cuDNN 9 graph API norm-forward (training phase), fastest of the heuristics' engine configs
@@ -13,62 +13,45 @@ Kernels (`./rmsnorm_forward --list` prints the same registry; the CPU tests chec
    5  block_row_cache    x read once: the row kept in registers, or in shared memory when large
    6  subwarp_rows       several rows per warp or block, lanes per row chosen by C, row in registers
    7  cluster_dsmem      one row split across a thread-block cluster, partial sums through distributed shared memory
-   8  latency_split      a row over 1-16 blocks (a cluster), w loaded with x, one reduction round
+   8  latency_split      a row over 1-16 blocks (a cluster) at 2 or 4 packs a thread, w loaded with x, one reduction round
    9  odd_rows           rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks
   10  cluster_cp_async   a row over a cluster, each block's slice copied into shared memory by cp.async, normalized from there
   11  subwarp_persistent 6's layout on a grid of resident blocks that walk the rows, the next row loaded early, w kept
-  12  lean_split         8's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start
-  13  dispatch           runs the rung of its rule of regimes at the rung's plan and says which ran
+  12  dispatch           runs the rung of its rule of regimes at the rung's plan and says which ran
 
-Variants (options of the program; kernels 4-7 and 13 run every one of them; kernels 1-3 are the plain fp32
-teaching ladder and say `skipped: <reason>` for --fused-add and QK-norm, and so do kernels 8, 9 and 12 (plain rows);
-kernels 10 and 11 skip --fused-add; kernels 1-13 apply --weight-offset; kernel 0, cuDNN, runs plain rows and QK-norm
-with S = H*D, and skips --fused-add, --weight-offset F != 0 and the strided QK view, which cuDNN 9.19's norm
-node refuses: it wants y with x's strides):
-  --fused-add        the pre-norm transformer step: residual += x in place, then y = rmsnorm(residual). The sum
-                     is formed in fp32 and rounded to the dtype, and the ROUNDED value (the one stored in the
-                     residual) is what is normalized: vLLM's fused_add_rms_norm does this, and so does an unfused
-                     add followed by RMSNorm (FlashInfer normalizes the fp32 sum before rounding instead; the
-                     difference is at most half an ulp of the dtype per element). The reference matches:
-                     residual = round_dtype(fp32(residual + x)), y and rstd from it. The residual is a third
-                     output; the harness restores its initial values (program_t.reset) before every
-                     validation launch. Bytes counted include the residual read and written.
-  --weight-offset F  y = x * rstd * (weight + F). The weight is drawn from N(1, 0.25) when F = 0 and from
-                     N(0, 0.25) otherwise (Gemma stores weight - 1), so weight + F is never degenerate.
+Variants (options; kernels 4-7 and 12 run every one, 1-3 and 8-9 plain rows alone, 10 and 11 all but --fused-add,
+saying `skipped: <reason>` for the others; 1-12 apply --weight-offset; kernel 0 runs plain rows and QK-norm with
+S = H*D: cuDNN's norm node has no residual add nor weight offset, and cuDNN 9.19 refuses the strided QK view):
+  --fused-add        the pre-norm transformer step: residual += x in place, then y = rmsnorm(residual). The fp32 sum
+                     is rounded to the dtype and the ROUNDED value (the one stored) is normalized, as vLLM's
+                     fused_add_rms_norm and an unfused add then RMSNorm do (FlashInfer normalizes the fp32 sum: half
+                     an ulp apart at most). The residual, a third output, is restored before every validation launch.
+  --weight-offset F  y = x * rstd * (weight + F), the weight drawn from N(1, 0.25) at F = 0, else from N(0, 0.25)
+                     (Gemma stores weight - 1), so weight + F is never degenerate.
   --heads H --head-dim D [--row-stride S]
-                     QK-norm: x is a [tokens, H, D] view whose token stride S may exceed H*D (default S = 3*H*D:
-                     q inside a packed qkv buffer; -N gives tokens, default 4096). Each of the tokens*H rows of
-                     D elements is normalized with the same D-element weight; y is contiguous [tokens*H, D].
-                     Kernels read only the q part, and only it is counted. 16-byte packs need the pack width to
-                     divide D and S (and the x buffer is allocated with the stride, so k and v are really there).
-                     --fused-add does not combine with this mode (check_options refuses it, exit 2).
+                     QK-norm: x is a [tokens, H, D] view of token stride S >= H*D (default 3*H*D: q inside a packed
+                     qkv buffer, allocated whole; -N gives tokens, default 4096); each of its tokens*H rows of D is
+                     normalized with the one D-element weight into y [tokens*H, D]; only q is read and counted.
+                     16-byte packs need the pack width to divide D and S. Not with --fused-add (exit 2).
 
 Run:
   make && ./rmsnorm_forward 5                   validate kernel 5, sweep block sizes, time each
   ./rmsnorm_forward all --dtype bf16            every kernel, ranked (default shape 8192 x 4096)
-  ./rmsnorm_forward 13 --fused-add --weight-offset 1 --check
+  ./rmsnorm_forward 12 --fused-add --weight-offset 1 --check
   ./rmsnorm_forward 6 --heads 32 --head-dim 128 --dtype bf16   QK-norm, 4096 tokens, q inside qkv
   ./rmsnorm_forward 8 -N 4 -C 4096 --dtype bf16 --hot --pdl    a decode step's rows, chained launches
+  ./rmsnorm_forward 8 -N 1 -C 8192 --packs 4    kernel 8 at 4 packs a thread, not its plan's
   ./rmsnorm_forward --list                      the registry (no GPU needed)
-Kernels 1-3 are the fp32 teaching ladder; 4-13 run fp32, fp16 and bf16 with fp32 arithmetic.
-Kernel 0 is the vendor baseline where the build found cuDNN (else it says `skipped: built without cuDNN`): its
-plan is built, and every engine config the heuristics give is tried (and timed, when several run), before
-validation and outside the timed region; its planning line and the `path` say which engine runs.
 
-Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for an H100/H200, where the
-cluster kernels have their code):
+Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 or newer for the cluster kernels):
   nvcc -O3 -std=c++17 --default-stream per-thread -arch=sm_90 -Xcompiler -fopenmp -o rmsnorm_forward rmsnorm_forward.cu -lcurand -lgomp -ldl
-  CUPTI (the GPU's own clock for the timing; else CUDA events): add -DHAVE_CUPTI -lcupti, and where the toolkit
-    keeps CUPTI apart, -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64
-  cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L to cuDNN where it is not in the toolkit's directories)
+  CUPTI (the GPU's own clock for the timing; else CUDA events): add -DHAVE_CUPTI -lcupti (where the toolkit keeps
+    CUPTI apart, -I/-L to <cuda>/extras/CUPTI); cuDNN (kernel 0, else `skipped: built without cuDNN`): add
+    -DHAVE_CUDNN -lcudnn (-I/-L where needed); kernel 0's planning line and `path` name the engine config it runs.
 
-Planted bugs (tests/plant/rmsnorm_forward_bug<k>.patch, applied to a copy of this file for the test build
-build/rmsnorm_forward_bug<k>), all in kernel 5, in both its register
-and its shared-memory path: 1 skips the store of the last pack of each row of y (those elements stay poisoned),
-2 writes one NaN into y, 3 uses eps 1e-2 instead of --eps (rstd off by 0.5% for rows of mean square 1, 0.25% at
-mean square 2 as in --fused-add: more than ten times the fp32 tolerance), 4 does not write the residual back in
---fused-add mode. tests/gpu_suite_rmsnorm.sh
-runs them with --fused-add, which catches all four.
+Planted bugs (tests/plant/rmsnorm_forward_bug<k>.patch, built as build/rmsnorm_forward_bug<k>), all in kernel 5's
+register and shared-memory paths: 1 skips the store of each row's last pack of y, 2 writes one NaN into y, 3 uses
+eps 1e-2 (rstd 0.5% off at mean square 1), 4 does not write the residual back; the GPU suite runs them with --fused-add.
 */
 #include "common.h"
 
@@ -85,7 +68,6 @@ typedef struct {
     int qk, fused;
     double eps, offset;
 } rms_shape_t;
-
 typedef struct {
     problem_t h;  // common header: dtype, shape, bytes, outputs
     rms_shape_t s;
@@ -94,15 +76,14 @@ typedef struct {
     float *rstd;
     double *hx, *hw, *hres;  // host inputs, exactly the device values (hx as allocated, with the stride)
 } rms_problem_t;
-
 // Options of this program (parse_extra fills them; check_options turns them into a shape).
 static double g_eps = 1e-6, g_offset = 0.0;
 static int g_fused = 0;
 static long g_heads = 0, g_head_dim = 0, g_row_stride = 0;  // 0 = not given
-#define RMS_DISPATCHER 13  // kernel 13, the dispatcher (the default kernel)
-static int g_cluster = 0;  // --cluster K: kernels 8-10 and 12 (13 through them) split rows over K blocks (0: their rule)
+#define RMS_DISPATCHER 12  // kernel 12, the dispatcher (the default kernel)
+static int g_cluster = 0;  // --cluster K: kernels 8-10 (12 through them) split rows over K blocks (0: their rule)
+static int g_packs = 0;    // --packs P: kernel 8 (12 through it) at P packs a thread (0: its plan's)
 static const long QK_DEFAULT_TOKENS = 4096;
-
 // ------------------------------------------------------------------------------------------------
 // CPU reference, in double precision, from the dtype-rounded inputs.
 
@@ -112,10 +93,8 @@ static double round_to_dtype(double v, dtype_t d) {
     host_store(buf, 0, d, (float)v);
     return host_load(buf, 0, d);
 }
-
-// Row r of x starts at x + (r / heads) * x_stride + (r % heads) * C (plain rows: heads = 1, x_stride = C);
-// elements between the rows of the view (k and v in a qkv buffer) are never read. With res_in (fused add,
-// contiguous x), res_out[r * C + c] = round_dtype(res_in + x) and that rounded value is normalized.
+// Row r of x at (r / heads) * x_stride + (r % heads) * C (plain rows: heads = 1, x_stride = C; k and v of a qkv
+// buffer never read). With res_in (fused add), res_out[r * C + c] = round_dtype(res_in + x), the value normalized.
 static void rmsnorm_forward_cpu(double *y, double *rstd, double *res_out, const double *x, long heads, long x_stride,
                                 const double *w, const double *res_in, long N, long C, double eps, double offset,
                                 dtype_t d) {
@@ -141,19 +120,14 @@ static void rmsnorm_forward_cpu(double *y, double *rstd, double *res_out, const 
         rstd[r] = s;
     }
 }
-
 // ------------------------------------------------------------------------------------------------
-// Kernel 0 cudnn: the vendor baseline. The graph API's norm-forward node in RMS mode, training phase (it
-// writes rstd), x/y/weight in the dtype, rstd and arithmetic in fp32, writing straight into this program's
-// buffers. supports() builds the graph, tries every engine config the heuristics give and keeps the fastest
-// (harness/cudnn.h, cudnn_norm_prepare); launch() only executes. The node has no residual add and no weight
-// offset: --fused-add and --weight-offset F != 0 are skipped. QK-norm with S = H * D is plain rows of D; with a
-// larger stride the view (row r at (r / H) * S + (r % H) * D) is offered as x [tokens, H, D, 1] with strides
-// [S, D, 1, 1], y contiguous, statistics [tokens, H, 1, 1], weight [1, 1, D, 1] -- which cuDNN 9.19 refuses
-// when it finalizes the operation (y must have x's strides), so kernel 0 says why and skips.
+// Kernel 0 cudnn: the vendor baseline, the graph API's norm-forward node in RMS mode, training phase (it writes
+// rstd), into this program's buffers; supports() keeps the fastest engine config (cudnn_norm_prepare).
+// Improves: the yardstick of the ladder (plain rows, and QK-norm with S = H * D as plain rows of D).
+// Wrong: no residual add, no weight offset (both skipped); the strided QK view, offered as x [tokens, H, D, 1] of
+// strides [S, D, 1, 1] with y contiguous, is refused by cuDNN 9.19 (y must have x's strides): skipped, and why.
 #ifdef HAVE_CUDNN
 static cudnn_norm_state_t g_cudnn;
-
 // QK-norm's strided view in 4-D.
 static void cudnn_qk_view(cudnn_norm_t *d, const rms_shape_t *s) {
     int64_t T = s->tokens, H = s->H, D = s->C;
@@ -161,9 +135,7 @@ static void cudnn_qk_view(cudnn_norm_t *d, const rms_shape_t *s) {
     int64_t wd[4] = {1, 1, D, 1}, ws[4] = {D, D, 1, 1}, sd[4] = {T, H, 1, 1}, ss[4] = {H, 1, 1, 1};
     cudnn_norm_dims(d, xd, xs, ys, wd, ws, sd, ss);
 }
-
-// The problem as cuDNN's graph sees it, or why cuDNN's node cannot express it (no GPU needed: the CPU tests
-// finalize its operation).
+// The problem as cuDNN's graph sees it, or why its node cannot express it (no GPU: the CPU tests finalize it).
 static const char *cudnn_describe(const rms_problem_t *p, cudnn_norm_t *d) {
     const rms_shape_t *s = &p->s;
     if (s->fused) return "cuDNN's norm node has no residual add";
@@ -195,12 +167,11 @@ static void launch_cudnn(const void *pp, launch_t *l) {
     cudnn_plan_execute(&g_cudnn.plan, l);
 }
 #endif
-
 // ------------------------------------------------------------------------------------------------
 // Kernel 1 thread_per_row: one thread per row: a loop for the sum of squares, a loop to normalize.
+// Improves: the starting point (llm.c's form): correct, and nothing more.
 // Wrong: neighbouring threads read addresses C floats apart, so every load is its own memory transaction
 // (uncoalesced), and there are only `rows` threads: too few to fill the GPU at small rows.
-
 __global__ void rmsnorm_thread_per_row_kernel(const float *x, const float *w, float *y, float *rstd, long N, long C,
                                               float eps, float offset) {
     long row = blockIdx.x * (long)blockDim.x + threadIdx.x;
@@ -220,25 +191,20 @@ static void launch_thread_per_row(const void *pp, launch_t *l) {
         (const float *)p->x, (const float *)p->w, (float *)p->y, p->rstd, p->s.N, p->s.C, (float)p->s.eps,
         (float)p->s.offset);
 }
-// Kernels 1-3: the plain fp32 ladder (they apply --weight-offset, not the other variants).
-static const char *supports_plain(const void *pp) {
+// Kernels 1-3 (the check of 1 and 3): the plain fp32 ladder applies --weight-offset, not the other variants.
+static const char *supports_plain(const void *pp, int bs) {
+    (void)bs;
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-7 and 13 have it)";
-    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-7 and 13 have it)";
+    if (p->s.fused) return "kernels 1-3 are the plain teaching ladder: no --fused-add (kernels 4-7 and 12 have it)";
+    if (p->s.qk) return "kernels 1-3 are the plain teaching ladder: no QK-norm view (kernels 4-7 and 12 have it)";
     return NULL;
 }
-static const char *supports_thread_per_row(const void *pp, int bs) {
-    (void)bs;
-    return supports_plain(pp);
-}
-
 // ------------------------------------------------------------------------------------------------
 // Kernel 2 block_smem_tree: one block per row; each thread sums the squares of a strided part of the row
 // (coalesced), the partial sums meet in a shared-memory tree, then every thread normalizes its part.
 // Improves: coalesced reads and a block of threads per row; one launch (RMSNorm has one statistic).
 // Wrong: the tree idles half the threads at each step and needs log2(block) barriers; x is read twice
 // (the second read mostly hits L2); 4-byte accesses. Needs a power-of-two block.
-
 __global__ void rmsnorm_block_smem_tree_kernel(const float *x, const float *w, float *y, float *rstd, long C,
                                                float eps, float offset) {
     extern __shared__ float shared[];
@@ -265,20 +231,16 @@ static void launch_block_smem_tree(const void *pp, launch_t *l) {
         (const float *)p->x, (const float *)p->w, (float *)p->y, p->rstd, p->s.C, (float)p->s.eps, (float)p->s.offset);
 }
 static const char *supports_block_smem_tree(const void *pp, int bs) {
-    const char *why = supports_plain(pp);
+    const char *why = supports_plain(pp, bs);
     if (why) return why;
     return is_pow2(bs) ? NULL : "the shared-memory tree needs a power-of-two block size";
 }
-
 // ------------------------------------------------------------------------------------------------
-// Kernel 3 warp_per_row: one warp per row. Lanes stride over the row (coalesced), the sum of squares is reduced
-// by warp shuffles (warp_sum: no shared memory, no barrier), __restrict__, and streaming hints on the last read
-// of x and on y (evict-first: neither is read again).
+// Kernel 3 warp_per_row: one warp per row: lanes stride over the row (coalesced), the sum of squares reduced by
+// warp shuffles (warp_sum), __restrict__, and streaming hints on the last read of x and on y (evict-first).
 // Improves: no shared memory and no block barrier; the reduction stays inside one warp.
-// Wrong: 4-byte accesses, x read twice, and one warp per row leaves large rows to a single warp (few loads
-// in flight per row); at small C most lanes idle. The hints do not pay on an H100: kernels 4-13 read x and
-// write y plainly (the residual of --fused-add keeps the streaming forms in 5-7).
-
+// Wrong: 4-byte accesses, x read twice, a large row left to one warp (few loads in flight), idle lanes at small C;
+// the hints do not pay (kernels 4-11 read x and write y plainly; 5-7 keep them for the residual).
 __global__ void rmsnorm_warp_per_row_kernel(const float *__restrict__ x, const float *__restrict__ w,
                                             float *__restrict__ y, float *__restrict__ rstd, long N, long C,
                                             float eps, float offset) {
@@ -300,15 +262,9 @@ static void launch_warp_per_row(const void *pp, launch_t *l) {
         (const float *)p->x, (const float *)p->w, (float *)p->y, p->rstd, p->s.N, p->s.C, (float)p->s.eps,
         (float)p->s.offset);
 }
-static const char *supports_warp_per_row(const void *pp, int bs) {
-    (void)bs;
-    return supports_plain(pp);
-}
-
 // ------------------------------------------------------------------------------------------------
-// Arguments of kernels 4-13 (every variant): one struct, passed by value, first (the convention of all three
-// programs: the plain fp32 steps 1-3 above keep llm.c's positional arguments). The pack helpers and the
-// launchers' host helpers shared by kernels 4-13.
+// Arguments of kernels 4-11 (every variant): one struct, passed by value, first (the convention of all three
+// programs; the fp32 steps 1-3 keep llm.c's positional arguments). The pack and host helpers they share.
 
 typedef struct {
     const void *x;  // the x view: row r at (r / H) * S + (r % H) * C
@@ -319,15 +275,25 @@ typedef struct {
     long N, C, H, S;
     float eps, offset;
 } rms_args_t;
-
 __device__ __forceinline__ long x_row_offset(const rms_args_t &a, long row) {
     return a.H == 1 ? row * a.S : (row / a.H) * a.S + (row % a.H) * a.C;
 }
-
 // Fused add of one pack: v = round_T(v + r), computed in fp32 (the value stored and then normalized).
 template <typename T, int VEC> __device__ __forceinline__ void add_round(Pack<T, VEC> &v, const Pack<T, VEC> &r) {
 #pragma unroll
     for (int j = 0; j < VEC; j++) v.v[j] = from_float<T>(to_float(v.v[j]) + to_float(r.v[j]));
+}
+// The fused add of a thread's packs i = first + p * step (p < P, i < nvec), each stored back (evict-first).
+template <typename T, int VEC, int P>
+__device__ __forceinline__ void add_residual(Pack<T, VEC> (&v)[P], T *rr, int first, int step, int nvec) {
+#pragma unroll
+    for (int p = 0; p < P; p++) {
+        int i = first + p * step;
+        if (i < nvec) {
+            add_round<T, VEC>(v[p], load_pack_cs<T, VEC>(rr + (long)i * VEC));
+            store_pack_cs<T, VEC>(rr + (long)i * VEC, v[p]);
+        }
+    }
 }
 template <typename T, int VEC> __device__ __forceinline__ float pack_sum_squares(const Pack<T, VEC> &v) {
     float s = 0.f;
@@ -346,32 +312,22 @@ __device__ __forceinline__ Pack<T, VEC> pack_normalize(const Pack<T, VEC> &v, co
     for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(to_float(v.v[j]) * r * (to_float(w.v[j]) + offset));
     return out;
 }
-
 static rms_args_t rms_args(const rms_problem_t *p) {
-    rms_args_t a;
-    a.x = p->x;
-    a.res = p->s.fused ? p->res : NULL;
-    a.w = p->w;
-    a.y = p->y;
-    a.rstd = p->rstd;
-    a.N = p->s.N;
-    a.C = p->s.C;
-    a.H = p->s.H;
-    a.S = p->s.S;
-    a.eps = (float)p->s.eps;
-    a.offset = (float)p->s.offset;
-    return a;
+    const rms_shape_t *s = &p->s;
+    return rms_args_t{p->x, s->fused ? p->res : NULL, p->w, p->y, p->rstd, s->N, s->C, s->H, s->S, (float)s->eps,
+                      (float)s->offset};
 }
-
-// The widest pack (elements) whose accesses stay aligned: it divides C and the token stride S, 16 bytes
-// when it can.
+// Launches fn, a kernel of rms_args_t alone, on p (launch_kernel: clusters of cl blocks, --pdl).
+static void launch_rms(const void *fn, const rms_problem_t *p, long blocks, dim3 block, size_t smem, int cl) {
+    rms_args_t a = rms_args(p);
+    void *args[] = {&a};
+    launch_kernel(fn, blocks, block, smem, args, cl);
+}
+// The widest pack (elements) whose accesses stay aligned: it divides C and the token stride S, 16 bytes if it can.
 static int vec_width_for(dtype_t d, long C, long S) {
     return (int)gcd_long(gcd_long(16 / (long)dtype_size(d), C), S);
 }
 static int vec_width(const rms_problem_t *p) { return vec_width_for(p->h.dtype, p->s.C, p->s.S); }
-
-typedef void (*rms_kernel_t)(rms_args_t);
-
 // Dynamic shared memory beyond 48 KB must be opted into, once per kernel (outside the timed launches).
 static void ensure_dynamic_smem(const void *fn, size_t bytes) {
     static const void *fns[64];
@@ -384,9 +340,7 @@ static void ensure_dynamic_smem(const void *fn, size_t bytes) {
     if (i == n && n < 64) fns[n++] = fn;
     if (i < 64) have[i] = bytes;
 }
-
-// The rungs' plans (their block size when the dispatcher runs them; pure but for plan_taken's check): what
-// they read of a problem and the device, and their rounding.
+// The rungs' plans (their block size under the dispatcher; pure but for plan_fit's check) read these.
 // Rows an SM: rows / this device's SMs (one SM where none is known: the CPU tests).
 static double rows_per_sm(const rms_problem_t *p) { return per_sm((double)p->s.N); }
 // Packs a row at the rung's pack width (vec elements).
@@ -397,9 +351,8 @@ static int pow2_down(double x, int lo, int hi) {
     while (b < hi && 2.0 * b <= x) b *= 2;
     return b;
 }
-// A block a row: one pack a thread, within [32, hi]; no more threads than an SM's share of sm_threads over its rows
-// (down to min_cap); at least the threads that hold C at `elems` elements each (the packs a thread of 16-bit rows
-// cost more instructions than fp32's: the bound is in elements, not packs).
+// A block a row: a pack a thread within [32, hi], at most an SM's share of sm_threads over its rows (down to min_cap),
+// at least the threads that hold C at `elems` elements each (in elements: 16-bit packs cost more instructions).
 static int row_block_plan(const rms_problem_t *p, int vec, int hi, int sm_threads, int min_cap, int elems) {
     int bs = pow2_at_least((double)row_packs(p, vec), 32, hi);
     const int cap = pow2_down(sm_threads / rows_per_sm(p), 32, 1024);
@@ -407,19 +360,12 @@ static int row_block_plan(const rms_problem_t *p, int vec, int hi, int sm_thread
     const int need = pow2_at_least((double)p->s.C / elems, 32, hi);
     return bs > need ? bs : need;
 }
-
 // ------------------------------------------------------------------------------------------------
-// Kernel 4 block2d_vec: one block per row as a 2-D block: threadIdx.x is the lane (32), threadIdx.y the warp. Each
-// warp reduces its sum of squares by shuffles, the per-warp sums meet in shared memory and one warp adds
-// them; every access is a pack of VEC elements, the widest that divides C (and the stride S): 16 bytes when
-// it can. In --fused-add mode the first pass writes the rounded sum back to the residual and the second
-// pass reads it from there.
-// Improves: 16-byte loads and stores (a quarter of the instructions of scalar fp32, an eighth for 16-bit),
-// a whole block per row, and every variant (fused add, weight offset, the strided QK view).
-// Wrong: x (or the residual) is read twice: the second read is served by L2 only while the rows in flight
-// fit in it; few packs per thread are in flight before the first use.
-
-
+// Kernel 4 block2d_vec: one 2-D block per row (lanes x warps), shuffles in each warp, then one warp across warps;
+// every access a pack of VEC elements, the widest that divides C and S (16 bytes when it can).
+// Improves: 16-byte accesses (a quarter of scalar fp32's instructions, an eighth of 16-bit's), every variant.
+// Wrong: x (or the residual) read twice, the second time from L2 only while the rows in flight fit there; few
+// packs a thread in flight before the first use.
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_block2d_vec_kernel(rms_args_t a) {
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
@@ -464,9 +410,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_block2d_vec_kernel(rms_args_t a)
 // 2-D block: 32 lanes x block_size / 32 warps.
 template <typename T, int VEC>
 static void launch_block2d_vec_t(const rms_problem_t *p, int bs) {
-    rms_args_t a = rms_args(p);
-    void *args[] = {&a};
-    launch_kernel((const void *)rmsnorm_block2d_vec_kernel<T, VEC>, p->s.N, dim3(32, bs / 32), 0, args, 1);
+    launch_rms((const void *)rmsnorm_block2d_vec_kernel<T, VEC>, p, p->s.N, dim3(32, bs / 32), 0, 1);
 }
 static void launch_block2d_vec(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
@@ -478,27 +422,20 @@ static int plan_block2d_vec(const void *pp) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
     return row_block_plan(p, vec_width(p), 1024, 2048, 64, 16);
 }
-
 // ------------------------------------------------------------------------------------------------
-// Kernel 5 block_row_cache: x read once. One (1-D) block per row; each thread loads its PACKS packs into
-// registers before the reduction (block_sum, harness/device_helpers.h) and normalizes from them, so x (and the
-// residual) cross DRAM once. When the row does not fit block_size x 8 packs, a second kernel keeps it in shared
-// memory instead (C elements of T, dynamic). The launcher says which ran.
-// Improves: one read of x; all loads of a thread are issued before the first use (more bytes in flight).
-// Wrong: at small C most of the block idles (one row per block); the register path needs a block large
-// enough for the row, and a row in shared memory (up to ~227 KB a block on sm_90) leaves room for one or
-// two blocks per SM, whose load -> reduce -> write phases do not overlap. fp32 rows beyond 56K elements fit
-// neither: skipped (kernel 7 splits them across a cluster).
-
-// Packs per thread: the smallest power of two that holds the row (at most 8: 8 packs of 16 bytes are 32
-// registers, within the 64 of a 1024-thread block); 0 when it does not fit (the shared-memory kernel).
+// Kernel 5 block_row_cache: x read once. A block a row, each thread's PACKS packs in registers from before the
+// reduction (block_sum) to the normalize; a row beyond block_size x 8 packs in shared memory (a second kernel).
+// Improves: x (and the residual) cross DRAM once; a thread's loads are all issued before the first use.
+// Wrong: at small C most of the block idles; a row in shared memory (up to ~227 KB a block) leaves room for one or
+// two blocks an SM, whose load, reduce and write phases do not overlap; fp32 rows beyond 56K elements fit neither.
+// Packs a thread: the smallest power of two that holds the row (at most 8: 8 packs of 16 bytes are 32 registers,
+// within the 64 of a 1024-thread block); 0 when it does not fit (the shared-memory kernel).
 static const int ROWREG_MAX_PACKS = 8;
 static int rowreg_packs(long nvec, int bs, int max_packs) {
     for (int packs = 1; packs <= max_packs; packs *= 2)
         if ((long)packs * bs >= nvec) return packs;
     return 0;
 }
-
 template <typename T, int VEC, int PACKS>
 __global__ void __launch_bounds__(1024) rmsnorm_block_row_cache_regs_kernel(rms_args_t a) {
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
@@ -515,16 +452,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_block_row_cache_regs_kernel(rms_
         int i = threadIdx.x + p * blockDim.x;
         if (i < nvec) v[p] = load_pack<T, VEC>(xr + (long)i * VEC);
     }
-    if (rr) {
-#pragma unroll
-        for (int p = 0; p < PACKS; p++) {
-            int i = threadIdx.x + p * blockDim.x;
-            if (i < nvec) {
-                add_round<T, VEC>(v[p], load_pack_cs<T, VEC>(rr + (long)i * VEC));
-                store_pack_cs<T, VEC>(rr + (long)i * VEC, v[p]);
-            }
-        }
-    }
+    if (rr) add_residual<T, VEC, PACKS>(v, rr, threadIdx.x, blockDim.x, nvec);
 #pragma unroll
     for (int p = 0; p < PACKS; p++) {
         int i = threadIdx.x + p * blockDim.x;
@@ -543,7 +471,6 @@ __global__ void __launch_bounds__(1024) rmsnorm_block_row_cache_regs_kernel(rms_
     }
     if (threadIdx.x == 0) a.rstd[row] = r;
 }
-
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_block_row_cache_smem_kernel(rms_args_t a) {
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
@@ -590,7 +517,6 @@ static void launch_block_row_cache(const void *pp, launch_t *l) {
     int packs = rowreg_packs(p->s.C / vec, bs, ROWREG_MAX_PACKS);
     const void *fn;
     DISPATCH_VEC(p->h.dtype, vec, block_row_cache_kernel_for, packs, &fn);
-    rms_args_t a = rms_args(p);
     size_t smem = 0;
     if (packs) {
         snprintf(l->path, sizeof l->path, "registers, %d packs of %d a thread", packs, vec);
@@ -599,18 +525,14 @@ static void launch_block_row_cache(const void *pp, launch_t *l) {
         ensure_dynamic_smem(fn, smem);
         snprintf(l->path, sizeof l->path, "shared memory, %.1f KB a row, packs of %d", smem / 1024.0, vec);
     }
-    void *args[] = {&a};
-    launch_kernel(fn, p->s.N, bs, smem, args, 1);
-}
-static size_t smem_row_limit(void) {
-    return g_dev.prop.sharedMemPerBlockOptin > 33 * sizeof(float) ? g_dev.prop.sharedMemPerBlockOptin - 33 * sizeof(float)
-                                                                   : 0;
+    launch_rms(fn, p, p->s.N, bs, smem, 1);
 }
 static const char *supports_block_row_cache(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
     int vec = vec_width(p);
     int packs = rowreg_packs(p->s.C / vec, bs, ROWREG_MAX_PACKS);
-    size_t need = (size_t)p->s.C * dtype_size(p->h.dtype), have = smem_row_limit();
+    const size_t optin = g_dev.prop.sharedMemPerBlockOptin, scratch = 33 * sizeof(float);  // (the kernel's scratch)
+    size_t need = (size_t)p->s.C * dtype_size(p->h.dtype), have = optin > scratch ? optin - scratch : 0;
     if (!packs && need > have)
         return reasonf("row of %ld fits neither %d threads x %d packs of %d nor %.0f KB of shared memory", p->s.C, bs,
                        ROWREG_MAX_PACKS, vec, have / 1024.0);
@@ -624,29 +546,20 @@ static int block_row_cache_bs(const rms_problem_t *p) { return row_block_plan(p,
 static int plan_block_row_cache(const void *pp) {
     return plan_fit(pp, block_row_cache_bs((const rms_problem_t *)pp), supports_block_row_cache);
 }
-
 // ------------------------------------------------------------------------------------------------
-// Kernel 6 subwarp_rows: the small-C specialist. TPR lanes per row (1..32, chosen by C: the fewest that hold the row in
-// 4 packs each, or a whole warp with up to 8), so a warp normalizes 32 / TPR rows at once and a block
-// bs / TPR rows; the row lives in registers as 16-byte packs and the sum of squares is reduced within each
-// group of TPR lanes by shuffles (group_sum, harness/device_helpers.h): no shared memory, no barrier. Its main user is
-// QK-norm (head_dim 64..256: 16-32 packs of 16-bit values, 4-8 lanes per row), where the rows of one token
-// lie side by side in the q part of the qkv buffer.
-// Improves: at small C every lane has work and each one has several 16-byte loads in flight; one read of x; a lane
-// of at most 4 packs loads its w with its x, so no second memory trip sits between the sum and the first store
-// (H100: 3-5% off bf16 C = 128-768 and fp32 C = 128).
-// Wrong: built for rows of up to 32 lanes x 8 packs (1024 fp32 / 2048 16-bit elements with 16-byte packs);
-// larger rows want more than a warp. Rows whose C is not a multiple of 16 bytes use narrower packs.
-
-// Lanes per row, chosen by C: the fewest that hold the row in 4 packs each, else a whole warp with up to 8
-// packs each; 0 when the row does not fit.
+// Kernel 6 subwarp_rows: the small-C specialist (QK-norm's head_dim 64..256 above all): TPR lanes a row (1..32),
+// 32 / TPR rows a warp, the row in registers, the sum reduced by shuffles within each group of TPR lanes.
+// Improves: at small C every lane has work and several 16-byte loads in flight, with no shared memory nor barrier;
+// a lane of at most 4 packs loads its w with its x (no second trip between the sum and the stores: 3-5% at bf16).
+// Wrong: rows of at most 32 lanes x 8 packs (1024 fp32 / 2048 16-bit elements); rows whose C is not a multiple of
+// 16 bytes use narrower packs.
+// Lanes a row: the fewest that hold the row in 4 packs each, else a warp of up to 8 packs each; 0: it does not fit.
 #define SUBWARP_MAX_PACKS 8
 static int subwarp_tpr(long nvec) {
     int tpr = 1;
     while (tpr < 32 && (long)tpr * 4 < nvec) tpr *= 2;
     return (long)tpr * (tpr == 32 ? SUBWARP_MAX_PACKS : 4) >= nvec ? tpr : 0;
 }
-
 template <typename T, int VEC, int TPR, int MAXP>
 __global__ void __launch_bounds__(1024) rmsnorm_subwarp_rows_kernel(rms_args_t a) {
     pdl_wait();  // --pdl: x is read, and y written, only once the grid before has finished
@@ -666,16 +579,7 @@ __global__ void __launch_bounds__(1024) rmsnorm_subwarp_rows_kernel(rms_args_t a
     constexpr bool EARLY_W = MAXP <= 4;
     const T *w = (const T *)a.w;
     if constexpr (EARLY_W) subwarp_load_row<T, VEC, TPR, MAXP>(wv, w, true, lane, nvec);
-    if (rr) {
-#pragma unroll
-        for (int p = 0; p < MAXP; p++) {
-            int i = lane + p * TPR;
-            if (i < nvec) {
-                add_round<T, VEC>(v[p], load_pack_cs<T, VEC>(rr + (long)i * VEC));
-                store_pack_cs<T, VEC>(rr + (long)i * VEC, v[p]);
-            }
-        }
-    }
+    if (rr) add_residual<T, VEC, MAXP>(v, rr, lane, TPR, nvec);
 #pragma unroll
     for (int p = 0; p < MAXP; p++) {
         int i = lane + p * TPR;
@@ -711,9 +615,7 @@ static void launch_subwarp_rows(const void *pp, launch_t *l) {
     int bs = l->block_size, vec = vec_width(p), tpr = subwarp_tpr(p->s.C / vec);
     const void *fn;
     DISPATCH_VEC(p->h.dtype, vec, subwarp_rows_kernel_for, tpr, p->s.C / vec, &fn);
-    rms_args_t a = rms_args(p);
-    void *args[] = {&a};
-    launch_kernel(fn, ceil_div(p->s.N, bs / tpr), bs, 0, args, 1);
+    launch_rms(fn, p, ceil_div(p->s.N, bs / tpr), bs, 0, 1);
     snprintf(l->path, sizeof l->path, "%d lanes a row, %d rows a block, packs of %d", tpr, bs / tpr, vec);
 }
 static const char *supports_subwarp_rows(const void *pp, int bs) {
@@ -733,40 +635,23 @@ static int subwarp_rows_bs(const rms_problem_t *p) {
 static int plan_subwarp_rows(const void *pp) {
     return plan_fit(pp, subwarp_rows_bs((const rms_problem_t *)pp), supports_subwarp_rows);
 }
-
 // ------------------------------------------------------------------------------------------------
-// Kernel 7 cluster_dsmem: very large C. One row is split across a thread-block cluster of CL blocks (CL <= 8, the portable
-// size; sm_90 and newer): block rank k holds packs [k * bs * PACKS, (k + 1) * bs * PACKS) of the row in registers,
-// sums its part by warps, and every warp pushes its partial sum into a slot of every block of the cluster
-// through distributed shared memory (cluster_push_sum: st.async into the peer's shared memory, counted by that
-// block's mbarrier); each block waits for its own slots and adds them in one fixed order, so every block
-// computes the same rstd. Each block then normalizes its slice from registers. No block reads another's memory,
-// so none waits for its peers before it exits (H200: 9% faster at bf16 1024 x 65536 than pulling the partials
-// with map_shared_rank between two cluster barriers, 13% at fp32 4096 x 16384; results/NOTES.md).
-// Improves: x read once for rows far beyond one block's registers (C = 65536 fp32 is 256 KB: more than an
-// SM's shared memory, re-read from DRAM by kernel 4), with the parallelism of CL blocks per row.
-// Wrong: needs clusters (sm_90+); a block waits, between its loads and its stores, for the slowest block of
-// its cluster; the cluster size is chosen by a rule (4 packs a thread, the smallest CL that holds the row),
-// not measured; at small C the cluster is 1 block.
-
+// Kernel 7 cluster_dsmem: very large C. A row split across a thread-block cluster of CL <= 8 blocks (sm_90+), each
+// holding its slice in registers; every warp pushes its partial sum into every block of the cluster through
+// distributed shared memory (cluster_push_sum: st.async, counted by each block's mbarrier), and each block adds
+// its slots in one fixed order (the same rstd everywhere): no block reads another's memory or waits at exit.
+// Improves: x read once for rows far beyond one block's registers (fp32 C = 65536 is 256 KB), over CL SMs.
+// Wrong: a block waits, between its loads and its stores, for the slowest of its cluster; CL comes from a rule
+// (4 packs a thread, the fewest blocks that hold the row), not a search; at small C the cluster is 1 block.
 // The cluster size CL: the smallest power of two (<= 8) whose blocks hold the row in 4 packs a thread, else 8
 // blocks with 8 packs a thread; 0 when even that is too small.
 #define CLUSTER_MAX_BLOCKS 8
 static int cluster_plan(long nvec, int bs, int *cl, int *packs) {
-    for (int c = 1; c <= CLUSTER_MAX_BLOCKS; c *= 2)
-        if ((long)c * bs * 4 >= nvec) {
-            *cl = c;
-            *packs = 4;
-            return 1;
-        }
-    if ((long)CLUSTER_MAX_BLOCKS * bs * 8 >= nvec) {
-        *cl = CLUSTER_MAX_BLOCKS;
-        *packs = 8;
-        return 1;
-    }
-    return 0;
+    *cl = 1;
+    while (*cl < CLUSTER_MAX_BLOCKS && (long)*cl * bs * 4 < nvec) *cl *= 2;
+    *packs = (long)*cl * bs * 4 >= nvec ? 4 : 8;
+    return (long)*cl * bs * *packs >= nvec;
 }
-
 template <typename T, int VEC, int PACKS>
 __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_dsmem_kernel(rms_args_t a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -828,9 +713,7 @@ static void launch_cluster_dsmem(const void *pp, launch_t *l) {
     cluster_plan(p->s.C / vec, bs, &cl, &packs);
     const void *fn;
     DISPATCH_VEC(p->h.dtype, vec, cluster_dsmem_kernel_for, packs, &fn);
-    rms_args_t a = rms_args(p);
-    void *args[] = {&a};
-    launch_kernel(fn, p->s.N * cl, bs, 0, args, cl);
+    launch_rms(fn, p, p->s.N * cl, bs, 0, cl);
     snprintf(l->path, sizeof l->path, "cluster of %d blocks, %d packs of %d a thread", cl, packs, vec);
 }
 static const char *supports_cluster_dsmem(const void *pp, int bs) {
@@ -846,10 +729,8 @@ static const char *supports_cluster_dsmem(const void *pp, int bs) {
     DISPATCH_VEC(p->h.dtype, vec, cluster_dsmem_kernel_for, packs, &fn);
     return cluster_fits(fn, bs, cl);
 }
-// The plan: rows of more than 2048 packs over a cluster of blocks of 256 threads or more, as many as hold the row
-// in 8 blocks of 32 packs a thread (fewer than a row an SM) or of 64 (more), within [256, 1024]; shorter rows a
-// block a row (row_block_plan) within [32, 1024], at most 1024 threads over an SM's rows (64 at least), at least
-// C / 16 threads.
+// The plan: a row of more than 2048 packs in 8 blocks of 32 packs a thread (below a row an SM) or 64, within
+// [256, 1024]; shorter rows row_block_plan within [32, 1024], <= 1024 threads over an SM's rows (>= 64), >= C / 16.
 static int cluster_dsmem_bs(const rms_problem_t *p) {
     const long nvec = row_packs(p, vec_width(p));
     return nvec > 2048 ? pow2_at_least((double)nvec / (rows_per_sm(p) < 1 ? 32 : 64), 256, 1024)
@@ -858,24 +739,15 @@ static int cluster_dsmem_bs(const rms_problem_t *p) {
 static int plan_cluster_dsmem(const void *pp) {
     return plan_fit(pp, cluster_dsmem_bs((const rms_problem_t *)pp), supports_cluster_dsmem);
 }
-
 // ------------------------------------------------------------------------------------------------
-// Kernel 8 latency_split: the rows of one decode step, single long rows (plain rows: no fused add, no strided
-// view). Few rows cannot fill the GPU at a block a row, and a row's time is then its critical path: memory
-// latency, barriers, a second trip for w. One kernel, three ideas:
-// - the row split across a cluster of CL blocks (CL = 1..16; 1: a plain block), so few rows still use many SMs
-//   and a long row's bytes in flight are spread over CL SMs. A block size given sets CL: the fewest blocks of
-//   that size that hold the row (split_row_plan), so the program's sweep of block sizes sweeps CL too;
-// - w loaded at the start with x: one memory trip for all the row needs. Launched alone, each pack's x and w
-//   loads are issued together; in a chain of launches (pdl = 1, --pdl) the weight's loads go before the wait
-//   for the grid before, and overlap its end;
-// - one reduction round: one block barrier (block_sum_once) for a block alone; in a cluster, every warp's partial
-//   pushed into every block's shared memory (cluster_push_sum, as kernel 7), with no barrier after it.
-// Improves: the time of a few rows.
-// Wrong: at most 4 packs a thread, 512 threads a block and 16 blocks a row (fp32 C <= 131072); 16-byte packs
+// Kernel 8 latency_split: a few rows (a decode step, plain rows), whose time is a critical path of memory latency,
+// barriers and a second trip for w: the row over a cluster of CL = 1..16 blocks (a block size given sets CL, so
+// the sweep of block sizes sweeps CL); w loaded with x (--pdl: w before the wait for the grid before, x after);
+// one reduction round (cluster_push_sum as kernel 7's). P packs a thread (the plan's, or --packs): 2 = fewer
+// instructions and loads before the sum, what a few cold rows wait on; 4 = more bytes in flight, for many rows.
+// Improves: the time of a few rows (bf16 1x8192: 2.11 us at P 2, 2.43 at P 4).
+// Wrong: at most 512 threads a block and 16 blocks a row (fp32 C <= 131072 at P 4, 65536 at P 2); 16-byte packs
 // only; with many rows the cluster buys nothing and w in registers costs occupancy.
-#define SPLIT_PACKS 4
-
 // Loads a thread's PACKS packs of x and w as raw words (load_raw: why), in the order of the launch (see above).
 template <typename T, int VEC, int PACKS>
 __device__ __forceinline__ void latency_split_load(RawPack<T, VEC> *xraw, RawPack<T, VEC> *wraw,
@@ -905,8 +777,7 @@ __device__ __forceinline__ void latency_split_load(RawPack<T, VEC> *xraw, RawPac
         }
     }
 }
-
-// A block's part of its row at PACKS packs a thread at most, the loads in the order pdl gives (kernels 8 and 12).
+// A block's part of its row at PACKS packs a thread at most, the loads in the order pdl gives.
 template <typename T, int VEC, int CL, int PACKS>
 __device__ __forceinline__ void latency_split_row(const rms_args_t &a, int pdl) {
     __shared__ ClusterPush<float, 16 * CL> push;  // 16 warps x CL blocks: the cluster's partial sums
@@ -938,94 +809,105 @@ __device__ __forceinline__ void latency_split_row(const rms_args_t &a, int pdl) 
     }
     if (rank == 0 && threadIdx.x == 0) a.rstd[row] = r;
 }
-
+// P = 4, the launch order an argument; P = 2, the order compiled in (PDL 1: chained), an instance for each.
 template <typename T, int VEC, int CL>
 __global__ void __launch_bounds__(512) rmsnorm_latency_split_kernel(rms_args_t a, int pdl) {
-    latency_split_row<T, VEC, CL, SPLIT_PACKS>(a, pdl);
+    latency_split_row<T, VEC, CL, 4>(a, pdl);
+}
+template <typename T, int VEC, int CL, int PDL>
+__global__ void __launch_bounds__(512) rmsnorm_latency_split2_kernel(rms_args_t a) {
+    latency_split_row<T, VEC, CL, 2>(a, PDL);
 }
 
-// The instance of a cluster size (16-byte packs only).
-static const void *latency_split_fn(dtype_t d, int cl) {
+// The instance of a cluster size (16-byte packs only) at 4 packs a thread, or at 2 in this launch's order (g_pdl).
+template <typename T, int VEC> static const void *latency_split_for(int cl, int packs) {
     const void *fn = NULL;
     with_pow2<1, 16>(cl, [&](auto CL) {
-        switch (d) {
-        case DT_FP32: fn = (const void *)rmsnorm_latency_split_kernel<float, 4, CL.value>; break;
-        case DT_FP16: fn = (const void *)rmsnorm_latency_split_kernel<__half, 8, CL.value>; break;
-        default: fn = (const void *)rmsnorm_latency_split_kernel<__nv_bfloat16, 8, CL.value>; break;
-        }
+        fn = packs == 4 ? (const void *)rmsnorm_latency_split_kernel<T, VEC, CL.value>
+             : g_pdl    ? (const void *)rmsnorm_latency_split2_kernel<T, VEC, CL.value, 1>
+                        : (const void *)rmsnorm_latency_split2_kernel<T, VEC, CL.value, 0>;
     });
     return fn;
 }
-// The plan (blocks a row, threads): split_row_plan (harness/gpu.h), the rule measured in layernorm_forward.cu's
-// latency kernel; req_bs 0: its own block size. 0 where the row does not fit.
-static int latency_split_plan(const rms_problem_t *p, int req_bs, int *cl) {
-    return split_row_plan(p->h.dtype, p->s.N, p->s.C / vec_width(p), SPLIT_PACKS, 512, req_bs, g_cluster, latency_split_fn,
-                          cl);
+static const void *latency_split_fn4(dtype_t d, int cl) { return PACK16_CALL(d, latency_split_for, cl, 4); }
+static const void *latency_split_fn2(dtype_t d, int cl) { return PACK16_CALL(d, latency_split_for, cl, 2); }
+// The plan (blocks a row, threads) at `packs` packs a thread: split_row_plan (req_bs 0: its own block size), or 0.
+static int latency_split_plan(const rms_problem_t *p, int req_bs, int packs, int *cl) {
+    return split_row_plan(p->h.dtype, p->s.N, p->s.C / vec_width(p), packs, 512, req_bs, g_cluster,
+                          packs == 2 ? latency_split_fn2 : latency_split_fn4, cl);
 }
+// Kernels 8 and 9 take plain rows alone: why not, or NULL.
+static const char *plain_rows_only(const rms_problem_t *p) {
+    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 12 have it)";
+    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 12 have it)";
+    return NULL;
+}
+// The plan's packs a thread (pure: the CPU tests ask it): 2 where a row holds at most 32 packs, or at most 2048 at
+// fewer than a row an SM, or at most 512 at fewer than 4 rows an SM; else 4, and 4 where 2 cannot take the problem
+// (the variants kernel 8 refuses; before sm_90, no clusters: rows over one block of 512 x 2 packs).
+static int latency_split_packs(const rms_problem_t *p) {
+    const long nvec = row_packs(p, vec_width(p));
+    const double rows = rows_per_sm(p);
+    if (plain_rows_only(p) || vec_width(p) != 16 / (int)dtype_size(p->h.dtype) || (g_dev.prop.major < 9 && nvec > 1024))
+        return 4;
+    return nvec <= 32 || (rows < 1 && nvec <= 2048) || (rows < 4 && nvec <= 512) ? 2 : 4;
+}
+static int split_packs(const rms_problem_t *p) { return g_packs ? g_packs : latency_split_packs(p); }  // --packs
 static void launch_latency_split(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    int cl = 0, bs = latency_split_plan(p, l->block_size, &cl);
+    const int packs = split_packs(p);
+    int cl = 0, bs = latency_split_plan(p, l->block_size, packs, &cl), pdl = g_pdl;
     rms_args_t a = rms_args(p);
-    int pdl = g_pdl;
-    void *args[] = {&a, &pdl};
-    launch_kernel(latency_split_fn(p->h.dtype, cl), p->s.N * cl, bs, 0, args, cl);
+    void *args[] = {&a, &pdl};  // (P = 2 takes a alone)
+    launch_kernel((packs == 2 ? latency_split_fn2 : latency_split_fn4)(p->h.dtype, cl), p->s.N * cl, bs, 0, args, cl);
     l->block_used = bs;
-    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; w with x; one reduction", cl,
-             cl > 1 ? "s" : "", bs);
+    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads, <= %d packs each; w with x; one reduction",
+             cl, cl > 1 ? "s" : "", bs, packs);
 }
-// Why a split rung of `packs` packs a thread cannot take the problem at bs threads; NULL where its plan (`plan`:
-// the block size, 0 for none) takes it. Kernels 8 and 12.
-typedef int (*split_plan_fn)(const rms_problem_t *p, int req_bs, int *cl);
-static const char *split_refusal(const rms_problem_t *p, int bs, int packs, split_plan_fn plan) {
-    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 13 have it)";
-    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 13 have it)";
-    int full = 16 / (int)dtype_size(p->h.dtype), cl = 0;
-    if (vec_width(p) != full) return reasonf("needs 16-byte packs: C a multiple of %d", full);
-    if (plan(p, bs, &cl)) return NULL;
-    if (p->s.C / full > 16L * 512 * packs)
-        return reasonf("row of %ld exceeds 16 blocks x 512 threads x %d packs of %d", p->s.C, packs, full);
-    if (p->s.C / full > 512L * packs && needs_sm90(g_dev.prop.major, g_dev.sm))
+// Why a row of nvec packs of `full` elements has no split plan at bs threads, `packs` packs a thread (kernels 8, 9).
+static const char *split_no_plan(const rms_problem_t *p, long nvec, long full, int bs, int packs) {
+    if (nvec > 16L * 512 * packs)
+        return reasonf("row of %ld exceeds 16 blocks x 512 threads x %d packs of %ld", p->s.C, packs, full);
+    if (nvec > 512L * packs && needs_sm90(g_dev.prop.major, g_dev.sm))
         return needs_sm90(g_dev.prop.major, g_dev.sm);  // a row over several blocks: a cluster
-    return bs ? reasonf("no plan at %d threads: at most 512, and blocks x threads x %d packs must hold the row",
-                        bs, packs)
+    return bs ? reasonf("no plan at %d threads: at most 512, and blocks x threads x %d packs must hold the row", bs,
+                        packs)
               : "the cluster of blocks a row does not fit this GPU";
 }
+// At --packs, else at the plan's packs a thread.
 static const char *supports_latency_split(const void *pp, int bs) {
-    return split_refusal((const rms_problem_t *)pp, bs, SPLIT_PACKS, latency_split_plan);
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    const char *why = plain_rows_only(p);
+    if (why) return why;
+    const int full = 16 / (int)dtype_size(p->h.dtype), packs = split_packs(p);
+    int cl = 0;
+    if (vec_width(p) != full) return reasonf("needs 16-byte packs: C a multiple of %d", full);
+    return latency_split_plan(p, bs, packs, &cl) ? NULL : split_no_plan(p, p->s.C / full, full, bs, packs);
 }
-// The plan (a block size given sets the blocks a row: the fewest that hold it): 2 packs a thread below 4 rows an
-// SM, 4 from there, a power of two within [32, 256]; at least the threads 16 blocks need (up to 512).
-static int latency_split_bs(const rms_problem_t *p) {
+// The block size at P packs a thread (a block size given sets the blocks a row: the fewest that hold it): P / 2
+// packs a thread below 4 rows an SM (P 4) or a row an SM (P 2), P from there, a power of two within [32, 256] (P 4)
+// or [64, 256] (P 2); at least the threads 16 blocks need (up to 512).
+static int latency_split_bs(const rms_problem_t *p, int packs) {
     const long nvec = row_packs(p, vec_width(p));
-    const int bs = pow2_at_least((double)nvec / (rows_per_sm(p) < 4 ? 2 : SPLIT_PACKS), 32, 256);
-    const int need = pow2_at_least((double)nvec / (16 * SPLIT_PACKS), 32, 512);
+    const int few = rows_per_sm(p) < (packs == 2 ? 1 : 4);
+    const int bs = pow2_at_least((double)nvec / (few ? packs / 2 : packs), packs == 2 ? 64 : 32, 256);
+    const int need = pow2_at_least((double)nvec / (16 * packs), 32, 512);
     return bs > need ? bs : need;
 }
 static int plan_latency_split(const void *pp) {
-    return plan_fit(pp, latency_split_bs((const rms_problem_t *)pp), supports_latency_split);
+    const rms_problem_t *p = (const rms_problem_t *)pp;
+    return plan_fit(pp, latency_split_bs(p, split_packs(p)), supports_latency_split);
 }
-
 // ------------------------------------------------------------------------------------------------
-// Kernel 9 odd_rows: rows of odd length (plain rows). Row r starts at element r * C, so where C is odd (or not a
-// multiple of the 16-byte pack) most rows start off a 16-byte boundary, and every kernel above falls back to the
-// widest pack that divides C: scalar loads for an odd C, a quarter or an eighth of the bytes a load. Here each
-// row is cut where its bytes allow (row_parts): a head of < 8 elements up to the first 16-byte boundary, the
-// aligned middle in 16-byte packs, a tail; the head and tail elements go to one thread each. The row is split
-// over a cluster of CL blocks as in kernel 8 (split_row_plan: 1-16 blocks, <= 512 threads x 4 packs), one
-// reduction round. w shares x's columns, not its alignment: its elements are loaded one by one. Where the GPU
-// holds the whole grid at once, w is loaded with x's packs, before the sum, so that after the sum a thread only
-// stores. Loading it after the sum instead (EARLY false, a pack just before its store) adds a round trip to every
-// block but frees the registers w held (16 bits: 60-64 against 96-99); where the grid comes in waves and that at
-// least doubles the blocks an SM holds, it pays (H100, bf16 4096x16385: 1.30x faster at 512 threads); where it
-// does not, it costs (fp32 at 512 threads, 2 blocks an SM either way: 1.05-1.08x slower; bf16 8192x768 at 32
-// threads, 21 blocks an SM against 32: 1.09x slower).
-// Improves: odd rows at 16 bytes a load, and a long odd row over many SMs (kernel 7 splits it too, but with
-// scalar loads).
-// Wrong: w loaded element by element (VEC loads where a pack would take one: cutting w's packs out of two aligned
-// packs each was slower); at most 4 packs a thread, 512 threads and 16 blocks a row (fp32 C <= 131075, 16-bit
-// C <= 262151); no fused add, no QK-norm view.
+// Kernel 9 odd_rows: rows of odd length (plain rows), most starting off a 16-byte boundary, where the kernels above
+// fall back to the widest pack that divides C. Each row cut where its bytes allow (row_parts): a head (< 8 elements)
+// to the first 16-byte boundary and a tail, an element a thread, the middle in 16-byte packs; the row over 1-16
+// blocks as in kernel 8 (4 packs a thread). w, element by element: with x's packs where the grid is resident at
+// once, else after the sum (EARLY false: a trip more, w's registers freed) where that doubles an SM's blocks or more.
+// Improves: odd rows at 16 bytes a load, a long odd row over many SMs (bf16 4096x16385: 1.30x with w late).
+// Wrong: w loaded element by element; at most 4 packs a thread, 512 threads, 16 blocks a row (fp32 C <= 131075,
+// 16-bit C <= 262151); no fused add, no QK-norm view.
 #define ODD_PACKS 4
-
 template <typename T, int CL, bool EARLY>  // EARLY: w loaded with x, before the sum; else after it
 __global__ void __launch_bounds__(512) rmsnorm_odd_rows_kernel(rms_args_t a) {
     constexpr int VEC = 16 / sizeof(T);
@@ -1090,48 +972,34 @@ static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *e
 static void launch_odd_rows(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
     int cl = 0, bs = odd_rows_plan(p, l->block_size, &cl);
-    rms_args_t a = rms_args(p);
-    void *args[] = {&a};
     bool early;
-    launch_kernel(odd_rows_launch_fn(p->h.dtype, p->s.N, cl, bs, &early), p->s.N * cl, bs, 0, args, cl);
+    launch_rms(odd_rows_launch_fn(p->h.dtype, p->s.N, cl, bs, &early), p, p->s.N * cl, bs, 0, cl);
     l->block_used = bs;
     snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads; head, 16-byte packs, tail; w %s", cl,
              cl > 1 ? "s" : "", bs, early ? "with x" : "after the sum");
 }
 static const char *supports_odd_rows(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "plain rows only: no --fused-add (kernels 4-7 and 13 have it)";
-    if (p->s.H != 1 || p->s.S != p->s.C) return "plain rows only: no QK-norm view (kernels 4-7 and 13 have it)";
+    const char *why = plain_rows_only(p);
+    if (why) return why;
     if (bs && bs < 32) return "at least 32 threads (a thread for each head and tail element)";
     int cl = 0;
     if (odd_rows_plan(p, bs, &cl)) return NULL;
-    long full = 16 / (long)dtype_size(p->h.dtype), nvec = row_parts_packs(p->h.dtype, p->s.C);
-    if (nvec > 16L * 512 * ODD_PACKS)
-        return reasonf("row of %ld exceeds 16 blocks x 512 threads x %d packs of %ld", p->s.C, ODD_PACKS, full);
-    if (nvec > 512L * ODD_PACKS && needs_sm90(g_dev.prop.major, g_dev.sm))
-        return needs_sm90(g_dev.prop.major, g_dev.sm);  // a row over several blocks: a cluster
-    return bs ? reasonf("no plan at %d threads: at most 512, and blocks x threads x %d packs must hold the row",
-                        bs, ODD_PACKS)
-              : "the cluster of blocks a row does not fit this GPU";
+    return split_no_plan(p, row_parts_packs(p->h.dtype, p->s.C), 16 / (long)dtype_size(p->h.dtype), bs, ODD_PACKS);
 }
-
-template <bool EARLY> static const void *odd_rows_fn_of(dtype_t d, int cl) {
+template <typename T, int VEC> static const void *odd_rows_for(int cl, bool early) {
     const void *fn = NULL;
     with_pow2<1, 16>(cl, [&](auto CL) {
-        switch (d) {
-        case DT_FP32: fn = (const void *)rmsnorm_odd_rows_kernel<float, CL.value, EARLY>; break;
-        case DT_FP16: fn = (const void *)rmsnorm_odd_rows_kernel<__half, CL.value, EARLY>; break;
-        default: fn = (const void *)rmsnorm_odd_rows_kernel<__nv_bfloat16, CL.value, EARLY>; break;
-        }
+        fn = early ? (const void *)rmsnorm_odd_rows_kernel<T, CL.value, true>
+                   : (const void *)rmsnorm_odd_rows_kernel<T, CL.value, false>;
     });
     return fn;
 }
 // The EARLY instance (the plan's: both take the same clusters).
-static const void *odd_rows_fn(dtype_t d, int cl) { return odd_rows_fn_of<true>(d, cl); }
-// The instance a launch takes: w after the sum where that pays (late_form_pays, pick_instance: harness/gpu.h), else
-// EARLY.
+static const void *odd_rows_fn(dtype_t d, int cl) { return PACK16_CALL(d, odd_rows_for, cl, true); }
+// The instance a launch takes: w after the sum where that pays (late_form_pays, pick_instance: harness/gpu.h).
 static const void *odd_rows_launch_fn(dtype_t d, long N, int cl, int bs, bool *early) {
-    const void *fn = odd_rows_fn(d, cl), *late = odd_rows_fn_of<false>(d, cl);
+    const void *fn = odd_rows_fn(d, cl), *late = PACK16_CALL(d, odd_rows_for, cl, false);
     const void *took = pick_instance(fn, late, late_form_pays(fn, late, N, cl, bs), cl);
     *early = took == fn;
     return took;
@@ -1141,24 +1009,44 @@ static int odd_rows_plan(const rms_problem_t *p, int req_bs, int *cl) {
     return split_row_plan(p->h.dtype, p->s.N, row_parts_packs(p->h.dtype, p->s.C), ODD_PACKS, 512, req_bs, g_cluster,
                           odd_rows_fn, cl);
 }
-
 // ------------------------------------------------------------------------------------------------
-// Kernel 10 cluster_cp_async: long rows with the bytes in flight set by shared memory, not registers. A row is
-// split over a cluster of CL blocks (cp_slice_plan: slices of at most 64 KB, 1-16 blocks); each block copies its
-// slice from global into shared memory with cp.async (16-byte copies that hold no register while in flight:
-// every copy of the slice is issued before the first is waited for, however long the slice), reads it back for
-// the sum of squares, pushes each warp's partial sum into every block of the cluster (cluster_push_sum:
-// st.async into the peers' shared memory, counted by each block's mbarrier; no block reads another's memory, so
-// none waits for its peers at exit) and writes y from the shared copy, with w loaded in batches of 8 packs (the
-// first while x's copies are in flight).
-// Improves: x crosses DRAM once at any C up to 16 x a block's shared memory, with no register limit on the
-// loads in flight; several blocks an SM overlap one's loads with another's reduction and stores.
-// Wrong: needs sm_90+ and 16-byte packs; no fused add; the cluster size is a rule of slice bytes, not searched
-// per problem; a block still waits, between its loads and its stores, for the slowest block of its cluster; at
-// C <= 32768 (16-bit) or 16384 (fp32) one block holds the row and the kernel is kernel 5's shared-memory path
-// with extra steps. On the H200 at 1024 x 65536: 84-86% of the copy, no faster than kernels 7 and 8 since they
-// push their sums too (QuACK's kernel of this design is 7-13% ahead of all three); fp32 8 rows of 128256 in
-// 5.1 us against kernel 8's 5.2; behind kernel 5 at C <= 32768.
+// Kernel 10 cluster_cp_async: long rows with the bytes in flight set by shared memory, not registers: a row over
+// a cluster of CL blocks (cp_slice_plan), each block's slice copied into shared memory by cp.async (all issued
+// before the first is waited for, no register held), read back for the sum (partials pushed as in kernel 7) and
+// for y, w loaded in batches of 8 packs (the first while x's copies are in flight).
+// Improves: x crosses DRAM once at any C up to 16 x a block's shared memory, with no register limit on the loads
+// in flight; several blocks an SM overlap one's loads with another's reduction and stores.
+// Wrong: sm_90+, 16-byte packs, no fused add; CL a rule of slice bytes, not a search; a block waits for the
+// slowest of its cluster; one block a row is kernel 5's shared-memory path with extra steps.
+typedef struct { int cl, slice; } cp_plan_t;  // CL blocks a row, `slice` packs a block
+// The plan: a row of nvec 16-byte packs over CL = req_cl blocks (--cluster), else the fewest (a power of two, <= 16)
+// whose slices hold at most CP_SLICE_BYTES (64 KB: the best of 32, 64 and 128 KB at C = 16384-65536).
+#define CP_SLICE_BYTES (64 * 1024)
+static cp_plan_t cp_slice_plan(long nvec, int req_cl) {
+    int cl = req_cl ? req_cl : 1;
+    while (!req_cl && cl < 16 && ceil_div(nvec, cl) * 16 > CP_SLICE_BYTES) cl *= 2;
+    return cp_plan_t{cl, (int)ceil_div(nvec, cl)};
+}
+// NULL when fn runs rows of N x C by plan pl at bs threads a block (its slice in dynamic shared memory), else why
+// not. Opts fn into the slice's shared memory and, beyond 8 blocks, into non-portable clusters.
+static const char *cp_slice_fits(const void *fn, cp_plan_t pl, long N, long C, int bs) {
+    const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
+    if (arch) return arch;
+    cudaFuncAttributes fa;
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
+    size_t static_smem = fa.sharedSizeBytes, smem = (size_t)pl.slice * 16, optin = g_dev.prop.sharedMemPerBlockOptin;
+    size_t have = optin > static_smem ? optin - static_smem : 0;
+    if (smem > have)
+        return reasonf("a row of %ld over %d blocks needs %.0f KB of shared memory a block (%.0f KB there)", C, pl.cl,
+                       smem / 1024.0, have / 1024.0);
+    if ((double)N * pl.cl > 2147483647.0) return reasonf("%ld rows x %d blocks exceed the grid", N, pl.cl);
+    const char *why = block_fits(fn, bs);
+    if (why) return why;
+    ensure_dynamic_smem(fn, smem);
+    if (pl.cl == 1) return NULL;
+    why = allow_cluster_size(fn, pl.cl);
+    return why ? why : cluster_fits_smem(fn, bs, pl.cl, smem, NULL);
+}
 #define CP_W_BATCH 8  // packs of w a thread loads at once
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args_t a, int slice) {
@@ -1195,13 +1083,10 @@ __global__ void __launch_bounds__(1024) rmsnorm_cluster_cp_async_kernel(rms_args
 #endif
 }
 
-// The plan, its check and the kernel instance, below the launcher: CL blocks a row, `slice` packs a block.
-typedef struct {
-    int cl, slice;
-} cp_plan_t;
-static cp_plan_t cp_slice_plan(long nvec, int req_cl);
-static const char *cp_slice_fits(const void *fn, cp_plan_t pl, long N, long C, int bs);
-static const void *cp_async_fn(dtype_t d);
+template <typename T, int VEC> static const void *cp_async_kernel_for(void) {
+    return (const void *)rmsnorm_cluster_cp_async_kernel<T, VEC>;
+}
+static const void *cp_async_fn(dtype_t d) { return PACK16_CALL(d, cp_async_kernel_for); }
 static void launch_cluster_cp_async(const void *pp, launch_t *l) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
     cp_plan_t pl = cp_slice_plan(p->s.C / (16 / (long)dtype_size(p->h.dtype)), g_cluster);
@@ -1216,7 +1101,7 @@ static void launch_cluster_cp_async(const void *pp, launch_t *l) {
 }
 static const char *supports_cluster_cp_async(const void *pp, int bs) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    if (p->s.fused) return "no --fused-add (plain rows and the QK view; kernels 4-7 and 13 have it)";
+    if (p->s.fused) return "no --fused-add (plain rows and the QK view; kernels 4-7 and 12 have it)";
     int vec = 16 / (int)dtype_size(p->h.dtype);
     if (vec_width(p) != vec) return reasonf("needs 16-byte packs: C (and the stride) a multiple of %d", vec);
     return cp_slice_fits(cp_async_fn(p->h.dtype), cp_slice_plan(p->s.C / vec, g_cluster), p->s.N, p->s.C, bs);
@@ -1227,60 +1112,14 @@ static int cluster_cp_async_bs(const rms_problem_t *p) { return row_block_plan(p
 static int plan_cluster_cp_async(const void *pp) {
     return plan_fit(pp, cluster_cp_async_bs((const rms_problem_t *)pp), supports_cluster_cp_async);
 }
-
-template <typename T, int VEC> static const void *cp_async_kernel_for(void) {
-    return (const void *)rmsnorm_cluster_cp_async_kernel<T, VEC>;
-}
-static const void *cp_async_fn(dtype_t d) { return PACK16_CALL(d, cp_async_kernel_for); }
-
-// The plan: a row of nvec 16-byte packs over a cluster of CL
-// blocks, `slice` packs a block: req_cl (--cluster), else the fewest blocks (a power of two, <= 16) whose slices
-// hold at most CP_SLICE_BYTES (64 KB: the best of 32 KB, 64 KB and 128 KB slices at C = 16384-65536, fp32 and
-// bf16, on an H100; results/NOTES.md).
-#define CP_SLICE_BYTES (64 * 1024)
-static cp_plan_t cp_slice_plan(long nvec, int req_cl) {
-    cp_plan_t pl;
-    pl.cl = req_cl;
-    if (!pl.cl) {
-        pl.cl = 1;
-        while (pl.cl < 16 && ceil_div(nvec, pl.cl) * 16 > CP_SLICE_BYTES) pl.cl *= 2;
-    }
-    pl.slice = (int)ceil_div(nvec, pl.cl);
-    return pl;
-}
-// NULL when fn runs rows of N x C by plan pl at bs threads a block (its slice in dynamic shared memory beside
-// its static shared memory), else why not. Opts fn into the slice's shared memory and, beyond 8 blocks, into
-// non-portable clusters.
-static const char *cp_slice_fits(const void *fn, cp_plan_t pl, long N, long C, int bs) {
-    const char *arch = needs_sm90(g_dev.prop.major, g_dev.sm);
-    if (arch) return arch;
-    cudaFuncAttributes fa;
-    CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
-    size_t static_smem = fa.sharedSizeBytes, smem = (size_t)pl.slice * 16, optin = g_dev.prop.sharedMemPerBlockOptin;
-    size_t have = optin > static_smem ? optin - static_smem : 0;
-    if (smem > have)
-        return reasonf("a row of %ld over %d blocks needs %.0f KB of shared memory a block (%.0f KB there)", C, pl.cl,
-                       smem / 1024.0, have / 1024.0);
-    if ((double)N * pl.cl > 2147483647.0) return reasonf("%ld rows x %d blocks exceed the grid", N, pl.cl);
-    const char *why = block_fits(fn, bs);
-    if (why) return why;
-    ensure_dynamic_smem(fn, smem);
-    if (pl.cl == 1) return NULL;
-    why = allow_cluster_size(fn, pl.cl);
-    return why ? why : cluster_fits_smem(fn, bs, pl.cl, smem, NULL);
-}
-
 // ------------------------------------------------------------------------------------------------
-// Kernel 11 subwarp_persistent: kernel 6's layout (TPR lanes a row, the row in registers as 16-byte packs) on a grid
-// of only the blocks resident at once. Each group of TPR lanes walks rows row, row + stride, ...: the next row's
-// x is loaded before the current row is reduced and written, and the lane's packs of w, the same columns for
-// every row it does, are loaded once and kept in registers.
-// Improves: loads stay in flight while a row's shuffles and stores run; no block is launched or drained per row;
-// w is read once a lane, not once a row (68-69 registers with keep_packed). H100: +2-4 points of the copy over 6
-// at fp32 C = 128-256, +3 at 16-bit C = 256-1024 (the kept w is worth 1-6 of them in 16-bit).
-// Wrong: twice kernel 6's registers for x, so rows of at most 4 packs a lane; the last pass over the rows leaves
-// part of the grid idle; bf16 C = 128 (4 lanes a row) runs 3 points below 6; no fused add (the residual's loads
-// and stores would double the registers again).
+// Kernel 11 subwarp_persistent: kernel 6's layout on a grid of only the blocks resident at once, each group of TPR
+// lanes walking rows row, row + stride, ...: the next row's x loaded before the current row is reduced and written,
+// the lane's packs of w (the same columns for every row) loaded once and kept in registers.
+// Improves: loads in flight while a row's shuffles and stores run; no block launched or drained a row; w read once
+// a lane (+2-4 points of the copy over 6 at fp32 C = 128-256).
+// Wrong: twice kernel 6's registers for x, so at most 4 packs a lane, and no fused add (the residual would double
+// them again); the last pass leaves part of the grid idle.
 template <typename T, int VEC, int TPR, int MAXP>
 __device__ __forceinline__ void persist_load_row(Pack<T, VEC> (&v)[MAXP], const rms_args_t &a, long row, int lane,
                                                  int nvec) {
@@ -1347,9 +1186,7 @@ static void launch_subwarp_persistent(const void *pp, launch_t *l) {
     const void *fn = persist_fn(p);
     int tpr = subwarp_tpr(p->s.C / vec_width(p)), bs = l->block_size;
     long grid = persist_grid(fn, bs, ceil_div(p->s.N, bs / tpr), 0);
-    rms_args_t a = rms_args(p);
-    void *args[] = {&a};
-    launch_kernel(fn, grid, bs, 0, args, 1);
+    launch_rms(fn, p, grid, bs, 0, 1);
     snprintf(l->path, sizeof l->path, "%d lanes a row, %d rows a block, packs of %d, %ld blocks", tpr, bs / tpr,
              vec_width(p), grid);
 }
@@ -1366,106 +1203,44 @@ static const char *supports_subwarp_persistent(const void *pp, int bs) {
 static int plan_subwarp_persistent(const void *pp) {
     return plan_fit(pp, SUBWARP_PERSISTENT_BS, supports_subwarp_persistent);
 }
-
 // ------------------------------------------------------------------------------------------------
-// Kernel 12 lean_split: kernel 8's row, shorter. At a cold start (the flush leaves L2 and the instruction
-// caches empty) a few rows wait on the kernel's code as on its data: kernel 8 unrolls 4 packs a thread for x and w
-// and carries both launch orders (736 sm_90 instructions in bf16). Here a thread holds at most 2 packs and the
-// launch order is compiled in, an instance for each (480 instructions): the same row takes twice the threads,
-// each with half the loads to issue and wait for.
-// Improves: a few rows of 4096-32768 elements, cold and hot (H100: bf16 1x8192 2.11 us against kernel 8's 2.43,
-// 1.80 against 2.10 hot; results/NOTES.md).
-// Wrong: long rows and many rows: half the bytes in flight a thread, twice the blocks a row (H100, bf16
-// 1024x65536: 1.39x kernel 8's time); at most 16 blocks x 512 threads x 2 packs (fp32 C <= 65536).
-#define LEAN_PACKS 2
-
-// The launch order compiled in: PDL 1 chained (--pdl), 0 alone.
-template <typename T, int VEC, int CL, int PDL>
-__global__ void __launch_bounds__(512) rmsnorm_lean_split_kernel(rms_args_t a) {
-    latency_split_row<T, VEC, CL, LEAN_PACKS>(a, PDL);
-}
-
-// The instance of a cluster size and of the launch order (O: 1 chained), and the one this launch takes (g_pdl).
-template <int O> static const void *lean_split_fn_of(dtype_t d, int cl) {
-    const void *fn = NULL;
-    with_pow2<1, 16>(cl, [&](auto CL) {
-        switch (d) {
-        case DT_FP32: fn = (const void *)rmsnorm_lean_split_kernel<float, 4, CL.value, O>; break;
-        case DT_FP16: fn = (const void *)rmsnorm_lean_split_kernel<__half, 8, CL.value, O>; break;
-        default: fn = (const void *)rmsnorm_lean_split_kernel<__nv_bfloat16, 8, CL.value, O>; break;
-        }
-    });
-    return fn;
-}
-static const void *lean_split_fn(dtype_t d, int cl) {
-    return g_pdl ? lean_split_fn_of<1>(d, cl) : lean_split_fn_of<0>(d, cl);
-}
-// The plan: kernel 8's rule (split_row_plan) at 2 packs a thread.
-static int lean_split_plan(const rms_problem_t *p, int req_bs, int *cl) {
-    return split_row_plan(p->h.dtype, p->s.N, p->s.C / vec_width(p), LEAN_PACKS, 512, req_bs, g_cluster, lean_split_fn,
-                          cl);
-}
-static void launch_lean_split(const void *pp, launch_t *l) {
-    const rms_problem_t *p = (const rms_problem_t *)pp;
-    int cl = 0, bs = lean_split_plan(p, l->block_size, &cl);
-    rms_args_t a = rms_args(p);
-    void *args[] = {&a};
-    launch_kernel(lean_split_fn(p->h.dtype, cl), p->s.N * cl, bs, 0, args, cl);
-    l->block_used = bs;
-    snprintf(l->path, sizeof l->path, "a row over %d block%s of %d threads, <= 2 packs each",
-             cl, cl > 1 ? "s" : "", bs);
-}
-static const char *supports_lean_split(const void *pp, int bs) {
-    return split_refusal((const rms_problem_t *)pp, bs, LEAN_PACKS, lean_split_plan);
-}
-// The plan (as kernel 8's, the blocks a row from the block size): a pack a thread below a row an SM, 2 from there,
-// a power of two within [64, 256]; at least the threads 16 blocks need (up to 512).
-static int lean_split_bs(const rms_problem_t *p) {
-    const long nvec = row_packs(p, vec_width(p));
-    const int bs = pow2_at_least((double)nvec / (rows_per_sm(p) < 1 ? 1 : LEAN_PACKS), 64, 256);
-    const int need = pow2_at_least((double)nvec / (16 * LEAN_PACKS), 32, 512);
-    return bs > need ? bs : need;
-}
-static int plan_lean_split(const void *pp) {
-    return plan_fit(pp, lean_split_bs((const rms_problem_t *)pp), supports_lean_split);
-}
-
-// ------------------------------------------------------------------------------------------------
-// Kernel 13 dispatch: no kernel of its own. Its rule is a short table of regimes (harness/dispatch.h) that
-// scripts/tune_dispatch.py derives from the dense sweep of every rung at each of its block sizes and checks on random
-// draws: each row a region in element size, 16-byte packing, variant, kind of launch, packs a row and rows an SM
-// (rows / this GPU's SMs), and the rung it runs; the first row that holds and whose rung takes the problem decides,
-// and the last rows run a rung that takes every problem. Each rung's plan (its registry entry's) sets its block
-// size; a --block-size given replaces it.
+// Kernel 12 dispatch: no kernel of its own, a rule: a table of regimes (harness/dispatch.h, from the dense sweep of
+// every rung by scripts/tune_dispatch.py), each row a region of problems and its rung; the first row that holds
+// and whose rung takes the problem runs it, at the rung's plan (or --block-size).
+// Improves: the right rung for each problem, with no knob to set (checked on random draws).
 // Wrong: a region's edges are half-octave steps between the swept points, and inside a region one rung runs every
-// problem, so where two rungs trade places within it (few long plain rows: kernel 8 against 12) the rule loses; the
-// rows come from one GPU's sweep, and another GPU enters only through its SMs and the rungs' checks.
-
+// problem; the rows come from one GPU's sweep: another enters only through its SMs and the rungs' checks.
 static const regime_t k_regimes[] = {
-    // regimes: begin (scripts/tune_dispatch.py rmsnorm --regimes results/h200/sweeps --write; do not edit)
+    // regimes: begin (scripts/tune_dispatch.py rmsnorm --write, from the stored dense sweep; do not edit)
     // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
-    {0, -1, TVB(TV_FUSED_ADD), 0, 0, 2896.31, 0, RG_ANY, 0, RG_ANY, 5, "variant add, packs a row < 2896"},
-    {0, -1, TVB(TV_FUSED_ADD), 0, 2896.31, RG_ANY, 0, 1.41421, 0, RG_ANY, 7, "variant add, packs a row >= 2896, rows an SM < 1.414"},
-    {0, -1, TVB(TV_FUSED_ADD), 0, 2896.31, RG_ANY, 1.41421, RG_ANY, 0, RG_ANY, 4, "variant add, packs a row >= 2896, rows an SM >= 1.414"},
+    {0, -1, TVB(TV_FUSED_ADD), 0, 0, 5792.62, 0, 11.3137, 0, RG_ANY, 5, "variant add, packs a row < 5793, rows an SM < 11.31"},
+    {0, -1, TVB(TV_FUSED_ADD), 0, 0, 5792.62, 11.3137, RG_ANY, 0, RG_ANY, 4, "variant add, packs a row < 5793, rows an SM >= 11.31"},
+    {0, -1, TVB(TV_FUSED_ADD), 0, 5792.62, RG_ANY, 0, RG_ANY, 0, RG_ANY, 7, "variant add, packs a row >= 5793"},
     {0, 0, TVB(TV_PLAIN), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 9, "no 16-byte packs, variant plain"},
     {0, 0, TVB(TV_PLAIN), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 4, "no 16-byte packs, variant plain"},
-    {0, 1, TVB(TV_PLAIN), 0, 0, 362.039, 0, 11.3137, 0, RG_ANY, 12, "16-byte packs, variant plain, packs a row < 362, rows an SM < 11.31"},
-    {0, 1, TVB(TV_PLAIN), 0, 0, 362.039, 11.3137, RG_ANY, 0, RG_ANY, 6, "16-byte packs, variant plain, packs a row < 362, rows an SM >= 11.31"},
-    {0, 1, TVB(TV_PLAIN), 0, 362.039, 1448.15, 0, 1.41421, 0, RG_ANY, 12, "16-byte packs, variant plain, 362 <= packs a row < 1448, rows an SM < 1.414"},
-    {0, 1, TVB(TV_PLAIN), 0, 362.039, 1448.15, 1.41421, RG_ANY, 0, RG_ANY, 8, "16-byte packs, variant plain, 362 <= packs a row < 1448, rows an SM >= 1.414"},
-    {0, 1, TVB(TV_PLAIN), 0, 1448.15, RG_ANY, 0, RG_ANY, 0, RG_ANY, 8, "16-byte packs, variant plain, packs a row >= 1448"},
-    {0, 1, TVB(TV_PLAIN), 0, 1448.15, RG_ANY, 0, RG_ANY, 0, RG_ANY, 10, "16-byte packs, variant plain, packs a row >= 1448"},
-    {0, -1, TVB(TV_QK_VIEW), 0, 0, RG_ANY, 0, 181.019, 0, RG_ANY, 11, "variant qk, rows an SM < 181"},
-    {0, -1, TVB(TV_QK_VIEW), 0, 0, RG_ANY, 181.019, RG_ANY, 0, RG_ANY, 6, "variant qk, rows an SM >= 181"},
+    {0, 1, TVB(TV_PLAIN), TLB(TL_PDL), 0, RG_ANY, 0, 1.41421, 0, RG_ANY, 8, "16-byte packs, variant plain, captured+PDL, rows an SM < 1.414"},
+    {0, 1, TVB(TV_PLAIN), TLB(TL_PDL), 0, RG_ANY, 0, 1.41421, 0, RG_ANY, 7, "16-byte packs, variant plain, captured+PDL, rows an SM < 1.414"},
+    {0, 1, TVB(TV_PLAIN), TLB(TL_PLAIN) | TLB(TL_CAPTURED), 0, RG_ANY, 0, 1.41421, 0, RG_ANY, 8, "16-byte packs, variant plain, cold/captured, rows an SM < 1.414"},
+    {0, 1, TVB(TV_PLAIN), TLB(TL_PLAIN) | TLB(TL_CAPTURED), 0, RG_ANY, 0, 1.41421, 0, RG_ANY, 10, "16-byte packs, variant plain, cold/captured, rows an SM < 1.414"},
+    {2, 1, TVB(TV_PLAIN), TLB(TL_CAPTURED), 0, 45.2548, 1.41421, 11.3137, 0, RG_ANY, 11, "16-bit, 16-byte packs, variant plain, captured, packs a row < 45.25, 1.414 <= rows an SM < 11.31"},
+    {2, 1, TVB(TV_PLAIN), TLB(TL_PLAIN) | TLB(TL_PDL), 0, 45.2548, 1.41421, 11.3137, 0, RG_ANY, 8, "16-bit, 16-byte packs, variant plain, cold/captured+PDL, packs a row < 45.25, 1.414 <= rows an SM < 11.31"},
+    {4, 1, TVB(TV_PLAIN), 0, 0, 45.2548, 1.41421, 11.3137, 0, RG_ANY, 11, "fp32, 16-byte packs, variant plain, packs a row < 45.25, 1.414 <= rows an SM < 11.31"},
+    {0, 1, TVB(TV_PLAIN), 0, 45.2548, 362.039, 1.41421, 11.3137, 0, RG_ANY, 8, "16-byte packs, variant plain, 45.25 <= packs a row < 362, 1.414 <= rows an SM < 11.31"},
+    {0, 1, TVB(TV_PLAIN), 0, 0, 181.019, 11.3137, RG_ANY, 0, RG_ANY, 6, "16-byte packs, variant plain, packs a row < 181, rows an SM >= 11.31"},
+    {0, 1, TVB(TV_PLAIN), 0, 181.019, 362.039, 11.3137, RG_ANY, 0, RG_ANY, 8, "16-byte packs, variant plain, 181 <= packs a row < 362, rows an SM >= 11.31"},
+    {0, 1, TVB(TV_PLAIN), 0, 362.039, 11585.2, 1.41421, 11.3137, 0, RG_ANY, 8, "16-byte packs, variant plain, 362 <= packs a row < 1.159e+04, 1.414 <= rows an SM < 11.31"},
+    {2, 1, TVB(TV_PLAIN), 0, 362.039, 11585.2, 11.3137, RG_ANY, 0, RG_ANY, 5, "16-bit, 16-byte packs, variant plain, 362 <= packs a row < 1.159e+04, rows an SM >= 11.31"},
+    {4, 1, TVB(TV_PLAIN), 0, 362.039, 11585.2, 11.3137, RG_ANY, 0, RG_ANY, 9, "fp32, 16-byte packs, variant plain, 362 <= packs a row < 1.159e+04, rows an SM >= 11.31"},
+    {0, 1, TVB(TV_PLAIN), 0, 11585.2, RG_ANY, 1.41421, RG_ANY, 0, RG_ANY, 10, "16-byte packs, variant plain, packs a row >= 1.159e+04, rows an SM >= 1.414"},
+    {0, -1, TVB(TV_QK_VIEW), 0, 0, RG_ANY, 0, 64, 0, RG_ANY, 11, "variant qk, rows an SM < 64"},
+    {0, -1, TVB(TV_QK_VIEW), 0, 0, RG_ANY, 64, RG_ANY, 0, RG_ANY, 6, "variant qk, rows an SM >= 64"},
     {0, -1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 4, "anything"},
     // regimes: end
 };
-
 // The registry entry of a rung (defined below the registry).
 static const kernel_t *ladder_rung(int k);
-// The key of a problem, as scripts/regimes.py's features() computes it from a CSV label: element size; 16-byte
-// packs where the pack width is 16 bytes (it divides C and the token stride); the variant; C (head_dim for the QK
-// view); rows (tokens x heads for the QK view). The weight offset is not part of it.
+// The key of a problem, as scripts/regimes.py's features() computes it from a CSV label: element size, 16-byte
+// packs (dividing C and the token stride), variant, C and rows (QK view: head_dim, tokens x heads); no offset.
 static regime_key_t rms_regime_key(const rms_problem_t *p) {
     const int bytes = (int)dtype_size(p->h.dtype);
     const int variant = p->s.fused ? TV_FUSED_ADD : p->s.qk ? TV_QK_VIEW : TV_PLAIN;
@@ -1474,8 +1249,7 @@ static regime_key_t rms_regime_key(const rms_problem_t *p) {
 static const char *rung_takes(const void *pp, int rung, int bs) {
     return rung_supports(ladder_rung(rung), pp, ((const rms_problem_t *)pp)->h.dtype, bs);
 }
-// The regime that runs the problem (NULL: none, a bug in k_regimes, whose last rows take every problem) and its
-// 1-based row in *at.
+// The regime that runs the problem (NULL: none, a bug in k_regimes, whose last rows take any) and its row (1-based).
 static const regime_t *dispatch_for(const rms_problem_t *p, int req_bs, int *at) {
     const regime_key_t key = rms_regime_key(p);
     const regime_t *r = regime_pick(k_regimes, (int)(sizeof k_regimes / sizeof k_regimes[0]), &key, req_bs, p,
@@ -1492,25 +1266,22 @@ static const char *supports_dispatch(const void *pp, int bs) {
     int at = 0;
     return dispatch_for((const rms_problem_t *)pp, bs, &at) ? NULL : NO_REGIME;
 }
-
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
-
-// (The last two fields: 1 where the kernel takes --pdl, the templated kernels 4-13; the rung's plan, its block
-// size when the dispatcher runs it, for the rungs 4-12 that do not pick their own.)
-#define FP32_ONLY DT_BIT(DT_FP32)
+// (The last two fields: 1 where the kernel takes --pdl, the templated kernels 4-12; the rung's plan, its block
+// size when the dispatcher runs it, for the rungs 4-11 that do not pick their own.)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "plain; QK-norm with S = H*D",
      "cuDNN 9 graph API norm-forward (training phase), fastest of the heuristics' engine configs", 1,
      CUDNN_FNS(supports_cudnn, launch_cudnn)},
-    {1, "thread_per_row", FP32_ONLY, "any C; plain + offset",
-     "one thread per row: a loop for the sum of squares, a loop to normalize", 0, supports_thread_per_row,
+    {1, "thread_per_row", DT_BIT(DT_FP32), "any C; plain + offset",
+     "one thread per row: a loop for the sum of squares, a loop to normalize", 0, supports_plain,
      launch_thread_per_row},
-    {2, "block_smem_tree", FP32_ONLY, "pow2 blocks; plain + offset",
+    {2, "block_smem_tree", DT_BIT(DT_FP32), "pow2 blocks; plain + offset",
      "one block per row, sum of squares through a shared-memory tree", 0, supports_block_smem_tree,
      launch_block_smem_tree},
-    {3, "warp_per_row", FP32_ONLY, "any C; plain + offset", "one warp per row, shuffle reductions, streaming hints",
-     0, supports_warp_per_row, launch_warp_per_row},
+    {3, "warp_per_row", DT_BIT(DT_FP32), "any C; plain + offset",
+     "one warp per row, shuffle reductions, streaming hints", 0, supports_plain, launch_warp_per_row},
     {4, "block2d_vec", DT_ALL, "any C; every variant",
      "2-D block per row (lanes x warps): shuffles in each warp, then one warp across warps; 16-byte packs", 0, NULL,
      launch_block2d_vec, 1, plan_block2d_vec},
@@ -1524,8 +1295,8 @@ static const kernel_t k_kernels[] = {
      "one row split across a thread-block cluster, partial sums through distributed shared memory", 0,
      supports_cluster_dsmem, launch_cluster_dsmem, 1, plan_cluster_dsmem},
     {8, "latency_split", DT_ALL, "plain; 16-byte; row <= 512 KB",
-     "a row over 1-16 blocks (a cluster), w loaded with x, one reduction round", 0, supports_latency_split,
-     launch_latency_split, 1, plan_latency_split},
+     "a row over 1-16 blocks (a cluster) at 2 or 4 packs a thread, w loaded with x, one reduction round", 0,
+     supports_latency_split, launch_latency_split, 1, plan_latency_split},
     {9, "odd_rows", DT_ALL, "plain; any C; row <= 512 KB",
      "rows of any length: a head to the first 16-byte boundary, 16-byte packs, a tail; a row over 1-16 blocks", 1,
      supports_odd_rows, launch_odd_rows, 1},
@@ -1535,31 +1306,27 @@ static const kernel_t k_kernels[] = {
     {11, "subwarp_persistent", DT_ALL, "C <= 128 16-byte packs; no add",
      "6's layout on a grid of resident blocks that walk the rows, the next row loaded early, w kept", 0,
      supports_subwarp_persistent, launch_subwarp_persistent, 1, plan_subwarp_persistent},
-    {12, "lean_split", DT_ALL, "plain; 16-byte; row <= 256 KB",
-     "8's row at <= 2 packs a thread, the launch order compiled in: less code at a cold start", 0,
-     supports_lean_split, launch_lean_split, 1, plan_lean_split},
-    {13, "dispatch", DT_ALL, "any C; every variant",
+    {12, "dispatch", DT_ALL, "any C; every variant",
      "runs the rung of its rule of regimes at the rung's plan and says which ran", 1, supports_dispatch,
      launch_dispatch, 1},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
-
 // ------------------------------------------------------------------------------------------------
 // Options, shape, setup, reference, reset, teardown.
 
 static const extra_option_t k_extra[] = {
     {"eps", required_argument, "--eps E           epsilon (default 1e-6)"},
-    {"fused-add", no_argument, "--fused-add       residual += x in place, then y = rmsnorm(residual) (kernels 4-7, 13)"},
+    {"fused-add", no_argument, "--fused-add       residual += x in place, then y = rmsnorm(residual) (kernels 4-7, 12)"},
     {"weight-offset", required_argument, "--weight-offset F y = x * rstd * (weight + F); F = 1 is Gemma's form (default 0)"},
     {"heads", required_argument, "--heads H         QK-norm: heads per token, with --head-dim (-N gives tokens, default 4096)"},
     {"head-dim", required_argument, "--head-dim D      QK-norm: elements per head (the normalized size; weight has D)"},
     {"row-stride", required_argument, "--row-stride S    QK-norm: elements between tokens in x (default 3*H*D: q in qkv)"},
     {"cluster", required_argument,
-     "--cluster K       kernels 8-10, 12, 13: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
+     "--cluster K       kernels 8-10, 12: split rows over K blocks (1, 2, 4, 8 or 16; 1 = one block a row),\n"
      "                    the block size from --block-size or the kernel's rule"},
+    {"packs", required_argument, "--packs P         kernels 8, 12: kernel 8 at P packs a thread (2 or 4; 0 = its plan's)"},
 };
-enum { OPT_EPS, OPT_FUSED, OPT_OFFSET, OPT_HEADS, OPT_HEAD_DIM, OPT_ROW_STRIDE, OPT_CLUSTER };
-
+enum { OPT_EPS, OPT_FUSED, OPT_OFFSET, OPT_HEADS, OPT_HEAD_DIM, OPT_ROW_STRIDE, OPT_CLUSTER, OPT_PACKS };
 static const char *parse_extra(int index, const char *arg) {
     double v;
     long n;
@@ -1586,13 +1353,17 @@ static const char *parse_extra(int index, const char *arg) {
             return reasonf("invalid cluster size '%s' (--cluster: 1, 2, 4, 8 or 16)", arg);
         g_cluster = (int)n;
         return NULL;
+    case OPT_PACKS:
+        if (parse_long(arg, 0, 4, &n) || (n != 0 && n != 2 && n != 4))
+            return reasonf("invalid packs a thread '%s' (--packs: 2 or 4; 0 = the plan's)", arg);
+        g_packs = (int)n;
+        return NULL;
     default:
         if (parse_long(arg, 1, 1L << 31, &n)) return reasonf("invalid row stride '%s' (--row-stride: a positive integer)", arg);
         g_row_stride = n;
         return NULL;
     }
 }
-
 // The shape from the common options and this program's; NULL when fine, else the problem in one line.
 static const char *rms_shape_from_options(const options_t *o, rms_shape_t *s) {
     memset(s, 0, sizeof *s);
@@ -1625,16 +1396,17 @@ static const char *rms_shape_from_options(const options_t *o, rms_shape_t *s) {
     if (s->N > 2147483647L) return reasonf("%ld tokens x %ld heads = %ld rows exceed the grid (at most 2147483647)", s->tokens, s->H, s->N);
     return NULL;
 }
-// --cluster steers kernels 8, 9, 10 and 12 (and 13 through them): refused with any other kernel, where it would do
-// nothing.
-static int takes_cluster(int k) { return (k >= 8 && k <= 10) || k == 12 || k == RMS_DISPATCHER || k == KERNEL_DEFAULT; }
+// --cluster steers kernels 8, 9 and 10, --packs kernel 8 (both the dispatcher through them): refused with any other
+// kernel, where they would do nothing.
+static int takes_cluster(int k) { return (k >= 8 && k <= 10) || k == RMS_DISPATCHER || k == KERNEL_DEFAULT; }
+static int takes_packs(int k) { return k == 8 || k == RMS_DISPATCHER || k == KERNEL_DEFAULT; }
 static const char *check_options(const options_t *o) {
     if (g_cluster && !kernels_take(o, takes_cluster))
-        return "--cluster applies to kernels 8-10, 12 and 13 alone (give them as the kernel)";
+        return "--cluster applies to kernels 8-10 and 12 alone (give them as the kernel)";
+    if (g_packs && !kernels_take(o, takes_packs)) return "--packs applies to kernels 8 and 12 alone (give them as the kernel)";
     rms_shape_t s;
     return rms_shape_from_options(o, &s);
 }
-
 // The CSV shape string ("8192x4096", "8192x4096:add:off1", "4096x32x128:s12288") and the human one.
 static void rms_shape_strings(const rms_shape_t *s, char *shape, size_t n_shape, char *desc, size_t n_desc) {
     char off[32] = "", offd[48] = "";
@@ -1650,13 +1422,11 @@ static void rms_shape_strings(const rms_shape_t *s, char *shape, size_t n_shape,
         snprintf(desc, n_desc, "rows %ld cols %ld%s%s", s->N, s->C, s->fused ? " fused add" : "", offd);
     }
 }
-// Algorithmic minimum: x (the q part only) read, y written, weight read, rstd written; residual read and
-// written in fused-add mode.
+// Algorithmic minimum: x (the q part only) and w read, y and rstd written; fused add: the residual read and written.
 static double rms_bytes(const rms_shape_t *s, dtype_t d) {
     double es = (double)dtype_size(d), rc = (double)s->N * s->C;
     return 2.0 * rc * es + s->C * es + s->N * 4.0 + (s->fused ? 2.0 * rc * es : 0.0);
 }
-
 static problem_t *rms_setup(const options_t *o) {
     rms_problem_t *p = (rms_problem_t *)calloc(1, sizeof *p);
     rms_shape_from_options(o, &p->s);  // checked by check_options already
@@ -1690,7 +1460,6 @@ static problem_t *rms_setup(const options_t *o) {
     }
     return &p->h;
 }
-
 static void rms_reference(problem_t *h) {
     rms_problem_t *p = (rms_problem_t *)h;
     const rms_shape_t *s = &p->s;
@@ -1698,43 +1467,28 @@ static void rms_reference(problem_t *h) {
     rmsnorm_forward_cpu(h->out[0].ref, h->out[1].ref, s->fused ? h->out[2].ref : NULL, p->hx, s->H, s->S, p->hw,
                         s->fused ? p->hres : NULL, s->N, s->C, (double)(float)s->eps, (double)(float)s->offset, h->dtype);
 }
-
 // Fused add updates the residual in place: every validation launch starts from its initial values.
 static void rms_reset(problem_t *h) {
     rms_problem_t *p = (rms_problem_t *)h;
     if (!p->s.fused) return;
     CUDA_CHECK(cudaMemcpy(p->res, p->res0, (size_t)p->s.N * p->s.C * dtype_size(h->dtype), cudaMemcpyDeviceToDevice));
 }
-
 static void rms_teardown(problem_t *h) {
     rms_problem_t *p = (rms_problem_t *)h;
     void *dev[] = {p->x, p->y, p->w, p->rstd, p->res, p->res0};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i]) CUDA_CHECK(cudaFree(dev[i]));
     for (int i = 0; i < h->n_out; i++) free(h->out[i].ref);
-    free(p->hx);
-    free(p->hw);
-    free(p->hres);
-    free(p);
+    void *host[] = {p->hx, p->hw, p->hres, p};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) free(host[i]);
 }
-
 static const program_t k_program = {
-    "rmsnorm",
-    "rmsnorm_forward",
+    "rmsnorm", "rmsnorm_forward",
     "RMSNorm forward over the last dimension: y = x * rstd * (weight + offset), with rstd saved",
-    8192,
-    4096,
-    k_kernels,
-    (int)(sizeof k_kernels / sizeof k_kernels[0]),
-    RMS_DISPATCHER,
-    k_extra,
-    (int)(sizeof k_extra / sizeof k_extra[0]),
-    parse_extra,
-    check_options,
-    rms_setup,
-    rms_reference,
-    rms_teardown,
-    rms_reset,
+    8192, 4096,  // the default shape
+    k_kernels, (int)(sizeof k_kernels / sizeof k_kernels[0]), RMS_DISPATCHER,
+    k_extra, (int)(sizeof k_extra / sizeof k_extra[0]), parse_extra, check_options,
+    rms_setup, rms_reference, rms_teardown, rms_reset,
 };
 
 #ifndef NORM_NO_MAIN

@@ -187,6 +187,9 @@ def write_summary(out_dir, ops_done):
             if odd:
                 lines.append("\nRows of odd length, the dispatcher at C against C + 1 (scripts/standings.py):\n\n")
                 lines.append("\n".join(odd) + "\n")
+        regions = summary_mod.regions_section(csv_path)
+        if regions:
+            lines.append("\n" + regions)
         fails = [r for r in rows if r["status"] == "FAIL"]
         lines.append(f"\nvalidation failures: {len(fails)}\n")
         for r in fails[:20]:

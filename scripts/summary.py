@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 """Markdown tables from a results CSV, and the CSV schema every script reads (CSV_FIELDS below).
 
-    scripts/summary.py results/h200/layernorm.csv [--ladder-shape 8192x768]
+    scripts/summary.py results/h200/layernorm.csv [--ladder-shape 8192x768] [--regions]
 
 Prints (1) the ladder at one shape (default: the op's default point, scripts/shapes.py): each kernel's best block
 size, GB/s, %SOL and gain over the previous step, per dtype; (2) the best kernel at every shape and dtype. Only OK
 rows count; a kernel with no OK row at a shape shows why (FAIL, or the first skip reason is not in the CSV:
 "skipped"; "not measured" where it has no row there at all).
+--regions: instead, the rule's regions (regions_section): each row of the dispatcher's rule (k_regimes, read from
+OP_forward.cu) that a stored point of the CSV reaches first (the first row that holds the point's key, scripts/
+regimes.py features(), and whose rung ran there), its rung, the points it takes, and at their median point by bytes
+the rung's %SOL (best block) beside the best of cuDNN (kernel 0) and the peers (peers.csv beside the CSV).
 folder_note(): the paragraph at the top of the summary.md of a results folder that is not the README's GPU (the
 Makefile's README_GPU): the GPU and the commits it was measured at, and which folder is the reference.
 """
 import argparse
 import csv
+import math
 import os
 import re
 import subprocess
@@ -20,6 +25,7 @@ from collections import OrderedDict
 
 import cli
 import csvfile
+import regimes
 import shapes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -104,6 +110,23 @@ def best_points(rows):
         elif cur is None or (isinstance(cur, str) and r["status"] == "FAIL"):
             best[key] = r["status"]
     return best
+
+
+def best_rows(rows, numbers=None):
+    """{(dtype, shape): {kernel: its OK row of least median time, its best block size}}, the points in the order
+    the rows first name them (a point with no OK row left out). numbers ({kernel name: number}, a registry): each
+    row's kernel by its name, a row whose name the registry does not have left out; None: the CSV's numbers."""
+    out = OrderedDict()
+    for r in rows:
+        if r["status"] != "OK":
+            continue
+        k = int(r["kernel"]) if numbers is None else numbers.get(r["kernel_name"])
+        if k is None:
+            continue
+        ks = out.setdefault((r["dtype"], r["shape"]), {})
+        if k not in ks or float(r["time_ms_median"]) < float(ks[k]["time_ms_median"]):
+            ks[k] = r
+    return out
 
 
 # The registry name of every program's dispatcher, its last number: it chooses among the rungs and is none of them.
@@ -241,15 +264,155 @@ def best_table(rows):
     return "\n".join(out)
 
 
+# ---- the rule's regions: the dispatcher's rows of k_regimes (harness/dispatch.h regime_t), as a program holds them
+REGIME_NUM = r"(RG_ANY|[0-9.e+-]+)"
+REGIME_ROW = re.compile(r'\{(\d+), (-?\d+), ([^,]+), ([^,]+), ' + ", ".join([REGIME_NUM] * 6)
+                        + r', (\d+), "([^"]*)"\},')
+
+
+def regime_rows(text):
+    """[(conditions, rung, when)] of the C rows between a source's regimes markers (regimes.BEGIN, END; [] without
+    them), each row's conditions as scripts/regimes.py's rule rows hold them (regimes.holds reads them: the numeric
+    bounds, rows a SM of the device's SMs, as log2 of the C row's [lo, hi))."""
+    if regimes.BEGIN not in text or regimes.END not in text:
+        return []
+    tv = {c: v for v, c in regimes.TV.items()}
+    tl = {c: v for v, c in regimes.TL.items()}
+    out = []
+    for m in REGIME_ROW.finditer(text[text.index(regimes.BEGIN):text.index(regimes.END)]):
+        b, pk, vs, ls, *nums, rung, when = m.groups()
+        conds = []
+        if int(b):
+            conds.append(("bytes", ("in", (int(b),)), False))
+        if int(pk) >= 0:
+            conds.append(("packs16", ("in", (int(pk),)), False))
+        for feat, mask, names in (("variant", vs, tv), ("launch", ls, tl)):
+            if mask.strip() != "0":
+                conds.append((feat, ("in", tuple(v for c, v in names.items() if f"({c})" in mask)), False))
+        for feat, lo, hi in zip(regimes.NUMERIC, nums[0::2], nums[1::2]):
+            if lo != "RG_ANY" and float(lo) > 0:
+                conds.append((feat, ("lt", math.log2(float(lo))), True))
+            if hi != "RG_ANY":
+                conds.append((feat, ("lt", math.log2(float(hi))), False))
+        out.append((conds, int(rung), when))
+    return out
+
+
+def program_rule(op):
+    """regime_rows of OP_forward.cu."""
+    with open(os.path.join(ROOT, f"{op}_forward.cu"), errors="replace") as f:
+        return regime_rows(f.read())
+
+
+def reached_row(rule, f, ran):
+    """The index of the rule's row a point of features f reaches first: the first that holds it and whose rung ran
+    there (ran: the rungs OK there), as a dispatcher passes over a row whose rung refuses the problem; where none
+    of those ran, the first that holds it; None where no row does (regimes.choose, by row)."""
+    held = [i for i, (conds, _rung, _when) in enumerate(rule) if regimes.holds(conds, f)]
+    return next((i for i in held if rule[i][1] in ran), held[0] if held else None)
+
+
+def regions(op, rows, peers, sms, rule, numbers):
+    """[(row index, [points it takes], the point at their median by bytes, the rung's best row there or None, the
+    best peer's row there or None)] of every row of the rule that a stored point reaches first, in the rule's
+    order. rows: the program's CSV rows (kernel 0: cuDNN, a peer); peers: peers.csv's rows (any op: this op's
+    taken); sms: the SMs of the device (rows an SM); numbers: the registry, {kernel name: number} (a row whose
+    name it does not have left out); the dispatcher (its name DISPATCHER) is no rung."""
+    points = best_rows(rows, numbers)
+    disp = numbers.get(DISPATCHER)
+    size = {}
+    for r in rows:
+        size.setdefault((r["dtype"], r["shape"]), float(r["bytes"]))
+    taken = OrderedDict()
+    for key in size:
+        f = regimes.features(op, key[0], key[1], sms)
+        if f is None:
+            continue
+        ran = {k for k in points.get(key, {}) if k not in (0, disp)}
+        i = reached_row(rule, f, ran)
+        if i is not None:
+            taken.setdefault(i, []).append(key)
+    best_peer = {}
+    for r in [r for r in rows if numbers.get(r["kernel_name"]) == 0] + [r for r in peers if r["op"] == op]:
+        key = (r["dtype"], r["shape"])
+        if r["status"] == "OK" and (key not in best_peer or float(r["sol_pct"]) > float(best_peer[key]["sol_pct"])):
+            best_peer[key] = r
+    out = []
+    for i in sorted(taken):
+        pts = sorted(taken[i], key=lambda k: (size[k], k))
+        mid = pts[(len(pts) - 1) // 2]
+        out.append((i, pts, mid, points.get(mid, {}).get(rule[i][1]), best_peer.get(mid)))
+    return out
+
+
+def regions_table(op, rows, peers, sms, rule, numbers):
+    """The markdown lines of regions(): a row of the rule a line."""
+    from side_by_side import PEER_COLUMNS  # here: side_by_side imports this module
+    names = {k: n for n, k in numbers.items()}
+    label = {str(key if key is not None else 0): name for name, key in PEER_COLUMNS}  # cuDNN is kernel 0
+    out = ["| row | when | rung | points | median point by bytes | rung %SOL | best peer there | peer %SOL | ratio |",
+           "|---:|---|---|---:|---|---:|---|---:|---:|"]
+    for i, pts, mid, mine, peer in regions(op, rows, peers, sms, rule, numbers):
+        _conds, rung, when = rule[i]
+        cells = [f"{i + 1}", when, f"{rung} {names.get(rung, '?')}", f"{len(pts)}", f"{mid[0]} {mid[1]}",
+                 f"{float(mine['sol_pct']):.1f}%" if mine else "-",
+                 (label.get(str(peer["kernel"]), str(peer["kernel"])) if peer else "-"),
+                 f"{float(peer['sol_pct']):.1f}%" if peer else "-",
+                 f"{float(mine['sol_pct']) / float(peer['sol_pct']):.2f}x" if mine and peer and
+                 float(peer["sol_pct"]) > 0 else "-"]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def folder_sms(folder, op):
+    """The SMs of the GPU of a results folder: the device line of folder/OP.log (tune_dispatch.swept_sms); None
+    without it."""
+    import tune_dispatch  # here: tune_dispatch imports this module
+    return tune_dispatch.swept_sms(os.path.join(folder, "sweeps"), op)
+
+
+def regions_section(path):
+    """The section "The rule's regions" of a program's CSV (results/<gpu>/OP.csv) for its folder's summary.md: the
+    rows of the dispatcher's rule (k_regimes in OP_forward.cu) that a stored point reaches first, the device's SMs
+    from OP.log beside it, the peers from peers.csv beside it; "" where the CSV has no rows, the source no rule or
+    the log no SMs."""
+    rows = load(path)
+    op = rows[0]["op"] if rows else None
+    if not op or not os.path.exists(os.path.join(ROOT, f"{op}_forward.cu")):
+        return ""
+    folder = os.path.dirname(os.path.abspath(path))
+    rule, sms = program_rule(op), folder_sms(folder, op)
+    if not rule or not sms:
+        return ""
+    peers_path = os.path.join(folder, "peers.csv")
+    peers = load(peers_path, kernel_numbers=False) if os.path.exists(peers_path) else []
+    table = regions_table(op, rows, peers, sms, rule, regimes.registry(op))
+    return (f"The rule's regions: each row of the dispatcher's rule (k_regimes in {op}_forward.cu, {len(rule)} rows) "
+            f"that a stored point of {os.path.basename(path)} reaches first (the first row that holds it and whose "
+            f"rung ran there; rows an SM on {sms} SMs), the rung it runs and the points it takes; at their median "
+            "point by bytes, the rung's %SOL at its best block size, the best of cuDNN (kernel 0) and the peers "
+            "(peers.csv) there, and the rung's %SOL over that peer's:\n\n" + "\n".join(table) + "\n")
+
+
 def main(argv):
     ap = cli.Parser("summary", __doc__)
     ap.add_argument("csv", type=results_csv, help="a program's results CSV")
     ap.add_argument("--ladder-shape", help="the shape of the ladder table")
+    ap.add_argument("--regions", action="store_true",
+                    help="print the rule's regions instead (regions_section: the CSV's op.log and peers.csv beside it)")
     a = ap.parse_args(argv[1:])
     rows = load(a.csv)
     if not rows:
         print(f"summary: no rows in {a.csv}", file=sys.stderr)
         return 1
+    if a.regions:
+        text = regions_section(a.csv)
+        if not text:
+            print(f"summary: no rule of regions for {a.csv} (no {rows[0]['op']}_forward.cu rule, or no SMs in the "
+                  f"{rows[0]['op']}.log beside it)", file=sys.stderr)
+            return 1
+        print(text, end="")
+        return 0
     if a.ladder_shape and not any(r["shape"] == a.ladder_shape for r in rows):
         ap.error(f"no rows at --ladder-shape {a.ladder_shape} in {a.csv}")
     print(ladder(rows, a.ladder_shape or shapes.default_shape(rows[0]["op"], rows)))

@@ -3,10 +3,14 @@
 
     scripts/update_readme.py results/<gpu> [--readme README.md] [--check]
 
-Between `<!-- ladder:OP -->` and `<!-- /ladder:OP -->`: the ladder of OP, one table: each kernel, its idea from
-the header comment of OP_forward.cu, and its best GB/s, %SOL and gain over the previous kernel at the first of
-scripts/shapes.py's LADDER_SHAPES, a column group per dtype. The full tables (both ladder shapes, the best
-kernel at every point, the side-by-side with the peers) are in results/<gpu>/summary.md (scripts/run_all.py).
+Between `<!-- ladder:OP -->` and `<!-- /ladder:OP -->`: the ladder of OP, one line a kernel of the registry in the
+header comment of OP_forward.cu (its number, name and idea), each rung at the shape of its region: the stored
+point of results/<gpu>/OP.csv (any set, any dtype) where its speed over the fastest earlier rung that ran there is
+largest (region_rows), with the point, its best block size's GB/s and %SOL there and that gain, over which rung;
+kernel 1, cuDNN (kernel 0) and the dispatcher at the first of scripts/shapes.py's LADDER_SHAPES. A CSV row whose
+kernel name the registry no longer has is left out. The full tables (both ladder shapes, the best kernel at every
+point, the side-by-side with the peers) are in results/<gpu>/summary.md (scripts/run_all.py); the dispatcher's rule
+by region, scripts/summary.py --regions.
 Between `<!-- standing:OP -->` and `<!-- /standing:OP -->`: one line per GPU, for every folder of results/ that
 holds OP, where OP stands there (scripts/standings.py --line). Between `<!-- example:OP -->` and
 `<!-- /example:OP -->`: the output of one kernel at one point as it stands in results/<gpu>/OP.log (EXAMPLES below),
@@ -24,7 +28,7 @@ import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 from registry import header_kernels  # noqa: E402
 import standings  # noqa: E402
-from summary import best_points, is_rung, op_results, results_folder, row_clock  # noqa: E402
+from summary import best_rows, is_rung, op_results, results_folder, row_clock  # noqa: E402
 
 DTYPE_ORDER = ["fp32", "fp16", "bf16"]
 
@@ -42,34 +46,84 @@ def status_word(p):
     return "FAIL" if p == "FAIL" else "skipped" if p else "not measured"
 
 
+def first_ladder_shape(op, rows):
+    """The first of the op's LADDER_SHAPES the rows hold (else the rows' first shape)."""
+    return next((s for s in shapes_mod.LADDER_SHAPES.get(op, []) if any(r["shape"] == s for r in rows)),
+                rows[0]["shape"])
+
+
+def at_shape(points, k, shape):
+    """Kernel k's best row at a shape, in the first dtype of DTYPE_ORDER it ran OK there; None where it did not."""
+    for d in DTYPE_ORDER + sorted({d for d, _s in points} - set(DTYPE_ORDER)):
+        if k in points.get((d, shape), {}):
+            return (d, shape), points[(d, shape)][k]
+    return None
+
+
+def region_rows(points, kernels, shape):
+    """{kernel: ((dtype, shape), its best row there, gain, the rung it is over)}: each rung (2 and up, not the
+    dispatcher) at the stored point where its speed over the fastest earlier rung that ran OK there (a lower number,
+    1 and up) is largest, the first such point in stored order where two gain alike. Kernel 1, cuDNN (0), the
+    dispatcher and a rung that ran beside no earlier one: at shape (the first ladder shape), in the first dtype it
+    ran OK there, gain and over None; such a rung that did not run there at its first OK point. A kernel with no
+    OK row where it would be placed is left out. points: summary.best_rows' {(dtype, shape): {kernel: row}}, by
+    registry numbers; kernels: the registry, {number: name}."""
+    out = {}
+    for k, name in sorted(kernels.items()):
+        best = None
+        if is_rung(k, name) and k > 1:
+            for pt, ks in points.items():  # the points in stored order: the first of equal gains is kept
+                if k not in ks or float(ks[k]["time_ms_median"]) <= 0:
+                    continue
+                earlier = [j for j in ks if 1 <= j < k and is_rung(j, kernels.get(j, ""))]
+                if not earlier:
+                    continue
+                j = min(earlier, key=lambda j: (float(ks[j]["time_ms_median"]), j))
+                gain = float(ks[j]["time_ms_median"]) / float(ks[k]["time_ms_median"])
+                if best is None or gain > best[2]:
+                    best = (pt, ks[k], gain, j)
+        if best is None:
+            got = at_shape(points, k, shape)
+            if got is None and is_rung(k, name):  # a rung that ran only elsewhere: its first OK point
+                got = next(((pt, ks[k]) for pt, ks in points.items() if k in ks), None)
+            if got is not None:
+                best = (got[0], got[1], None, None)
+        if best is not None:
+            out[k] = best
+    return out
+
+
 def ladder_block(op, rows, folder):
+    """The README's ladder of op: one line a kernel of its registry, each rung at the point of its region
+    (region_rows); rows named in the CSV by a kernel the registry no longer has are left out."""
     ideas = header_kernels(os.path.join(ROOT, f"{op}_forward.cu"))
-    names = {int(r["kernel"]): r["kernel_name"] for r in rows}
-    for k, (name, _idea) in ideas.items():
-        names.setdefault(k, name)
-    best = best_points(rows)
+    kernels = {k: name for k, (name, _idea) in ideas.items()}
+    numbers = {name: k for k, name in kernels.items()}
+    points = best_rows(rows, numbers)
     gpu = rows[0]["gpu"]
-    shape = next((s for s in shapes_mod.LADDER_SHAPES.get(op, []) if any(r["shape"] == s for r in rows)),
-                 rows[0]["shape"])
-    dtypes = sorted({r["dtype"] for r in rows if r["shape"] == shape}, key=DTYPE_ORDER.index)
-    out = [f"{shape} on an **{gpu}** ({os.path.relpath(folder, ROOT)}/{op}.csv, {clock_words(rows)}), best block size "
-           "of each kernel; gain = over the previous rung that ran (cuDNN and the dispatcher are not rungs of the ladder).", ""]
-    head = "| # | kernel | the one idea it adds |" + "".join(f" {d} GB/s | %SOL | gain |" for d in dtypes)
-    out += [head, "|---:|---|---|" + "---:|---:|---:|" * len(dtypes)]
-    prev = {d: None for d in dtypes}
-    for k in sorted(names):
-        line = f"| {k} | {names[k]} | {ideas.get(k, ('', ''))[1]} |"
-        for d in dtypes:
-            p = best.get((d, shape, k))
-            if isinstance(p, dict):
-                g = float(p["gbps"])
-                step = is_rung(k, names[k])
-                gain = f"{g / prev[d]:.2f}x" if step and prev[d] else "-"
-                line += f" {g:.0f} | {float(p['sol_pct']):.1f}% | {gain} |"
-                if step:
-                    prev[d] = g
-            else:
-                line += f" {status_word(p)} | | |"
+    shape = first_ladder_shape(op, rows)
+    placed = region_rows(points, kernels, shape)
+    status = {}  # kernel -> why it has no OK row at shape: FAIL before a skip
+    for r in rows:
+        k = numbers.get(r["kernel_name"])
+        if r["shape"] == shape and k is not None and r["status"] != "OK":
+            status[k] = "FAIL" if "FAIL" in (status.get(k), r["status"]) else r["status"]
+    out = [f"Each rung at the stored point (any set and dtype of {os.path.relpath(folder, ROOT)}/{op}.csv) where it "
+           "gains most over every earlier rung: its speed there over the fastest lower-numbered rung that ran there, "
+           f"each kernel at its best block size, on an **{gpu}** ({clock_words(rows)}). Kernel 1, cuDNN (0) and the "
+           f"dispatcher (cuDNN and the dispatcher are not rungs of the ladder) at {shape}, as a rung that ran beside "
+           "no earlier one (there, else at its first stored point).", "",
+           "| # | kernel | the one idea it adds | shape | GB/s | %SOL | gain there |",
+           "|---:|---|---|---|---:|---:|---|"]
+    for k in sorted(kernels):
+        line = f"| {k} | {kernels[k]} | {ideas[k][1]} |"
+        if k in placed:
+            (d, s), p, gain, over = placed[k]
+            line += (f" {d} {s} | {float(p['gbps']):.0f} | {float(p['sol_pct']):.1f}% | "
+                     + (f"{gain:.2f}x over {over} |" if gain is not None else "- |"))
+        else:
+            # a rung with no OK row anywhere is not measured; cuDNN and the dispatcher say why at shape
+            line += f" {status_word(None if is_rung(k, kernels[k]) else status.get(k))} | | | |"
         out.append(line)
     return "\n".join(out)
 

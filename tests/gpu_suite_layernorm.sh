@@ -1,9 +1,9 @@
 # LayerNorm's part of the GPU suite (sourced by tests/gpu_suite.sh, which defines check_all, sanitize,
 # planted, $QUICK and $LOG). Quick mode: fewer shapes, one memcheck pass of every kernel but cuDNN's at fp32
-# 7 x 1000, and memcheck of the rungs that were the dispatcher's paths (10, 11, 12) and of the dispatcher (17) at
+# 7 x 1000, and memcheck of the rungs that were the dispatcher's paths (10, 11, 12) and of the dispatcher (14) at
 # small odd shapes.
-# Rungs: 1-9 the ladder, 10 subwarp_persistent, 11 cluster_row_regs, 12 latency_split, 13 odd_rows, 14 lean_split, 15 lean_one_pack,
-# 16 walk_rows, 17 dispatch (its rule of regimes runs 7, 12, 13 and 15, and 9 where their rungs refuse).
+# Rungs: 1-9 the ladder, 10 subwarp_persistent, 11 cluster_row_regs, 12 latency_split (1, 2 or 4 packs a thread:
+# --packs), 13 odd_rows, 14 dispatch (its rule of regimes: 7, 12 and 13, and 9 where their rungs refuse).
 # Quick mode: every kernel in every dtype at three odd shapes (cuDNN, kernel 0, at the first: its plan costs
 # seconds a process), every dispatcher path, and the rungs' own sections at fp32 and bf16 (DTYPES; fp16 runs the
 # 16-bit code with its own conversions, which check_all covers), at fewer shapes and cluster sizes (quick_ends).
@@ -35,7 +35,7 @@ if [ "$QUICK" = 1 ]; then
     sanitize_kernel memcheck layernorm_forward 11 --dtype fp32 -N 7 -C 1000 --cluster 2
     sanitize_kernel memcheck layernorm_forward 12 --dtype fp16 -N 5 -C 4104
     sanitize_kernel memcheck layernorm_forward 12 --dtype fp32 -N 1031 -C 1000
-    sanitize_kernel memcheck layernorm_forward 17 --dtype bf16 -N 3 -C 4104
+    sanitize_kernel memcheck layernorm_forward 14 --dtype bf16 -N 3 -C 4104
     sanitize_kernel memcheck layernorm_forward 13 --dtype bf16 -N 5 -C 40001
     sanitize_kernel memcheck layernorm_forward 13 --dtype fp32 -N 3 -C 4097 --cluster 4
     sanitize_kernel memcheck layernorm_forward 13 --dtype fp32 -N 300 -C 16385
@@ -65,7 +65,7 @@ planted layernorm_forward 6 -N 1 -C 33
 out=$(./layernorm_forward 4 --check --input-mean 1000 -N 64 -C 768 2>&1); rc=$?
 { log_head "kernel 4 --input-mean 1000 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 1 ] && echo "$out" | grep -q FAIL; then pass "layernorm 4 at --input-mean 1000 is reported FAIL"; else fail "layernorm 4 at --input-mean 1000 not reported (exit $rc)"; fi
-TWO_PASS="3 5 6 7 8 9 10 11 12 13 14 15 16 17"
+TWO_PASS="3 5 6 7 8 9 10 11 12 13 14"
 if [ "$QUICK" = 1 ]; then
     # quick: all of them in one process (kernel 10, fp32 C <= 512, says skipped at 768: alone at 512)
     check_kernels layernorm_forward "$(echo $TWO_PASS | tr ' ' ,)" --input-mean 1000 -N 64 -C 768
@@ -81,13 +81,13 @@ else
     done
 fi
 
-# the dispatcher (17) with --cluster K forced (every cluster size): few rows take rung 12 (latency_split), 1031
+# the dispatcher (14) with --cluster K forced (every cluster size): few rows take rung 12 (latency_split), 1031
 # rows rung 11 (cluster_row_regs), or 9 where K does not fit them; odd shapes: rows that end inside a block, blocks
 # of a cluster that hold nothing, rows beyond one block; with --input-mean 1000 too
 check_one() { check_path layernorm_forward "$@"; }
 # check_cl: a case that needs thread-block clusters (rungs 11 and 12 alone with CL > 1): checked on sm_90+; before,
 # the rung must say it is skipped ('needs sm_90')
-LN_SM=$(./layernorm_forward 17 --check -N 1 -C 8 2>&1 | head -n 1 | grep -Eo "\| sm_[0-9]+ \|" | tr -dc 0-9)
+LN_SM=$(./layernorm_forward 14 --check -N 1 -C 8 2>&1 | head -n 1 | grep -Eo "\| sm_[0-9]+ \|" | tr -dc 0-9)
 check_cl() {
     if [ "${LN_SM:-90}" -ge 90 ]; then check_one "$@"; return; fi
     local out
@@ -100,14 +100,14 @@ IFS='|' read -r -a cl_shapes <<< "$CL_SHAPES"
 for dt in fp32 bf16; do
     for shape in "${cl_shapes[@]}"; do
         for k in $(quick_ends 1 2 4 8 16); do
-            check_one 17 --dtype $dt $shape --cluster $k
+            check_one 14 --dtype $dt $shape --cluster $k
         done
-        check_one 17 --dtype $dt $shape --cluster 8 --block-size 1024
+        check_one 14 --dtype $dt $shape --cluster 8 --block-size 1024
     done
 done
-check_one 17 --dtype fp16 -N 7 -C 3000 --cluster 4
-check_one 17 --dtype fp32 -N 64 -C 65536 --input-mean 1000
-check_one 17 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
+check_one 14 --dtype fp16 -N 7 -C 3000 --cluster 4
+check_one 14 --dtype fp32 -N 64 -C 65536 --input-mean 1000
+check_one 14 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
 # the same two rungs alone, at row counts the dispatcher does not give them: rung 12 with many rows, rung 11 with
 # few, each with its own plan and with --cluster K (the sizes that fit it: 11 takes up to 8, 12 up to 16)
 for dt in $DTYPES; do
@@ -131,8 +131,8 @@ check_one 12 --dtype bf16 -N 5 -C 8200 --block-size 384
 check_cl 11 --dtype fp32 -N 64 -C 65536 --input-mean 1000
 check_cl 12 --dtype bf16 -N 64 -C 8192 --cluster 4 --input-mean 1000
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
-    sanitize_kernel $tool layernorm_forward 17 --cluster 4 -N 3 -C 3000
-    sanitize_kernel $tool layernorm_forward 17 --cluster 4 -N 200 -C 3000
+    sanitize_kernel $tool layernorm_forward 14 --cluster 4 -N 3 -C 3000
+    sanitize_kernel $tool layernorm_forward 14 --cluster 4 -N 200 -C 3000
     sanitize_kernel $tool layernorm_forward 11 --cluster 4 -N 3 -C 3000
     sanitize_kernel $tool layernorm_forward 12 --cluster 4 -N 200 -C 3000
 done
@@ -145,7 +145,7 @@ LAT_SHAPES="-N 1 -C 4096|-N 3 -C 4104|-N 40 -C 16384|-N 20 -C 32768|-N 10 -C 655
 IFS='|' read -r -a lat_shapes <<< "$LAT_SHAPES"
 for dt in $DTYPES; do
     for shape in "${lat_shapes[@]}"; do
-        check_one 17 --dtype $dt $shape
+        check_one 14 --dtype $dt $shape
     done
 done
 # the same kernel launched as a programmatic dependent launch (--hot --pdl) takes its other load order (w and b
@@ -154,7 +154,7 @@ PDL_SHAPES=("-N 3 -C 4104" "-N 1 -C 65536" "-N 8 -C 128256")
 [ "$QUICK" = 1 ] && PDL_SHAPES=("-N 3 -C 4104" "-N 8 -C 128256")
 for dt in fp32 bf16; do
     for shape in "${PDL_SHAPES[@]}"; do
-        check_one 17 --dtype $dt $shape --hot --pdl
+        check_one 14 --dtype $dt $shape --hot --pdl
         if [ "$shape" = "-N 3 -C 4104" ]; then check_one 12 --dtype $dt $shape --hot --pdl; else check_cl 12 --dtype $dt $shape --hot --pdl; fi
     done
 done
@@ -169,66 +169,57 @@ check_refusals() {
         pass "layernorm $k says skipped for $what"
     else fail "layernorm $k refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 2 | tr '\n' ' ')"; fi
 }
-# rung 14 (lean_split): rung 12's row at 2 packs a thread, each launch order its own instance. One block a row,
-# clusters of 2 .. 16 blocks (fp32 C = 65536 over 16 blocks of 512: the longest row it takes), every dtype, many
-# rows, --cluster forced, launched alone and chained (--hot --pdl), the row's first element far from its mean; its
-# refusals (no 16-byte packs, fp32 rows over 65536) say skipped
+# rung 12 at each packs a thread (--packs 1, 2, 4: each its own instances), every dtype, every block size (a sweep of
+# blocks a row): one row, a row over a cluster (fp32 4098 packs: 4 blocks of 512 x 2 packs), many rows; memcheck at
+# 1 and 2 packs
+PACK_SHAPES=("-N 1 -C 4096" "-N 2 -C 16392" "-N 1031 -C 1032")
+[ "$QUICK" = 1 ] && PACK_SHAPES=("-N 2 -C 16392")
+for packs in 1 2 4; do
+    for dt in fp32 fp16 bf16; do
+        for shape in "${PACK_SHAPES[@]}"; do check_one 12 --packs $packs --dtype $dt $shape; done
+    done
+done
+sanitize_kernel memcheck layernorm_forward 12 --packs 1 --dtype bf16 -N 3 -C 4104
+sanitize_kernel memcheck layernorm_forward 12 --packs 2 --dtype fp32 -N 5 -C 12296
+check_one 12 --packs 1 --input-mean 1000 -N 64 -C 768
+check_one 12 --packs 2 --input-mean 1000 -N 64 -C 768
+# rung 12 at 2 packs a thread (--packs 2), each launch order its own instance. One block a row, clusters of 2 .. 16
+# blocks (fp32 C = 65536 over 16 blocks of 512: the longest row it takes at 2), every dtype, many rows, --cluster
+# forced, launched alone and chained (--hot --pdl), the row's first element far from its mean; its refusals (no
+# 16-byte packs, fp32 rows over 65536) say skipped
 SHAPES=("-N 1 -C 4096" "-N 3 -C 4104" "-N 20 -C 32768" "-N 1 -C 65536" "-N 2 -C 8" "-N 1031 -C 1032")
 [ "$QUICK" = 1 ] && SHAPES=("-N 3 -C 4104" "-N 20 -C 32768" "-N 1031 -C 1032")
 for dt in $DTYPES; do
     for shape in "${SHAPES[@]}"; do
-        check_one 14 --dtype $dt $shape
+        check_one 12 --packs 2 --dtype $dt $shape
     done
-    check_one 14 --dtype $dt -N 3 -C 12296 --hot --pdl
+    check_one 12 --packs 2 --dtype $dt -N 3 -C 12296 --hot --pdl
 done
-check_one 14 --dtype bf16 -N 8 -C 128256 --hot --pdl
-check_one 14 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
-for k in $(quick_ends 1 2 4 8 16); do check_cl 14 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
-check_refusals 14 "rows without 16-byte packs and fp32 rows over 65536" "-N 3 -C 4097" "-N 1 -C 131072" \
+check_one 12 --packs 2 --dtype bf16 -N 8 -C 128256 --hot --pdl
+check_one 12 --packs 2 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
+for k in $(quick_ends 1 2 4 8 16); do check_cl 12 --packs 2 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
+check_refusals "12 --packs 2" "rows without 16-byte packs and fp32 rows over 65536" "-N 3 -C 4097" "-N 1 -C 131072" \
     "needs 16-byte packs" "the row (32768 16-byte packs) fits no plan of <= 2 packs a thread"
-# rung 15 (lean_one_pack): rung 14's row at 1 pack a thread. One block a row, clusters of 2 .. 16 blocks (fp32
-# C = 32768 over 16 blocks of 512: the longest row it takes; bf16 4096 over 8 blocks of 64), every dtype, many rows,
-# launched alone and chained (--hot --pdl), the row's first element far from its mean; its refusals say skipped
+# rung 12 at 1 pack a thread (--packs 1). One block a row, clusters of 2 .. 16 blocks (fp32 C = 32768 over 16 blocks
+# of 512: the longest row it takes at 1; bf16 4096 over 8 blocks of 64), every dtype, many rows, launched alone and
+# chained (--hot --pdl), the row's first element far from its mean; its refusals say skipped
 SHAPES=("-N 1 -C 4096" "-N 3 -C 4104" "-N 20 -C 16384" "-N 1 -C 32768" "-N 2 -C 8" "-N 1031 -C 1032")
 [ "$QUICK" = 1 ] && SHAPES=("-N 3 -C 4104" "-N 1 -C 32768" "-N 1031 -C 1032")
 for dt in $DTYPES; do
     for shape in "${SHAPES[@]}"; do
-        check_one 15 --dtype $dt $shape
+        check_one 12 --packs 1 --dtype $dt $shape
     done
-    check_one 15 --dtype $dt -N 3 -C 12296 --hot --pdl
-    check_one 15 --dtype $dt -N 16 -C 4096 --block-size 64
+    check_one 12 --packs 1 --dtype $dt -N 3 -C 12296 --hot --pdl
+    check_one 12 --packs 1 --dtype $dt -N 16 -C 4096 --block-size 64
 done
-check_one 15 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
-for k in $(quick_ends 1 2 4 8 16); do check_cl 15 --dtype bf16 -N 3 -C 4088 --cluster $k; done  # 511 packs: one block of 512 holds them
-check_refusals 15 "rows without 16-byte packs and fp32 rows over 32768" "-N 3 -C 4097" "-N 1 -C 65536" \
+check_one 12 --packs 1 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
+for k in $(quick_ends 1 2 4 8 16); do check_cl 12 --packs 1 --dtype bf16 -N 3 -C 4088 --cluster $k; done  # 511 packs: one block of 512 holds them
+check_refusals "12 --packs 1" "rows without 16-byte packs and fp32 rows over 32768" "-N 3 -C 4097" "-N 1 -C 65536" \
     "needs 16-byte packs" "the row (16384 16-byte packs) fits no plan of <= 1 pack a thread"
-[ "$QUICK" = 1 ] && sanitize_kernel memcheck layernorm_forward 15 --dtype bf16 -N 3 -C 4104
+[ "$QUICK" = 1 ] && sanitize_kernel memcheck layernorm_forward 12 --packs 1 --dtype bf16 -N 3 -C 4104
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
-    sanitize_kernel $tool layernorm_forward 15 --dtype bf16 -N 3 -C 4104
-    sanitize_kernel $tool layernorm_forward 15 --dtype fp32 -N 2 -C 32768
-done
-# rung 16 (walk_rows): a grid of the blocks resident at once walking the rows, w and b read once a block, the next
-# row's x loaded during this row's sum. Fewer rows than the grid (one a block), many more (several passes, the last
-# ending inside the grid), blocks of 32 .. 512 threads (fp32 C = 8192 at 512 x 4 packs: the longest row it takes;
-# 16-bit 16384), every dtype, launched alone and chained (--hot --pdl), the row's first element far from its mean;
-# its refusals (no 16-byte packs, a row over one block of 512 x 4 packs) say skipped
-SHAPES=("-N 1 -C 4096" "-N 3 -C 4104" "-N 1031 -C 4096" "-N 20011 -C 1024" "-N 513 -C 8192" "-N 2 -C 8"
-        "-N 5003 -C 768 --block-size 64")
-[ "$QUICK" = 1 ] && SHAPES=("-N 3 -C 4104" "-N 20011 -C 1024" "-N 5003 -C 768 --block-size 64")
-for dt in $DTYPES; do
-    for shape in "${SHAPES[@]}"; do
-        check_one 16 --dtype $dt $shape
-    done
-    check_one 16 --dtype $dt -N 1031 -C 4104 --hot --pdl
-done
-check_one 16 --dtype bf16 -N 700 -C 16384
-check_one 16 --dtype fp32 -N 512 -C 4096 --input-mean 1000 --input-std 0.01
-check_refusals 16 "rows without 16-byte packs and rows over one block of 512 threads x 4 packs" "-N 3 -C 4097" \
-    "-N 3 -C 8196" "needs 16-byte packs" "the row (2049 16-byte packs) is more than one block of 512 threads x 4 packs holds"
-[ "$QUICK" = 1 ] && sanitize_kernel memcheck layernorm_forward 16 --dtype fp32 -N 600 -C 4096 --block-size 256
-[ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
-    sanitize_kernel $tool layernorm_forward 16 --dtype fp32 -N 600 -C 4096 --block-size 256
-    sanitize_kernel $tool layernorm_forward 16 --dtype bf16 -N 700 -C 4104 --block-size 160
+    sanitize_kernel $tool layernorm_forward 12 --packs 1 --dtype bf16 -N 3 -C 4104
+    sanitize_kernel $tool layernorm_forward 12 --packs 1 --dtype fp32 -N 2 -C 32768
 done
 # kernel 13 (odd_rows): rows that start off a 16-byte boundary (odd C), a head, packs and a tail; one block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 131075: the longest row it takes), rows shorter than a pack, every dtype,
@@ -253,48 +244,52 @@ expect_path layernorm_forward 13 "; w, b after the sum" "; w, b after the sum" -
     sanitize_kernel $tool layernorm_forward 13 --dtype fp32 -N 300 -C 16385
     sanitize_kernel $tool layernorm_forward 13 --dtype fp32 -N 300 -C 65537
 done
-check_one 17 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
-check_one 17 --dtype bf16 -N 4 -C 65536 --input-mean 100
+check_one 14 --dtype fp32 -N 4 -C 8192 --input-mean 1000 --input-std 0.01
+check_one 14 --dtype bf16 -N 4 -C 65536 --input-mean 100
 # The dispatcher's rule of regimes, a point well inside each region a problem reaches first (its features 1.5x or
 # more from the region's bounds at 100-170 SMs); before sm_90 a rung whose plan needs a cluster refuses, and the
 # region's next row (rung 9) runs.
-# a single long row (>= 4096 packs, rows an SM < 0.0221): rung 12 over 16 blocks
-expect_path layernorm_forward 17 "rung 12 latency_split" "rung 9 block_reread" -N 1 -C 65536
-# one row of 256-4096 packs: rung 15 over 8 blocks of one pack a thread
-expect_path layernorm_forward 17 "rung 15 lean_one_pack" "rung 9 block_reread" --dtype fp32 -N 1 -C 4096
-# many rows of >= 256 packs: rung 12 (fp32 512x8192: 2 blocks a row; bf16 16384x4096: one block a row)
-expect_path layernorm_forward 17 "rung 12 latency_split" "rung 9 block_reread" --dtype fp32 -N 512 -C 8192
+# rows of >= 90.5 16-byte packs: rung 12. A single long row (fp32 65536: 4 packs a thread over 8 blocks); one row of
+# 1024 packs (1 pack a thread over clusters; before sm_90 2 packs in one block); many rows (fp32 512x8192: 2 blocks a
+# row; bf16 16384x4096: one block a row)
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" -N 1 -C 65536
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1 -C 4096
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype fp32 -N 512 -C 8192
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
-    sanitize_kernel $tool layernorm_forward 17 -N 1 -C 65536
-    sanitize_kernel $tool layernorm_forward 17 --dtype bf16 -N 3 -C 4104
-    sanitize_kernel $tool layernorm_forward 12 --dtype bf16 -N 1031 -C 4104
+    sanitize_kernel $tool layernorm_forward 14 -N 1 -C 65536
     sanitize_kernel $tool layernorm_forward 14 --dtype bf16 -N 3 -C 4104
-    sanitize_kernel $tool layernorm_forward 14 --dtype fp32 -N 2 -C 65536
+    sanitize_kernel $tool layernorm_forward 12 --dtype bf16 -N 1031 -C 4104
+    sanitize_kernel $tool layernorm_forward 12 --packs 2 --dtype bf16 -N 3 -C 4104
+    sanitize_kernel $tool layernorm_forward 12 --packs 2 --dtype fp32 -N 2 -C 65536
 done
 
 # hot timing (inputs in L2, launches replayed from a CUDA graph) and programmatic dependent launch: the
 # dispatcher and the copy time per launch, kernel 0 (cuDNN) is captured too, and --pdl skips it
 tmp=build/suite_layernorm_hot
 rm -f $tmp.csv
-out=$(./layernorm_forward 0,17 -N 4 -C 4096 --hot --repeats 5 --csv $tmp.csv 2>&1; ./layernorm_forward 0,17 -N 4 -C 4096 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
+out=$(./layernorm_forward 0,14 -N 4 -C 4096 --hot --repeats 5 --csv $tmp.csv 2>&1; ./layernorm_forward 0,14 -N 4 -C 4096 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
 { log_head "layernorm hot timing (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && echo "$out" | grep -q "hot, graph replay, PDL" && grep -q ",17,dispatch,fp32,4x4096:hot,.*,OK," $tmp.csv \
-   && grep -q ",17,dispatch,fp32,4x4096:hot:pdl,.*,OK," $tmp.csv && grep -q ",0,cudnn,fp32,4x4096:hot:pdl,.*,SKIP," $tmp.csv; then
+if [ $rc -eq 0 ] && echo "$out" | grep -q "hot, graph replay, PDL" && grep -q ",14,dispatch,fp32,4x4096:hot,.*,OK," $tmp.csv \
+   && grep -q ",14,dispatch,fp32,4x4096:hot:pdl,.*,OK," $tmp.csv && grep -q ",0,cudnn,fp32,4x4096:hot:pdl,.*,SKIP," $tmp.csv; then
     pass "layernorm --hot and --hot --pdl: per-launch times, CSV shapes 4x4096:hot and 4x4096:hot:pdl, cuDNN skipped under --pdl"
 else fail "layernorm --hot / --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
 # the dispatcher at 16-bit C = 65536 with hundreds of rows: rung 12 as a cluster of 8 blocks of 256 threads a row
 # (in its packed form where more clusters than fit at once); the re-read kernel (9) before; --input-mean 1000 too
-expect_path layernorm_forward 17 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 300 -C 65536
-check_one 17 --dtype fp16 -N 300 -C 65536 --input-mean 1000
-expect_path layernorm_forward 17 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 16384 -C 4096
-# rows of < 256 packs: fewer than 1.414 rows an SM, 16-bit: rung 15 (one block a row); fp32: rung 7
-expect_path layernorm_forward 17 "rung 15 lean_one_pack" "rung 15 lean_one_pack" --dtype bf16 -N 16 -C 1024
-expect_path layernorm_forward 17 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 16 -C 512
-# more rows of < 256 packs: rung 7, in every dtype
-expect_path layernorm_forward 17 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 8192 -C 768
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 300 -C 65536
+check_one 14 --dtype fp16 -N 300 -C 65536 --input-mean 1000
+# many rows of >= 256 packs (here 512, 248 rows an SM on 132 SMs): rung 12
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 32768 -C 4096
+# few rows of 128 packs: rung 12 at 1 pack a thread, one block a row
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 16 -C 1024
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 16 -C 512
+# rows of < 256 packs, at least 90.5 rows an SM: rung 7 (here 65536 rows of 32 packs); fewer rows: rung 12, hot and
+# chained by PDL too
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 65536 -C 256
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 1024 -C 256 --hot --pdl
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1024 -C 128 --hot --pdl
 # rows without 16-byte packs: rung 13 (here one block a row)
-expect_path layernorm_forward 17 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 1024 -C 4097
+expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 1024 -C 4097
 
 # rung 10 (subwarp_persistent, C <= 128 16-byte packs), alone and through the dispatcher: many passes of the
 # resident grid over the rows, a last pass that ends inside a block, every lanes-per-row width (C = 4 .. 512),
@@ -304,7 +299,7 @@ SHAPES=("-N 100003 -C 500" "-N 65537 -C 32" "-N 30001 -C 4" "-N 50001 -C 512 --b
         "-N 40000 -C 256 --block-size 64" "-N 20011 -C 128 --input-mean 1000" "-N 20011 -C 64 --block-size 1024")
 [ "$QUICK" = 1 ] && SHAPES=("-N 100003 -C 500" "-N 30001 -C 4" "-N 50001 -C 512 --block-size 128"
                             "-N 20011 -C 128 --input-mean 1000")
-for k in 10 17; do
+for k in 10 14; do
     for shape in "${SHAPES[@]}"; do check_one $k --dtype fp32 $shape; done
 done
 check_one 10 --dtype fp32 -N 7 -C 8 --block-size 32
@@ -317,12 +312,12 @@ for dt in $DTYPES16; do
     done
 done
 check_one 10 --dtype bf16 -N 64 -C 256 --hot --pdl
-check_one 17 --dtype fp32 -N 100003 -C 768
-check_one 17 --dtype bf16 -N 100003 -C 512
-# fp32 100003x500 through the dispatcher: rows of < 256 packs, many an SM: rung 7
-expect_path layernorm_forward 17 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 100003 -C 500
+check_one 14 --dtype fp32 -N 100003 -C 768
+check_one 14 --dtype bf16 -N 100003 -C 512
+# fp32 100003x128 through the dispatcher: rows of < 90.5 packs, many an SM: rung 7
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 100003 -C 128
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
-    sanitize_kernel $tool layernorm_forward 17 -N 5003 -C 256
+    sanitize_kernel $tool layernorm_forward 14 -N 5003 -C 256
     sanitize_kernel $tool layernorm_forward 10 -N 5003 -C 256 --block-size 128
     sanitize_kernel $tool layernorm_forward 10 --dtype bf16 -N 5003 -C 1000 --block-size 128
 done

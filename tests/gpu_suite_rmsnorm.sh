@@ -78,30 +78,37 @@ fi
 planted rmsnorm_forward 5 -N 7 -C 1000 --fused-add
 planted rmsnorm_forward 5 -N 3 -C 4097 --fused-add --block-size 256
 
-# the dispatcher (13) says which rung ran: one problem well inside each row of its rule of regimes that a problem can
+# the dispatcher (12) says which rung ran: one problem well inside each row of its rule of regimes that a problem can
 # reach (packs a row and rows an SM at least 1.5x from the row's edges, so that a GPU of 100-170 SMs lands in the
 # same row); before sm_90 the cluster rungs (7, 8 over several blocks, 10) refuse and a later row runs
-expect_path rmsnorm_forward 13 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 1024 -C 4096 --fused-add
-expect_path rmsnorm_forward 13 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 16 -C 32768 --fused-add
-expect_path rmsnorm_forward 13 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 512 -C 65536 --fused-add
-expect_path rmsnorm_forward 13 "rung 9 odd_rows" "rung 9 odd_rows" --dtype fp32 -N 64 -C 4097
-expect_path rmsnorm_forward 13 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 4 -C 262147
-expect_path rmsnorm_forward 13 "rung 12 lean_split" "rung 12 lean_split" --dtype bf16 -N 64 -C 1024
-expect_path rmsnorm_forward 13 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 32768 -C 1024
-expect_path rmsnorm_forward 13 "rung 12 lean_split" "rung 12 lean_split" --dtype bf16 -N 8 -C 6144
-expect_path rmsnorm_forward 13 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 4096 -C 6144
-expect_path rmsnorm_forward 13 "rung 8 latency_split" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 16384
-expect_path rmsnorm_forward 13 "rung 10 cluster_cp_async" "rung 4 block2d_vec" --dtype fp32 -N 2 -C 262144
-expect_path rmsnorm_forward 13 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 64 --heads 32 \
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 512 -C 4096 --fused-add
+expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 8192 -C 4096 --fused-add
+expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 16 -C 65536 --fused-add
+expect_path rmsnorm_forward 12 "rung 9 odd_rows" "rung 9 odd_rows" --dtype fp32 -N 64 -C 4097
+expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 4 -C 262147
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 16 -C 512 --hot --pdl
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 64 -C 4096
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 16384
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 512 -C 128 \
+    --hot
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 512 -C 128
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype fp32 -N 512 -C 64
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 512 -C 1024
+expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 32768 -C 512
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 32768 -C 2048
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 512 -C 16384
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 8192 -C 8192
+expect_path rmsnorm_forward 12 "rung 9 odd_rows" "rung 9 odd_rows" --dtype fp32 -N 8192 -C 8192
+expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung 4 block2d_vec" --dtype bf16 -N 512 -C 131072
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 64 --heads 32 \
     --head-dim 128
-expect_path rmsnorm_forward 13 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 4096 --heads 32 --head-dim 128
-expect_path rmsnorm_forward 13 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp16 -N 5 --heads 3 --head-dim 64 \
+expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 4096 --heads 32 --head-dim 128
+expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp16 -N 5 --heads 3 --head-dim 64 \
     --row-stride 201
-
 # kernel 8's rows: one block a row, clusters of 2 .. 16 blocks, every dtype, odd C; --fused-add and the QK-norm view
 # at few rows take the other kernels (and kernel 8 says skipped). Quick mode: the dispatcher alone (every shape is in
 # check_all's kernel 8 otherwise).
-check_disp() { check_path rmsnorm_forward 13 "$@"; }
+check_disp() { check_path rmsnorm_forward 12 "$@"; }
 SHAPES=("-N 1 -C 4096" "-N 3 -C 4104" "-N 40 -C 16384" "-N 20 -C 32768" "-N 10 -C 65536" "-N 1 -C 65536"
         "-N 8 -C 128256" "-N 1 -C 131072" "-N 2 -C 8" "-N 3 -C 4104 --weight-offset 1" "-N 3 -C 4104 --fused-add"
         "-N 2 --heads 4 --head-dim 128")
@@ -113,14 +120,14 @@ for dt in $DTYPES; do
     done
 done
 # --hot: the launches are captured in a graph and validated through one replay of a captured launch; fp32 4x8192
-# (2048 packs a row) is in the plain rows of rung 8: a row over 2 blocks of 256 threads, in one block of 512
-# before sm_90
-out=$(./rmsnorm_forward 13 -N 4 -C 8192 --hot --repeats 5 2>&1); rc=$?
-{ log_head "rmsnorm_forward 13 -N 4 -C 8192 --hot (exit $rc)"; echo "$out"; } >> "$LOG"
-if before_sm90 "$(echo "$out" | head -n 1)"; then want="path rung 8 latency_split: a row over 1 block"; else want="path rung 8 latency_split: a row over 2 blocks"; fi
+# (2048 packs a row) is in the plain rows of rung 8: at 2 packs a thread a row over 4 blocks of 256 threads; before
+# sm_90 at 4, in one block of 512
+out=$(./rmsnorm_forward 12 -N 4 -C 8192 --hot --repeats 5 2>&1); rc=$?
+{ log_head "rmsnorm_forward 12 -N 4 -C 8192 --hot (exit $rc)"; echo "$out"; } >> "$LOG"
+if before_sm90 "$(echo "$out" | head -n 1)"; then want="path rung 8 latency_split: a row over 1 block"; else want="path rung 8 latency_split: a row over 4 blocks"; fi
 if [ $rc -eq 0 ] && echo "$out" | grep -q "$want" && ! echo "$out" | grep -q "| FAIL"; then
-    pass "rmsnorm 13 --hot: a captured launch runs its regime's rung, validated ('$want')"
-else fail "rmsnorm 13 --hot (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
+    pass "rmsnorm 12 --hot: a captured launch runs its regime's rung, validated ('$want')"
+else fail "rmsnorm 12 --hot (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 # kernel 9 (odd_rows): rows that start off a 16-byte boundary (odd C), a head, packs and a tail; one block a row,
 # clusters of 2 .. 16 blocks (fp32 C = 131075: the longest row it takes), rows shorter than a pack, every dtype,
 # and at many rows (1031: more blocks than SMs)
@@ -198,35 +205,38 @@ for dt in fp32 bf16; do
     for shape in "${PDL_SHAPES[@]}"; do check_disp --dtype $dt $shape --hot --pdl; done
 done
 check_path rmsnorm_forward 8 --dtype bf16 -N 3 -C 4104 --hot --pdl
-# kernel 12 (lean_split): kernel 8's kernel at 2 packs a thread, each launch order its own instance. One block a row,
-# clusters of 2 .. 16 blocks (fp32 C = 65536 over 16 blocks of 512: the longest row it takes), a pack or two a
-# thread, every dtype, many rows, launched alone and chained (--hot --pdl); its refusals (fused add, the QK view,
-# no 16-byte packs, fp32 rows over 65536) say skipped
+# kernel 8 at each packs a thread (--packs 2: each launch order its own instance; 4: the order an argument), every
+# dtype, at a few shapes: one block a row, clusters of 2 .. 16 blocks (fp32 C = 65536 over 16 blocks of 512 x 2: the
+# longest row 2 packs take), a pack or two a thread, many rows, the weight offset; launched alone and chained
+# (--hot --pdl); at --packs 2 its refusals (fused add, the QK view, no 16-byte packs, fp32 rows over 65536) say skipped
 SHAPES=("-N 1 -C 4096" "-N 3 -C 4104" "-N 20 -C 32768" "-N 1 -C 65536" "-N 2 -C 8" "-N 1031 -C 1032"
         "-N 3 -C 4104 --weight-offset 1")
 [ "$QUICK" = 1 ] && SHAPES=("-N 3 -C 4104" "-N 20 -C 32768" "-N 1031 -C 1032")
 for dt in $DTYPES; do
-    for shape in "${SHAPES[@]}"; do
-        check_path rmsnorm_forward 12 --dtype $dt $shape
+    for packs in 2 4; do
+        for shape in "${SHAPES[@]}"; do
+            check_path rmsnorm_forward 8 --packs $packs --dtype $dt $shape
+        done
+        check_path rmsnorm_forward 8 --packs $packs --dtype $dt -N 3 -C 12296 --hot --pdl
     done
-    check_path rmsnorm_forward 12 --dtype $dt -N 3 -C 12296 --hot --pdl
 done
-check_path rmsnorm_forward 12 --dtype bf16 -N 8 -C 128256 --hot --pdl
-check_path rmsnorm_forward 12 --dtype fp32 -N 16 -C 8192 --input-mean 1000
-for k in $(quick_ends 1 2 4 8 16); do check_path rmsnorm_forward 12 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
-out=$(./rmsnorm_forward 12 --check -N 3 -C 4096 --fused-add 2>&1; ./rmsnorm_forward 12 --check -N 3 -C 4097 2>&1;
-      ./rmsnorm_forward 12 --check -N 3 --heads 4 --head-dim 128 2>&1; ./rmsnorm_forward 12 --check -N 1 -C 131072 2>&1); rc=$?
-{ log_head "rmsnorm 12 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
+check_path rmsnorm_forward 8 --packs 2 --dtype bf16 -N 8 -C 128256 --hot --pdl
+check_path rmsnorm_forward 8 --packs 2 --dtype fp32 -N 16 -C 8192 --input-mean 1000
+for k in $(quick_ends 1 2 4 8 16); do check_path rmsnorm_forward 8 --packs 2 --dtype bf16 -N 3 -C 8184 --cluster $k; done  # 1023 packs: one block of 512 x 2 holds them
+out=$(./rmsnorm_forward 8 --packs 2 --check -N 3 -C 4096 --fused-add 2>&1; ./rmsnorm_forward 8 --packs 2 --check -N 3 -C 4097 2>&1;
+      ./rmsnorm_forward 8 --packs 2 --check -N 3 --heads 4 --head-dim 128 2>&1; ./rmsnorm_forward 8 --packs 2 --check -N 1 -C 131072 2>&1); rc=$?
+{ log_head "rmsnorm 8 --packs 2 refusals (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: plain rows only: no --fused-add" &&
    echo "$out" | grep -q "skipped: needs 16-byte packs" && echo "$out" | grep -q "skipped: plain rows only: no QK-norm view" &&
    echo "$out" | grep -q "skipped: row of 131072 exceeds 16 blocks x 512 threads x 2 packs of 4"; then
-    pass "rmsnorm 12 says skipped for --fused-add, the QK view, rows without 16-byte packs and fp32 rows over 65536"
-else fail "rmsnorm 12 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 4 | tr '\n' ' ')"; fi
+    pass "rmsnorm 8 --packs 2 says skipped for --fused-add, the QK view, rows without 16-byte packs and fp32 rows over 65536"
+else fail "rmsnorm 8 --packs 2 refusals (exit $rc): $(echo "$out" | grep -E 'skipped|FAIL' | head -n 4 | tr '\n' ' ')"; fi
+sanitize_kernel memcheck rmsnorm_forward 8 --packs 2 --dtype bf16 -N 3 -C 4104
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
-    sanitize_kernel $tool rmsnorm_forward 13 -N 1 -C 65536
-    sanitize_kernel $tool rmsnorm_forward 13 --dtype bf16 -N 3 -C 4104
+    sanitize_kernel $tool rmsnorm_forward 12 -N 1 -C 65536
     sanitize_kernel $tool rmsnorm_forward 12 --dtype bf16 -N 3 -C 4104
-    sanitize_kernel $tool rmsnorm_forward 12 --dtype fp32 -N 2 -C 65536
+    sanitize_kernel $tool rmsnorm_forward 8 --packs 2 --dtype fp32 -N 2 -C 65536
+    sanitize_kernel $tool rmsnorm_forward 8 --packs 4 --dtype bf16 -N 3 -C 4104
     sanitize_kernel $tool rmsnorm_forward 11 --dtype bf16 -N 1031 -C 1000
     sanitize_kernel $tool rmsnorm_forward 11 --dtype fp32 -N 7 --heads 3 --head-dim 64 --row-stride 200
     sanitize_kernel $tool rmsnorm_forward 10 --dtype bf16 -N 3 -C 4104 --cluster 4
@@ -241,16 +251,16 @@ done
 [ "$QUICK" = 1 ] && sanitize_kernel memcheck rmsnorm_forward 10 --dtype fp32 -N 5 -C 40000 --cluster 16
 tmp=build/suite_rmsnorm_hot
 rm -f $tmp.csv
-out=$(./rmsnorm_forward 13 -N 4 -C 4096 --dtype bf16 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
+out=$(./rmsnorm_forward 12 -N 4 -C 4096 --dtype bf16 --hot --pdl --repeats 5 --csv $tmp.csv 2>&1); rc=$?
 { log_head "rmsnorm hot timing (exit $rc)"; echo "$out"; } >> "$LOG"
-if [ $rc -eq 0 ] && grep -q ",13,dispatch,bf16,4x4096:hot:pdl,.*,OK," $tmp.csv; then
+if [ $rc -eq 0 ] && grep -q ",12,dispatch,bf16,4x4096:hot:pdl,.*,OK," $tmp.csv; then
     pass "rmsnorm --hot --pdl: a per-launch time, CSV shape 4x4096:hot:pdl"
 else fail "rmsnorm --hot --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
 
 # timing mode with the residual updated in place by every timed launch
 tmp=build/suite_rmsnorm_timing
 rm -f $tmp.csv
-out=$(./rmsnorm_forward 13 -N 2048 -C 1024 --fused-add --weight-offset 1 --repeats 20 --csv $tmp.csv 2>&1); rc=$?
+out=$(./rmsnorm_forward 12 -N 2048 -C 1024 --fused-add --weight-offset 1 --repeats 20 --csv $tmp.csv 2>&1); rc=$?
 { log_head "rmsnorm timing (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && echo "$out" | grep -Eq "GB/s \| +[0-9.]+% SOL" && grep -q ",2048x1024:add:off1," $tmp.csv; then
     pass "rmsnorm timing mode (fused add, offset): GB/s, %SOL, CSV shape 2048x1024:add:off1"

@@ -165,15 +165,28 @@ cluster_option() {
         contains "$op: '$args' gets as far as the device" "no CUDA device"
     done <<< "$good"
 }
-cluster_option layernorm "11-15 and 17" 17 $'7 --cluster 2\n10 --cluster 2\n16 --cluster 2\nall --cluster 2\n0,17 --cluster 1\n9 --cluster 8\n11,9 --cluster 4' \
-    $'11 --cluster 2\n12 --cluster 8\n13 --cluster 1\n14 --cluster 16\n15 --cluster 2\n17 --cluster 1\n11,12,13,14,15,17 --cluster 4\n--cluster 2'
-expect "layernorm: --prefetch is not an option" 2 $NODEV ./layernorm_forward 17 --prefetch 1
+cluster_option layernorm "11-13 and 14" 14 $'7 --cluster 2\n10 --cluster 2\nall --cluster 2\n0,14 --cluster 1\n9 --cluster 8\n11,9 --cluster 4' \
+    $'11 --cluster 2\n12 --cluster 8\n13 --cluster 1\n14 --cluster 1\n11,12,13,14 --cluster 4\n--cluster 2'
+# --packs P: kernel 12 (latency_split) and the dispatcher; 0 (the plan's), 1, 2 or 4
+for k in 3 8 x -1; do
+    expect "layernorm: --packs $k exits 2" 2 $NODEV ./layernorm_forward 12 --packs $k
+    contains "layernorm: names the bad packs a thread $k" "invalid packs a thread '$k' \\(--packs: 0, 1, 2 or 4\\)"
+done
+for args in "7 --packs 2" "13 --packs 1" "all --packs 4" "12,13 --packs 2"; do
+    expect "layernorm: '$args' exits 2 (--packs with a kernel that does not take it)" 2 $NODEV ./layernorm_forward $args
+    contains "layernorm: '$args' says the option is kernels 12 and 14's" "--packs applies to kernels 12 and 14 alone"
+done
+for args in "12 --packs 1" "14 --packs 4" "12,14 --packs 2" "--packs 0"; do
+    expect "layernorm: '$args' passes parsing" 2 $NODEV ./layernorm_forward $args
+    contains "layernorm: '$args' gets as far as the device" "no CUDA device"
+done
+expect "layernorm: --prefetch is not an option" 2 $NODEV ./layernorm_forward 14 --prefetch 1
 contains "layernorm: --prefetch is unknown" "unknown option '--prefetch'"
-expect "layernorm: --list shows kernels 0-17" 0 $NODEV ./layernorm_forward --list
-if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 " ]; then pass "layernorm: --list numbers are 0..17"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
-contains "layernorm: --list names kernel 14 lean_split" "^14  lean_split"
-contains "layernorm: --list names kernel 15 lean_one_pack" "^15  lean_one_pack"
-contains "layernorm: --list names kernel 16 walk_rows" "^16  walk_rows"
+expect "layernorm: --list shows kernels 0-14" 0 $NODEV ./layernorm_forward --list
+if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 " ]; then pass "layernorm: --list numbers are 0..14"; else fail "layernorm: --list numbers: $(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')"; fi
+contains "layernorm: --list names kernel 12 latency_split" "^12  latency_split"
+contains "layernorm: --list names kernel 13 odd_rows" "^13  odd_rows"
+contains "layernorm: --list names the dispatcher, kernel 14" "^14  dispatch"
 contains "layernorm: --list names kernel 0 as the cuDNN slot" "^ 0  cudnn"
 
 # RMSNorm's own options
@@ -187,16 +200,28 @@ if [ -x ./rmsnorm_forward ]; then
     # the size check reads the QK view (tokens x stride), not -C's default
     expect "rmsnorm: a QK view of 10^6 tokens x 1 head x 64 passes parsing" 2 $NODEV ./rmsnorm_forward --heads 1 --head-dim 64 -N 1000000
     contains "rmsnorm: a QK view of 10^6 tokens gets as far as the device" "no CUDA device"
-    expect "rmsnorm: --list shows kernels 0-13" 0 $NODEV ./rmsnorm_forward --list
-    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 " ]; then pass "rmsnorm: --list numbers are 0..13"; else fail "rmsnorm: --list numbers"; fi
+    expect "rmsnorm: --list shows kernels 0-12" 0 $NODEV ./rmsnorm_forward --list
+    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 " ]; then pass "rmsnorm: --list numbers are 0..12"; else fail "rmsnorm: --list numbers"; fi
     contains "rmsnorm: --list names kernel 8 latency_split" "^ 8  latency_split"
     contains "rmsnorm: --list names kernel 9 odd_rows" "^ 9  odd_rows"
     contains "rmsnorm: --list names kernel 10 cluster_cp_async" "^10  cluster_cp_async"
     contains "rmsnorm: --list names kernel 11 subwarp_persistent" "^11  subwarp_persistent"
-    contains "rmsnorm: --list names kernel 12 lean_split" "^12  lean_split"
-    contains "rmsnorm: --list names the dispatcher, kernel 13" "^13  dispatch"
-    cluster_option rmsnorm "8-10, 12 and 13" 10 $'7 --cluster 2\n11 --cluster 2\nall --cluster 2\n0,13 --cluster 1\n5 --cluster 8\n10,11 --cluster 4' \
-        $'8 --cluster 2\n9 --cluster 16\n10 --cluster 1\n12 --cluster 4\n13 --cluster 4\n8,9,10,12,13 --cluster 8\n--cluster 2'
+    contains "rmsnorm: --list names the dispatcher, kernel 12" "^12  dispatch"
+    cluster_option rmsnorm "8-10 and 12" 10 $'7 --cluster 2\n11 --cluster 2\nall --cluster 2\n0,12 --cluster 1\n5 --cluster 8\n10,11 --cluster 4' \
+        $'8 --cluster 2\n9 --cluster 16\n10 --cluster 1\n12 --cluster 4\n8,9,10,12 --cluster 8\n--cluster 2'
+    # --packs P: kernel 8 (latency_split) and the dispatcher; 0 (the plan's), 2 or 4
+    for k in 1 3 8 x; do
+        expect "rmsnorm: --packs $k exits 2" 2 $NODEV ./rmsnorm_forward 8 --packs $k
+        contains "rmsnorm: names the bad packs a thread $k" "invalid packs a thread '$k' \\(--packs: 2 or 4; 0 = the plan's\\)"
+    done
+    for args in "7 --packs 2" "all --packs 4" "8,9 --packs 2"; do
+        expect "rmsnorm: '$args' exits 2 (--packs with a kernel that does not take it)" 2 $NODEV ./rmsnorm_forward $args
+        contains "rmsnorm: '$args' says the option is kernels 8 and 12's" "--packs applies to kernels 8 and 12 alone"
+    done
+    for args in "8 --packs 2" "12 --packs 4" "8,12 --packs 2" "--packs 0"; do
+        expect "rmsnorm: '$args' passes parsing" 2 $NODEV ./rmsnorm_forward $args
+        contains "rmsnorm: '$args' gets as far as the device" "no CUDA device"
+    done
 fi
 # BatchNorm's own options
 if [ -x ./batchnorm_forward ]; then
@@ -214,10 +239,10 @@ if [ -x ./batchnorm_forward ]; then
     expect "batchnorm: --help exits 0" 0 $NODEV ./batchnorm_forward --help
     contains "batchnorm: --help says -N is the batch" "-N, --rows N +the batch N"
     if echo "$OUTPUT" | grep -q -- "-B N -T N"; then fail "batchnorm: --help offers -B/-T"; else pass "batchnorm: --help does not offer -B/-T"; fi
-    expect "batchnorm: --list shows kernels 0-15" 0 $NODEV ./batchnorm_forward --list
-    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 " ]; then pass "batchnorm: --list numbers are 0..15"; else fail "batchnorm: --list numbers"; fi
-    if [ "$(echo "$OUTPUT" | awk '$1 == 14 {print $2}')" = "l2_loads_in_flight" ]; then pass "batchnorm: --list names kernel 14 l2_loads_in_flight"; else fail "batchnorm: kernel 14 is not l2_loads_in_flight"; fi
-    if [ "$(echo "$OUTPUT" | awk '$1 == 15 {print $2}')" = "dispatch" ]; then pass "batchnorm: the dispatcher is the last kernel, 15"; else fail "batchnorm: kernel 15 is not the dispatcher"; fi
+    expect "batchnorm: --list shows kernels 0-14" 0 $NODEV ./batchnorm_forward --list
+    if [ "$(echo "$OUTPUT" | awk '{print $1}' | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 " ]; then pass "batchnorm: --list numbers are 0..14"; else fail "batchnorm: --list numbers"; fi
+    if [ "$(echo "$OUTPUT" | awk '$1 == 13 {print $2}')" = "l2_loads_in_flight" ]; then pass "batchnorm: --list names kernel 13 l2_loads_in_flight"; else fail "batchnorm: kernel 13 is not l2_loads_in_flight"; fi
+    if [ "$(echo "$OUTPUT" | awk '$1 == 14 {print $2}')" = "dispatch" ]; then pass "batchnorm: the dispatcher is the last kernel, 14"; else fail "batchnorm: kernel 14 is not the dispatcher"; fi
 fi
 
 # the planted-bug builds exist for every program (their verdicts are checked on a GPU): the ones make built

@@ -237,6 +237,14 @@ static void test_parsing(void) {
     o = parse("12 --cluster 16");
     check("parse: --cluster with kernels 11, 12, 13 (alone or as a list)", list_ok && g_cluster == 16 && o.kernel == 12);
     g_cluster = 0;
+    o = parse("12 --packs 2");
+    int packs_ok = g_packs == 2 && o.kernel == 12;
+    o = parse("14 --packs 1");
+    packs_ok &= g_packs == 1 && o.kernel == 14;
+    o = parse("--packs 4");
+    check("parse: --packs with kernel 12, the dispatcher (14) and the default", packs_ok && g_packs == 4 &&
+          o.kernel == KERNEL_DEFAULT);
+    g_packs = 0;
     o = parse("--list");
     check("parse: --list", o.list);
     long v;
@@ -248,11 +256,11 @@ static void test_parsing(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 18);
+    check_registry_shape(&k_program, 15);
     int teaching = 1;
     for (int i = 1; i <= 5; i++) teaching &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 6; i <= 17; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
-    check("registry: 1-5 are fp32 only, 6-17 run fp32, fp16 and bf16", teaching);
+    for (int i = 6; i <= 14; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
+    check("registry: 1-5 are fp32 only, 6-14 run fp32, fp16 and bf16", teaching);
     {  // rung 10's instances: 16-byte packs, at most 4 a lane (fp32 C <= 512, 16-bit C <= 1024)
         ln_problem_t p;
         memset(&p, 0, sizeof p);
@@ -268,19 +276,19 @@ static void test_registry(void) {
         }
         check("registry: rung 10 takes rows of at most 4 16-byte packs a lane, in every dtype", ok);
     }
-    check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 17 &&
-                                                                          k_program.n_kernels == 18 &&
-                                                                          strcmp(k_program.kernels[17].name, "dispatch") == 0);
+    check("registry: the default kernel is the dispatcher, the last", k_program.default_kernel == 14 &&
+                                                                          k_program.n_kernels == 15 &&
+                                                                          strcmp(k_program.kernels[14].name, "dispatch") == 0);
     int pdl = 1;
-    for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 17);
-    check("registry: the templated kernels 6-17 take --pdl, the others do not", pdl);
-    // the rungs the dispatcher may choose (6-16): a plan exactly where the kernel does not pick its own block size
+    for (int i = 0; i < k_program.n_kernels; i++) pdl &= k_program.kernels[i].pdl == (i >= 6 && i <= 14);
+    check("registry: the templated kernels 6-14 take --pdl, the others do not", pdl);
+    // the rungs the dispatcher may choose (6-13): a plan exactly where the kernel does not pick its own block size
     int plans = 1;
     for (int i = 0; i < k_program.n_kernels; i++) {
         const kernel_t *k = &k_program.kernels[i];
-        plans &= (k->plan != NULL) == (i >= 6 && i <= 16 && !k->own_block);
+        plans &= (k->plan != NULL) == (i >= 6 && i <= 13 && !k->own_block);
     }
-    check("registry: rungs 6, 7, 9, 10, 12, 14, 15 and 16 have a plan; own_block rungs (8, 11, 13) and the rest none",
+    check("registry: rungs 6, 7, 9, 10 and 12 have a plan; own_block rungs (8, 11, 13) and the rest none",
           plans && k_program.kernels[8].own_block && k_program.kernels[11].own_block &&
               k_program.kernels[13].own_block);
 }
@@ -332,7 +340,7 @@ static void test_needs_sm90(void) {
           !needs_sm90(9, "sm_90") && !needs_sm90(10, "sm_100") && !needs_sm90(12, "sm_120"), "");
 }
 
-// ---- rungs 14's and 15's plans and refusals (rows one block holds: no device asked)
+// ---- rung 12's packs a thread, plans and refusals (rows one block holds: no device asked)
 
 static ln_problem_t plan_problem(dtype_t d, long N, long C) {
     ln_problem_t p;
@@ -342,59 +350,51 @@ static ln_problem_t plan_problem(dtype_t d, long N, long C) {
     p.C = C;
     return p;
 }
-static void test_lean_split(void) {
-    // the same row as rung 12 at 2 packs a thread: twice the threads in one block (bf16 4 x 4096 = 512 packs)
+static void test_latency_split(void) {
+    // the packs plan: 1 for rows of <= 64 packs and for fewer rows than SMs of <= 1024 packs, 2 for fewer rows than
+    // SMs of <= 2048 packs, else 4
+    check("plan: rung 12's packs a thread: 1 at <= 64 packs or < SMs rows of <= 1024, 2 at < SMs rows of <= 2048, else 4",
+          split_packs_rule(64, 1000) == 1 && split_packs_rule(65, 1000) == 4 && split_packs_rule(512, 0.03) == 1 &&
+              split_packs_rule(1024, 0.99) == 1 && split_packs_rule(1024, 1) == 4 && split_packs_rule(1025, 0.5) == 2 &&
+              split_packs_rule(2048, 0.01) == 2 && split_packs_rule(2049, 0.01) == 4 && split_packs_rule(8, 0.01) == 1);
+    // the rule's P holds the row in 16 blocks of 512 threads, and its plan (split_row_blocks' blocks a row, the fewest
+    // threads that hold a block's share) at most 512 threads
+    int fits = 1;
+    for (long nvec = 1; nvec <= 32768; nvec = nvec * 3 / 2 + 1)
+        for (double r = 0.004; r < 20000; r *= 2) {
+            const int P = split_packs_rule(nvec, r), cl = split_row_blocks((long)(r * 132), nvec, P, 512, 0, 132);
+            fits &= 16L * 512 * P >= nvec && (long)cl * 512 * P >= nvec && ceil_div(nvec, (long)cl * P) <= 512;
+        }
+    check("plan: rung 12's packs a thread hold the row in <= 16 blocks of <= 512 threads", fits);
+    // bf16 4 x 4096 (512 packs), few rows: 1 pack a thread, one block of 512 threads; forced to 2 packs 256, to 4 128
+    g_dev.prop.multiProcessorCount = 132;
     ln_problem_t p = plan_problem(DT_BF16, 4, 4096);
-    int cl = 0, bs = lean_split_plan(&p, 0, &cl);
-    regplan_t r12 = split_plan(DT_BF16, 4, 512, 0);
-    check("plan: rung 14 at bf16 4 x 4096: one block of 256 threads, rung 12 one of 128", bs == 256 && cl == 1 &&
-          r12.bs == 128 && r12.cl == 1, "14: bs %d cl %d; 12: bs %d cl %d", bs, cl, r12.bs, r12.cl);
-    check("plan: rung 14's blocks a row at 64 threads: 4 (its residency is the device's question)",
-          split_row_blocks(4, 512, LEAN_PACKS, 512, 64, 132) == 4);
+    int cl1 = 0, cl2 = 0, cl4 = 0, P = split_packs(&p);
+    int b1 = split_plan(&p, P, 0, &cl1), b2 = split_plan(&p, 2, 0, &cl2), b4 = split_plan(&p, 4, 0, &cl4);
+    check("plan: rung 12 at bf16 4 x 4096: 1 pack a thread in one block of 512 threads (2 packs: 256, 4: 128)",
+          P == 1 && b1 == 512 && cl1 == 1 && b2 == 256 && cl2 == 1 && b4 == 128 && cl4 == 1, "P %d: %d x %d, %d, %d", P,
+          cl1, b1, b2, b4);
+    g_packs = 2;
+    const int forced = split_packs(&p);
+    g_packs = 0;
+    check("plan: --packs 2 forces 2 packs a thread", forced == 2);
+    check("plan: rung 12's blocks a row at 1 pack a thread: 4 at 128 threads, 8 at 64; at 2 packs, 4 at 64",
+          split_row_blocks(4, 512, 1, 512, 128, 132) == 4 && split_row_blocks(4, 512, 1, 512, 64, 132) == 8 &&
+              split_row_blocks(4, 512, 2, 512, 64, 132) == 4);
     // (reasonf's text lives in one buffer: each reason is read before the next is asked)
     const char *why;
-    int said = (p = plan_problem(DT_FP32, 4, 4097), why = supports_lean_split(&p, 0), why && strstr(why, "needs 16-byte packs"));
+    int said = (p = plan_problem(DT_FP32, 4, 4097), why = supports_latency_split(&p, 0), why && strstr(why, "needs 16-byte packs"));
     cudaDeviceProp saved = g_dev.prop;
     g_dev.prop.major = 9;  // an sm_90 GPU: a row over 16 blocks is the plan's question, not the architecture's
-    said &= (p = plan_problem(DT_FP32, 1, 131072), why = supports_lean_split(&p, 0),
+    g_packs = 2;
+    said &= (p = plan_problem(DT_FP32, 1, 131072), why = supports_latency_split(&p, 0),
              why && strstr(why, "the row (32768 16-byte packs) fits no plan of <= 2 packs a thread"));
-    g_dev.prop = saved;
-    check("rung 14 skips rows without 16-byte packs and fp32 rows over 16 blocks x 512 threads x 2 packs", said);
-}
-static void test_lean_one_pack(void) {
-    // the same row at 1 pack a thread: bf16 4 x 4096 (512 packs) in one block of 512 threads by the rule, and over
-    // 4 blocks at 128 threads given (a sweep of block sizes is a sweep of blocks a row)
-    ln_problem_t p = plan_problem(DT_BF16, 4, 4096);
-    int cl = 0, bs = lean_one_pack_plan(&p, 0, &cl);
-    check("plan: rung 15 at bf16 4 x 4096: one block of 512 threads", bs == 512 && cl == 1, "bs %d cl %d", bs, cl);
-    check("plan: rung 15's blocks a row at 128 threads: 4, at 64: 8", split_row_blocks(4, 512, 1, 512, 128, 132) == 4 &&
-                                                                       split_row_blocks(4, 512, 1, 512, 64, 132) == 8);
-    const char *why;
-    int said = (p = plan_problem(DT_BF16, 4, 4100), why = supports_lean_one_pack(&p, 0), why && strstr(why, "needs 16-byte packs"));
-    cudaDeviceProp saved = g_dev.prop;
-    g_dev.prop.major = 9;
-    said &= (p = plan_problem(DT_FP32, 1, 65536), why = supports_lean_one_pack(&p, 0),
+    g_packs = 1;
+    said &= (p = plan_problem(DT_FP32, 1, 65536), why = supports_latency_split(&p, 0),
              why && strstr(why, "the row (16384 16-byte packs) fits no plan of <= 1 pack a thread"));
+    g_packs = 0;
     g_dev.prop = saved;
-    check("rung 15 skips rows without 16-byte packs and fp32 rows over 16 blocks x 512 threads x 1 pack", said);
-}
-
-// ---- rung 16's plan and refusals (the threads that hold a row in one block: no device asked)
-static void test_walk_rows(void) {
-    // the fewest threads (a multiple of 32) that hold the row in 4 packs, or those given where they do
-    check("plan: rung 16 at fp32 4096 (1024 packs): 256 threads; at 512 given: 512; at 128 given: none",
-          walk_rows_plan(1024, 0) == 256 && walk_rows_plan(1024, 512) == 512 && walk_rows_plan(1024, 128) == 0);
-    check("plan: rung 16 at bf16 768 (96 packs): 32 threads; 2048 packs: 512; 2049, or 1024 threads given: none",
-          walk_rows_plan(96, 0) == 32 && walk_rows_plan(2048, 0) == 512 && walk_rows_plan(2049, 0) == 0 &&
-              walk_rows_plan(2048, 1024) == 0);
-    const char *why;
-    ln_problem_t p = plan_problem(DT_FP32, 512, 8190);
-    int said = (why = supports_walk_rows(&p, 0), why && strstr(why, "needs 16-byte packs: C a multiple of 4"));
-    said &= (p = plan_problem(DT_FP32, 512, 8196), why = supports_walk_rows(&p, 0),
-             why && strstr(why, "the row (2049 16-byte packs) is more than one block of 512 threads x 4 packs holds"));
-    said &= (p = plan_problem(DT_BF16, 512, 4096), why = supports_walk_rows(&p, 64),
-             why && strstr(why, "64 threads x 4 packs do not hold the row (512 16-byte packs"));
-    check("rung 16 skips rows without 16-byte packs, rows over one block of 512 x 4 packs, and too few threads", said);
+    check("rung 12 skips rows without 16-byte packs, and rows over 16 blocks x 512 threads x the packs forced", said);
 }
 
 // ---- the plans (block sizes by rows an SM: the device's SMs given, no device asked)
@@ -427,35 +427,30 @@ static void test_plans(void) {
           subwarp_regs_vec_bs(32) == 128 && subwarp_regs_vec_bs(128) == 128 && subwarp_regs_vec_bs(256) == 256 &&
               subwarp_persistent_bs(0.5) == 64 && subwarp_persistent_bs(7.9) == 64 &&
               subwarp_persistent_bs(8) == 256);
-    check("plan: rung 12 (4 packs a thread): rows >= SMs a block a row up to 256 threads; fewer: 32, 128 or 256",
-          latency_split_bs(1024, 31) == 256 && latency_split_bs(182, 248) == 64 && latency_split_bs(8192, 31) == 256 &&
-              latency_split_bs(16, 0.5) == 32 && latency_split_bs(2048, 0.5) == 128 &&
-              latency_split_bs(8192, 0.01) == 256 && latency_split_bs(32768, 0.01) == 512);
-    check("plan: rung 14 (2 packs a thread): 64-256 below SMs rows, <= 128 up to 8 rows an SM, a block a row beyond",
-          lean_split_bs(8, 0.5) == 64 && lean_split_bs(1024, 0.01) == 256 && lean_split_bs(1024, 3.9) == 128 &&
-              lean_split_bs(1024, 31) == 512 && lean_split_bs(16384, 0.01) == 512);
-    check("plan: rung 15 (1 pack a thread): a block a row from SMs rows or to 256 packs, else about 8 blocks",
-          lean_one_pack_bs(256, 0.01) == 256 && lean_one_pack_bs(512, 0.01) == 128 &&
-              lean_one_pack_bs(2048, 0.5) == 256 && lean_one_pack_bs(512, 248) == 512 &&
-              lean_one_pack_bs(8192, 3.9) == 512);
-    // the split rungs' plans hold the row in at most 16 blocks of at most 512 threads (what their supports_ asks
-    // beside the device), rung 16's in one block (walk_rows_plan takes it)
+    check("plan: rung 12 at 4 packs a thread: rows >= SMs a block a row up to 256 threads; fewer: 32, 128 or 256",
+          latency_split_bs(4, 1024, 31) == 256 && latency_split_bs(4, 182, 248) == 64 &&
+              latency_split_bs(4, 8192, 31) == 256 && latency_split_bs(4, 16, 0.5) == 32 &&
+              latency_split_bs(4, 2048, 0.5) == 128 && latency_split_bs(4, 8192, 0.01) == 256 &&
+              latency_split_bs(4, 32768, 0.01) == 512);
+    check("plan: rung 12 at 2 packs a thread: 64-256 below SMs rows, <= 128 up to 8 rows an SM, a block a row beyond",
+          latency_split_bs(2, 8, 0.5) == 64 && latency_split_bs(2, 1024, 0.01) == 256 &&
+              latency_split_bs(2, 1024, 3.9) == 128 && latency_split_bs(2, 1024, 31) == 512 &&
+              latency_split_bs(2, 16384, 0.01) == 512);
+    check("plan: rung 12 at 1 pack a thread: a block a row from SMs rows or to 256 packs, else about 8 blocks",
+          latency_split_bs(1, 256, 0.01) == 256 && latency_split_bs(1, 512, 0.01) == 128 &&
+              latency_split_bs(1, 2048, 0.5) == 256 && latency_split_bs(1, 512, 248) == 512 &&
+              latency_split_bs(1, 8192, 3.9) == 512);
+    // rung 12's plans hold the row in at most 16 blocks of at most 512 threads at each packs a thread (what its
+    // supports_ asks beside the device)
     int split_ok = 1;
     for (long nvec = 1; nvec <= 32768; nvec *= 2)
-        for (double r = 0.004; r < 20000; r *= 4) {
-            const int b12 = latency_split_bs(nvec, r), b15 = lean_one_pack_bs(nvec, r);
-            const int b14 = lean_split_bs(nvec > 16384 ? 16384 : nvec, r);
-            split_ok &= b12 >= 32 && b12 <= 512 && 16L * b12 * SPLIT_PACKS >= nvec;
-            split_ok &= b14 >= 32 && b14 <= 512 && 16L * b14 * LEAN_PACKS >= (nvec > 16384 ? 16384 : nvec);
-            if (nvec <= 8192) split_ok &= b15 >= 32 && b15 <= 512 && 16L * b15 >= nvec;
-        }
-    int walk_ok = 1;
-    for (long C = 8; C <= 16384; C *= 2) {
-        ln_problem_t p = plan_problem(DT_BF16, 64, C);
-        walk_ok &= walk_rows_plan(C / 8, plan_walk_rows(&p)) == plan_walk_rows(&p);
-    }
-    check("plan: rungs 12, 14 and 15 hold the row in <= 16 blocks of <= 512 threads; rung 16's plan is its own rule",
-          split_ok && walk_ok);
+        for (double r = 0.004; r < 20000; r *= 4)
+            for (int P = 1; P <= 4; P *= 2) {
+                const long n = nvec < 8192L * P ? nvec : 8192L * P;
+                const int bs = latency_split_bs(P, n, r);
+                split_ok &= bs >= 32 && bs <= 512 && 16L * bs * P >= n;
+            }
+    check("plan: rung 12 holds the row in <= 16 blocks of <= 512 threads at 1, 2 and 4 packs", split_ok);
 }
 
 // ---- the rule of regimes: its last row takes every problem of every variant, and its rung every problem
@@ -482,7 +477,7 @@ static void test_regimes(void) {
         rungs_ok &= k_regimes[i].rung >= 6 && k_regimes[i].rung < LN_DISPATCHER && r->number == k_regimes[i].rung &&
                     (r->dtypes & DT_BIT(DT_BF16)) && (r->own_block || r->plan) && k_regimes[i].when;
     }
-    check("regimes: every row runs a rung of 6-16 that takes 16-bit types, with a plan unless it picks its own",
+    check("regimes: every row runs a rung of 6-13 that takes 16-bit types, with a plan unless it picks its own",
           rungs_ok);
 }
 
@@ -496,9 +491,7 @@ int main(void) {
     test_registry();
     test_cudnn_kernel0();
     test_needs_sm90();
-    test_lean_split();
-    test_lean_one_pack();
-    test_walk_rows();
+    test_latency_split();
     test_plans();
     test_regimes();
     return test_summary();

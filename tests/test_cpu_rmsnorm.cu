@@ -240,6 +240,7 @@ static void reset_options(void) {
     g_offset = 0.0;
     g_fused = 0;
     g_heads = g_head_dim = g_row_stride = 0;
+    g_cluster = g_packs = 0;
 }
 
 static options_t parse(const char *line) {
@@ -336,6 +337,15 @@ static void test_parsing_and_shapes(void) {
           strstr(parse_extra(OPT_EPS, "-1"), "eps '-1'") && strstr(parse_extra(OPT_OFFSET, "inf"), "weight offset 'inf'") &&
               strstr(parse_extra(OPT_HEADS, "0"), "heads '0'") && strstr(parse_extra(OPT_HEAD_DIM, "x"), "head dim 'x'") &&
               strstr(parse_extra(OPT_ROW_STRIDE, "-3"), "row stride '-3'"));
+    int packs_ok = !parse_extra(OPT_PACKS, "2") && g_packs == 2 && !parse_extra(OPT_PACKS, "4") && g_packs == 4 &&
+                   !parse_extra(OPT_PACKS, "0") && g_packs == 0;
+    for (const char *bad_packs : {"1", "3", "5", "8", "-2", "x"}) {
+        const char *why = parse_extra(OPT_PACKS, bad_packs);
+        char want[48];
+        snprintf(want, sizeof want, "packs a thread '%s'", bad_packs);
+        packs_ok &= why && strstr(why, want) && g_packs == 0;
+    }
+    check("parse_extra: --packs takes 0 (the plan's), 2 and 4, and names any other value", packs_ok);
     reset_options();
     check("parse: --list needs no shape", parse("--list").list);
     reset_options();
@@ -383,9 +393,9 @@ static void test_plans(void) {
 
     // kernel 8's own plan (split_row_plan), rows of one block (no cluster: no device needed)
     rms_problem_t q = plan_problem(DT_BF16, 4, 4096, 4096);
-    int lcl = 0, lbs = latency_split_plan(&q, 0, &lcl);
-    check("plan: kernel 8 at bf16 4 x 4096: one block of 128 threads (4 packs of 8 each)", lbs == 128 && lcl == 1,
-          "bs %d cl %d", lbs, lcl);
+    int lcl = 0, lbs = latency_split_plan(&q, 0, 4, &lcl);
+    check("plan: kernel 8 at 4 packs, bf16 4 x 4096: one block of 128 threads (4 packs of 8 each)", lbs == 128 &&
+          lcl == 1, "bs %d cl %d", lbs, lcl);
     // its blocks a row (split_row_blocks, 132 SMs): the rule's fewest blocks of 512 threads, doubled for few rows
     // that need a cluster anyway; a block size given: the fewest blocks of that size, no doubling (fp32 rows of
     // 8192 = 2048 packs, 32768 = 8192 packs, 4 packs a thread)
@@ -400,26 +410,31 @@ static void test_plans(void) {
           (q.s.fused = 1, supports_latency_split(&q, 0) != NULL) &&
               (q = plan_problem(DT_BF16, 4, 128, 384), q.s.H = 3, supports_latency_split(&q, 0) != NULL) &&
               (q = plan_problem(DT_FP32, 4, 4097, 4097), supports_latency_split(&q, 0) != NULL));
-    // kernel 12, the same row at 2 packs a thread: twice the threads of kernel 8 in one block; at a block size given,
-    // twice its blocks a row (fp32 16 x 8192 = 2048 packs: 128 threads -> 8 blocks where kernel 8 takes 4)
+    // the same row at 2 packs a thread: twice the threads in one block; at a block size given, twice the blocks a
+    // row (fp32 16 x 8192 = 2048 packs: 128 threads -> 8 blocks where 4 packs take 4)
     rms_problem_t e = plan_problem(DT_BF16, 4, 4096, 4096);
-    int ecl = 0, ebs = lean_split_plan(&e, 0, &ecl);
-    check("plan: kernel 12 at bf16 4 x 4096: one block of 256 threads (2 packs of 8 each)", ebs == 256 && ecl == 1,
-          "bs %d cl %d", ebs, ecl);
-    check("plan: kernel 12's blocks a row, fp32 16 x 8192 at 128 threads 8, at 64 threads 16; the rule 2 doubled to 8",
-          split_row_blocks(16, 2048, LEAN_PACKS, 512, 128, 132) == 8 &&
-              split_row_blocks(16, 2048, LEAN_PACKS, 512, 64, 132) == 16 &&
-              split_row_blocks(16, 2048, LEAN_PACKS, 512, 0, 132) == 8);
-    // (reasonf's text lives in one buffer: each reason is read before the next is asked)
+    int ecl = 0, ebs = latency_split_plan(&e, 0, 2, &ecl);
+    check("plan: kernel 8 at 2 packs, bf16 4 x 4096: one block of 256 threads (2 packs of 8 each)", ebs == 256 &&
+          ecl == 1, "bs %d cl %d", ebs, ecl);
+    check("plan: kernel 8's blocks a row at 2 packs, fp32 16 x 8192 at 128 threads 8, at 64 threads 16; the rule 2 "
+          "doubled to 8",
+          split_row_blocks(16, 2048, 2, 512, 128, 132) == 8 && split_row_blocks(16, 2048, 2, 512, 64, 132) == 16 &&
+              split_row_blocks(16, 2048, 2, 512, 0, 132) == 8);
+    // --packs 2 forced: its refusals (reasonf's text lives in one buffer: each reason is read before the next)
+    g_packs = 2;
     const char *why;
-    int said = (e.s.fused = 1, why = supports_lean_split(&e, 0), why && strstr(why, "no --fused-add"));
-    said &= (e = plan_problem(DT_BF16, 4, 128, 384), e.s.H = 3, why = supports_lean_split(&e, 0),
+    int said = (e.s.fused = 1, why = supports_latency_split(&e, 0), why && strstr(why, "no --fused-add"));
+    said &= (e = plan_problem(DT_BF16, 4, 128, 384), e.s.H = 3, why = supports_latency_split(&e, 0),
              why && strstr(why, "no QK-norm view"));
-    said &= (e = plan_problem(DT_FP32, 4, 4097, 4097), why = supports_lean_split(&e, 0),
+    said &= (e = plan_problem(DT_FP32, 4, 4097, 4097), why = supports_latency_split(&e, 0),
              why && strstr(why, "needs 16-byte packs"));
-    said &= (e = plan_problem(DT_FP32, 1, 131072, 131072), why = supports_lean_split(&e, 0),
+    said &= (e = plan_problem(DT_FP32, 1, 131072, 131072), why = supports_latency_split(&e, 0),
              why && strstr(why, "exceeds 16 blocks x 512 threads x 2 packs of 4"));
-    check("kernel 12 skips --fused-add, the QK-norm view, narrow packs, and fp32 rows over 16 x 512 x 2 packs", said);
+    g_packs = 4;
+    said &= (why = supports_latency_split(&e, 0), why && !strstr(why, "exceeds"));  // (no device: no cluster)
+    g_packs = 0;
+    check("kernel 8 at --packs 2 skips --fused-add, the QK-norm view, narrow packs, and fp32 rows over 16 x 512 x 2 "
+          "packs, which 4 packs a thread hold", said);
 }
 
 // ---- kernel 10's plan: the fewest blocks (a power of two, <= 16) whose slices hold at most 64 KB, or --cluster
@@ -481,15 +496,15 @@ static void test_rung_plans(void) {
     int b7b = cluster_dsmem_bs(&p);
     check("plan: kernel 7 at fp32 8x65536 512 threads, bf16 512x131072 256", b7a == 512 && b7b == 256, "%d %d", b7a,
           b7b);
-    p = plan_problem(DT_FP32, 4, 8192, 8192);  // 2048 packs, few rows: 2 packs a thread, at most 256
-    int b8a = latency_split_bs(&p), b12a = lean_split_bs(&p);
+    p = plan_problem(DT_FP32, 4, 8192, 8192);  // 2048 packs, few rows: half the packs a thread, at most 256
+    int b8a = latency_split_bs(&p, 4), b8a2 = latency_split_bs(&p, 2);
     p = plan_problem(DT_FP32, 2, 262144, 262144);  // 65536 packs: 16 blocks need 1024, at most 512
-    int b8b = latency_split_bs(&p);
-    p = plan_problem(DT_BF16, 32768, 704, 704);  // 88 packs, many rows: 4 packs a thread (32), 2 for 12 (64)
-    int b8c = latency_split_bs(&p), b12c = lean_split_bs(&p);
-    check("plan: kernels 8 and 12 at fp32 4x8192 256 threads; 8 at 2x262144 512; bf16 32768x704 32 and 64",
-          b8a == 256 && b12a == 256 && b8b == 512 && b8c == 32 && b12c == 64, "%d %d %d %d %d", b8a, b12a, b8b, b8c,
-          b12c);
+    int b8b = latency_split_bs(&p, 4);
+    p = plan_problem(DT_BF16, 32768, 704, 704);  // 88 packs, many rows: 4 packs a thread (32), 2 (64)
+    int b8c = latency_split_bs(&p, 4), b8c2 = latency_split_bs(&p, 2);
+    check("plan: kernel 8 at 4 and 2 packs, fp32 4x8192 256 threads; at 4, 2x262144 512; bf16 32768x704 32 and 64",
+          b8a == 256 && b8a2 == 256 && b8b == 512 && b8c == 32 && b8c2 == 64, "%d %d %d %d %d", b8a, b8a2, b8b, b8c,
+          b8c2);
     p = plan_problem(DT_BF16, 1, 131072, 131072);
     int b10 = cluster_cp_async_bs(&p), b4 = plan_block2d_vec(&p);
     check("plan: kernel 10 at most 512 threads, kernel 4 a pack a thread up to 1024", b10 == 512 && b4 == 1024,
@@ -498,7 +513,7 @@ static void test_rung_plans(void) {
     // over a grid of problems: each plan a power of two of 32..1024 that its rung's limits take
     const long Cs[] = {8, 64, 88, 128, 704, 1024, 2896, 4096, 4097, 16384, 32768, 65536, 131072};
     const long Ns[] = {1, 8, 512, 4096, 262144};
-    int ok4 = 1, ok5 = 1, ok6 = 1, ok7 = 1, ok8 = 1, ok10 = 1, ok12 = 1;
+    int ok4 = 1, ok5 = 1, ok6 = 1, ok7 = 1, ok8 = 1, ok10 = 1, ok82 = 1;
     char bad[160] = "";
     for (int d = 0; d < DT_COUNT; d++)
         for (size_t i = 0; i < sizeof Cs / sizeof Cs[0]; i++)
@@ -519,25 +534,23 @@ static void test_rung_plans(void) {
                 bs = cluster_dsmem_bs(&p);  // a cluster plan wherever 8 blocks of 1024 x 8 packs hold the row
                 ok7 &= is_pow2(bs) && bs >= 32 && bs <= 1024 &&
                        (nvec > 8L * 1024 * 8 || cluster_plan(nvec, bs, &cl, &packs));
-                if (full) {  // blocks of the plan's size hold the row in at most 16 (kernels 8 and 12)
-                    bs = latency_split_bs(&p);
-                    int blocks = split_row_blocks(Ns[j], nvec, SPLIT_PACKS, 512, bs, 132);
-                    ok8 &= is_pow2(bs) && bs >= 32 && bs <= 512 &&
-                           (nvec > 16L * 512 * SPLIT_PACKS || (long)blocks * bs * SPLIT_PACKS >= nvec);
-                    bs = lean_split_bs(&p);
-                    blocks = split_row_blocks(Ns[j], nvec, LEAN_PACKS, 512, bs, 132);
-                    ok12 &= is_pow2(bs) && bs >= 32 && bs <= 512 &&
-                            (nvec > 16L * 512 * LEAN_PACKS || (long)blocks * bs * LEAN_PACKS >= nvec);
+                if (full) {  // blocks of the plan's size hold the row in at most 16 (kernel 8 at 4 and 2 packs)
+                    bs = latency_split_bs(&p, 4);
+                    int blocks = split_row_blocks(Ns[j], nvec, 4, 512, bs, 132);
+                    ok8 &= is_pow2(bs) && bs >= 32 && bs <= 512 && (nvec > 16L * 512 * 4 || (long)blocks * bs * 4 >= nvec);
+                    bs = latency_split_bs(&p, 2);
+                    blocks = split_row_blocks(Ns[j], nvec, 2, 512, bs, 132);
+                    ok82 &= is_pow2(bs) && bs >= 32 && bs <= 512 && (nvec > 16L * 512 * 2 || (long)blocks * bs * 2 >= nvec);
                     bs = cluster_cp_async_bs(&p);
                     ok10 &= is_pow2(bs) && bs >= 32 && bs <= 512;
                 }
-                if (!(ok4 && ok5 && ok6 && ok7 && ok8 && ok10 && ok12) && !bad[0])
+                if (!(ok4 && ok5 && ok6 && ok7 && ok8 && ok10 && ok82) && !bad[0])
                     snprintf(bad, sizeof bad, "first miss at %s %ldx%ld", dtype_name((dtype_t)d), Ns[j], Cs[i]);
             }
     check("plan: kernels 4, 5, 7 a power of two of 32..1024; 5 keeps a 16-byte row in registers where 1024 x 8 "
           "packs hold it, 7 has a cluster plan where 8 x 1024 x 8 packs do", ok4 && ok5 && ok7, "%s", bad);
-    check("plan: kernel 6 64..256 threads, whole rows a block; 8 and 12 at most 512 threads, 16 blocks of them "
-          "holding the row where 16 x 512 threads can; 10 at most 512", ok6 && ok8 && ok10 && ok12, "%s", bad);
+    check("plan: kernel 6 64..256 threads, whole rows a block; 8 at 4 and 2 packs at most 512 threads, 16 blocks of "
+          "them holding the row where 16 x 512 threads can; 10 at most 512", ok6 && ok8 && ok10 && ok82, "%s", bad);
     p = qk_problem(DT_BF16, 64, 32, 128, 3 * 32 * 128);
     int q6 = subwarp_rows_bs(&p);
     check("plan: kernel 6 on the QK view counts its rows (tokens x heads: 2048, 15.5 an SM; 4 x 4 lanes x 15.5 -> 128)",
@@ -545,15 +558,68 @@ static void test_rung_plans(void) {
     g_dev.prop.multiProcessorCount = 0;  // no device known: one SM
     p = plan_problem(DT_BF16, 4096, 4096, 4096);
     check("plan: without a device's SMs the plans read one SM (no division by zero)", block_row_cache_bs(&p) == 128);
-    // every rung the rule may run and that sizes its blocks has a plan; the others (0-3, 9, 13) none
+    // every rung the rule may run and that sizes its blocks has a plan; the others (0-3, 9, 12) none
     int plans = 1;
-    for (int k = 0; k < 14; k++) {
+    for (int k = 0; k < 13; k++) {
         const kernel_t *e = &k_kernels[k];
-        const int chooseable = k >= 4 && k <= 12 && e->dtypes == DT_ALL && !e->own_block;
+        const int chooseable = k >= 4 && k <= 11 && e->dtypes == DT_ALL && !e->own_block;
         plans &= chooseable ? e->plan != NULL : e->plan == NULL;
     }
-    check("registry: kernels 4-8 and 10-12 have a plan; 9 and the dispatcher pick their own, 0-3 are not rungs",
+    check("registry: kernels 4-8, 10 and 11 have a plan; 9 and the dispatcher pick their own, 0-3 are not rungs",
           plans);
+    g_dev.prop = saved;
+}
+
+// ---- kernel 8's packs a thread: its plan (on a GPU of 132 SMs with clusters) and --packs
+
+static void test_packs_plan(void) {
+    const cudaDeviceProp saved = g_dev.prop;
+    g_dev.prop.multiProcessorCount = 132;
+    g_dev.prop.major = 9;
+    // {dtype, rows, C, packs the plan gives}: 2 at <= 32 packs a row; at fewer than a row an SM up to 2048 packs;
+    // at fewer than 4 rows an SM up to 512; else 4
+    struct { dtype_t d; long N, C; int packs; } cases[] = {
+        {DT_BF16, 262144, 256, 2},   // 32 packs: 2 at any rows
+        {DT_BF16, 262144, 264, 4},   // 33 packs, many rows
+        {DT_FP32, 131, 8192, 2},     // 2048 packs, 0.99 rows an SM
+        {DT_FP32, 132, 8192, 4},     // 2048 packs, a row an SM
+        {DT_BF16, 1, 16392, 4},      // 2049 packs, one row
+        {DT_BF16, 527, 4096, 2},     // 512 packs, 3.99 rows an SM
+        {DT_BF16, 528, 4096, 4},     // 512 packs, 4 rows an SM
+        {DT_FP32, 100, 2052, 2},     // 513 packs, under a row an SM
+        {DT_FP32, 200, 2052, 4},     // 513 packs, 1.5 rows an SM
+        {DT_BF16, 4096, 4096, 4},    // 512 packs, 31 rows an SM
+    };
+    int ok = 1;
+    char bad[96] = "";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rms_problem_t p = plan_problem(cases[i].d, cases[i].N, cases[i].C, cases[i].C);
+        int got = latency_split_packs(&p);
+        if (got != cases[i].packs && !bad[0])
+            snprintf(bad, sizeof bad, "%s %ldx%ld: %d", dtype_name(cases[i].d), cases[i].N, cases[i].C, got);
+        ok &= got == cases[i].packs;
+    }
+    check("plan: kernel 8's packs a thread, 2 at <= 32 packs a row, < 1 row an SM and <= 2048, < 4 and <= 512; else 4",
+          ok, "%s", bad);
+    rms_problem_t f = plan_problem(DT_BF16, 4, 256, 256), q = qk_problem(DT_BF16, 2, 4, 128, 1536),
+                  o = plan_problem(DT_FP32, 1, 4097, 4097), b = plan_problem(DT_FP32, 1, 8192, 8192);
+    f.s.fused = 1;
+    const int variants = latency_split_packs(&f) == 4 && latency_split_packs(&q) == 4 && latency_split_packs(&o) == 4;
+    const int with_clusters = latency_split_packs(&b);
+    g_dev.prop.major = 8;  // no clusters: 2 packs a thread would put 2048 packs over 2 blocks; 4 hold them in one
+    const int without = latency_split_packs(&b);
+    check("plan: kernel 8 at 4 packs where 2 cannot take the problem (fused add, QK view, narrow packs; before sm_90 "
+          "rows over one block of 512 x 2)", variants && with_clusters == 2 && without == 4, "%d %d %d", variants,
+          with_clusters, without);
+    g_dev.prop.major = 9;
+    // the block size at the packs chosen; --packs forces them
+    rms_problem_t p = plan_problem(DT_FP32, 1, 8192, 8192);  // 2048 packs, one row: the plan's 2
+    const int b2 = latency_split_bs(&p, split_packs(&p));
+    g_packs = 4;
+    const int b4 = latency_split_bs(&p, split_packs(&p)), forced = split_packs(&p);
+    g_packs = 0;
+    check("plan: kernel 8 at fp32 1x8192: 2 packs, 256 threads (a pack a thread, at most 256); --packs 4: 4, 256",
+          b2 == 256 && b4 == 256 && forced == 4 && split_packs(&p) == 2, "%d %d %d", b2, b4, forced);
     g_dev.prop = saved;
 }
 
@@ -570,9 +636,9 @@ static void test_regimes(void) {
               k_kernels[4].dtypes == DT_ALL);
     int rungs = 1;
     for (int i = 0; i < n; i++)
-        rungs &= k_regimes[i].rung >= 4 && k_regimes[i].rung <= 12 && k_kernels[k_regimes[i].rung].dtypes == DT_ALL &&
+        rungs &= k_regimes[i].rung >= 4 && k_regimes[i].rung <= 11 && k_kernels[k_regimes[i].rung].dtypes == DT_ALL &&
                  k_regimes[i].when != NULL;
-    check("regimes: every row runs a rung of the ladder (4-12, every dtype) and says its region", rungs);
+    check("regimes: every row runs a rung of the ladder (4-11, every dtype) and says its region", rungs);
 
     const cudaDeviceProp saved = g_dev.prop;
     g_dev.prop.multiProcessorCount = 132;
@@ -612,24 +678,25 @@ static void test_regimes(void) {
 // ---- registry sanity
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 14);
+    check_registry_shape(&k_program, 13);
     int dt = 1, pdl = 1;
     for (int i = 1; i <= 3; i++) dt &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 4; i <= 13; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
-    for (int i = 4; i <= 13; i++) pdl &= k_program.kernels[i].pdl == 1;
-    check("registry: 1-3 are fp32 only, 4-13 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
-    check("registry: the default kernel is the dispatcher (13), which picks its own block size, as does 9; the block "
-          "sizes of 8 and 12 are swept (they set the blocks a row)",
-          k_program.default_kernel == 13 && k_program.kernels[13].own_block == 1 && k_program.kernels[9].own_block == 1 &&
-              k_program.kernels[8].own_block == 0 && k_program.kernels[12].own_block == 0 &&
+    for (int i = 4; i <= 12; i++) dt &= k_program.kernels[i].dtypes == DT_ALL;
+    for (int i = 4; i <= 12; i++) pdl &= k_program.kernels[i].pdl == 1;
+    check("registry: 1-3 are fp32 only, 4-12 run fp32, fp16 and bf16 and take --pdl", dt && pdl);
+    check("registry: the default kernel is the dispatcher (12), which picks its own block size, as does 9; the block "
+          "sizes of 8 are swept (they set the blocks a row)",
+          k_program.default_kernel == 12 && k_program.kernels[12].own_block == 1 && k_program.kernels[9].own_block == 1 &&
+              k_program.kernels[8].own_block == 0 && strcmp(k_program.kernels[8].name, "latency_split") == 0 &&
               strcmp(k_program.kernels[10].name, "cluster_cp_async") == 0 && k_program.kernels[10].own_block == 0 &&
               strcmp(k_program.kernels[11].name, "subwarp_persistent") == 0 && k_program.kernels[11].own_block == 0 &&
-              strcmp(k_program.kernels[12].name, "lean_split") == 0);
+              strcmp(k_program.kernels[12].name, "dispatch") == 0);
     check("registry: the program restores the residual before validation (reset hook)", k_program.reset != NULL &&
                                                                                             k_program.check_options != NULL);
-    check("registry: seven program options", k_program.n_extra == 7 && strcmp(k_program.extra[OPT_FUSED].name, "fused-add") == 0 &&
+    check("registry: eight program options", k_program.n_extra == 8 && strcmp(k_program.extra[OPT_FUSED].name, "fused-add") == 0 &&
                                                  k_program.extra[OPT_FUSED].has_arg == no_argument &&
-                                                 strcmp(k_program.extra[OPT_CLUSTER].name, "cluster") == 0);
+                                                 strcmp(k_program.extra[OPT_CLUSTER].name, "cluster") == 0 &&
+                                                 strcmp(k_program.extra[OPT_PACKS].name, "packs") == 0);
 }
 
 // ---- kernel 0 (cuDNN) without a GPU: the slot, what it refuses before asking cuDNN, how it describes each
@@ -712,6 +779,7 @@ int main(void) {
     test_qk_view();
     test_parsing_and_shapes();
     test_plans();
+    test_packs_plan();
     test_cp_async_plan();
     test_rung_plans();
     test_regimes();

@@ -159,7 +159,7 @@ def rung_of(pattern):
     return int(m.group(1)) if m else None
 
 
-DISPATCHERS = {"layernorm_forward": "17", "rmsnorm_forward": "13", "batchnorm_forward": "15"}
+DISPATCHERS = {"layernorm_forward": "14", "rmsnorm_forward": "12", "batchnorm_forward": "14"}
 checks = []  # (what, program, expected rung, key)
 commands = []  # each check's command line: (program, kernel, args)
 for program, disp in DISPATCHERS.items():
@@ -169,7 +169,7 @@ for program, disp in DISPATCHERS.items():
         o = opts(w[5:])
         key = bn_key(o) if program == "batchnorm_forward" else norm_key(program, o)
         checks.append((f"{program} {disp} {' '.join(w[5:])}", program, rung_of(w[3]), key))
-        commands.append((program, disp, ["--check"] + w[5:]))
+        commands.append((program, disp, (["--repeats", "3"] if "--hot" in w[5:] else ["--check"]) + w[5:]))
 
 tables = {p: table(p) for p in DISPATCHERS}
 counts = {p: sum(1 for c in checks if c[1] == p) for p in DISPATCHERS}
