@@ -12,10 +12,13 @@ The features of a point (computed the same way by a program from its problem and
   rows_sm  log2 of the rows a streaming multiprocessor (rows / SMs; BatchNorm: N*H*W / SMs)
   plane    BatchNorm NCHW: log2 of H*W (0 elsewhere)
 A rung's time at a point is its fastest block size there; a rung that did not run a point (skipped, failed) costs
-PENALTY there, unless a second rung of the region takes it (a dispatcher passes over a rung that refuses). The tree starts with a leaf a variant and grows greedily, best split
-first, each split on one feature (a categorical one into two groups, a numeric one at a threshold between two measured
-values, on a half-octave grid), while a split removes at least MIN_GAIN of summed log-regret and each side keeps
-MIN_POINTS points, up to a number of leaves; each leaf is a row: its conditions, its rung.
+PENALTY there, unless a second rung of the region takes it (a dispatcher passes over a rung that refuses). The tree
+starts with a leaf a variant and grows greedily, best split first, each split on one feature (a categorical one into
+two groups, a numeric one at a threshold between two measured values, on a half-octave grid), while a split removes
+at least MIN_GAIN of summed log-regret and each side keeps MIN_POINTS points, up to a number of leaves; where no
+single split of a leaf pays, a split that pays with the best split of each of its sides (twice MIN_GAIN together:
+one region of two conditions, such as short rows and many of them, that neither condition alone isolates). Each leaf
+is a row: its conditions, its rung.
 """
 import math
 import os
@@ -175,17 +178,27 @@ def splits(pts):
     return out
 
 
-def best_split(pts, rungs):
+def best_split(pts, rungs, ahead=True):
+    """(gain, feature, test, left, right) of the split of a node that removes the most summed log-regret; where none
+    removes MIN_GAIN and ahead, the split that removes the most with the best split of each side (at least twice
+    MIN_GAIN together), its gain counted so; None where no split keeps MIN_POINTS a side."""
     base, _ = leaf_choice(pts, rungs)
-    best = None
+    best, sides = None, []
     for feat, test, pred in splits(pts):
         left = [p for p in pts if pred(p[1])]
         right = [p for p in pts if not pred(p[1])]
         if len(left) < MIN_POINTS or len(right) < MIN_POINTS:
             continue
         gain = base - leaf_choice(left, rungs)[0] - leaf_choice(right, rungs)[0]
+        sides.append((gain, feat, test, left, right))
         if best is None or gain > best[0] + 1e-12:
             best = (gain, feat, test, left, right)
+    if not ahead or best is None or best[0] >= MIN_GAIN:
+        return best
+    for gain, feat, test, left, right in sides:
+        then = sum(max(s[0], 0.0) for s in (best_split(left, rungs, False), best_split(right, rungs, False)) if s)
+        if gain + then >= 2 * MIN_GAIN and gain + then > best[0] + 1e-12:
+            best = (gain + then, feat, test, left, right)
     return best
 
 

@@ -287,9 +287,20 @@ expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split"
 # chained by PDL too
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 65536 -C 256
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 1024 -C 256 --hot --pdl
-expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1024 -C 128 --hot --pdl
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 1024 -C 128 --hot --pdl
 # rows without 16-byte packs: rung 13 (here one block a row)
 expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 1024 -C 4097
+# the rule's other rows, a shape well inside each (on 90-190 SMs): short rows without 16-byte packs, one (6) and
+# hundreds (13); fp32 rows of 16-63 packs, tens of rows (7); fp32 single rows of 181-361 packs (12); short rows,
+# thousands (7); rows of >= 23170 packs, one (12) and hundreds (9); rows of >= 362 packs, thousands (11)
+expect_path layernorm_forward 14 "rung 6 block_row_regs" "rung 6 block_row_regs" --dtype bf16 -N 1 -C 65
+expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype bf16 -N 512 -C 65
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 64 -C 64
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1 -C 1024
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 4096 -C 64
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung " --dtype fp32 -N 1 -C 131072
+expect_path layernorm_forward 14 "rung 9 block_reread" "rung 9 block_reread" --dtype fp32 -N 512 -C 131072
+expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung " --dtype bf16 -N 4096 -C 4096
 
 # rung 10 (subwarp_persistent, C <= 128 16-byte packs), alone and through the dispatcher: many passes of the
 # resident grid over the rows, a last pass that ends inside a block, every lanes-per-row width (C = 4 .. 512),
