@@ -1,21 +1,18 @@
 /*
-BatchNorm forward, as used in training and in inference, over x in one of three layouts:
+BatchNorm forward, training and inference, over x in one of three layouts:
   [N, C]        --layout nc (the default): channels contiguous, as after a fully connected layer
   NCHW, NHWC    --layout nchw | nhwc with --height H --width W: images
-Training (the default): for every channel c, the mean and the biased variance over the M = N*H*W elements of
-the channel; y = (x - mean) * invstd * gamma + beta with invstd = 1 / sqrt(var + eps). Writes y (dtype of x),
-save_mean and save_invstd (fp32, as a training step saves them for the backward pass), and updates
-running_mean and running_var (fp32) in place, as PyTorch does:
+Training (the default): for every channel c, the mean and the biased variance over its M = N*H*W elements;
+y = (x - mean) * invstd * gamma + beta with invstd = 1 / sqrt(var + eps). Writes y (dtype of x), save_mean and
+save_invstd (fp32, as a training step saves them for the backward pass), and updates running_mean and running_var
+(fp32) in place, as PyTorch does:
     running_mean = (1 - momentum) * running_mean + momentum * mean
     running_var  = (1 - momentum) * running_var  + momentum * var * M / (M - 1)      (the unbiased estimate)
-momentum 0.1 (--momentum), eps 1e-5 (--eps).
-M = 1 (N*H*W = 1): the unbiased estimate is 0/0 (PyTorch's Python API refuses the case). Here running_var is left
-unchanged, running_mean is updated as usual, save_invstd = 1/sqrt(eps) and y = beta: kernels, reference and tests.
---inference: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta, an elementwise pass whose
-ceiling is the copy; nothing else is written.
-x and y are fp32, fp16 or bf16; gamma, beta and all statistics are fp32. The GPU computes in fp32 with
-Welford merges of short groups (never one long serial sum: a channel can hold 100 million elements); the
-reference computes in double.
+momentum 0.1 (--momentum), eps 1e-5 (--eps). M = 1: the unbiased estimate is 0/0 (PyTorch's Python API refuses
+the case); here running_var is left unchanged, save_invstd = 1/sqrt(eps) and y = beta: kernels, reference, tests.
+--inference: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta, an elementwise pass whose ceiling is
+the copy; nothing else is written. x and y are fp32, fp16 or bf16; gamma, beta and all statistics fp32. The GPU
+computes in fp32 with short serial chains (a channel can hold 100 million elements); the reference in double.
 
 Kernels (`./batchnorm_forward --list` prints the same registry; the tests check that they agree):
    0  cudnn               cuDNN 9, the fastest of its legacy BatchNorm calls and modes and its graph API's batch norm
@@ -34,25 +31,22 @@ Kernels (`./batchnorm_forward --list` prints the same registry; the tests check 
   13  l2_loads_in_flight  11 bounded at 256 threads a block: 126 registers hold its 8 loads in flight in every dtype
   14  dispatch            picks the rung by a rule of regimes from the rungs' dense sweep, each rung at its plan's block size; says which ran
 
-Layouts and modes: 1-5, 7, 9-11 and 13 train on [N, C] and NHWC (NHWC is [N*H*W, C], channels contiguous), 6 and
-8 on NCHW; 12 (inference, elementwise) and 14 run all three layouts, 0 every layout and mode. A kernel says
-`skipped: <reason>` for a layout or mode it does not handle. 1-3 are the fp32 teaching steps; 4-14 run fp32, fp16
-and bf16. Kernel 0 is the vendor baseline where the build found cuDNN (else `skipped: built without cuDNN`).
+Layouts and modes: 1-5, 7, 9-11 and 13 train on [N, C] and NHWC (NHWC is [N*H*W, C]), 6 and 8 on NCHW; 12
+(inference) and 14 run all three layouts, 0 every layout and mode; a kernel says `skipped: <reason>` for what it does
+not handle. 1-3 are the fp32 teaching steps; 4-14 run fp32, fp16 and bf16.
 
-Mapping to the harness options: -N/--rows is N and -C/--cols is C (-B/-T are refused). H and W are long options
-only, --height and --width (-h is help), for an image layout; they default to 1. Default shape: [N, C] = 65536 x
-256. CSV shapes: "65536x256" for [N, C], "32x256x56x56:nchw" or ":nhwc" for images, ":inf" appended in inference.
+Options: -N/--rows is N, -C/--cols is C (-B/-T are refused); --height and --width (long options only: -h is help)
+default to 1. Default shape [N, C] = 65536 x 256. CSV shapes: "65536x256", "32x256x56x56:nchw" or ":nhwc", with
+":inf" appended in inference.
 
-Bytes counted (the algorithmic minimum, whatever a kernel's pass count): x read and y written, and per channel
-gamma, beta and the running statistics read, save_mean, save_invstd and the running statistics written in
-training: 2*N*C*H*W*sizeof(dtype) + 32*C bytes (inference: + 16*C). The kernels that read x twice (1-6) are
-measured against this minimum too, so their %SOL shows what the second pass costs.
+Bytes counted (the algorithmic minimum, whatever a kernel's passes): x read and y written, and per channel gamma,
+beta and the running statistics read, save_mean, save_invstd and the running statistics written in training:
+2*N*C*H*W*sizeof(dtype) + 32*C bytes (inference: + 16*C). Kernels 1-6 read x twice; their %SOL shows the cost.
 
-Validation: every element of y (tolerance_for(dtype)) and, in training, of save_mean, save_invstd, running_mean
-and running_var (fp32 tolerance). Mismatches of y are reported as (row, col) = (n*H*W + pixel, channel) for
-[N, C] and NHWC, (n*C + channel, pixel) for NCHW; of the statistics as (0, channel). The absolute tolerance of y
-grows by 16 fp32 ulps of max over channels of |mean| * invstd * |gamma|, the error that a mean held in fp32
-brings and no kernel avoids. The running statistics start random (made on the host in fp32 and copied);
+Validation: every element of y (tolerance_for(dtype)) and, in training, of the four statistics (fp32 tolerance).
+y's mismatches are reported at (n*H*W + pixel, channel) for [N, C] and NHWC, (n*C + channel, pixel) for NCHW, the
+statistics' at (0, channel). y's absolute tolerance grows by 16 fp32 ulps of max over channels of
+|mean| * invstd * |gamma|, the error that a mean held in fp32 brings. The running statistics start random;
 program_t.reset restores them before every validation launch, so each validated launch makes exactly one update.
 
 Run:
@@ -61,11 +55,10 @@ Run:
   ./batchnorm_forward 14 --layout nchw -N 32 -C 256 --height 56 --width 56 --check
   ./batchnorm_forward 14 --layout nhwc -N 32 -C 256 --height 56 --width 56 --inference
   ./batchnorm_forward --list                         the registry (no GPU needed)
-Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 or later for the cluster kernel):
+Build it alone (-arch: your GPU's, sm_90 or later for the cluster kernel):
   nvcc -O3 -std=c++17 --default-stream per-thread -arch=sm_90 -Xcompiler -fopenmp -o batchnorm_forward batchnorm_forward.cu -lcurand -lgomp -ldl
-  CUPTI (the GPU's own clock for the timing; else CUDA events): add -DHAVE_CUPTI -lcupti, and where the toolkit
-    keeps CUPTI apart, -I<cuda>/extras/CUPTI/include -L<cuda>/extras/CUPTI/lib64
-  cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L to cuDNN where it is not in the toolkit's directories)
+  add -DHAVE_CUPTI -lcupti for the GPU's own clock (-I/-L to extras/CUPTI where the toolkit keeps it apart), and
+  -DHAVE_CUDNN -lcudnn for kernel 0 (else `skipped: built without cuDNN`; -I/-L where cuDNN is elsewhere)
 */
 #include "common.h"
 
@@ -74,7 +67,6 @@ namespace cg = cooperative_groups;
 
 // ------------------------------------------------------------------------------------------------
 // The problem
-
 typedef enum { LAYOUT_NC = 0, LAYOUT_NCHW = 1, LAYOUT_NHWC = 2 } bn_layout_t;
 static const char *layout_name(bn_layout_t l) { return l == LAYOUT_NCHW ? "nchw" : l == LAYOUT_NHWC ? "nhwc" : "nc"; }
 
@@ -89,8 +81,8 @@ typedef struct {
     float *run_mean0, *run_var0;  // the initial running statistics (reset copies them back)
     float *ws_mean, *ws_m2;       // workspace: per-block partial statistics (kernels 5-7), sums (kernel 3)
     long ws_states;               // partial states the workspace holds (ws_mean and ws_m2 each)
-    unsigned *counters;           // "last block" tickets: one per channel (kernel 6), [C] kernel 9's; kept at zero
-    double *sums;                 // kernel 9's per-channel sums (sum_copies x 2C); kept at zero
+    unsigned *counters;           // "last block" tickets: one per channel (kernel 6), [C] 9's; kept at zero
+    double *sums;                 // the per-channel sums of 9-11 and 13 (sum_copies x 2C); kept at zero
     int sum_copies;
     double *hx, *hgamma, *hbeta, *hrm0, *hrv0;  // host inputs, exactly the device values
 } bn_problem_t;
@@ -104,15 +96,13 @@ static int g_inference = 0;
 
 // ------------------------------------------------------------------------------------------------
 // CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
-
 // The element index of (n, c, pixel) in each layout ([N, C] is NHWC with one pixel).
 static inline long bn_index(bn_layout_t layout, long n, long c, long hw, long C, long HW) {
     return layout == LAYOUT_NCHW ? (n * C + c) * HW + hw : (n * HW + hw) * C + c;
 }
 
-// Mean and biased variance of every channel. Channels-last layouts go row by row (a walk down each column would
-// touch every cache line of x once per channel), in chunks of rows whose size depends on M alone: each chunk sums
-// its rows in order into its own partial row, and the partials are added in chunk order. The result is the same
+// Mean and biased variance of every channel. Channels-last layouts go row by row, in chunks of rows whose size
+// depends on M alone, each summed in order into its own partial row, the partials added in chunk order: the same
 // bits whatever the number of OpenMP threads (the tests compare references bit for bit).
 static void batchnorm_stats_cpu(double *mean, double *var, const double *x, bn_layout_t layout, long N, long C,
                                 long HW) {
@@ -205,36 +195,14 @@ static void batchnorm_forward_cpu(double *y, double *save_mean, double *save_inv
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 0: cuDNN, the vendor baseline, the fastest of two ways in: the legacy BatchNorm functions (ForwardTraining,
-// ForwardTrainingEx, ForwardInference: deprecated in cuDNN 9 but shipped, and what PyTorch calls) and their
-// successor, the graph API's norm-forward operation in CUDNN_BATCH_NORM mode. The calls are the harness's
-// (harness/cudnn.h: the descriptors, the candidates call x mode x format and the graph's, NORM_CUDNN_BN, one trial
-// execution of each, the timing, the fastest kept, the deprecation pragmas); this program describes its problem
-// (bn_cudnn_describe: [N, C] as N x C x 1 x 1 given as NHWC, images in their own format) and keeps BatchNorm's rules.
-// cuDNN writes into this program's buffers: y, save_mean, save_invstd (1/sqrt(var + eps)) and, in training, the
-// running statistics in place (exponentialAverageFactor = momentum, the variance unbiased, as the reference).
-// Improves: nothing of its own; the baseline the rungs are measured against.
-// Wrong, so skipped by shape before cuDNN is asked (bn_cudnn_precheck): N*C*H*W >= 2^31 (int dimensions and
-// strides; PyTorch sends such problems to its own kernels); eps below CUDNN_BN_MIN_EPSILON (0 in cuDNN 9); training
-// with N*H*W = 1, where cuDNN applies M / (M - 1) and writes NaN into running_var (tensorflow/tensorflow#34062 and
-// PR #40338, cudnn.torch#199): a different convention, said in the skip reason. NORM_CUDNN_BN_M1=run lifts that
-// rule: the GPU suite then expects running_var alone wrong, with NaN, and says "drop the rule" if cuDNN matches.
+// Kernel 0, cudnn: the fastest of cuDNN's legacy BatchNorm calls (ForwardTraining(Ex), ForwardInference: what
+// PyTorch calls) over their modes and formats, and of the graph API's batch norm (harness/cudnn.h: the candidates,
+// their timing, the shapes skipped before cuDNN is asked). It writes y, the statistics and the running ones in place.
+// Improves: the reference the ladder is measured against. Wrong: skips N*C*H*W >= 2^31 (int descriptors) and training
+// with N*H*W = 1 (cuDNN writes NaN into running_var there); a --block-size is refused.
 #ifdef HAVE_CUDNN
-// The rules of kernel 0 that need no GPU and no cuDNN call (the CPU tests call this): NULL or the skip reason.
-static const char *bn_cudnn_precheck(const bn_problem_t *p) {
-    if ((double)p->M * (double)p->C >= 2147483648.0)
-        return "N*C*H*W >= 2^31: cuDNN's BatchNorm API describes tensors with 32-bit int dimensions and strides";
-    if ((double)p->eps < CUDNN_BN_MIN_EPSILON)
-        return reasonf("eps %g is below cuDNN's minimum CUDNN_BN_MIN_EPSILON = %g", (double)p->eps,
-                       (double)CUDNN_BN_MIN_EPSILON);
-    const char *m1 = getenv("NORM_CUDNN_BN_M1");  // "run": ask cuDNN anyway (the GPU suite checks the claim)
-    if (p->training && p->M == 1 && !(m1 && strcmp(m1, "run") == 0))
-        return "N*H*W = 1: cuDNN's running_var update divides by M - 1 = 0 (NaN); this program leaves running_var "
-               "unchanged";
-    return NULL;
-}
-
-// The problem as cuDNN's BatchNorm functions see it, with this program's buffers.
+static cudnn_bn_state_t g_bn_cudnn;
+// The problem as cuDNN's BatchNorm functions see it: [N, C] as N x C x 1 x 1 given as NHWC, images in their format.
 static void bn_cudnn_describe(const bn_problem_t *p, cudnn_bn_t *d) {
     memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
     d->N = p->N;
@@ -255,32 +223,22 @@ static void bn_cudnn_describe(const bn_problem_t *p, cudnn_bn_t *d) {
     d->run_mean = p->run_mean;
     d->run_var = p->run_var;
 }
-
-static cudnn_bn_state_t g_bn_cudnn;
-
-// Kernel 0's supports(): the shape rules, then every candidate tried and timed; the fastest is kept. Asked
-// again for the same problem, the answer is returned without trying anything anew.
 static const char *supports_cudnn(const void *pp, int bs) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
     REASON_TRY(cudnn_refuse_block_size(bs));
-    REASON_TRY(bn_cudnn_precheck(p));
     cudnn_bn_t d;
-    bn_cudnn_describe(p, &d);
-    return cudnn_bn_prepare(&g_bn_cudnn, &d);
+    bn_cudnn_describe((const bn_problem_t *)pp, &d);
+    return cudnn_bn_supports(&g_bn_cudnn, &d);
 }
-
 static void launch_cudnn(const void *pp, launch_t *l) {
     cudnn_bn_t d;
     bn_cudnn_describe((const bn_problem_t *)pp, &d);
     cudnn_bn_execute(&g_bn_cudnn, &d, l);
 }
-#endif  // HAVE_CUDNN
+#endif
 
 // ------------------------------------------------------------------------------------------------
-// Device helpers of this program (the shared ones, Welford, welford_merge, block_welford, warp_sum and the packs,
-// are harness/device_helpers.h's).
-// A thread's running statistics for V channels that see the same rows, so that one count serves all V:
-// (count, mean[V], M2[V]).
+// Device helpers of this program (Welford, block_welford, warp_sum and the packs are harness/device_helpers.h's).
+// A thread's running statistics (count, mean[V], M2[V]) of V channels that see the same rows: one count for all V.
 template <int V> struct ChanStats {
     float n;
     float mean[V], m2[V];
@@ -291,13 +249,11 @@ template <int V> __device__ __forceinline__ void chan_stats_init(ChanStats<V> &s
     for (int j = 0; j < V; j++) s.mean[j] = s.m2[j] = 0.f;
 }
 // Folds a group of `cnt` rows (v[0..cnt) of each of the V channels; cnt <= U, the valid rows first) into s: the
-// group's own mean and M2 by two passes over registers, then Chan's merge (welford_merge's formula) with one
-// division shared by the V channels. Groups of a few rows keep every serial chain short.
+// group's own mean and M2 by two passes over registers, then Chan's merge with one division for the V channels
+// (__fdividef: no slow-path call, 2 ulps; counts are far from its limit, 2^126). Short groups, short chains.
 template <int V, int U>
 __device__ __forceinline__ void chan_stats_add(ChanStats<V> &s, const float (&v)[U][V], int cnt) {
     if (cnt <= 0) return;
-    // __fdividef: no slow-path call (whose calling convention costs registers), 2 ulps, counts are far from its
-    // range limit (2^126)
     float nb = (float)cnt, n = s.n + nb, wb = __fdividef(nb, n), inv = cnt == U ? 1.f / U : __fdividef(1.f, nb);
 #pragma unroll
     for (int j = 0; j < V; j++) {
@@ -318,10 +274,8 @@ __device__ __forceinline__ void chan_stats_add(ChanStats<V> &s, const float (&v)
     }
     s.n = n;
 }
-
-// welford_merge (harness/device_helpers.h) with the weight b.n / n from fast_div: __fdividef on the device (IEEE
-// division has a slow path that nvcc calls as a subroutine, saving every register live across the call to local
-// memory; 2 ulps on a weight are nothing here), a plain division where the CPU tests run it on the host.
+// welford_merge with the weight b.n / n from fast_div: __fdividef on the device (IEEE division's slow path is a
+// subroutine call that spills every live register; 2 ulps on a weight are nothing), a plain division on the host.
 __host__ __device__ __forceinline__ float fast_div(float a, float b) {
 #ifdef __CUDA_ARCH__
     return __fdividef(a, b);
@@ -336,10 +290,9 @@ __host__ __device__ __forceinline__ Welford welford_merge_nocall(Welford a, Welf
     return Welford{n, a.mean + delta * wb, a.m2 + b.m2 + delta * delta * a.n * wb};
 }
 
-// Threads of a block laid out as t = rg * G + g: G columns (channels or packs), RG = row groups. Merges the
-// RG states of each column by a tree over the row groups in shared memory (Chan's merge at each step); every
-// thread gets the state of its column. Threads beyond G * RG take part in the barriers only. `sm` holds
-// blockDim.x states.
+// Threads of a block as t = rg * G + g: G columns (channels or packs), RG row groups. Merges each column's RG states
+// by a tree in shared memory (sm: blockDim.x states); every thread gets its column's state. Threads beyond G * RG
+// take part in the barriers only.
 __device__ __forceinline__ Welford rowgroup_welford(Welford w, Welford *sm, int G, int RG) {
     int t = threadIdx.x, rg = t / G;
     __syncthreads();  // sm may still be read by a previous call
@@ -352,22 +305,22 @@ __device__ __forceinline__ Welford rowgroup_welford(Welford w, Welford *sm, int 
     return sm[t % G];
 }
 // Shifted sums: a thread's statistics of V channels as s1 = sum(x - k) and s2 = sum((x - k)^2) around a shift k,
-// one value of the channel that the whole block shares (its first row). An element costs a subtraction, an add
-// and an FMA: no division and no group of rows held back (chan_stats_add needs both), so a thread can keep more
-// loads in flight. mean = k + s1 / n and M2 = s2 - s1^2 / n; the cancellation in M2 costs about
-// (mean - k)^2 / var ulps: a few when k is a typical value of the channel, all of them when the block's first row
-// is a far outlier (a Welford chain has no such case).
+// a value of the channel the whole block shares. An element costs a subtraction, an add and an FMA (no division, no
+// rows held back), so a thread keeps more loads in flight. mean = k + s1 / n, M2 = s2 - s1^2 / n: the cancellation
+// costs about (mean - k)^2 / var ulps, a few for a typical k, all of them where k is a far outlier.
 template <int V> struct ShiftSums {
     float k[V], s1[V], s2[V];
 };
-template <typename T, int V> __host__ __device__ __forceinline__ void shift_sums_init(ShiftSums<V> &s, const Pack<T, V> &shift) {
+template <typename T, int V>
+__host__ __device__ __forceinline__ void shift_sums_init(ShiftSums<V> &s, const Pack<T, V> &shift) {
 #pragma unroll
     for (int j = 0; j < V; j++) {
         s.k[j] = to_float(shift.v[j]);
         s.s1[j] = s.s2[j] = 0.f;
     }
 }
-template <typename T, int V> __host__ __device__ __forceinline__ void shift_sums_add(ShiftSums<V> &s, const Pack<T, V> &p) {
+template <typename T, int V>
+__host__ __device__ __forceinline__ void shift_sums_add(ShiftSums<V> &s, const Pack<T, V> &p) {
 #pragma unroll
     for (int j = 0; j < V; j++) {
         float d = to_float(p.v[j]) - s.k[j];
@@ -380,11 +333,10 @@ template <int V> __host__ __device__ __forceinline__ Welford shift_sums_welford(
     float inv = fast_div(1.f, n);
     return Welford{n, s.k[j] + s.s1[j] * inv, fmaxf(0.f, s.s2[j] - s.s1[j] * s.s1[j] * inv)};
 }
-// Sums the shifted sums of a block's RG row groups (layout t = rg * G + g, as rowgroup_welford; threads beyond
-// G * RG hold zeros) at once for all V channels: every thread writes its 2V sums, one barrier, then thread q adds
-// entry q % G of sum q / G over the row groups (consecutive threads, consecutive words: no bank conflicts), one
-// more barrier. `sm` holds `cap` floats (>= 2 * blockDim.x): as many channels a round as fit. Threads t < G get
-// their column's block totals in s.
+// Sums the shifted sums of a block's RG row groups (t = rg * G + g; threads beyond G * RG hold zeros) for all V
+// channels at once: every thread writes its 2V sums, a barrier, thread q adds entry q % G of sum q / G over the row
+// groups (no bank conflicts), a barrier. sm: cap floats (>= 2 * blockDim.x), as many channels a round as fit.
+// Threads t < G get their column's block totals in s.
 template <int V>
 __device__ __forceinline__ void rowgroup_shift_sums(ShiftSums<V> &s, float *sm, int cap, int G, int RG) {
     int t = threadIdx.x, bs = blockDim.x, vc = min(V, cap / (2 * bs));
@@ -415,13 +367,12 @@ __device__ __forceinline__ void rowgroup_shift_sums(ShiftSums<V> &s, float *sm, 
     }
 }
 
-// From a channel's (mean, M2, count): writes save_mean, save_invstd, updates the running statistics, returns
-// invstd. count = 1 leaves running_var unchanged (see the header).
 // 1 / sqrt(var + eps) with var = m2 / count: no division subroutine (see welford_merge_nocall); 2 ulps.
 __device__ __forceinline__ float bn_invstd(float m2, float count, float eps) {
     return rsqrtf(__fdividef(m2, count) + eps);
 }
-// (rm_c, rv_c: the running statistics' values before the update, loaded by the caller)
+// From a channel's (mean, M2, count): writes save_mean, save_invstd, updates the running statistics (rm_c, rv_c:
+// their values before, loaded by the caller), returns invstd. count = 1 leaves running_var unchanged.
 __device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m2, float count, float *save_mean,
                                                      float *save_invstd, float *rm, float *rv, float eps,
                                                      float momentum, float rm_c, float rv_c) {
@@ -441,10 +392,8 @@ __device__ __forceinline__ float bn_finalize_channel(long c, float mean, float m
     return bn_finalize_channel(c, mean, m2, count, save_mean, save_invstd, rm, rv, eps, momentum, rm[c], rv[c]);
 }
 
-// Kernel arguments. The plain fp32 ladder (kernels 1-3) takes positional arguments written out in full, as in
-// llm.c; kernels 4 on take this struct by value as their first parameter (bn_args() builds it once per launch),
-// then, positionally, what belongs to that one launch (workspace, G, rows per block, shared memory). Its pointers
-// carry no __restrict__: kernels that want read-only loads ask for them (load_pack_nc for x, __ldg for gamma, beta).
+// Kernel arguments: kernels 1-3 take theirs written out, as in llm.c; 4 on take this struct by value (bn_args()),
+// then what belongs to that one launch. No __restrict__: kernels ask for read-only loads (load_pack_nc, __ldg).
 typedef struct {
     const void *x;                   // dtype; [M, C] with channels contiguous ([N, C], NHWC), or NCHW
     void *y;                         // dtype, x's layout
@@ -456,18 +405,17 @@ typedef struct {
     int training;                    // 0: inference (y from the running statistics)
 } bn_args_t;
 
-// bn_finalize_channel with the statistics pointers, eps and momentum of the argument struct (kernels 4 on).
+// bn_finalize_channel with the argument struct's pointers, eps and momentum (kernels 4 on).
 __device__ __forceinline__ float bn_finalize_channel(const bn_args_t &a, long c, float mean, float m2, float count) {
     return bn_finalize_channel(c, mean, m2, count, a.save_mean, a.save_invstd, a.run_mean, a.run_var, a.eps,
                                a.momentum);
 }
-// The scale and shift of channels c0 .. c0 + n - 1 (n <= BN_STAGED), y = x * scale + shift, computed once per
-// block into shared memory (then a barrier: every thread of the block calls it). Loaded by each thread instead,
-// a pack of VEC channels costs 4 x VEC scalar loads, strided VEC floats apart across a warp: for 16-bit packs of
-// 8 that is 32 loads touching 8 lines each, against 4 pack loads and 4 pack stores of x and y a thread.
+// The scale and shift (y = x * scale + shift) of channels c0 .. c0 + n - 1 (n <= BN_STAGED) from the batch's
+// statistics, once per block into shared memory, then a barrier. Loaded by each thread instead, a 16-bit pack of
+// 8 channels would cost 32 scalar loads touching 8 lines each, against 4 pack loads and 4 stores of x and y.
 #define BN_STAGED 256  // channels a block stages: cl_lanes' 32 packs of at most 8
 __device__ __forceinline__ void bn_stage_scale_shift(const bn_args_t &a, long c0, long n, float *sc, float *sh) {
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {  // the batch's statistics (written in this launch or the last)
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
         long c = c0 + i;
         float s = __ldcg(a.save_invstd + c) * __ldg(a.gamma + c);
         sc[i] = s;
@@ -478,32 +426,14 @@ __device__ __forceinline__ void bn_stage_scale_shift(const bn_args_t &a, long c0
 
 // ------------------------------------------------------------------------------------------------
 // Launch helpers (host): the argument struct, pack widths, one wave of blocks, the shared skip reasons.
-
 static bn_args_t bn_args(const bn_problem_t *p) {
-    bn_args_t a;
-    a.x = p->x;
-    a.y = p->y;
-    a.gamma = p->gamma;
-    a.beta = p->beta;
-    a.save_mean = p->save_mean;
-    a.save_invstd = p->save_invstd;
-    a.run_mean = p->run_mean;
-    a.run_var = p->run_var;
-    a.M = p->M;
-    a.C = p->C;
-    a.N = p->N;
-    a.HW = p->HW;
-    a.eps = p->eps;
-    a.momentum = p->momentum;
-    a.training = p->training;
-    return a;
+    return bn_args_t{p->x,        p->y,   p->gamma, p->beta, p->save_mean, p->save_invstd, p->run_mean, p->run_var,
+                     p->M,        p->C,   p->N,     p->HW,   p->eps,       p->momentum,    p->training};
 }
-
 // The widest pack (elements) that divides n: 16 bytes when it can.
 static int bn_vec_width(dtype_t d, long n) { return (int)gcd_long(16 / (long)dtype_size(d), n); }
-// One wave of blocks of `fn` at bs threads: the blocks the occupancy calculator says fit an SM at once (its
-// registers and static shared memory count, not threads alone) times the SMs. Cached: the query stays out of the
-// timed launches.
+// One wave of blocks of `fn` at bs threads: the blocks the occupancy calculator fits an SM at once times the SMs.
+// Cached: the query stays out of the timed launches.
 static long bn_wave(const void *fn, int bs, size_t smem = 0) {
     static struct { const void *fn; int bs; size_t smem; long wave; } cache[256];
     static int n = 0;
@@ -516,8 +446,8 @@ static long bn_wave(const void *fn, int bs, size_t smem = 0) {
     return wave;
 }
 static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
-// The static shared memory of `fn` (kernels 10, 11 and 13: their kept rows), whose dynamic shared memory may then
-// be all the rest a block can opt in to (set once: the runtime is asked once per function).
+// The static shared memory of `fn` (10, 11 and 13: their kept rows), its dynamic shared memory set once to all the
+// rest a block can opt in to.
 static size_t bn_static_smem_opt_in(const void *fn) {
     static struct { const void *fn; size_t bytes; } cache[64];
     static int n = 0;
@@ -542,17 +472,15 @@ static const char *supports_cl(const void *pp, int bs) {
     return training_cl_only((const bn_problem_t *)pp);
 }
 
-// The lanes across packs of channels a block of kernels 5, 7, 9-11 and 13 takes: 32, or the next power of two >=
-// the packs of a row (bs / G row groups).
+// The lanes across packs of channels of a block of 5, 7, 9-11 and 13: 32, or the power of two >= a row's packs.
 static int cl_lanes(long nvec) {
     int G = 1;
     while (G < 32 && G < nvec) G *= 2;
     return G;
 }
 
-// The rungs' plans (the block size the dispatcher launches a rung at): with harness/dispatch.h's per_sm (rows,
-// M = N*H*W where channels are contiguous, blocks or threads over this device's SMs) and pow2_at_least, the
-// power of two nearest x (on a log scale), within [lo, hi].
+// For the rungs' plans (the block size the dispatcher launches a rung at; with harness/dispatch.h's per_sm and
+// pow2_at_least): the power of two nearest x on a log scale, within [lo, hi].
 static int pow2_nearest(double x, int lo, int hi) {
     int b = lo;
     while (b < hi && x >= b * 1.41421356) b *= 2;
@@ -561,21 +489,16 @@ static int pow2_nearest(double x, int lo, int hi) {
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 1: one thread per channel walks down all M rows of x[M, C] (channels contiguous: [N, C], or NHWC as
-// [N*H*W, C]): statistics in groups of four rows merged Welford-style, then a second walk writes y. A thread's
-// chain of merges is long (M/4) and each merge rounds the running mean to an ulp of |mean|, so the statistics are
-// taken of x - x[0, c] (of the order of the spread, and so their roundings) and the shift added back once; 2 and 4
-// do the same, 5 on have short chains.
+// [N*H*W, C]): statistics in groups of four rows merged Welford-style, then a second walk writes y. The chain of
+// merges is long (M/4), so the statistics are of x - x[0, c] (roundings of the order of the spread, not of |mean|).
 // Improves over nothing: neighbouring threads read neighbouring channels, every warp load one coalesced 128-byte line.
-// Wrong: only C threads (256 at the default shape: a few blocks on a few SMs, the rest of the GPU idle), each
-// walking M rows with four 4-byte loads in flight: latency-bound, far from the bandwidth.
-
-__global__ void __launch_bounds__(1024) batchnorm_thread_per_channel_kernel(const float *__restrict__ x, float *__restrict__ y,
-                                                          const float *__restrict__ gamma,
-                                                          const float *__restrict__ beta,
-                                                          float *__restrict__ save_mean,
-                                                          float *__restrict__ save_invstd, float *__restrict__ rm,
-                                                          float *__restrict__ rv, long M, long C, float eps,
-                                                          float momentum) {
+// Wrong: only C threads (a few blocks on a few SMs at C = 256), each with four 4-byte loads in flight: latency-bound.
+__global__ void __launch_bounds__(1024)
+    batchnorm_thread_per_channel_kernel(const float *__restrict__ x, float *__restrict__ y,
+                                        const float *__restrict__ gamma, const float *__restrict__ beta,
+                                        float *__restrict__ save_mean, float *__restrict__ save_invstd,
+                                        float *__restrict__ rm, float *__restrict__ rv, long M, long C, float eps,
+                                        float momentum) {
     long c = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (c >= C) return;
     float shift = x[c];  // statistics of x - x[0, c]: see the comment above
@@ -602,27 +525,23 @@ __global__ void __launch_bounds__(1024) batchnorm_thread_per_channel_kernel(cons
 static void launch_thread_per_channel(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     int bs = l->block_size;
-    batchnorm_thread_per_channel_kernel<<<(unsigned)ceil_div(p->C, bs), bs>>>((const float *)p->x, (float *)p->y, p->gamma, p->beta,
-                                                          p->save_mean, p->save_invstd, p->run_mean, p->run_var,
-                                                          p->M, p->C, p->eps, p->momentum);
+    batchnorm_thread_per_channel_kernel<<<(unsigned)ceil_div(p->C, bs), bs>>>(
+        (const float *)p->x, (float *)p->y, p->gamma, p->beta, p->save_mean, p->save_invstd, p->run_mean, p->run_var,
+        p->M, p->C, p->eps, p->momentum);
 }
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 2: one block per channel; its threads stride down the channel's column (thread t reads rows t,
 // t + blockDim, ...), a block-wide Welford all-reduce (block_welford), then the same walk writes y.
 // Improves: a whole block per channel, C blocks in all, many loads in flight.
-// Wrong: the reads are strided, uncoalesced: the 32 lanes of a warp read 32 rows, C elements apart, so each 4-byte
-// element costs its own 32-byte sector (8x the bytes used pulled from L2 in fp32, 32 transactions a warp load
-// instead of 4); DRAM sees each sector once only while the neighbouring channels' blocks read it at about the same
-// time; the writes of y are scattered the same way.
-
-__global__ void __launch_bounds__(1024) batchnorm_block_per_channel_kernel(const float *__restrict__ x, float *__restrict__ y,
-                                                          const float *__restrict__ gamma,
-                                                          const float *__restrict__ beta,
-                                                          float *__restrict__ save_mean,
-                                                          float *__restrict__ save_invstd, float *__restrict__ rm,
-                                                          float *__restrict__ rv, long M, long C, float eps,
-                                                          float momentum) {
+// Wrong: strided, uncoalesced reads: a warp's 32 lanes read 32 rows C elements apart, each 4-byte element its own
+// 32-byte sector (8x the bytes used from L2 in fp32); the writes of y are scattered the same way.
+__global__ void __launch_bounds__(1024)
+    batchnorm_block_per_channel_kernel(const float *__restrict__ x, float *__restrict__ y,
+                                       const float *__restrict__ gamma, const float *__restrict__ beta,
+                                       float *__restrict__ save_mean, float *__restrict__ save_invstd,
+                                       float *__restrict__ rm, float *__restrict__ rv, long M, long C, float eps,
+                                       float momentum) {
     __shared__ Welford scratch[33];
     __shared__ float s_mean, s_a;
     long c = blockIdx.x;
@@ -656,27 +575,22 @@ __global__ void __launch_bounds__(1024) batchnorm_block_per_channel_kernel(const
 }
 static void launch_block_per_channel(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    batchnorm_block_per_channel_kernel<<<(unsigned)p->C, l->block_size>>>((const float *)p->x, (float *)p->y, p->gamma, p->beta,
-                                                         p->save_mean, p->save_invstd, p->run_mean, p->run_var, p->M,
-                                                         p->C, p->eps, p->momentum);
+    batchnorm_block_per_channel_kernel<<<(unsigned)p->C, l->block_size>>>(
+        (const float *)p->x, (float *)p->y, p->gamma, p->beta, p->save_mean, p->save_invstd, p->run_mean, p->run_var,
+        p->M, p->C, p->eps, p->momentum);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 3: many blocks share the rows. A block covers 32 channels (a warp's lanes, coalesced) and a strip of rows;
-// each thread sums x and x^2 over its rows and adds both to two global fp32 accumulators per channel with atomicAdd
-// (cleared by a cudaMemsetAsync inside the timed launch). A second kernel takes mean = sum / M and
-// var = sumsq / M - mean^2, writes the statistics and y.
+// Kernel 3: many blocks share the rows. A block covers 32 channels and a strip of rows; each thread adds its sums of
+// x and x^2 to two fp32 accumulators a channel with atomicAdd (cleared inside the timed launch); a second kernel
+// takes mean = sum / M and var = sumsq / M - mean^2, writes the statistics and y.
 // Improves: the rows are spread over enough blocks to fill the GPU, whatever C is.
-// Wrong: every warp adds into the same 2*C addresses, and atomics to one address serialize at L2 (~1000 adds per
-// channel at the default shape). Welford states cannot be merged atomically, so the variance comes from
-// E[x^2] - E[x]^2 in fp32: hopeless when the mean is large against the spread (--input-mean 1000 fails by
-// percents), and in channels of few elements the variance can be tiny against E[x^2]: supports() refuses M < 16
-// for that reason (the tolerance is never widened). It also reads x twice and needs three launches.
-
+// Wrong: atomics to one address serialize at L2 (~1000 adds a channel at the default shape); the variance comes
+// from E[x^2] - E[x]^2 in fp32, hopeless when the mean is large against the spread (--input-mean 1000 fails by
+// percents) and in channels of few elements (supports() refuses M < 16); x read twice, three launches.
 #define K3_MIN_M 16
-
-__global__ void __launch_bounds__(1024) batchnorm_atomic_partials_accumulate_kernel(const float *__restrict__ x, float *acc,
-                                                                     long M, long C) {
+__global__ void __launch_bounds__(1024) batchnorm_atomic_partials_accumulate_kernel(const float *__restrict__ x,
+                                                                                    float *acc, long M, long C) {
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32, W = blockDim.x / 32;
     long c = blockIdx.x * 32L + lane;
     long r = blockIdx.y * (long)W + warp;
@@ -690,15 +604,12 @@ __global__ void __launch_bounds__(1024) batchnorm_atomic_partials_accumulate_ker
     atomicAdd(acc + c, s);
     atomicAdd(acc + C + c, q);
 }
-
-__global__ void __launch_bounds__(1024) batchnorm_atomic_partials_normalize_kernel(const float *__restrict__ x,
-                                                                    float *__restrict__ y, const float *acc,
-                                                                    const float *__restrict__ gamma,
-                                                                    const float *__restrict__ beta,
-                                                                    float *__restrict__ save_mean,
-                                                                    float *__restrict__ save_invstd,
-                                                                    float *__restrict__ rm, float *__restrict__ rv,
-                                                                    long M, long C, float eps, float momentum) {
+__global__ void __launch_bounds__(1024)
+    batchnorm_atomic_partials_normalize_kernel(const float *__restrict__ x, float *__restrict__ y, const float *acc,
+                                               const float *__restrict__ gamma, const float *__restrict__ beta,
+                                               float *__restrict__ save_mean, float *__restrict__ save_invstd,
+                                               float *__restrict__ rm, float *__restrict__ rv, long M, long C,
+                                               float eps, float momentum) {
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32, W = blockDim.x / 32;
     long c = blockIdx.x * 32L + lane;
     if (c >= C) return;
@@ -709,7 +620,8 @@ __global__ void __launch_bounds__(1024) batchnorm_atomic_partials_normalize_kern
     if (blockIdx.y == 0 && warp == 0)  // one writer per channel
         bn_finalize_channel(c, mean, var * (float)M, (float)M, save_mean, save_invstd, rm, rv, eps, momentum);
     float a = invstd * gamma[c], b = beta[c];
-    for (long r = blockIdx.y * (long)W + warp; r < M; r += (long)gridDim.y * W) y[r * C + c] = (x[r * C + c] - mean) * a + b;
+    for (long r = blockIdx.y * (long)W + warp; r < M; r += (long)gridDim.y * W)
+        y[r * C + c] = (x[r * C + c] - mean) * a + b;
 }
 // A 2-D grid, 32 channels x enough strips of rows for one wave.
 static void launch_atomic_partials(const void *pp, launch_t *l) {
@@ -722,9 +634,9 @@ static void launch_atomic_partials(const void *pp, launch_t *l) {
     float *acc = p->ws_mean;  // sum[C], then sumsq[C]
     CUDA_CHECK(cudaMemsetAsync(acc, 0, 2 * (size_t)p->C * sizeof(float)));
     batchnorm_atomic_partials_accumulate_kernel<<<grid, bs>>>((const float *)p->x, acc, p->M, p->C);
-    batchnorm_atomic_partials_normalize_kernel<<<grid, bs>>>((const float *)p->x, (float *)p->y, acc, p->gamma, p->beta,
-                                              p->save_mean, p->save_invstd, p->run_mean, p->run_var, p->M, p->C,
-                                              p->eps, p->momentum);
+    batchnorm_atomic_partials_normalize_kernel<<<grid, bs>>>((const float *)p->x, (float *)p->y, acc, p->gamma,
+                                                             p->beta, p->save_mean, p->save_invstd, p->run_mean,
+                                                             p->run_var, p->M, p->C, p->eps, p->momentum);
 }
 static const char *supports_atomic_partials(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
@@ -736,16 +648,13 @@ static const char *supports_atomic_partials(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 4: 2-D blocks (the design that won a public leaderboard for this problem): the 32 lanes of a warp cover 32
-// neighbouring channels (coalesced rows), the warps walk down different rows, each thread keeps Welford statistics
-// of its channel in groups of four rows, and the block merges its warps' states through shared memory (a tree over
-// the rows); one warp finalizes, then every thread writes y for its rows. Templated on the dtype (scalar loads);
-// one column of blocks: a block per 32 channels, each over all M rows.
+// Kernel 4: 2-D blocks (the design that won a public leaderboard for this problem): a warp's 32 lanes cover 32
+// neighbouring channels, the warps walk down different rows keeping Welford statistics in groups of four rows, the
+// block merges its warps' states in shared memory; one warp finalizes, then every thread writes y for its rows.
+// One column of blocks: a block per 32 channels, each over all M rows; scalar loads of any dtype.
 // Improves: coalesced reads and writes, no atomics, no second launch, Welford precision, fp16/bf16.
-// Wrong: C / 32 blocks in all (8 at C = 256 on a GPU of 132 SMs): the GPU fills only when C is in the thousands;
-// x is read twice (from DRAM again once a block's column outgrows its share of L2); scalar 2- or 4-byte loads need
-// many instructions per byte.
-
+// Wrong: C / 32 blocks in all (8 at C = 256 on a GPU of 132 SMs); x read twice (from DRAM once a column outgrows its
+// share of L2); scalar 2- or 4-byte loads need many instructions per byte.
 template <typename T>
 __global__ void __launch_bounds__(1024) batchnorm_2d_block_column_kernel(bn_args_t a) {
     const T *__restrict__ x = (const T *)a.x;
@@ -798,38 +707,30 @@ static void launch_2d_block_column(const void *pp, launch_t *l) {
     default: batchnorm_2d_block_column_kernel<__nv_bfloat16><<<gx, bs>>>(bn_args(p)); break;
     }
 }
-// The plan: a warp for every 4 rows (a warp's loop takes 4 rows a step), up to 1024 threads: the dense sweep's best
-// at every point (1024 from 512 rows, 512 at 64 rows; 256 costs 1.5-3.8x from 512 rows).
+// The plan: a warp for every 4 rows (a warp's step), up to 1024 threads: the dense sweep's best at every point.
 static int plan_2d_block_column(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     return (int)clamp_long(32 * ceil_div(p->M, 4), 32, 1024);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 5: the rows split over many blocks. Block (bx, by) covers G packs of VEC channels (16-byte packs when C
-// allows; G = 32 lanes, fewer when C is small) and a strip of rows; its threads keep shifted sums (ShiftSums: three
-// operations an element around the block's first row, up to eight 16-byte loads in flight), the block adds its row
-// groups for all channels at once through shared memory and writes one partial (mean, M2) per channel into a
-// workspace. A second launch finalizes (a block per 32 channels, combine_partials_block: Chan's merge, a warp reads
-// one 128-byte line of partials at a time): the statistics and the running ones. A third launch normalizes: each
-// block stages its channels' scale and shift in shared memory (bn_stage_scale_shift), then streams rows with 16-byte
-// loads and stores, four rows a thread in flight, last rows first (the last read by the first pass, still in L2).
+// Kernel 5: the rows split over many blocks. Block (bx, by) covers G packs of VEC channels (16-byte packs where C
+// allows; G = 32 lanes, fewer when C is small) and a strip of rows; its threads keep shifted sums around the block's
+// first row, up to eight 16-byte loads in flight; the block adds its row groups in shared memory and writes one
+// partial (mean, M2) a channel. A second launch finalizes (a block per 32 channels, Chan's merge of the partials); a
+// third stages each block's scale and shift and streams rows back, last rows first (the likeliest still in L2).
 // Improves: fills the GPU for any N and C (the grid is sized to the SMs), 16-byte accesses, no atomics on data.
-// Wrong: x crosses DRAM twice whenever it is larger than what L2 keeps (about 1.5x the minimum bytes at the default
-// fp32 shape); three launches.
-
+// Wrong: x crosses DRAM twice wherever it is larger than what L2 keeps; three launches.
 #define K5_ROWS 4  // rows the normalize pass loads at once, as raw words
 // loads the first pass keeps in flight, as raw words: 8, but 6 for 16-bit packs of 8 and 4 for 16-bit packs of 2
 // (more spill them under 64 registers)
 #define K5_LOADS(T, VEC) (sizeof(T) == 2 && (VEC) == 8 ? 6 : sizeof(T) == 2 && (VEC) == 2 ? 4 : 8)
 // Floats of dynamic shared memory the first pass asks for: rowgroup_shift_sums' sums, 32 KB at most.
 static int k5_smem_floats(int bs, int vec) { return 2 * bs * (vec < 4096 / bs ? vec : 4096 / bs); }
-
-// A block's shifted sums (kernel 5's first pass, the first phase of kernels 7, 9-11 and 13): block bx's G packs of
-// channels over rows [row0, row1), around the values of row shift_row. Returns whether the thread has a pack of
-// channels and rows; threads rg == 0 of those hold their pack's block totals in s. sm: sm_floats of shared memory.
-// KEEP (kernels 10, 11 and 13): the slice's first keep_rows rows also go to `keep` in shared memory, [keep_rows][G]
-// packs. U: the loads in flight (kernel 13's 8 in every dtype).
+// A block's shifted sums (5's first pass, the first phase of 7, 9-11 and 13): block bx's G packs of channels over
+// rows [row0, row1), around row shift_row. Returns whether the thread has a pack and rows; threads rg == 0 of those
+// hold their pack's block totals. KEEP (10, 11, 13): the first keep_rows rows also go to `keep`, [keep_rows][G]
+// packs in shared memory. U: the loads in flight.
 template <typename T, int VEC, bool KEEP = false, int U = K5_LOADS(T, VEC)>
 __device__ __forceinline__ bool bn_block_shift_sums(const bn_args_t &a, ShiftSums<VEC> &s, int G, long row0,
                                                     long row1, long shift_row, int sm_floats, float *sm, long bx,
@@ -840,12 +741,10 @@ __device__ __forceinline__ bool bn_block_shift_sums(const bn_args_t &a, ShiftSum
     long nvec = C / VEC, pc = bx * (long)G + g;
     bool active = pc < nvec && row0 < row1;
     const T *xp = x + pc * VEC, *shift_row_p = xp + shift_row * C;
-    // the shift, the same for all the block's threads of a channel (an idle thread reads x[0..VEC), unused)
-    shift_sums_init(s, load_pack_nc<T, VEC>(active ? shift_row_p : x));
+    shift_sums_init(s, load_pack_nc<T, VEC>(active ? shift_row_p : x));  // an idle thread's: unused
     if (active) {
-        // the thread's rows are row0 + rg + i * RG, i < n, in groups of U loads issued together. The last group
-        // is not finished one load at a time (each load a round trip of its own): its missing rows re-read the
-        // shift row, whose every value adds exactly 0 to both sums.
+        // rows row0 + rg + i * RG, i < n, U loads at once; the last group's missing rows re-read the shift row,
+        // which adds exactly 0 to both sums
         long n = (row1 - row0 - rg + RG - 1) / RG, step = (long)RG * C;
         const T *q = xp + (row0 + rg) * C;
         long i = 0;
@@ -896,28 +795,18 @@ __device__ __forceinline__ void bn_partial_pass(const bn_args_t &a, float *ws_me
     }
 }
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_split_rows_partial_kernel(bn_args_t a, float *ws_mean, float *ws_m2, int G,
-                                                                 long rows_per_block, int sm_floats) {
+__global__ void __launch_bounds__(1024) batchnorm_split_rows_partial_kernel(bn_args_t a, float *ws_mean, float *ws_m2,
+                                                                            int G, long rows_per_block, int sm_floats) {
     extern __shared__ float sm[];  // sm_floats
     bn_partial_pass<T, VEC>(a, ws_mean, ws_m2, G, rows_per_block, sm_floats, sm, blockIdx.x, blockIdx.y);
 }
-
-// Chan's merge of P partials (partial p: the mean and M2 of rows [p * rows_per_block, ...) of M) for the 32
-// channels c0..c0+31, by a whole block: thread t takes channel c0 + t % 32 and folds every RG-th partial from
-// t / 32 (RG = blockDim.x / 32 row groups), so a warp reads 32 consecutive channels of one partial (one 128-byte
-// line) with eight partials' loads in flight; then the block merges its row groups (rowgroup_welford). Threads
-// t < 32 get their channel's state. Every thread of the block must call it (barriers). Kernel 5's finalize and
-// kernel 7's combine.
 // One chain of combine_partials_block: folds partials first, first + stride, ... < P of channel c into w, their
-// means as offsets from m0 (partial 0's mean). Each merge rounds the running mean to an ulp of its magnitude: one
-// chain of 4096 merges of means near 1000 (a combine block of 32 threads) drifted by 2e-3; offsets are of the order
-// of the spread, and so are their roundings.
-// Host and device: the CPU tests run it on partials made with shift_sums.
+// means as offsets from m0 (partial 0's mean: merges of means near 1000 drifted by 2e-3 over 4096 of them), eight
+// partials' loads at once. A missing partial (past P, or a block without rows, which wrote none: not read) enters
+// with count 0, which welford_merge_nocall leaves out exactly. Host and device (the CPU tests run it).
 __host__ __device__ __forceinline__ Welford fold_partials(Welford w, const float *ws_mean, const float *ws_m2, long C,
                                                           long c, long first, long stride, long P,
                                                           long rows_per_block, long M, float m0) {
-    // FOLD_BATCH partials' loads are issued before any is merged. A missing partial (past P, or a block without rows,
-    // which wrote none: not read, for initcheck) enters with count 0, which welford_merge_nocall leaves out exactly.
     constexpr int FOLD_BATCH = 8;
     for (long p = first; p < P; p += FOLD_BATCH * stride) {
         float pm[FOLD_BATCH], pm2[FOLD_BATCH], n[FOLD_BATCH];
@@ -939,6 +828,10 @@ __host__ __device__ __forceinline__ Welford fold_partials(Welford w, const float
     }
     return w;
 }
+// Chan's merge of P partials for the 32 channels c0..c0+31 by a whole block (every thread calls it: barriers):
+// thread t folds every RG-th partial of channel c0 + t % 32 from t / 32, so a warp reads one 128-byte line of a
+// partial, then the row groups merge (rowgroup_welford); threads t < 32 get their channel's state. 5's finalize
+// and 7's combine.
 __device__ __forceinline__ Welford combine_partials_block(const float *ws_mean, const float *ws_m2, long C, long c0,
                                                           long P, long rows_per_block, long M, Welford *sm) {
     int t = threadIdx.x, RG = blockDim.x / 32;
@@ -950,10 +843,10 @@ __device__ __forceinline__ Welford combine_partials_block(const float *ws_mean, 
     w.mean += m0;  // threads t < 32 hold their channel's state; m0 is their channel's
     return w;
 }
-
 // Kernel 5's finalize: a block per 32 channels over the P partials of the first pass.
 __global__ void __launch_bounds__(1024) batchnorm_split_rows_finalize_kernel(bn_args_t a, const float *ws_mean,
-                                                                  const float *ws_m2, long P, long rows_per_block) {
+                                                                             const float *ws_m2, long P,
+                                                                             long rows_per_block) {
     const long M = a.M, C = a.C;
     __shared__ Welford sm[1024];
     long c = blockIdx.x * 32L + threadIdx.x;
@@ -961,9 +854,7 @@ __global__ void __launch_bounds__(1024) batchnorm_split_rows_finalize_kernel(bn_
     if (threadIdx.x < 32 && c < C)
         bn_finalize_channel(a, c, w.mean, w.m2, (float)M);
 }
-
-// The normalize pass over x[M, C] (kernel 5's third launch): y = x * scale + shift, the block's channels staged by
-// bn_stage_scale_shift from save_mean and save_invstd.
+// Kernel 5's normalize pass over x[M, C]: y = x * scale + shift, the block's channels staged (bn_stage_scale_shift).
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) batchnorm_split_rows_normalize_kernel(bn_args_t a, int G) {
     const T *__restrict__ x = (const T *)a.x;
@@ -998,8 +889,7 @@ __global__ void __launch_bounds__(1024) batchnorm_split_rows_normalize_kernel(bn
         }
     }
 }
-// The partial pass, the finalize (a block per 32 channels) and the normalize pass: G lanes across packs
-// (cl_lanes), bs / G row groups; the grids aim at one full wave of blocks.
+// The three launches: G lanes across packs (cl_lanes), bs / G row groups; the grids aim at one wave of blocks.
 template <typename T, int VEC>
 static void launch_split_rows_t(const bn_problem_t *p, int bs) {
     long nvec = p->C / VEC;
@@ -1012,13 +902,13 @@ static void launch_split_rows_t(const bn_problem_t *p, int bs) {
     if (gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // the workspace holds gy x C partials
     long rows_per_block = ceil_div(p->M, gy);
     gy = ceil_div(p->M, rows_per_block);  // no block without rows
-    batchnorm_split_rows_partial_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs, smem>>>(bn_args(p), p->ws_mean, p->ws_m2,
-                                                                                     G, rows_per_block, sm_floats);
+    batchnorm_split_rows_partial_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy), bs, smem>>>(
+        bn_args(p), p->ws_mean, p->ws_m2, G, rows_per_block, sm_floats);
     batchnorm_split_rows_finalize_kernel<<<(unsigned)ceil_div(p->C, 32), 1024>>>(bn_args(p), p->ws_mean, p->ws_m2, gy,
-                                                                    rows_per_block);
+                                                                                 rows_per_block);
     long wave2 = bn_wave((const void *)batchnorm_split_rows_normalize_kernel<T, VEC>, bs);
     long gy2 = clamp_long(ceil_div(wave2, gx), 1, clamp_long(ceil_div(p->M, RG), 1, 65535));
-    batchnorm_split_rows_normalize_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy2), bs>>>(bn_args(p), G);  // training
+    batchnorm_split_rows_normalize_kernel<T, VEC><<<dim3((unsigned)gx, (unsigned)gy2), bs>>>(bn_args(p), G);
 }
 static void launch_split_rows(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
@@ -1026,8 +916,7 @@ static void launch_split_rows(const void *pp, launch_t *l) {
     DISPATCH_VEC(p->h.dtype, vec, launch_split_rows_t, p, l->block_size);
     snprintf(l->path, sizeof l->path, "%d-wide packs", vec);
 }
-// The plan: 512 threads where the rows fill a wave (8 rows an SM or more); below, 32 for rows of under 16 packs
-// (a block per few rows), else 256.
+// The plan: 512 threads from 8 rows an SM; below, 32 for rows of under 16 packs, else 256.
 static int plan_split_rows(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     long nvec = p->C / bn_vec_width(p->h.dtype, p->C);
@@ -1035,19 +924,14 @@ static int plan_split_rows(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 6: NCHW. Channel c is N planes of H*W contiguous elements, C*H*W elements apart. Block (c, s) takes the
-// s-th share of channel c's N * H*W / VEC packs (16-byte packs when H*W allows), so a channel is split over several
-// blocks and the grid fills the GPU; each thread folds groups of packs into its Welford state (one channel per
-// block: 1-D blocks, block_welford), the block writes a partial, and the channel's last block (ticket counter)
-// combines them as in 5. The normalize pass walks x as one flat array of packs, last first, each pack's channel
-// found by division (32-bit: N*C*H*W < 2^32).
+// Kernel 6: NCHW. Channel c is N planes of H*W contiguous elements, C*H*W apart. Block (c, s) takes the s-th share
+// of channel c's N * H*W / VEC packs (16-byte packs where H*W allows), each thread folding groups of packs into its
+// Welford state; the block writes a partial, the channel's last block (a ticket) combines them. The normalize pass
+// walks x as one flat array of packs, last first, each pack's channel found by division (N*C*H*W < 2^32).
 // Improves: NCHW at all; coalesced 16-byte loads along the planes; the same fill-the-GPU split as 5.
-// Wrong: x is read twice (as 5); small planes (H*W of a few elements) leave each pack short and the channel's
-// elements scattered (NCHW with H*W = 1 is [N, C] in memory: the dispatcher runs it as that); the normalize pass
-// spends two integer divisions and four parameter loads (L1 hits) on every pack.
-
+// Wrong: x is read twice (as 5); small planes leave each pack short and the channel's elements scattered; the
+// normalize pass spends two integer divisions and four parameter loads on every pack.
 #define NCHW_SPLIT_PACKS(VEC) ((VEC) == 8 ? 2 : 4)  // packs a thread loads at once (fewer 8-wide ones: registers)
-
 // Advances a (plane n, pack i) position by `step` packs within planes of nvh packs.
 __device__ __forceinline__ void nchw_advance(long &n, long &i, long step, long nvh) {
     i += step;
@@ -1062,7 +946,6 @@ __device__ __forceinline__ void nchw_advance(long &n, long &i, long step, long n
         }
     }
 }
-
 // Moves a (plane n, pack i) position back by `step` packs within planes of nvh packs (n may go below 0 at the end).
 __device__ __forceinline__ void nchw_retreat(long &n, long &i, long step, long nvh) {
     i -= step;
@@ -1072,9 +955,8 @@ __device__ __forceinline__ void nchw_retreat(long &n, long &i, long step, long n
         i += q * nvh;
     }
 }
-
 // Warp 0 of channel c's last block: Chan's merge of the channel's S = gridDim.y partials (packs_per_block packs of
-// VEC values each, K packs in all), then the statistics; sets the channel's ticket counter back to zero.
+// VEC values each, K packs in all), then the statistics; sets the channel's ticket back to zero.
 template <int VEC>
 __device__ __forceinline__ void nchw_split_planes_combine(const bn_args_t &a, const float *ws_mean, const float *ws_m2,
                                                           unsigned *counters, long c, long K, long packs_per_block) {
@@ -1082,11 +964,13 @@ __device__ __forceinline__ void nchw_split_planes_combine(const bn_args_t &a, co
     int lane = threadIdx.x, S = gridDim.y;
     float shift = __ldcg(ws_mean + c), s = 0.f;
     for (int p = lane; p < S; p += 32)
-        s += (float)((min(K, (p + 1) * packs_per_block) - p * packs_per_block) * VEC) * (__ldcg(ws_mean + p * C + c) - shift);
+        s += (float)((min(K, (p + 1) * packs_per_block) - p * packs_per_block) * VEC) *
+             (__ldcg(ws_mean + p * C + c) - shift);
     float M = (float)(N * HW), mean = shift + __fdividef(warp_sum(s), M), q = 0.f;
     for (int p = lane; p < S; p += 32) {
         float d = __ldcg(ws_mean + p * C + c) - mean;
-        q += __ldcg(ws_m2 + p * C + c) + (float)((min(K, (p + 1) * packs_per_block) - p * packs_per_block) * VEC) * d * d;
+        q += __ldcg(ws_m2 + p * C + c) +
+             (float)((min(K, (p + 1) * packs_per_block) - p * packs_per_block) * VEC) * d * d;
     }
     float m2 = warp_sum(q);
     if (lane == 0) {
@@ -1094,7 +978,6 @@ __device__ __forceinline__ void nchw_split_planes_combine(const bn_args_t &a, co
         counters[c] = 0;
     }
 }
-
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) batchnorm_nchw_split_planes_partial_kernel(bn_args_t a, float *ws_mean,
                                                                                    float *ws_m2, unsigned *counters,
@@ -1142,12 +1025,9 @@ __global__ void __launch_bounds__(1024) batchnorm_nchw_split_planes_partial_kern
     __syncthreads();
     if (!s_last || threadIdx.x >= 32) return;
     __threadfence();
-    // warp 0 of the channel's last block combines the S partials
     nchw_split_planes_combine<VEC>(a, ws_mean, ws_m2, counters, c, K, packs_per_block);
 }
-
-// The NCHW normalize pass (kernel 6's second launch): x as one flat array of Q = N*C*H*W/VEC packs, walked from
-// the end, with the batch's statistics (save_mean, save_invstd).
+// Kernel 6's normalize pass: x as one flat array of Q = N*C*H*W/VEC packs, from the end, with the batch's statistics.
 template <typename T, int VEC>
 __global__ void __launch_bounds__(1024) batchnorm_nchw_split_planes_normalize_kernel(bn_args_t a, long nvh, long Q) {
     const T *__restrict__ x = (const T *)a.x;
@@ -1185,12 +1065,12 @@ static void launch_nchw_split_planes_t(const bn_problem_t *p, int bs) {
     if (S * p->C > p->ws_states) S = p->ws_states / p->C;
     long packs_per_block = ceil_div(K, S);
     S = ceil_div(K, packs_per_block);
-    batchnorm_nchw_split_planes_partial_kernel<T, VEC><<<dim3((unsigned)p->C, (unsigned)S), bs>>>(bn_args(p), p->ws_mean, p->ws_m2,
-                                                                                     p->counters, packs_per_block);
+    batchnorm_nchw_split_planes_partial_kernel<T, VEC><<<dim3((unsigned)p->C, (unsigned)S), bs>>>(
+        bn_args(p), p->ws_mean, p->ws_m2, p->counters, packs_per_block);
     long Q = p->N * p->C * nvh;
     long wave2 = bn_wave((const void *)batchnorm_nchw_split_planes_normalize_kernel<T, VEC>, bs);
     long blocks = clamp_long(ceil_div(Q, (long)bs * NCHW_SPLIT_PACKS(VEC)), 1, 2 * wave2);
-    batchnorm_nchw_split_planes_normalize_kernel<T, VEC><<<(unsigned)blocks, bs>>>(bn_args(p), nvh, Q);  // training
+    batchnorm_nchw_split_planes_normalize_kernel<T, VEC><<<(unsigned)blocks, bs>>>(bn_args(p), nvh, Q);
 }
 static void launch_nchw_split_planes(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
@@ -1205,22 +1085,18 @@ static const char *supports_nchw_split_planes(const void *pp, int bs) {
     if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-5, 7, 9-11, 13 and 14 run it";
     return NULL;
 }
-// The plan: 32 threads where a plane holds under 64 packs (7x7 and 14x14 planes: the smallest blocks won by up to
-// 1.5x), else 128.
+// The plan: 32 threads where a plane holds under 64 packs (7x7 and 14x14 planes), else 128.
 static int plan_nchw_split_planes(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     return p->HW / bn_vec_width(p->h.dtype, p->HW) < 64 ? 32 : 128;
 }
 
 // ------------------------------------------------------------------------------------------------
-// Shared by kernels 7, 9-11 and 13 (l2_two_pass, l2_one_sync, l2_keep_front, l2_coalesced_sums, l2_loads_in_flight):
-// the normalize phase of a block's own slice, and the plan of their cooperative grid.
+// Shared by kernels 7, 9-11 and 13: the normalize phase of a block's own slice, the plan of their cooperative grid.
+// The normalize phase: block (blockIdx.x, .y)'s rows [row0, row1) of its G packs of channels, last rows first (the
+// likeliest still in L2), four rows a thread at once, y = x * sc + sh (staged). KEEP (10, 11 and 13): the slice's
+// first keep_rows rows come from `keep` (bn_block_shift_sums put them there), after the rest.
 
-// The normalize phase: block (blockIdx.x, .y)'s own slice, rows [row0, row1) of its G packs of channels, last rows
-// first (the lines the block read last, the likeliest still in L2), four rows a thread in flight as raw words,
-// 16-byte packs; y = x * sc + sh with the block's channels' scale and shift staged in shared memory. KEEP (kernels
-// 10, 11 and 13): the slice's first keep_rows rows come from `keep` (bn_block_shift_sums put them there), after the
-// rest.
 template <typename T, int VEC, bool KEEP = false>
 __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, long row0, long row1, const float *sc,
                                                    const float *sh, const RawPack<T, VEC> *keep = nullptr,
@@ -1271,12 +1147,10 @@ __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, lo
         }
     }
 }
-
-// The grid of kernels 7, 9-11 and 13: kernel 5's first-pass grid cut to the blocks resident at once (a cooperative
-// launch needs all of them on the GPU together); the plan says why where there is none. fn: the kernel instance
-// (vec-wide packs); combine: kernel 7 (partials in the workspace, its combine's states in shared memory); keep:
-// kernels 10, 11 and 13 (the rows of its slice a block keeps in what KEEP_BLOCKS_PER_SM blocks an SM leave of its
-// shared memory).
+// The grid of kernels 7, 9-11 and 13: 5's first-pass grid cut to the blocks resident at once (a cooperative launch),
+// or why there is none. fn: the instance (vec-wide packs); combine: 7 (partials, its combine's states in shared
+// memory); keep: 10, 11 and 13 (the rows a block keeps in what KEEP_BLOCKS_PER_SM blocks leave of an SM's shared
+// memory). Made at every launch: integer arithmetic and cached queries.
 typedef struct {
     long gx, gy, rows_per_block;
     int G, sm_floats, K;  // K: the copies of the sums of kernels 9-11 and 13
@@ -1287,7 +1161,6 @@ typedef struct {
 #define COALESCED_ADDS_PER_COPY 66  // of kernels 11 and 13 (their coalesced adds: 16-264 swept, 66-132 best)
 #define SUM_COPIES_MAX 16
 #define KEEP_BLOCKS_PER_SM 2  // the blocks an SM whose shared memory the kept rows share (the launch bounds)
-// The plan, made at every launch: integer arithmetic and cached queries (bn_wave, bn_static_smem_opt_in).
 static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int vec, int combine, int keep,
                            l2_plan_t *pl) {
     const char *why = training_cl_only(p);
@@ -1321,20 +1194,16 @@ static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int ve
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 7: kernel 5's two passes in one cooperative launch, the second read of x served by L2. A grid of exactly
-// the blocks resident at once, (gx, gy) as kernel 5's first pass: block (bx, by) takes G packs of channels and a
-// slice of rows. Phase 1 is kernel 5's first pass (bn_partial_pass: one partial per channel and slice); a grid sync;
-// every block combines the partials of a share of the channels (32 at a time, combine_partials_block) and writes
-// the statistics; a grid sync; phase 3 normalizes the block's own slice, last rows first (the lines it read last,
-// the likeliest still in L2).
-// Improves: one launch instead of three; where x fits in L2, DRAM moves x once and y once, the copy's bytes, and
-// where it does not, the part L2 still holds is not read again; nothing is held on chip across the syncs.
-// Wrong: the phases do not overlap (all blocks read, sync, combine, sync, write), and the combine between the syncs
-// is latency: 6 us of 36 at bf16 65536 x 256, where the copy of the same bytes takes 18.6.
-
+// Kernel 7: kernel 5's two passes in one cooperative launch of the blocks resident at once, (gx, gy) as 5's first
+// pass. Phase 1 is 5's first pass (a partial per channel and slice); a grid sync; every block combines the partials
+// of a share of the channels, 32 at a time, and writes the statistics; a grid sync; each block normalizes its own
+// slice, last rows first (the likeliest still in L2).
+// Improves: one launch instead of three; where x fits in L2, DRAM moves the copy's bytes, and where it does not, the
+// part L2 still holds is not read again.
+// Wrong: the phases do not overlap, and the combine between the syncs is latency (6 us of 36 at bf16 65536 x 256).
 template <typename T, int VEC>
-__global__ void __launch_bounds__(512, 2) batchnorm_l2_two_pass_kernel(bn_args_t a, float *ws_mean, float *ws_m2, int G,
-                                                            long rows_per_block, int sm_floats) {
+__global__ void __launch_bounds__(512, 2) batchnorm_l2_two_pass_kernel(bn_args_t a, float *ws_mean, float *ws_m2,
+                                                                       int G, long rows_per_block, int sm_floats) {
     cg::grid_group grid = cg::this_grid();
     extern __shared__ __align__(16) float sm[];  // max(sm_floats floats, a Welford state a thread)
     const long M = a.M, C = a.C;
@@ -1350,8 +1219,7 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_two_pass_kernel(bn_args_t
             bn_finalize_channel(a, c0 + threadIdx.x, w.mean, w.m2, (float)M);
     }
     grid.sync();
-    // the block's own slice, last rows first (the statistics were written by other blocks in this launch:
-    // bn_stage_scale_shift reads them through L2, __ldcg)
+    // the block's own slice (bn_stage_scale_shift reads the statistics other blocks wrote through L2, __ldcg)
     const long c0 = blockIdx.x * (long)G * VEC, row0 = blockIdx.y * rows_per_block;
     __shared__ __align__(16) float sc[BN_STAGED], sh[BN_STAGED];
     bn_stage_scale_shift(a, c0, min((long)G * VEC, C - c0), sc, sh);
@@ -1384,8 +1252,8 @@ static const char *supports_l2_two_pass(const void *pp, int bs) {
     l2_plan_t pl = {};
     return l2_two_pass_plan((const bn_problem_t *)pp, bs, &pl);
 }
-// The plan: 512 threads (its launch bounds) where there are 2 rows an SM or more; below, 32 threads a 16-byte pack
-// of the row within [128, 256]. The nearest its plan holds where the columns of blocks do not fit.
+// The plan: 512 threads (its launch bounds) from 2 rows an SM; below, 32 threads a pack of the row within
+// [128, 256]; the nearest that fits where that does not.
 static int plan_l2_two_pass(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     long nvec = p->C / bn_vec_width(p->h.dtype, p->C);
@@ -1394,20 +1262,14 @@ static int plan_l2_two_pass(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 8: NCHW, a channel per cluster, its second read from L2. A cluster of CL blocks (1, 2, 4 or 8: enough
-// blocks for two a SM) takes one channel, each block a contiguous share of the channel's N planes of H*W packs.
-// Each block sums its share as shifted sums around the channel's first value (the same shift in every block of the
-// cluster); one block sum and one sum over the cluster through distributed shared memory (cluster_sum_once) give
-// every thread the channel's mean and variance: no workspace, no second launch, no grid-wide sync. Rank 0 writes
-// the statistics; every block then normalizes its own share, last packs first (the likeliest still in L2).
-// Improves (over 6): one launch, no partials in memory, the second read from L2 where the resident shares fit it:
-// 1.1-1.5x of 6 from 14 x 14 planes up.
-// Wrong: a channel whose first value lies far from its mean (in standard deviations) loses variance precision, as
-// LayerNorm's shifted sums; where x is much larger than L2 most of the second read still comes from DRAM (level
-// with 6); small planes (a few packs) leave the threads' positions wrapping across planes on every step.
-
+// Kernel 8: NCHW, a channel per cluster of CL blocks (1, 2, 4 or 8: enough for two blocks an SM), each block a
+// contiguous share of the channel's packs, summed as shifted sums around the channel's first value; a block sum and a
+// sum over the cluster through distributed shared memory give every thread the channel's mean and variance. Rank 0
+// writes the statistics; every block normalizes its own share, last packs first (the likeliest still in L2).
+// Improves (over 6): one launch, no partials in memory, no grid sync, the second read from L2 where it fits.
+// Wrong: a first value far from the channel's mean costs variance precision; where x is much larger than L2 the
+// second read comes from DRAM (level with 6); small planes wrap the threads' positions across planes every step.
 #define CLUSTER_L2_PACKS 4  // packs a thread loads at once, as raw words
-
 // The block's shifted sums s1, s2 of x - shift over packs [k0, k1) of the channel whose planes start at xc.
 template <typename T, int VEC>
 __device__ __forceinline__ void nchw_cluster_l2_sums(const T *xc, long C, long HW, long nvh, long k0, long k1,
@@ -1438,8 +1300,7 @@ __device__ __forceinline__ void nchw_cluster_l2_sums(const T *xc, long C, long H
         i = pi;
     }
 }
-// y = x * scale + b over the block's packs [k0, k1) again, last first: pack k1 - 1 - threadIdx.x, then U * bs back
-// each trip.
+// y = x * scale + b over the block's packs [k0, k1) again, last first (from k1 - 1 - threadIdx.x, U * bs a trip).
 template <typename T, int VEC>
 __device__ __forceinline__ void nchw_cluster_l2_normalize(const T *xc, T *yc, long C, long HW, long nvh, long k0,
                                                           long k1, float scale, float b) {
@@ -1472,7 +1333,6 @@ __device__ __forceinline__ void nchw_cluster_l2_normalize(const T *xc, T *yc, lo
         i = pi;
     }
 }
-
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512) batchnorm_nchw_cluster_l2_kernel(bn_args_t a, int CL) {
     const T *__restrict__ x = (const T *)a.x;
@@ -1494,7 +1354,6 @@ __global__ void __launch_bounds__(512) batchnorm_nchw_cluster_l2_kernel(bn_args_
     nchw_cluster_l2_normalize<T, VEC>(xc, yc, C, HW, nvh, k0, k1, scale, b);
     cluster_release_wait();
 }
-
 // C clusters of CL blocks, a 1-D grid; CL the least of 1, 2, 4, 8 that gives two blocks a SM (8 at most).
 static int nchw_cluster_l2_cluster(const bn_problem_t *p) {
     int cl = 1;
@@ -1530,8 +1389,7 @@ static const char *supports_nchw_cluster_l2(const void *pp, int bs) {
     DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), nchw_cluster_l2_why_t, p, bs ? bs : 512, &why);
     return why;
 }
-// The plan: with P the packs of a block (a channel's N x H*W over its cluster's blocks), about 8 sqrt(P) threads
-// (a thread's packs grow as the block does: 32 at 6 packs, 128 at 200-400, 512 at 3000), but at most 512 threads
+// The plan: about 8 sqrt(P) threads for P packs a block (a thread's packs grow with the block), at most 512 threads
 // an SM over the C x cluster blocks; a power of two within [32, 512].
 static int plan_nchw_cluster_l2(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
@@ -1542,25 +1400,16 @@ static int plan_nchw_cluster_l2(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 9: kernel 7 without its combine phase and second grid sync: the per-channel sums travel through L2
-// atomics. Every block takes its shifted sums around one shift for all blocks, row 0 of x (its own first row in 5
-// and 7), so that the sums of different blocks add: each block's totals go into 2C double accumulators with
-// atomicAdd (red.add.f64, resolved in L2 while the slowest blocks still read). Adds to one line of L2 queue one
-// behind the other, so there are K copies of the accumulators, block row by adding into copy by % K, K = gy /
-// ONE_SYNC_ADDS_PER_COPY rounded up. After the one grid sync every block reads its channels' K pairs of sums, makes
-// the mean and variance in double, and stages scale and shift; the blocks of row 0 also write the statistics. The
-// last block to have read the sums (a ticket) sets them back to zero for the next launch: no memset, no third
-// phase. The normalize phase is 7's. What the stage needs besides the sums is loaded before the sync and the
-// ticket's value waited for at the block's end, so that the stage costs one round trip to L2.
-// Improves (over 7): one grid sync instead of two and no combine; the doubles keep the sums exact enough in any
-// order.
-// Wrong: the order of the atomic adds changes from run to run, so the statistics can differ in their last bit
-// between runs (rarely, with doubles); a row 0 far from its channel's mean (in standard deviations) costs the
-// variance precision, as in 7 a block's first row; the two passes still do not overlap.
-
-// What the stage after the grid sync needs that does not depend on the sums, loaded before the sync so that the
-// stage waits on one round trip (the sums, in L2) instead of three (the sums, then these, then the ticket): channel
-// c0 + t's value in the shift row (row 0 of x), gamma, beta and, in the blocks of row 0, its running statistics.
+// Kernel 9: kernel 7 without its combine phase and second grid sync: every block's shifted sums, around row 0 of x
+// (one shift for all blocks), are added into 2C double accumulators by L2 atomics (in K copies, block row by into
+// copy by % K: adds to one line queue). After the one grid sync every block reads its channels' K pairs of sums and
+// stages scale and shift (the blocks of row 0 write the statistics); the last block to have read them (a ticket)
+// zeroes them for the next launch. The normalize phase is 7's.
+// Improves (over 7): one grid sync instead of two and no combine; the doubles keep the sums exact in any order.
+// Wrong: the atomics' order changes from run to run (the statistics may differ in their last bit); a row 0 far from
+// its channel's mean costs variance precision; the two passes still do not overlap.
+// What the stage after the grid sync needs besides the sums, loaded before it (one round trip to L2 after the sync,
+// not three): channel c0 + t's value in row 0, gamma, beta and, in the blocks of row 0, its running statistics.
 struct StagePre {
     float x0, g, b, rm, rv;
 };
@@ -1579,11 +1428,9 @@ __device__ __forceinline__ StagePre l2_stage_prefetch(const bn_args_t &a, long c
     }
     return p;
 }
-// After the grid sync: block (blockIdx.x, .y)'s channels' mean and M2 from the K copies of the sums (read through
-// L2: written by atomics in this launch), their scale and shift staged in sc and sh; the blocks of row 0 also write
-// the statistics. p: channel c0 + t's loads (l2_stage_prefetch); a block of fewer threads than channels loads the
-// rest here. Returns thread 0's ticket, taken once the block has read the sums: its value is waited for only at
-// the block's end (l2_reset_sums), not before the normalize.
+// After the grid sync: the block's channels' mean and M2 from the K copies of the sums (through L2), their scale and
+// shift staged in sc and sh; the blocks of row 0 also write the statistics. p: l2_stage_prefetch's (channels past
+// the block's threads are loaded here). Returns thread 0's ticket, waited for only at the block's end.
 template <typename T, int VEC>
 __device__ __forceinline__ unsigned l2_one_sync_stage(const bn_args_t &a, double *sums, unsigned *ticket, int K,
                                                       int G, float *sc, float *sh, const StagePre &p) {
@@ -1614,8 +1461,7 @@ __device__ __forceinline__ unsigned l2_one_sync_stage(const bn_args_t &a, double
     __syncthreads();  // every thread of the block has its sums' values (in sc, sh)
     return t == 0 ? atomicAdd(ticket, 1u) : 0u;
 }
-// At the block's end, with thread 0's ticket: the last block to have read the sums sets them back to zero for the
-// next launch.
+// At the block's end, with thread 0's ticket: the last block to have read the sums sets them back to zero.
 __device__ __forceinline__ void l2_reset_sums(long C, double *sums, unsigned *ticket, int K, unsigned tk) {
     __shared__ int last;
     if (threadIdx.x == 0) last = tk == gridDim.x * gridDim.y - 1;
@@ -1625,10 +1471,8 @@ __device__ __forceinline__ void l2_reset_sums(long C, double *sums, unsigned *ti
         if (threadIdx.x == 0) *ticket = 0u;
     }
 }
-
-// The body of kernels 9, 10, 11 and 13. KEEP: 10, 11 and 13 (keep_rows rows of the slice in shared memory after the
-// first pass's sm_floats; 9 keeps none). COAL: 11 and 13 (the block's sums added by consecutive threads). U: the
-// first pass's loads in flight.
+// The body of kernels 9, 10, 11 and 13. KEEP: 10, 11 and 13 (keep_rows rows of the slice in shared memory after
+// sm_floats). COAL: 11 and 13 (the block's sums added by consecutive threads). U: the first pass's loads in flight.
 template <typename T, int VEC, bool KEEP, bool COAL, int U = K5_LOADS(T, VEC)>
 __device__ __forceinline__ void l2_one_sync_body(const bn_args_t &a, double *sums, unsigned *ticket, int K, int G,
                                                  long rows_per_block, int sm_floats, long keep_rows) {
@@ -1672,9 +1516,13 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_one_sync_kernel(bn_args_t
                                                                        int sm_floats, long keep_rows) {
     l2_one_sync_body<T, VEC, false, false>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
-
 template <typename T, int VEC> static void l2_one_sync_fn(const void **fn) {
     *fn = (const void *)batchnorm_l2_one_sync_kernel<T, VEC>;
+}
+static const void *l2_one_sync_instance(const bn_problem_t *p) {
+    const void *fn = NULL;
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_one_sync_fn, &fn);
+    return fn;
 }
 // The plan of kernel 9 (keep = 0) or 10, 11 and 13 (keep = 1) for its instance fn (kernel 5's packs); adds: the most
 // blocks that add into one copy of the sums.
@@ -1683,20 +1531,22 @@ static const char *l2_sums_plan(const bn_problem_t *p, int bs, const void *fn, i
     if (!why) pl->K = (int)clamp_long(ceil_div(pl->gy, adds), 1, p->sum_copies);  // adds: blocks a copy, at most
     return why;
 }
-// The block size of the plans of kernels 9-11 and 13: 16 threads a 16-byte pack of the row (its row groups), and
-// at least a thread for every `per` packs of the rows an SM; a power of two within [32, cap] (cap: the launch
-// bounds, or where larger blocks stopped paying).
+// The block size of the plans of kernels 9-11 and 13: 16 threads a 16-byte pack of the row, and a thread for every
+// `per` packs of the rows an SM; a power of two within [32, cap] (the launch bounds, or where larger stopped paying).
 static int l2_sums_block(const bn_problem_t *p, double per, int cap) {
     const long nvec = p->C / bn_vec_width(p->h.dtype, p->C);
     return pow2_at_least(fmax(16.0 * nvec, per_sm((double)p->M) * nvec / per), 32, cap);
 }
-static const void *l2_one_sync_instance(const bn_problem_t *p) {
-    const void *fn = NULL;
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_one_sync_fn, &fn);
-    return fn;
+// The supports() and launch() of kernel 9, 10, 11 or 13: instance the rung's, keep and adds its plan's.
+typedef const void *(*l2_instance_t)(const bn_problem_t *);
+static const char *l2_sums_supports(const void *pp, int bs, l2_instance_t instance, int keep, int adds) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    l2_plan_t pl = {};
+    return l2_sums_plan(p, bs, instance(p), keep, adds, &pl);
 }
-// The launch of kernel 9, 10, 11 or 13: fn the instance, keep and adds its plan's.
-static void launch_sums_in_l2(const bn_problem_t *p, launch_t *l, const void *fn, int keep, int adds) {
+static void launch_sums_in_l2(const void *pp, launch_t *l, l2_instance_t instance, int keep, int adds) {
+    const bn_problem_t *p = (const bn_problem_t *)pp;
+    const void *fn = instance(p);
     l2_plan_t pl = {};
     if (l2_sums_plan(p, l->block_size, fn, keep, adds, &pl)) return;  // the rung's supports said why
     bn_args_t a = bn_args(p);
@@ -1708,34 +1558,28 @@ static void launch_sums_in_l2(const bn_problem_t *p, launch_t *l, const void *fn
                                            pl.smem, 0));
     char kept[40] = "";
     if (keep) snprintf(kept, sizeof kept, ", %ld kept on chip", std::min(pl.keep_rows, pl.rows_per_block));
-    snprintf(l->path, sizeof l->path, "two passes, one grid sync: %ld x %ld blocks, %ld rows each%s, %d copies of the sums",
-             pl.gx, pl.gy, pl.rows_per_block, kept, pl.K);
+    snprintf(l->path, sizeof l->path,
+             "two passes, one grid sync: %ld x %ld blocks, %ld rows each%s, %d copies of the sums", pl.gx, pl.gy,
+             pl.rows_per_block, kept, pl.K);
 }
 static void launch_l2_one_sync(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    launch_sums_in_l2(p, l, l2_one_sync_instance(p), 0, ONE_SYNC_ADDS_PER_COPY);
+    launch_sums_in_l2(pp, l, l2_one_sync_instance, 0, ONE_SYNC_ADDS_PER_COPY);
 }
 static const char *supports_l2_one_sync(const void *pp, int bs) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    l2_plan_t pl = {};
-    return l2_sums_plan(p, bs, l2_one_sync_instance(p), 0, ONE_SYNC_ADDS_PER_COPY, &pl);
+    return l2_sums_supports(pp, bs, l2_one_sync_instance, 0, ONE_SYNC_ADDS_PER_COPY);
 }
-// The plan: l2_sums_block at 8 threads a pack of the rows an SM, up to 512 (more blocks an SM than 10's two:
-// 512 wherever the rows hold more than a few packs an SM).
+// The plan: l2_sums_block at 8 threads a pack of the rows an SM, up to 512 (more blocks an SM than 10's two).
 static int plan_l2_one_sync(const void *pp) {
     return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 1.0 / 8, 512), supports_l2_one_sync);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 10: kernel 9 with the front of each block's slice kept on chip. Where x is larger than L2, most of 9's
-// second read comes from DRAM again: the first pass walks the slice front to back, the normalize back to front, and
-// by the sync L2 has kept only the last lines read. Here the first rows of each block's slice, read first and so
-// the first evicted, also go to shared memory as they are summed (each of the two blocks an SM holds gets half its
-// shared memory less the first pass's 8-32 KB), and the normalize takes them from there after the rest. The body
-// is 9's with KEEP = true (bn_block_shift_sums and bn_normalize_slice keep and read the rows).
-// Improves (over 9): less of the second read from DRAM: 64.2% -> 76.3% of the copy at fp32 [65536, 256] (x 67 MB).
-// Wrong: what it keeps is at most ~25 MB over the GPU, so where x is many times L2 it is level with 9; the first
-// pass also stores the kept rows, so that phase is slower; the phases still do not overlap.
+// Kernel 10: kernel 9 with the front of each block's slice kept on chip. Where x is larger than L2, by the sync L2
+// holds only the last lines read; here the first rows of each slice (the first evicted) also go to shared memory as
+// they are summed (half an SM's each, two blocks an SM), and the normalize takes them from there after the rest.
+// Improves (over 9): less of the second read from DRAM: 64.2% -> 76.3% of the copy at fp32 [65536, 256].
+// Wrong: it keeps at most ~25 MB over the GPU, level with 9 where x is many times L2; storing the kept rows slows the
+// first pass; the phases still do not overlap.
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_keep_front_kernel(bn_args_t a, double *sums, unsigned *ticket,
                                                                          int K, int G, long rows_per_block,
@@ -1751,31 +1595,23 @@ static const void *l2_keep_front_instance(const bn_problem_t *p) {
     return fn;
 }
 static void launch_l2_keep_front(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    launch_sums_in_l2(p, l, l2_keep_front_instance(p), 1, ONE_SYNC_ADDS_PER_COPY);
+    launch_sums_in_l2(pp, l, l2_keep_front_instance, 1, ONE_SYNC_ADDS_PER_COPY);
 }
 static const char *supports_l2_keep_front(const void *pp, int bs) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    l2_plan_t pl = {};
-    return l2_sums_plan(p, bs, l2_keep_front_instance(p), 1, ONE_SYNC_ADDS_PER_COPY, &pl);
+    return l2_sums_supports(pp, bs, l2_keep_front_instance, 1, ONE_SYNC_ADDS_PER_COPY);
 }
-// The plan: l2_sums_block at a thread for 32 packs of the rows an SM, up to 256 (2 blocks an SM share its shared
-// memory; 512 was within 3% of 256 where it won): 32 threads below 2 packs a row, 256 from 16.
+// The plan: l2_sums_block at a thread for 32 packs of the rows an SM, up to 256 (512 was within 3% where it won).
 static int plan_l2_keep_front(const void *pp) {
     return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 32, 256), supports_l2_keep_front);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 11: kernel 10 with the block's sums added as a copy writes: consecutive threads, consecutive doubles. In 9
-// and 10 the threads that hold a pack's totals after the block reduction (one warp at C = 256 in 16-bit) each add
-// their 2 x VEC sums, so every atomic instruction of the warp touches 32 addresses VEC doubles apart: 32 L2 sectors
-// for 32 doubles. Here thread i adds sum i / nc of channel i % nc (nc: the block's channels), read from the block
-// reduction's entries in shared memory, so a warp's 32 doubles are 8 sectors: 4x fewer sector operations in L2's
-// atomic units, which all land in the tail of the first pass. With cheaper adds, fewer copies of the sums
-// (COALESCED_ADDS_PER_COPY blocks to a copy) leave less for each block to read back after the sync.
+// Kernel 11: kernel 10 with the block's sums added as a copy writes them. In 9 and 10 each thread holding a pack's
+// totals adds its 2 x VEC sums, a warp's atomic touching 32 sectors for 32 doubles; here thread i adds sum i / nc of
+// channel i % nc from the block reduction's shared memory, 8 sectors a warp: 4x fewer sector operations in L2's
+// atomic units. With cheaper adds, fewer copies of the sums (less to read back after the sync).
 // Improves (over 10, % of the copy): bf16 [65536, 256] 59.0 -> 62.1, NHWC 32x256x56x56 66.3 -> 69.3.
-// Wrong: in fp32 it is 3-4 points behind 10, whose first pass was already near the read probe's rate (not
-// explained: the copies are not the cause); the 16-bit first pass and its adds still wait on their loads (13).
+// Wrong: in fp32 it is 3-4 points behind 10 (not explained); the 16-bit first pass still waits on its loads (13).
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_coalesced_sums_kernel(bn_args_t a, double *sums,
                                                                              unsigned *ticket, int K, int G,
@@ -1792,13 +1628,10 @@ static const void *l2_coalesced_sums_instance(const bn_problem_t *p) {
     return fn;
 }
 static void launch_l2_coalesced_sums(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    launch_sums_in_l2(p, l, l2_coalesced_sums_instance(p), 1, COALESCED_ADDS_PER_COPY);
+    launch_sums_in_l2(pp, l, l2_coalesced_sums_instance, 1, COALESCED_ADDS_PER_COPY);
 }
 static const char *supports_l2_coalesced_sums(const void *pp, int bs) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    l2_plan_t pl = {};
-    return l2_sums_plan(p, bs, l2_coalesced_sums_instance(p), 1, COALESCED_ADDS_PER_COPY, &pl);
+    return l2_sums_supports(pp, bs, l2_coalesced_sums_instance, 1, COALESCED_ADDS_PER_COPY);
 }
 // The plan: 10's.
 static int plan_l2_coalesced_sums(const void *pp) {
@@ -1806,18 +1639,13 @@ static int plan_l2_coalesced_sums(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 12: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy it
-// is held to: a grid of as many blocks as it takes, one trip a thread, plain loads and stores, the channel
-// statistics through the read-only path (the block's neighbours have brought them into L1).
-// NCHW: one 16-byte pack a thread, its channel (q / (H*W/VEC)) % C, four scalar loads.
-// Channels contiguous ([N, C], NHWC, and NCHW with H*W = 1): a thread takes one pack column (VEC channels) in R
-// consecutive rows, its statistics loaded once (16-byte loads of 4 channels) for R packs: R = 1 for fp32; R = 4
-// for 16-bit packs, where 8 channels' statistics are 128 bytes a thread against 16 bytes of x.
+// Kernel 12: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy: one
+// trip a thread, the statistics through the read-only path. NCHW: a 16-byte pack a thread, its channel's four
+// scalars. Channels contiguous ([N, C], NHWC, NCHW with H*W = 1): a pack column in R rows a thread, its statistics
+// loaded once as 16-byte loads (R = 4 for 16-bit packs, whose 8 channels' statistics are 128 bytes; fp32 R = 1).
 // Improves: inference at the copy's pace, the shape of torch.compile's kernel: 93-99.7% of the copy.
-// Wrong: blocks of at most INFER_MAX_BS threads (its launch bounds: 256 is the dispatcher's choice); inference only.
-
+// Wrong: blocks of at most INFER_MAX_BS threads (its launch bounds); inference only.
 #define INFER_MAX_BS 256
-
 // The scale and shift of channels c..c+V-1 from the running statistics (c a multiple of V).
 template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_args_t &a, long c, float *k, float *sh) {
     float m[V], v[V], g[V], b[V];
@@ -1880,7 +1708,6 @@ __global__ void __launch_bounds__(INFER_MAX_BS) batchnorm_infer_elementwise_cl_k
         store_pack<T, VEC>(y + (r0 + u) * C + c, out);
     }
 }
-
 // A thread per pack (NCHW) or per pack column and R rows (channels contiguous).
 template <typename T, int VEC> static void launch_infer_elementwise_nchw_t(const bn_problem_t *p, int bs) {
     long Q = p->M * p->C / VEC;
@@ -1910,12 +1737,12 @@ static const char *supports_infer_elementwise(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     if (p->training) return "an inference kernel (y from the running statistics): training runs in kernels 1-11 and 13";
     if (bs > INFER_MAX_BS)
-        return reasonf("%d threads: the kernels are built for blocks of at most %d (__launch_bounds__)", bs, INFER_MAX_BS);
+        return reasonf("%d threads: the kernels are built for blocks of at most %d (__launch_bounds__)", bs,
+                       INFER_MAX_BS);
     return NULL;
 }
-// The plan: blocks of twice the launch's threads an SM (a thread a pack, of R rows where channels are contiguous),
-// a power of two within [64, 256]: 256 wherever the grid is many waves (small blocks lose 1.2x at NCHW 7x7 planes),
-// fewer threads a block where the launch is a few threads an SM (more SMs take part).
+// The plan: blocks of twice the launch's threads an SM, a power of two within [64, 256] (256 where the grid is many
+// waves; fewer where the launch is a few threads an SM, so that more SMs take part).
 static int plan_infer_elementwise(const void *pp) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     const dtype_t d = p->h.dtype;
@@ -1928,17 +1755,12 @@ static int plan_infer_elementwise(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 13: kernel 11 with all its first pass's loads in flight, in every dtype. 11 is built for blocks of 512
-// threads, 2 an SM (__launch_bounds__(512, 2)): 64 registers a thread. In 16 bits its 16 sums, 8 shift values and
-// 6 raw 16-byte packs do not fit in them beside the addresses: ptxas converts each pack as it lands and reuses its
-// registers, and the SASS keeps only 2-4 of the 6 loads in flight. Here the bound is 256 threads, 2 blocks an SM:
-// 126 registers, no spills, and both loops issue 8 loads of 16 bytes back to back in every dtype (an SM: 64 KB in
-// flight, about 32 KB in 11's 16-bit loop). The 2 blocks an SM share its shared memory as in 10 and 11.
+// Kernel 13: kernel 11 with all its first pass's loads in flight, in every dtype. 11's bounds (512 threads, 2 an SM)
+// give 64 registers a thread, too few in 16 bits for its sums, shifts and 6 packs: the SASS keeps 2-4 loads in
+// flight. Bounded at 256 threads, 2 an SM: 126 registers, no spills, 8 loads of 16 bytes back to back in every dtype.
 // Improves (over 11, % of the copy, each at its best block): bf16 [65536, 256] 62.6 -> 67.4, fp32 73.0 -> 76.6.
-// Wrong: the passes still do not overlap (the grid sync and the statistics between them); its normalize pass still
-// loads 4 rows a thread at once, so at half 11's threads it has half 11's bytes in flight there; blocks of at most
-// 256 threads.
-
+// Wrong: the passes still do not overlap; its normalize pass, 4 rows a thread, has half 11's bytes in flight; blocks
+// of at most 256 threads.
 #define LOADS_IN_FLIGHT 8
 template <typename T, int VEC>
 __global__ void __launch_bounds__(256, 2) batchnorm_l2_loads_in_flight_kernel(bn_args_t a, double *sums,
@@ -1956,13 +1778,10 @@ static const void *l2_loads_in_flight_instance(const bn_problem_t *p) {
     return fn;
 }
 static void launch_l2_loads_in_flight(const void *pp, launch_t *l) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    launch_sums_in_l2(p, l, l2_loads_in_flight_instance(p), 1, COALESCED_ADDS_PER_COPY);
+    launch_sums_in_l2(pp, l, l2_loads_in_flight_instance, 1, COALESCED_ADDS_PER_COPY);
 }
 static const char *supports_l2_loads_in_flight(const void *pp, int bs) {
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    l2_plan_t pl = {};
-    return l2_sums_plan(p, bs, l2_loads_in_flight_instance(p), 1, COALESCED_ADDS_PER_COPY, &pl);
+    return l2_sums_supports(pp, bs, l2_loads_in_flight_instance, 1, COALESCED_ADDS_PER_COPY);
 }
 // The plan: 10's (256 is its launch bounds).
 static int plan_l2_loads_in_flight(const void *pp) {
@@ -1971,24 +1790,25 @@ static int plan_l2_loads_in_flight(const void *pp) {
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 14, dispatch: no kernel of its own. The rule of regimes (k_regimes, harness/dispatch.h), derived by
-// scripts/tune_dispatch.py from the dense sweep of every rung at each of its block sizes and checked on random
-// draws: each row a region of element size, variant (channels contiguous, [N, C] and NHWC as N*H*W rows of C, or
-// NCHW as N*C rows of a plane H*W; training or inference), 16-byte packs of C channels, rows an SM and plane, and
-// the rung it runs; the first row that holds the problem and whose rung takes it decides, and that rung's plan
-// (its registry entry's) sets its block size. NCHW with H*W = 1 is [N, C] in memory and runs as that view. A
-// --block-size given replaces the plan's.
+// scripts/tune_dispatch.py from the rungs' dense sweep: each row a region of element size, variant (channels
+// contiguous as N*H*W rows of C, or NCHW as N*C rows of a plane; training or inference), packs, rows an SM and
+// plane, and its rung; the first row that holds the problem and whose rung takes it decides, at that rung's plan
+// (or the --block-size given). NCHW with H*W = 1 runs as its [N, C] view.
 // Improves: one entry point for every layout, mode and dtype, at the rung its region runs fastest.
-// Wrong: a region's rung is the best on average over its points, not at each (fp32 NCHW 512x16x28x28 runs 8 where
-// 6 is 1.42x faster); the kind of launch (cold, captured) does not enter the rule; the plans are rules of thumb
-// fitted to one GPU's sweep.
+// Wrong: a region's rung is the best on average over its points, not at each; the kind of launch (cold, captured)
+// does not enter the rule; the plans are rules of thumb fitted to one GPU's sweep.
 static const regime_t k_regimes[] = {
     // regimes: begin (scripts/tune_dispatch.py batchnorm --write, from the stored dense sweep; do not edit)
     // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
     {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 0, 1.41421, 0, RG_ANY, 4, "variant cl, rows an SM < 1.414"},
-    {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 1.41421, RG_ANY, 0, RG_ANY, 13, "variant cl, rows an SM >= 1.414"},
-    {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 1.41421, RG_ANY, 0, RG_ANY, 4, "variant cl, rows an SM >= 1.414"},
+    {2, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 1.41421, RG_ANY, 0, RG_ANY, 13, "16-bit, variant cl, rows an SM >= 1.414"},
+    {2, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 1.41421, RG_ANY, 0, RG_ANY, 4, "16-bit, variant cl, rows an SM >= 1.414"},
+    {4, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 1.41421, 32, 0, RG_ANY, 13, "fp32, variant cl, 1.414 <= rows an SM < 32"},
+    {4, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 32, RG_ANY, 0, RG_ANY, 9, "fp32, variant cl, rows an SM >= 32"},
     {0, -1, TVB(TV_BN_CL_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 12, "variant cl_inf"},
-    {0, -1, TVB(TV_BN_NCHW), 0, 0, RG_ANY, 0, 362.039, 0, RG_ANY, 8, "variant nchw, rows an SM < 362"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 0, 22.6274, 0, 22.6274, 0, RG_ANY, 8, "variant nchw, packs a row < 22.63, rows an SM < 22.63"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 0, 22.6274, 22.6274, 362.039, 0, RG_ANY, 6, "variant nchw, packs a row < 22.63, 22.63 <= rows an SM < 362"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 22.6274, RG_ANY, 0, 362.039, 0, RG_ANY, 8, "variant nchw, packs a row >= 22.63, rows an SM < 362"},
     {0, -1, TVB(TV_BN_NCHW), 0, 0, 90.5097, 362.039, RG_ANY, 0, RG_ANY, 6, "variant nchw, packs a row < 90.51, rows an SM >= 362"},
     {0, -1, TVB(TV_BN_NCHW), 0, 90.5097, RG_ANY, 362.039, RG_ANY, 0, RG_ANY, 8, "variant nchw, packs a row >= 90.51, rows an SM >= 362"},
     {0, -1, TVB(TV_BN_NCHW_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 12, "variant nchw_inf"},
@@ -1997,7 +1817,6 @@ static const regime_t k_regimes[] = {
     {0, -1, TVB(TV_BN_NCHW), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 6, "variant nchw"},
     // regimes: end
 };
-
 // The registry entry of a rung (defined below the registry).
 static const kernel_t *ladder_rung(int k);
 static const char *regime_supports(const void *pp, int rung, int bs) {
@@ -2053,7 +1872,6 @@ static void launch_dispatch(const void *pp, launch_t *l) {
 
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment and --list in agreement).
-
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "all; training needs NHW>=2",
@@ -2106,7 +1924,6 @@ static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 
 // ------------------------------------------------------------------------------------------------
 // Options, setup, reference, reset, teardown.
-
 static const extra_option_t k_extra[] = {
     {"layout", required_argument, "--layout L        nc ([N, C], the default) | nchw | nhwc (images: with --height/--width)"},
     {"height", required_argument, "--height H        image height H (nchw/nhwc; long option only: -h is help; default 1)"},
@@ -2116,7 +1933,6 @@ static const extra_option_t k_extra[] = {
     {"inference", no_argument, "--inference       y from the running statistics (inference) instead of batch statistics"},
 };
 enum { X_LAYOUT, X_HEIGHT, X_WIDTH, X_MOMENTUM, X_EPS, X_INFERENCE };
-
 static const char *parse_extra(int index, const char *arg) {
     long v;
     double d;
@@ -2142,7 +1958,8 @@ static const char *parse_extra(int index, const char *arg) {
         g_momentum = d;
         return NULL;
     case X_EPS:
-        if (parse_double(arg, &d) || d < 0) return reasonf("invalid eps '%s' (--eps: a number >= 0 within fp32's range)", arg);
+        if (parse_double(arg, &d) || d < 0)
+            return reasonf("invalid eps '%s' (--eps: a number >= 0 within fp32's range)", arg);
         g_eps = d;
         return NULL;
     default:
@@ -2150,7 +1967,6 @@ static const char *parse_extra(int index, const char *arg) {
         return NULL;
     }
 }
-
 static const char *check_options(const options_t *o) {
     if (o->bt_set) return "-B/-T do not apply here: the batch is -N";
     if (g_layout == LAYOUT_NC && g_hw_set)
@@ -2161,7 +1977,6 @@ static const char *check_options(const options_t *o) {
                        g_height, g_width);
     return NULL;
 }
-
 // The CSV shape, the human shape line and the bytes counted (see the header), from the problem's fields.
 static void bn_describe(bn_problem_t *p) {
     const char *mode = p->training ? "" : ":inf";
@@ -2177,11 +1992,11 @@ static void bn_describe(bn_problem_t *p) {
                  p->training ? "training" : "inference");
     }
     double numel = (double)p->M * p->C;
-    // training: x, y; gamma, beta, save_mean, save_invstd; running_mean and running_var read and written
-    // inference: x, y; gamma, beta, running_mean, running_var read
-    p->h.bytes = 2.0 * numel * dtype_size(p->h.dtype) + (p->training ? 8.0 * sizeof(float) : 4.0 * sizeof(float)) * p->C;
+    // training: x, y; gamma, beta, save_mean, save_invstd; the running statistics read and written. Inference: x,
+    // y; gamma, beta and the running statistics read
+    p->h.bytes =
+        2.0 * numel * dtype_size(p->h.dtype) + (p->training ? 8.0 * sizeof(float) : 4.0 * sizeof(float)) * p->C;
 }
-
 static problem_t *bn_setup(const options_t *o) {
     bn_problem_t *p = (bn_problem_t *)calloc(1, sizeof *p);
     dtype_t d = o->dtype;
@@ -2201,7 +2016,8 @@ static problem_t *bn_setup(const options_t *o) {
     long N = p->N, C = p->C, numel = p->M * C;
     p->x = dev_alloc(numel * es);
     p->y = dev_alloc(numel * es);
-    float **stats[] = {&p->gamma, &p->beta, &p->save_mean, &p->save_invstd, &p->run_mean, &p->run_var, &p->run_mean0, &p->run_var0};
+    float **stats[] = {&p->gamma,    &p->beta,    &p->save_mean,  &p->save_invstd,
+                       &p->run_mean, &p->run_var, &p->run_mean0, &p->run_var0};
     for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++) *stats[i] = (float *)dev_alloc(C * sizeof(float));
     p->ws_states = (long)g_dev.prop.multiProcessorCount * 16384 + C;
     p->ws_mean = (float *)dev_alloc(2 * (size_t)p->ws_states * sizeof(float));
@@ -2232,7 +2048,6 @@ static problem_t *bn_setup(const options_t *o) {
     free(rv);
     CUDA_CHECK(cudaMemcpy(p->run_mean, p->run_mean0, C * sizeof(float), cudaMemcpyDeviceToDevice));
     CUDA_CHECK(cudaMemcpy(p->run_var, p->run_var0, C * sizeof(float), cudaMemcpyDeviceToDevice));
-
     long yrows = p->layout == LAYOUT_NCHW ? N * C : p->M, ycols = p->layout == LAYOUT_NCHW ? p->HW : C;
     tolerance_t ts = tolerance_for(DT_FP32);
     p->h.out[0] = (output_t){"y", p->y, d, yrows, ycols, host_alloc_doubles(numel), tolerance_for(d), NULL};
@@ -2246,7 +2061,6 @@ static problem_t *bn_setup(const options_t *o) {
     }
     return &p->h;
 }
-
 // The error no fp32 kernel avoids: the mean is an fp32 number, so x - mean is off by up to an ulp or so of |mean|
 // (more after a reduction), and y by that times invstd * |gamma|. Allowed: 16 ulps of it, over the worst channel.
 static double batchnorm_y_atol(const double *mean, const double *invstd, const double *gamma, long C) {
@@ -2254,7 +2068,6 @@ static double batchnorm_y_atol(const double *mean, const double *invstd, const d
     for (long c = 0; c < C; c++) worst = fmax(worst, fabs(mean[c]) * invstd[c] * fabs(gamma[c]));
     return 16.0 * ldexp(1.0, -24) * worst;
 }
-
 static void bn_reference(problem_t *h) {
     bn_problem_t *p = (bn_problem_t *)h;
     double *rm = host_alloc_doubles(p->C), *rv = host_alloc_doubles(p->C);
@@ -2273,7 +2086,6 @@ static void bn_reference(problem_t *h) {
     free(rm);
     free(rv);
 }
-
 // Before each validation launch: the running statistics back to their initial values.
 static void bn_reset(problem_t *h) {
     bn_problem_t *p = (bn_problem_t *)h;
@@ -2281,7 +2093,6 @@ static void bn_reset(problem_t *h) {
     CUDA_CHECK(cudaMemcpy(p->run_var, p->run_var0, p->C * sizeof(float), cudaMemcpyDeviceToDevice));
     CUDA_CHECK(cudaDeviceSynchronize());
 }
-
 static void bn_teardown(problem_t *h) {
     bn_problem_t *p = (bn_problem_t *)h;
     void *dev[] = {p->x, p->y, p->gamma, p->beta, p->save_mean, p->save_invstd, p->run_mean, p->run_var,
@@ -2297,25 +2108,14 @@ static void bn_teardown(problem_t *h) {
 }
 
 static const program_t k_program = {
-    "batchnorm",
-    "batchnorm_forward",
+    "batchnorm", "batchnorm_forward",
     "BatchNorm forward (training: batch statistics, running-statistics update; --inference): -N is the batch N, "
     "-C the channels C",
-    65536,
-    256,
-    k_kernels,
-    (int)(sizeof k_kernels / sizeof k_kernels[0]),
-    14,
-    k_extra,
-    (int)(sizeof k_extra / sizeof k_extra[0]),
-    parse_extra,
-    check_options,
-    bn_setup,
-    bn_reference,
-    bn_teardown,
-    bn_reset,
-    "the batch N (-B/-T do not apply)",
-    "channels C",
+    65536, 256,  // the default shape
+    k_kernels, (int)(sizeof k_kernels / sizeof k_kernels[0]), 14,
+    k_extra, (int)(sizeof k_extra / sizeof k_extra[0]), parse_extra, check_options,
+    bn_setup, bn_reference, bn_teardown, bn_reset,
+    "the batch N (-B/-T do not apply)", "channels C",
 };
 
 #ifndef NORM_NO_MAIN

@@ -528,8 +528,9 @@ static void cudnn_plan_execute(const cudnn_plan_t *p, launch_t *l) {
 // cudnnBatchNormalizationForwardInference. cuDNN 9 marks these legacy functions deprecated (the graph API's
 // norm-forward node is the successor) but still ships them. The headers mark them deprecated only where
 // CUDNN_WARN_DEPRECATED is defined; the pragmas around this section keep even that build free of warnings.
-// A program fills a cudnn_bn_t from its problem and calls cudnn_bn_prepare() in kernel 0's supports() and
-// cudnn_bn_execute() in its launch(); the rules of its op (shapes it skips) stay with the program.
+// A program's kernel 0 refuses a --block-size (cudnn_refuse_block_size), fills a cudnn_bn_t from its problem and
+// calls cudnn_bn_supports() in supports() (the shapes cuDNN is not asked about, cudnn_bn_precheck, then
+// cudnn_bn_prepare) and cudnn_bn_execute() in its launch().
 //
 // Descriptors: x and y are [N, C, H, W] in the given format (CUDNN_TENSOR_NCHW or _NHWC), dtype fp32, fp16 or
 // bf16. Where H*W = 1 NCHW and NHWC describe the same memory, and both formats are tried, the given one first.
@@ -827,6 +828,26 @@ static void cudnn_bn_release(cudnn_bn_state_t *st) {
     st->skip[0] = 0;
 }
 
+// The shapes kernel 0 skips before cuDNN is asked (no GPU and no cuDNN call: the CPU tests call it): NULL or the
+// reason. N*C*H*W >= 2^31 (int dimensions and strides; PyTorch sends such problems to its own kernels); eps below
+// CUDNN_BN_MIN_EPSILON (0 in cuDNN 9); training with N*H*W = 1, where cuDNN applies M / (M - 1) and writes NaN into
+// running_var (tensorflow/tensorflow#34062 and PR #40338, cudnn.torch#199), a different convention from the
+// program's. NORM_CUDNN_BN_M1=run lifts that rule: the GPU suite then expects running_var alone wrong, with NaN, and
+// says "drop the rule" if cuDNN matches.
+static const char *cudnn_bn_precheck(const cudnn_bn_t *d) {
+    const long M = d->N * d->H * d->W;
+    if ((double)M * (double)d->C >= 2147483648.0)
+        return "N*C*H*W >= 2^31: cuDNN's BatchNorm API describes tensors with 32-bit int dimensions and strides";
+    if ((double)d->eps < CUDNN_BN_MIN_EPSILON)
+        return reasonf("eps %g is below cuDNN's minimum CUDNN_BN_MIN_EPSILON = %g", (double)d->eps,
+                       (double)CUDNN_BN_MIN_EPSILON);
+    const char *m1 = getenv("NORM_CUDNN_BN_M1");  // "run": ask cuDNN anyway (the GPU suite checks the claim)
+    if (d->training && M == 1 && !(m1 && strcmp(m1, "run") == 0))
+        return "N*H*W = 1: cuDNN's running_var update divides by M - 1 = 0 (NaN); this program leaves running_var "
+               "unchanged";
+    return NULL;
+}
+
 #define CUDNN_BN_MAX_CANDS 12
 #define CUDNN_BN_REPEATS 10
 
@@ -936,6 +957,13 @@ static const char *cudnn_bn_prepare(cudnn_bn_state_t *st, const cudnn_bn_t *d) {
     printf("cuDNN %s batchnorm chose [%d/%d] %s (%s)\n", ver, best + 1, n, cand[best].name,
            ran > 1 ? "the fastest median" : "the only candidate that ran");
     return NULL;
+}
+
+// Kernel 0's supports() for BatchNorm, after cudnn_refuse_block_size: the shapes cudnn_bn_precheck skips, then
+// cudnn_bn_prepare.
+static const char *cudnn_bn_supports(cudnn_bn_state_t *st, const cudnn_bn_t *d) {
+    REASON_TRY(cudnn_bn_precheck(d));
+    return cudnn_bn_prepare(st, d);
 }
 
 // Kernel 0's launch(): run the candidate chosen for d on the default stream; say which one ran.

@@ -181,14 +181,16 @@ done
 # the dispatcher's paths (each validated on every element): a point well inside each regime of its rule that a
 # problem reaches first (k_regimes in batchnorm_forward.cu; tests/test_suite_paths.py reads these lines against it).
 # Before sm_90 rung 8 (clusters) refuses and NCHW training runs the catch-all 6. (check_all above runs 9-11 and 13
-# before 14 in one process, and at its [N, C] and NHWC shapes of more than 1.4 rows an SM the dispatcher runs 13
-# there: a launch of 13 that does not set back to zero the sums it reads fails in check_all.)
+# before 14 in one process, and at its 16-bit [N, C] and NHWC shapes of more than 1.4 rows an SM the dispatcher runs
+# 13 there: a launch of 13 that does not set back to zero the sums it reads fails in check_all.)
 expect_path batchnorm_forward 14 "rung 4 2d_block_column" "rung 4 2d_block_column" --dtype bf16 -N 64 -C 1024
 expect_path batchnorm_forward 14 "rung 4 2d_block_column" "rung 4 2d_block_column" --dtype fp32 -N 64 -C 65536 --block-size 64
 expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --dtype bf16
 expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --dtype fp16 -N 7001 -C 2056
-expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nchw -N 4096 -C 64
-expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nhwc --dtype fp32 -N 32 -C 256 --height 56 --width 56
+expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nchw -N 2048 -C 64
+expect_path batchnorm_forward 14 "rung 9 l2_one_sync" "rung 9 l2_one_sync" --layout nhwc --dtype fp32 -N 32 -C 256 --height 56 --width 56
+# NCHW planes of few packs, tens to hundreds of rows an SM: rung 6
+expect_path batchnorm_forward 14 "rung 6 nchw_split_planes" "rung 6 nchw_split_planes" --dtype bf16 -N 512 -C 16 --layout nchw --height 28 --width 28
 expect_path batchnorm_forward 14 "rung 12 infer_elementwise" "rung 12 infer_elementwise" --inference --dtype bf16 -N 7 -C 40
 expect_path batchnorm_forward 14 "rung 12 infer_elementwise" "rung 12 infer_elementwise" --inference --dtype fp32 -N 1031 -C 1000
 expect_path batchnorm_forward 14 "rung 8 nchw_cluster_l2" "rung 6 nchw_split_planes" --layout nchw -N 8 -C 64 --height 56 --width 56
@@ -300,7 +302,7 @@ else
         elif [ $rc -eq 0 ] && echo "$out" | grep -q "skipped: cuDNN"; then
             pass "$BN 0 $shape with the N*H*W = 1 rule lifted: cuDNN refuses it ($(echo "$out" | grep -m1 '^skipped' | cut -c1-120))"
         elif [ $rc -eq 0 ]; then
-            fail "$BN 0 $shape: cuDNN matches this program at N*H*W = 1: drop the rule in bn_cudnn_precheck"
+            fail "$BN 0 $shape: cuDNN matches this program at N*H*W = 1: drop the rule in cudnn_bn_precheck (harness/cudnn.h)"
         else
             fail "$BN 0 $shape with the N*H*W = 1 rule lifted (exit $rc): $(echo "$out" | grep -E 'wrong|error' | head -n 3 | tr '\n' ' ')"
         fi

@@ -561,7 +561,15 @@ static void test_dispatch(void) {
 }
 
 // ---- kernel 0 (cuDNN): the rules that need neither a GPU nor a cuDNN call. With cuDNN, supports(p, 0) plans
-// with cuDNN (a GPU), so it is not called here; its shape rules are bn_cudnn_precheck, which asks nothing.
+// with cuDNN (a GPU), so it is not called here; its shape rules are the harness's cudnn_bn_precheck, which asks
+// nothing, on the program's description of the problem.
+#ifdef HAVE_CUDNN
+static const char *bn_cudnn_precheck(const bn_problem_t *p) {
+    cudnn_bn_t d;
+    bn_cudnn_describe(p, &d);
+    return cudnn_bn_precheck(&d);
+}
+#endif
 
 static void test_cudnn_slot(void) {
     check_cudnn_slot(&k_program.kernels[0]);
