@@ -167,19 +167,25 @@ cluster_option() {
 }
 cluster_option layernorm "11-13 and 14" 14 $'7 --cluster 2\n10 --cluster 2\nall --cluster 2\n0,14 --cluster 1\n9 --cluster 8\n11,9 --cluster 4' \
     $'11 --cluster 2\n12 --cluster 8\n13 --cluster 1\n14 --cluster 1\n11,12,13,14 --cluster 4\n--cluster 2'
-# --packs P: kernel 12 (latency_split) and the dispatcher; 0 (the plan's), 1, 2 or 4
-for k in 3 8 x -1; do
-    expect "layernorm: --packs $k exits 2" 2 $NODEV ./layernorm_forward 12 --packs $k
-    contains "layernorm: names the bad packs a thread $k" "invalid packs a thread '$k' \\(--packs: 0, 1, 2 or 4\\)"
-done
-for args in "7 --packs 2" "13 --packs 1" "all --packs 4" "12,13 --packs 2"; do
-    expect "layernorm: '$args' exits 2 (--packs with a kernel that does not take it)" 2 $NODEV ./layernorm_forward $args
-    contains "layernorm: '$args' says the option is kernels 12 and 14's" "--packs applies to kernels 12 and 14 alone"
-done
-for args in "12 --packs 1" "14 --packs 4" "12,14 --packs 2" "--packs 0"; do
-    expect "layernorm: '$args' passes parsing" 2 $NODEV ./layernorm_forward $args
-    contains "layernorm: '$args' gets as far as the device" "no CUDA device"
-done
+# --packs P: a program, the kernels that take it (in words), one of them, its bad values and the words that name
+# the good ones, the uses it refuses, and the ones it passes to the device
+packs_option() {
+    local op=$1 range=$2 one=$3 badv=$4 values=$5 bad=$6 good=$7 k args
+    for k in $badv; do
+        expect "$op: --packs $k exits 2" 2 $NODEV ./${op}_forward $one --packs $k
+        contains "$op: names the bad packs a thread $k" "invalid packs a thread '$k' \\(--packs: $values\\)"
+    done
+    while read -r args; do
+        expect "$op: '$args' exits 2 (--packs with a kernel that does not take it)" 2 $NODEV ./${op}_forward $args
+        contains "$op: '$args' says the option is kernels $range's" "--packs applies to kernels $range alone"
+    done <<< "$bad"
+    while read -r args; do
+        expect "$op: '$args' passes parsing" 2 $NODEV ./${op}_forward $args
+        contains "$op: '$args' gets as far as the device" "no CUDA device"
+    done <<< "$good"
+}
+packs_option layernorm "12 and 14" 12 "3 8 x -1" "0, 1, 2 or 4" $'7 --packs 2\n13 --packs 1\nall --packs 4\n12,13 --packs 2' \
+    $'12 --packs 1\n14 --packs 4\n12,14 --packs 2\n--packs 0'
 expect "layernorm: --prefetch is not an option" 2 $NODEV ./layernorm_forward 14 --prefetch 1
 contains "layernorm: --prefetch is unknown" "unknown option '--prefetch'"
 expect "layernorm: --list shows kernels 0-14" 0 $NODEV ./layernorm_forward --list
@@ -209,19 +215,8 @@ if [ -x ./rmsnorm_forward ]; then
     contains "rmsnorm: --list names the dispatcher, kernel 12" "^12  dispatch"
     cluster_option rmsnorm "8-10 and 12" 10 $'7 --cluster 2\n11 --cluster 2\nall --cluster 2\n0,12 --cluster 1\n5 --cluster 8\n10,11 --cluster 4' \
         $'8 --cluster 2\n9 --cluster 16\n10 --cluster 1\n12 --cluster 4\n8,9,10,12 --cluster 8\n--cluster 2'
-    # --packs P: kernel 8 (latency_split) and the dispatcher; 0 (the plan's), 2 or 4
-    for k in 1 3 8 x; do
-        expect "rmsnorm: --packs $k exits 2" 2 $NODEV ./rmsnorm_forward 8 --packs $k
-        contains "rmsnorm: names the bad packs a thread $k" "invalid packs a thread '$k' \\(--packs: 2 or 4; 0 = the plan's\\)"
-    done
-    for args in "7 --packs 2" "all --packs 4" "8,9 --packs 2"; do
-        expect "rmsnorm: '$args' exits 2 (--packs with a kernel that does not take it)" 2 $NODEV ./rmsnorm_forward $args
-        contains "rmsnorm: '$args' says the option is kernels 8 and 12's" "--packs applies to kernels 8 and 12 alone"
-    done
-    for args in "8 --packs 2" "12 --packs 4" "8,12 --packs 2" "--packs 0"; do
-        expect "rmsnorm: '$args' passes parsing" 2 $NODEV ./rmsnorm_forward $args
-        contains "rmsnorm: '$args' gets as far as the device" "no CUDA device"
-    done
+    packs_option rmsnorm "8 and 12" 8 "1 3 8 x" "2 or 4; 0 = the plan's" $'7 --packs 2\nall --packs 4\n8,9 --packs 2' \
+        $'8 --packs 2\n12 --packs 4\n8,12 --packs 2\n--packs 0'
 fi
 # BatchNorm's own options
 if [ -x ./batchnorm_forward ]; then
