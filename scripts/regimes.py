@@ -247,13 +247,18 @@ def fallback_rows(op):
             for vs, name in FALLBACK[op]]
 
 
+def first_row(rule, f, ran=None):
+    """The index of the row of a rule (rows that begin with their conditions and rung) a point of features f
+    reaches: the first that holds it and whose rung ran the point (ran: the rungs that did; None: the first that
+    holds), as a dispatcher passes over a row whose rung refuses a problem; None where none does."""
+    return next((i for i, (conds, rung, *_rest) in enumerate(rule)
+                 if holds(conds, f) and (ran is None or rung in ran)), None)
+
+
 def choose(rule, f, t=None):
-    """The rung the rule gives a point of features f: the first row that holds and whose rung ran the point (t: its
-    rungs' times; None: the first row that holds), as a dispatcher passes over a row whose rung refuses a problem."""
-    for conds, rung, _n, _m in rule:
-        if holds(conds, f) and (t is None or rung in t):
-            return rung
-    return None
+    """The rung the rule gives a point of features f (first_row; t: its rungs' times), None where no row does."""
+    i = first_row(rule, f, t)
+    return None if i is None else rule[i][1]
 
 
 def regret(rule, pts):

@@ -307,9 +307,9 @@ def program_rule(op):
 def reached_row(rule, f, ran):
     """The index of the rule's row a point of features f reaches first: the first that holds it and whose rung ran
     there (ran: the rungs OK there), as a dispatcher passes over a row whose rung refuses the problem; where none
-    of those ran, the first that holds it; None where no row does (regimes.choose, by row)."""
-    held = [i for i, (conds, _rung, _when) in enumerate(rule) if regimes.holds(conds, f)]
-    return next((i for i in held if rule[i][1] in ran), held[0] if held else None)
+    of those ran, the first that holds it; None where no row does."""
+    i = regimes.first_row(rule, f, ran)
+    return regimes.first_row(rule, f) if i is None else i
 
 
 def regions(op, rows, peers, sms, rule, numbers):
