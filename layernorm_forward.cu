@@ -73,8 +73,7 @@ typedef struct {
     const long C = a.C;                                                                                                \
     const float eps = a.eps
 static ln_args_t ln_args(const ln_problem_t *p) {
-    ln_args_t a = {p->x, p->w, p->b, p->y, p->mean, p->rstd, p->N, p->C, p->eps};
-    return a;
+    return {p->x, p->w, p->b, p->y, p->mean, p->rstd, p->N, p->C, p->eps};
 }
 // Launches fn, a templated kernel taking the arguments alone: grid blocks of bs threads, clusters of cl.
 static void ln_launch(const void *fn, const ln_problem_t *p, long grid, int bs, size_t smem, int cl) {
@@ -84,8 +83,7 @@ static void ln_launch(const void *fn, const ln_problem_t *p, long grid, int bs, 
 }
 // A row's statistics, stored by one thread (kernels 5 on).
 __device__ __forceinline__ void store_stats(float *mean, float *rstd, long row, float m, float r) {
-    mean[row] = m;
-    rstd[row] = r;
+    mean[row] = m, rstd[row] = r;
 }
 // The widest pack (elements) that divides C: 16 bytes when it can.
 static int vec_width(const ln_problem_t *p) { return (int)gcd_long(16 / (long)dtype_size(p->h.dtype), p->C); }
@@ -95,8 +93,7 @@ static int full_packs(const ln_problem_t *p) { return vec_width(p) == 16 / (int)
 static double rows_per_sm(const ln_problem_t *p) { return per_sm((double)p->N); }
 // A plan's block size bs where the rung's supports_ takes it, else `other` (its own sizing) where that is taken.
 static int plan_checked(const void *pp, const char *(*supports)(const void *, int), int bs, int other) {
-    if (!supports(pp, bs) || !other || supports(pp, other)) return bs;
-    return other;
+    return !supports(pp, bs) || !other || supports(pp, other) ? bs : other;
 }
 // Rungs 6 and 9: one unit (6: an element, 9: a pack) a thread below SMs rows, two up to 8 rows an SM, four beyond.
 static int row_block_bs(long units, double rows_sm) {
@@ -373,8 +370,7 @@ __device__ __forceinline__ void rowreg_store(const Pack<T, VEC> (&v)[PACKS], int
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-            if (CS) store_pack_cs<T, VEC>(yr + i * VEC, out);
-            else store_pack<T, VEC>(yr + i * VEC, out);
+            if (CS) store_pack_cs<T, VEC>(yr + i * VEC, out); else store_pack<T, VEC>(yr + i * VEC, out);
         }
     }
 }
@@ -401,8 +397,7 @@ __global__ void __launch_bounds__(1024) layernorm_block_row_regs_kernel(ln_args_
 // Packs a thread: the fewest (a power of two <= max_packs) with which bs threads hold the row; 0: none. Kernel 6: 16.
 static const int ROWREG_MAX_PACKS = 16;
 static int rowreg_packs(long nvec, int bs, int max_packs) {
-    for (int packs = 1; packs <= max_packs; packs *= 2)
-        if ((long)packs * bs >= nvec) return packs;
+    for (int packs = 1; packs <= max_packs; packs *= 2) if ((long)packs * bs >= nvec) return packs;
     return 0;
 }
 template <typename T>
@@ -524,8 +519,7 @@ __device__ __forceinline__ void subwarp_finish_row(Pack<T, VEC> (&v)[MAXP], bool
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 out.v[j] = from_float<T>((pack_elem(v[p], j) - m) * r * to_float(wv.v[j]) + to_float(bv.v[j]));
-            if (CS) store_pack_cs<T, VEC>(yr + (long)i * VEC, out);
-            else store_pack<T, VEC>(yr + (long)i * VEC, out);
+            if (CS) store_pack_cs<T, VEC>(yr + (long)i * VEC, out); else store_pack<T, VEC>(yr + (long)i * VEC, out);
         }
     }
     if (lane == 0) store_stats(mean, rstd, row, m, r);
@@ -846,8 +840,7 @@ __global__ void __launch_bounds__(1024) layernorm_cluster_row_regs_kernel(ln_arg
         if (p < np) v[p] = load_pack_cs<T, VEC>(xr + (long)(first + p * blockDim.x) * VEC);  // streaming: see kernel 3
     float2 s = make_float2(0.f, 0.f);
 #pragma unroll
-    for (int p = 0; p < PACKS; p++)
-        if (p < np) shifted_add(s, v[p], k);
+    for (int p = 0; p < PACKS; p++) if (p < np) shifted_add(s, v[p], k);
     s = cluster_push_sum(s, &push, nblocks);  // a block alone: one barrier
     const float m = k + s.x / C, r = shifted_rstd(s, C, eps);
     T *yr = y + row * C;
@@ -1009,8 +1002,7 @@ __device__ __forceinline__ void latency_split_row(ln_args_t a, int pdl) {
     const float k = split_load(v, wv, bv, xr, w, b, first, nvec, pdl);
     float2 s = make_float2(0.f, 0.f);
 #pragma unroll
-    for (int p = 0; p < PACKS; p++)
-        if (first + p * (int)blockDim.x < nvec) shifted_add(s, v[p], k);
+    for (int p = 0; p < PACKS; p++) if (first + p * (int)blockDim.x < nvec) shifted_add(s, v[p], k);
     s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
     if (PACKED) {
 #pragma unroll
@@ -1065,8 +1057,7 @@ static int split_plan(const ln_problem_t *p, int packs, int req_bs, int *cl) {
 }
 // Its packs a thread, from the dense sweep: 1 at <= 64 packs or < SMs rows of <= 1024, 2 at < SMs rows of <= 2048.
 static int split_packs_rule(long nvec, double rows_sm) {
-    if (nvec <= 64 || (rows_sm < 1 && nvec <= 1024)) return 1;
-    return rows_sm < 1 && nvec <= 2048 ? 2 : SPLIT_PACKS;
+    return nvec <= 64 || (rows_sm < 1 && nvec <= 1024) ? 1 : rows_sm < 1 && nvec <= 2048 ? 2 : SPLIT_PACKS;
 }
 // The packs a launch takes: --packs P, else the rule's, or the next larger whose plan takes the problem (before
 // sm_90, or --cluster K); kept for the last problem (the plans ask the runtime, inside the timed region).
@@ -1109,10 +1100,10 @@ static const char *supports_latency_split(const void *pp, int bs) {
     return reasonf("the row (%ld 16-byte packs) fits no plan of <= %d pack%s a thread (--cluster %d, --block-size %d; "
                    "0: the rule's)", nvec, packs, packs > 1 ? "s" : "", g_cluster, bs);
 }
-// Its plan's threads at P packs a thread (split_row_plan then sets the blocks a row), at least those that hold the row
-// in 16 blocks. P = 4: rows >= SMs, a block a row up to 256; fewer, 32 at <= 64 packs, else 128 (256 beyond 4096).
-// P = 2: fewer rows than SMs, 64-256; else one block, <= 128 up to 8 rows an SM. P = 1: one block where rows >= SMs
-// or the row is <= 256 packs, else about 8 blocks of 128-512.
+// Its plan's power of two at P packs a thread (it sets the blocks a row; the plan then trims their threads to the row:
+// split_row_threads), at least what holds the row in 16 blocks. P = 4: rows >= SMs, a block a row up to 256; fewer,
+// 32 at <= 64 packs, else 128 (256 beyond 4096). P = 2: fewer rows than SMs, 64-256; else one block, <= 128 up to 8
+// rows an SM. P = 1: one block where rows >= SMs or the row is <= 256 packs, else about 8 blocks of 128-512.
 static int latency_split_bs(int packs, long nvec, double rows_sm) {
     const double want = (double)nvec / packs;
     int bs;
@@ -1131,8 +1122,8 @@ static int plan_latency_split(const void *pp) {
     int cl = 0;
     const int own = split_plan(p, packs, 0, &cl);
     if (g_cluster) return own;
-    return plan_checked(pp, supports_latency_split, latency_split_bs(packs, p->C / vec_width(p), rows_per_sm(p)),
-                        own);
+    return plan_checked(pp, supports_latency_split, split_row_threads(p->C / vec_width(p), packs,
+                        latency_split_bs(packs, p->C / vec_width(p), rows_per_sm(p))), own);
 }
 // P = 4's instance for a dtype, cluster size (16-byte packs) and form.
 template <typename T, int VEC>

@@ -145,10 +145,8 @@ static const char *cudnn_describe(const rms_problem_t *p, cudnn_norm_t *d) {
     d->dtype = p->h.dtype;
     if (s->qk && s->S != s->H * s->C) cudnn_qk_view(d, s);
     else cudnn_norm_rows(d, s->N, s->C);  // QK-norm with S = H * D included: rows of D
-    d->x = p->x;
-    d->scale = p->w;
-    d->y = p->y;
-    d->rstd = p->rstd;
+    d->x = p->x, d->scale = p->w;
+    d->y = p->y, d->rstd = p->rstd;
     d->eps = (float)s->eps;  // no bias, no mean
     snprintf(d->label, sizeof d->label, "RMSNorm %s %s", dtype_name(p->h.dtype), p->h.shape);
     return NULL;
@@ -432,8 +430,7 @@ static int plan_block2d_vec(const void *pp) {
 // within the 64 of a 1024-thread block); 0 when it does not fit (the shared-memory kernel).
 static const int ROWREG_MAX_PACKS = 8;
 static int rowreg_packs(long nvec, int bs, int max_packs) {
-    for (int packs = 1; packs <= max_packs; packs *= 2)
-        if ((long)packs * bs >= nvec) return packs;
+    for (int packs = 1; packs <= max_packs; packs *= 2) if ((long)packs * bs >= nvec) return packs;
     return 0;
 }
 template <typename T, int VEC, int PACKS>
@@ -686,8 +683,7 @@ __global__ void __launch_bounds__(1024, 1) rmsnorm_cluster_dsmem_kernel(rms_args
         }
     }
 #pragma unroll
-    for (int p = 0; p < PACKS; p++)
-        if (p < np) ss += pack_sum_squares<T, VEC>(v[p]);
+    for (int p = 0; p < PACKS; p++) if (p < np) ss += pack_sum_squares<T, VEC>(v[p]);
     // one round: the pushed partials (a block alone: one barrier)
     const float r = rsqrtf(cluster_push_sum(ss, &push, (int)nblocks) / a.C + a.eps);
     const T *w = (const T *)a.w;
@@ -797,8 +793,7 @@ __device__ __forceinline__ void latency_split_row(const rms_args_t &a, int pdl) 
     }
     float s = 0.f;
 #pragma unroll
-    for (int p = 0; p < PACKS; p++)
-        if (first + p * (int)blockDim.x < nvec) s += pack_sum_squares<T, VEC>(v[p]);
+    for (int p = 0; p < PACKS; p++) if (first + p * (int)blockDim.x < nvec) s += pack_sum_squares<T, VEC>(v[p]);
     s = cluster_push_sum(s, &push, CL);  // a block alone (CL = 1): one barrier
     const float r = rsqrtf(s / a.C + a.eps);
     T *__restrict__ yr = (T *)a.y + row * a.C;
@@ -884,9 +879,9 @@ static const char *supports_latency_split(const void *pp, int bs) {
     if (vec_width(p) != full) return reasonf("needs 16-byte packs: C a multiple of %d", full);
     return latency_split_plan(p, bs, packs, &cl) ? NULL : split_no_plan(p, p->s.C / full, full, bs, packs);
 }
-// The block size at P packs a thread (a block size given sets the blocks a row: the fewest that hold it): P / 2
-// packs a thread below 4 rows an SM (P 4) or a row an SM (P 2), P from there, a power of two within [32, 256] (P 4)
-// or [64, 256] (P 2); at least the threads 16 blocks need (up to 512).
+// The power of two at P packs a thread that sets the blocks a row (the fewest that hold it; the plan then trims their
+// threads to the row: split_row_threads): P / 2 packs a thread below 4 rows an SM (P 4) or a row an SM (P 2), P from
+// there, within [32, 256] (P 4) or [64, 256] (P 2); at least the threads 16 blocks need (up to 512).
 static int latency_split_bs(const rms_problem_t *p, int packs) {
     const long nvec = row_packs(p, vec_width(p));
     const int few = rows_per_sm(p) < (packs == 2 ? 1 : 4);
@@ -896,7 +891,9 @@ static int latency_split_bs(const rms_problem_t *p, int packs) {
 }
 static int plan_latency_split(const void *pp) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    return plan_fit(pp, latency_split_bs(p, split_packs(p)), supports_latency_split);
+    const int packs = split_packs(p);  // the blocks of its power of two, each trimmed to its share
+    return plan_fit(pp, split_row_threads(row_packs(p, vec_width(p)), packs, latency_split_bs(p, packs)),
+                    supports_latency_split);
 }
 // ------------------------------------------------------------------------------------------------
 // Kernel 9 odd_rows: rows of odd length (plain rows), most starting off a 16-byte boundary, where the kernels above

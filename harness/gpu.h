@@ -248,6 +248,15 @@ static int split_row_blocks(long N, long nvec, int packs, int max_bs, int req_bs
     while (!req_bs && cl > 1 && cl < 16 && N * cl * 2 <= sms) cl *= 2;
     return cl;
 }
+// The threads a block of a split row needs at the blocks a block size bs gives it (split_row_blocks at req_bs = bs):
+// the fewest multiple of 32 that hold the row, so that no thread is left without a pack where the row is no power of
+// two (a plan's power of two at bf16 C = 5120: 256 threads x 4 packs for 640 packs; 160 hold them).
+static int split_row_threads(long nvec, int packs, int bs) {
+    int cl = 1;
+    while (cl < 16 && (long)cl * bs * packs < nvec) cl *= 2;
+    const int t = (int)(32 * ceil_div(ceil_div(nvec, (long)cl * packs), 32));
+    return t < bs ? t : bs;
+}
 // The latency paths' plan (LayerNorm's and RMSNorm's dispatchers): a row of nvec packs over a cluster of CL
 // blocks of bs threads that hold up to `packs` packs each. Its own rule (req_bs 0): CL = the fewest of 1, 2, .., 16
 // whose blocks of <= max_bs threads hold the row (a cluster launch costs time: never more blocks than the row

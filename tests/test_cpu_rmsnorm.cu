@@ -406,6 +406,22 @@ static void test_plans(void) {
           "4 doubled to 16, 256 threads 8; 64 rows x 32768: 4 (no room to double)",
           b_rule == 1 && b128 == 4 && b32 == 16 && b_long == 16 && b_long256 == 8 && b_many == 4,
           "%d %d %d %d %d %d", b_rule, b128, b32, b_long, b_long256, b_many);
+    // its threads at a plan's power of two (split_row_threads): the same blocks, the fewest threads that hold the
+    // row (bf16 C = 5120: 640 packs, 256 -> 160; C = 17800: 2225 packs over 4 blocks of 256 -> 160; a power of two
+    // kept), and over a grid: never more than bs, a multiple of 32, the blocks of bs holding the row at that size
+    int trim_ok = 1;
+    for (long nv = 1; nv <= 70000; nv = nv * 3 / 2 + 1)
+        for (int pk = 1; pk <= 4; pk *= 2)
+            for (int tb = 32; tb <= 512; tb *= 2) {
+                const int t = split_row_threads(nv, pk, tb), cl = split_row_blocks(1000, nv, pk, 512, tb, 132);
+                trim_ok &= t >= 32 && t <= tb && t % 32 == 0 && (nv > 16L * tb * pk || (long)cl * t * pk >= nv);
+            }
+    check("plan: kernel 8's threads trimmed to the row at its blocks: 640 packs 160, 2225 packs 160, 2048 at 2 packs "
+          "256; every trimmed size holds its row",
+          split_row_threads(640, 4, 256) == 160 && split_row_threads(2225, 4, 256) == 160 &&
+              split_row_threads(2048, 2, 256) == 256 && split_row_threads(10, 4, 32) == 32 && trim_ok,
+          "%d %d %d %d grid %d", split_row_threads(640, 4, 256), split_row_threads(2225, 4, 256),
+          split_row_threads(2048, 2, 256), split_row_threads(10, 4, 32), trim_ok);
     check("kernel 8 skips --fused-add, the QK-norm view and narrow packs",
           (q.s.fused = 1, supports_latency_split(&q, 0) != NULL) &&
               (q = plan_problem(DT_BF16, 4, 128, 384), q.s.H = 3, supports_latency_split(&q, 0) != NULL) &&
