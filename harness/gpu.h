@@ -248,13 +248,15 @@ static int split_row_blocks(long N, long nvec, int packs, int max_bs, int req_bs
     while (!req_bs && cl > 1 && cl < 16 && N * cl * 2 <= sms) cl *= 2;
     return cl;
 }
+// The fewest threads (a multiple of 32) of each of cl blocks that hold a row of nvec packs at `packs` a thread.
+static int split_fewest_threads(long nvec, int cl, int packs) {
+    return (int)(32 * ceil_div(ceil_div(nvec, (long)cl * packs), 32));
+}
 // The threads a block of a split row needs at the blocks a block size bs gives it (split_row_blocks at req_bs = bs):
 // the fewest multiple of 32 that hold the row, so that no thread is left without a pack where the row is no power of
 // two (a plan's power of two at bf16 C = 5120: 256 threads x 4 packs for 640 packs; 160 hold them).
 static int split_row_threads(long nvec, int packs, int bs) {
-    int cl = 1;
-    while (cl < 16 && (long)cl * bs * packs < nvec) cl *= 2;
-    const int t = (int)(32 * ceil_div(ceil_div(nvec, (long)cl * packs), 32));
+    const int t = split_fewest_threads(nvec, split_row_blocks(0, nvec, packs, bs, bs, 0), packs);
     return t < bs ? t : bs;
 }
 // The latency paths' plan (LayerNorm's and RMSNorm's dispatchers): a row of nvec packs over a cluster of CL
@@ -289,7 +291,7 @@ static int split_row_plan(dtype_t d, long N, long nvec, int packs, int max_bs, i
 static int split_row_plan_uncached(dtype_t d, long N, long nvec, int packs, int max_bs, int req_bs, int req_cl,
                                    cluster_kernel_of_t fn_of, int *cl_out) {
     int cl = req_cl ? req_cl : split_row_blocks(N, nvec, packs, max_bs, req_bs, g_dev.prop.multiProcessorCount);
-    int bs = req_bs ? req_bs : (int)(32 * ceil_div(ceil_div(nvec, (long)cl * packs), 32));
+    int bs = req_bs ? req_bs : split_fewest_threads(nvec, cl, packs);
     if (bs > max_bs || (long)bs * cl * packs < nvec || (double)N * cl > 2147483647.0) return 0;
     if (cl > 1) {
         const void *fn = fn_of(d, cl);
