@@ -19,7 +19,7 @@ never part of "every set"):
   dense   the set a dispatcher's rule is derived from: C from 64 to 262,144 every half-octave (rounded to a
           multiple of 8) with odd C beside some, rows every factor of 8 from 1 to what 2 GB holds, fp32 and bf16,
           cold, and hot and hot+pdl where rows <= 512 (those every octave of C); RMSNorm's fused add and QK-norm
-          view on a coarser grid; BatchNorm over C and N*H*W in each layout in training, inference (elementwise)
+          view on a coarser grid (the fused add hot and hot+pdl too); BatchNorm over C and N*H*W in each layout in training, inference (elementwise)
           on a coarser grid.
   random  the set a rule is checked on: --count points drawn with --seed (printed; a new one each run unless
           given): C log-uniform over 64..262,144 (90% multiples of 8, 10% any value), rows log-uniform from 1 to
@@ -186,9 +186,12 @@ def dense_rows_points(op, dtype):
     pts = [rows_c(n, c) for c in sorted(DENSE_C + DENSE_ODD_C) for n in rows_upto(2 * c * e)]
     pts += [with_mode(rows_c(n, c), m) for m in ("hot", "hot+pdl") for c in sorted(DENSE_HOT_C)
             for n in DENSE_HOT_N if n * 2 * c * e <= GB2]
-    if op == "rmsnorm":  # the variants, every octave of C from 512 and every factor of 8 of rows from 8
-        pts += [rows_c(n, c, ["--fused-add"], ":add") for c in half_octaves(512, 65536, 1.0)
-                for n in rows_upto(4 * c * e, 8)]
+    if op == "rmsnorm":  # the variants: fused add every octave of C and every factor of 8 of rows, hot and hot+pdl
+        # every four octaves of C; QK-norm's heads of 64, 128 and 256
+        add = ["--fused-add"]
+        pts += [rows_c(n, c, add, ":add") for c in half_octaves(C_MIN, 65536, 1.0) for n in rows_upto(4 * c * e)]
+        pts += [with_mode(rows_c(n, c, add, ":add"), m) for m in ("hot", "hot+pdl")
+                for c in half_octaves(256, 65536, 4.0) for n in DENSE_HOT_N if n * 4 * c * e <= GB2]
         pts += [qk_view(t, h, d) for d in (64, 128, 256) for h in (8, 32) for t in rows_upto(2 * 3 * h * d * e)]
     return pts
 
