@@ -1298,23 +1298,32 @@ static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl) {
 static const regime_t k_regimes[] = {
     // regimes: begin (scripts/tune_dispatch.py layernorm --write, from the stored dense sweep; do not edit)
     // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
-    {0, 0, 0, 0, 0, 181.019, 0, 1.41421, 0, RG_ANY, 6, "no 16-byte packs, packs a row < 181, rows an SM < 1.414"},
-    {0, 0, 0, 0, 0, 181.019, 1.41421, RG_ANY, 0, RG_ANY, 13, "no 16-byte packs, packs a row < 181, rows an SM >= 1.414"},
-    {0, 0, 0, 0, 181.019, RG_ANY, 0, RG_ANY, 0, RG_ANY, 13, "no 16-byte packs, packs a row >= 181"},
-    {0, 0, 0, 0, 181.019, RG_ANY, 0, RG_ANY, 0, RG_ANY, 9, "no 16-byte packs, packs a row >= 181"},
-    {2, 1, 0, 0, 0, 362.039, 0, 11.3137, 0, RG_ANY, 12, "16-bit, 16-byte packs, packs a row < 362, rows an SM < 11.31"},
-    {4, 1, 0, 0, 0, 181.019, 0, 0.176777, 0, RG_ANY, 12, "fp32, 16-byte packs, packs a row < 181, rows an SM < 0.1768"},
-    {4, 1, 0, 0, 0, 181.019, 0.176777, 11.3137, 0, RG_ANY, 7, "fp32, 16-byte packs, packs a row < 181, 0.1768 <= rows an SM < 11.31"},
-    {4, 1, 0, 0, 181.019, 362.039, 0, 11.3137, 0, RG_ANY, 12, "fp32, 16-byte packs, 181 <= packs a row < 362, rows an SM < 11.31"},
-    {0, 1, 0, 0, 0, 362.039, 11.3137, 90.5097, 0, RG_ANY, 7, "16-byte packs, packs a row < 362, 11.31 <= rows an SM < 90.51"},
-    {0, 1, 0, 0, 0, 362.039, 11.3137, 90.5097, 0, RG_ANY, 12, "16-byte packs, packs a row < 362, 11.31 <= rows an SM < 90.51"},
-    {0, 1, 0, 0, 362.039, 23170.5, 0, 11.3137, 0, RG_ANY, 12, "16-byte packs, 362 <= packs a row < 2.317e+04, rows an SM < 11.31"},
-    {0, 1, 0, 0, 23170.5, RG_ANY, 0, 1.41421, 0, RG_ANY, 12, "16-byte packs, packs a row >= 2.317e+04, rows an SM < 1.414"},
-    {0, 1, 0, 0, 23170.5, RG_ANY, 0, 1.41421, 0, RG_ANY, 9, "16-byte packs, packs a row >= 2.317e+04, rows an SM < 1.414"},
-    {0, 1, 0, 0, 23170.5, RG_ANY, 1.41421, 11.3137, 0, RG_ANY, 9, "16-byte packs, packs a row >= 2.317e+04, 1.414 <= rows an SM < 11.31"},
-    {0, 1, 0, 0, 362.039, RG_ANY, 11.3137, 90.5097, 0, RG_ANY, 11, "16-byte packs, packs a row >= 362, 11.31 <= rows an SM < 90.51"},
-    {0, 1, 0, 0, 0, 256, 90.5097, RG_ANY, 0, RG_ANY, 7, "16-byte packs, packs a row < 256, rows an SM >= 90.51"},
-    {0, 1, 0, 0, 256, RG_ANY, 90.5097, RG_ANY, 0, RG_ANY, 12, "16-byte packs, packs a row >= 256, rows an SM >= 90.51"},
+    {0, 0, 0, 0, 0, 256, 0, 22.6274, 0, RG_ANY, 6, "no 16-byte packs, packs a row < 256, rows an SM < 22.63"},
+    {0, 0, 0, 0, 256, RG_ANY, 0, 22.6274, 0, RG_ANY, 13, "no 16-byte packs, packs a row >= 256, rows an SM < 22.63"},
+    {0, 0, 0, 0, 256, RG_ANY, 0, 22.6274, 0, RG_ANY, 9, "no 16-byte packs, packs a row >= 256, rows an SM < 22.63"},
+    {2, 1, 0, 0, 0, 11585.2, 0, 22.6274, 0, RG_ANY, 12, "16-bit, 16-byte packs, packs a row < 1.159e+04, rows an SM < 22.63"},
+    {2, 1, 0, 0, 11585.2, 16384, 0, 22.6274, 0, RG_ANY, 11, "16-bit, 16-byte packs, 1.159e+04 <= packs a row < 1.638e+04, rows an SM < 22.63"},
+    {2, 1, 0, 0, 16384, 23170.5, 0, 0.353553, 0, RG_ANY, 12, "16-bit, 16-byte packs, 1.638e+04 <= packs a row < 2.317e+04, rows an SM < 0.3536"},
+    {2, 1, 0, 0, 16384, 23170.5, 0.353553, 22.6274, 0, RG_ANY, 11, "16-bit, 16-byte packs, 1.638e+04 <= packs a row < 2.317e+04, 0.3536 <= rows an SM < 22.63"},
+    {2, 1, 0, 0, 23170.5, RG_ANY, 0, 22.6274, 0, RG_ANY, 12, "16-bit, 16-byte packs, packs a row >= 2.317e+04, rows an SM < 22.63"},
+    {4, 1, 0, 0, 0, 90.5097, 0, 0.353553, 0, RG_ANY, 12, "fp32, 16-byte packs, packs a row < 90.51, rows an SM < 0.3536"},
+    {4, 1, 0, 0, 0, 90.5097, 0.353553, 22.6274, 0, RG_ANY, 7, "fp32, 16-byte packs, packs a row < 90.51, 0.3536 <= rows an SM < 22.63"},
+    {4, 1, 0, 0, 90.5097, 181.019, 0, 0.25, 0, RG_ANY, 12, "fp32, 16-byte packs, 90.51 <= packs a row < 181, rows an SM < 0.25"},
+    {4, 1, 0, 0, 90.5097, 181.019, 0.25, 8, 0, RG_ANY, 7, "fp32, 16-byte packs, 90.51 <= packs a row < 181, 0.25 <= rows an SM < 8"},
+    {4, 1, 0, 0, 181.019, RG_ANY, 0, 2.82843, 0, RG_ANY, 12, "fp32, 16-byte packs, packs a row >= 181, rows an SM < 2.828"},
+    {4, 1, 0, 0, 181.019, RG_ANY, 0, 2.82843, 0, RG_ANY, 9, "fp32, 16-byte packs, packs a row >= 181, rows an SM < 2.828"},
+    {4, 1, 0, 0, 181.019, 2048, 2.82843, 8, 0, RG_ANY, 12, "fp32, 16-byte packs, 181 <= packs a row < 2048, 2.828 <= rows an SM < 8"},
+    {4, 1, 0, 0, 2048, 11585.2, 2.82843, 8, 0, RG_ANY, 11, "fp32, 16-byte packs, 2048 <= packs a row < 1.159e+04, 2.828 <= rows an SM < 8"},
+    {4, 1, 0, 0, 11585.2, 23170.5, 2.82843, 8, 0, RG_ANY, 13, "fp32, 16-byte packs, 1.159e+04 <= packs a row < 2.317e+04, 2.828 <= rows an SM < 8"},
+    {4, 1, 0, 0, 23170.5, RG_ANY, 2.82843, 8, 0, RG_ANY, 9, "fp32, 16-byte packs, packs a row >= 2.317e+04, 2.828 <= rows an SM < 8"},
+    {4, 1, 0, 0, 90.5097, RG_ANY, 8, 22.6274, 0, RG_ANY, 11, "fp32, 16-byte packs, packs a row >= 90.51, 8 <= rows an SM < 22.63"},
+    {0, 0, 0, 0, 0, 2048, 22.6274, RG_ANY, 0, RG_ANY, 13, "no 16-byte packs, packs a row < 2048, rows an SM >= 22.63"},
+    {0, 1, 0, 0, 0, 90.5097, 22.6274, RG_ANY, 0, RG_ANY, 7, "16-byte packs, packs a row < 90.51, rows an SM >= 22.63"},
+    {0, 1, 0, 0, 90.5097, 181.019, 22.6274, 45.2548, 0, RG_ANY, 10, "16-byte packs, 90.51 <= packs a row < 181, 22.63 <= rows an SM < 45.25"},
+    {0, 1, 0, 0, 90.5097, 181.019, 45.2548, RG_ANY, 0, RG_ANY, 7, "16-byte packs, 90.51 <= packs a row < 181, rows an SM >= 45.25"},
+    {0, 1, 0, 0, 181.019, 2048, 22.6274, RG_ANY, 0, RG_ANY, 12, "16-byte packs, 181 <= packs a row < 2048, rows an SM >= 22.63"},
+    {0, -1, 0, 0, 2048, RG_ANY, 22.6274, 32, 0, RG_ANY, 13, "packs a row >= 2048, 22.63 <= rows an SM < 32"},
+    {0, -1, 0, 0, 2048, RG_ANY, 32, RG_ANY, 0, RG_ANY, 11, "packs a row >= 2048, rows an SM >= 32"},
     {0, -1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 9, "anything"},
     // regimes: end
 };
@@ -1434,22 +1443,14 @@ static problem_t *ln_setup(const options_t *o) {
     dtype_t d = o->dtype;
     size_t es = dtype_size(d);
     long N = o->rows, C = o->cols;
-    p->N = N;
-    p->C = C;
-    p->eps = (float)g_eps;
-    p->h.dtype = d;
+    p->N = N, p->C = C, p->eps = (float)g_eps, p->h.dtype = d;
     snprintf(p->h.shape, sizeof p->h.shape, "%ldx%ld", N, C);
     snprintf(p->h.shape_desc, sizeof p->h.shape_desc, "rows %ld cols %ld", N, C);
     p->h.bytes = 2.0 * N * C * es + 2.0 * C * es + 2.0 * N * sizeof(float);  // x, y, weight, bias, mean, rstd
-    p->x = dev_alloc(N * C * es);
-    p->y = dev_alloc(N * C * es);
-    p->w = dev_alloc(C * es);
-    p->b = dev_alloc(C * es);
-    p->mean = (float *)dev_alloc(N * sizeof(float));
-    p->rstd = (float *)dev_alloc(N * sizeof(float));
-    p->hx = host_alloc_doubles(N * C);
-    p->hw = host_alloc_doubles(C);
-    p->hb = host_alloc_doubles(C);
+    p->x = dev_alloc(N * C * es), p->y = dev_alloc(N * C * es);
+    p->w = dev_alloc(C * es), p->b = dev_alloc(C * es);
+    p->mean = (float *)dev_alloc(N * sizeof(float)), p->rstd = (float *)dev_alloc(N * sizeof(float));
+    p->hx = host_alloc_doubles(N * C), p->hw = host_alloc_doubles(C), p->hb = host_alloc_doubles(C);
     fill_normal(p->x, p->hx, N * C, d, o->seed, 0, o->input_mean, o->input_std);
     fill_normal(p->w, p->hw, C, d, o->seed, 1, 1.0, 0.25);
     fill_normal(p->b, p->hb, C, d, o->seed, 2, 0.0, 0.25);
@@ -1481,10 +1482,7 @@ static void ln_teardown(problem_t *h) {
         free(h->out[i].ref);
         free(h->out[i].row_atol);
     }
-    free(p->hx);
-    free(p->hw);
-    free(p->hb);
-    free(p);
+    free(p->hx), free(p->hw), free(p->hb), free(p);
 }
 static const program_t k_program = {
     "layernorm", "layernorm_forward",

@@ -4,7 +4,8 @@
     scripts/tune_dispatch.py OP [--regimes SWEEPS] [--leaves N] [--sms N] [--write | --check]
 
 From SWEEPS/OP_dense.csv (scripts/dispatch_sweep.py --set dense: every rung at each of its block sizes, and the
-dispatcher, at points that cover the shape space; default SWEEPS: results/h200/sweeps, the reference GPU's), the
+dispatcher, at points that cover the shape space; default SWEEPS: results/h200/sweeps, the reference GPU's) and the
+random draws folded into it (SWEEPS/OP_dense_random_SEED.csv: a draw, once it has checked a rule, renamed so), the
 rule (scripts/regimes.py): a short table of regimes, each a condition on what a kernel author reasons with (element
 size, whether rows take 16-byte packs, variant, kind of launch, 16-byte packs a row, rows an SM, BatchNorm's plane)
 and the rung it runs, grown greedily as a tree that splits where a split saves the most summed log-regret. A rung's
@@ -130,6 +131,14 @@ def write_regimes(a, rule, universe):
     return 0
 
 
+def training_files(sweeps, op):
+    """The sweeps a rule is derived from: SWEEPS/OP_dense.csv, then every SWEEPS/OP_dense_random_SEED.csv (a random
+    draw that has been checked against a rule and then folded into the dense set, renamed so: its points fill in
+    where the dense grid is coarse, and the next check is a draw of a new seed)."""
+    folded = sorted(p for p in os.listdir(sweeps) if p.startswith(f"{op}_dense_random_") and p.endswith(".csv"))
+    return [os.path.join(sweeps, f"{op}_dense.csv")] + [os.path.join(sweeps, p) for p in folded]
+
+
 def print_regimes(ap, a):
     """--regimes: the rule derived from the dense sweep, its regret there (in sample) and on the random draws."""
     dense = os.path.join(a.regimes, f"{a.op}_dense.csv")
@@ -138,15 +147,21 @@ def print_regimes(ap, a):
     sms = a.sms or swept_sms(a.regimes, a.op)
     if not sms:
         ap.error(f"the SMs of the GPU of {a.regimes} are not known: give --sms")
-    rows = load(dense)
-    disp = max(int(r["kernel"]) for r in rows)
     names = regimes.registry(a.op)  # the rungs by name, numbered as the program numbers them today
-    pts = regimes.points_of(a.op, rows, disp, sms, names)
+    pts, dtimes, disp = [], {}, None
+    for path in training_files(a.regimes, a.op):
+        rows = load(path)
+        k = max(int(r["kernel"]) for r in rows)
+        disp = k if path == dense else disp  # the dense sweep's dispatcher: the stored sets' too
+        pts += regimes.points_of(a.op, rows, k, sms, names)
+        dtimes.update(regimes.rung_times(rows, k)[1])
     if len(pts) < 2 * regimes.MIN_POINTS:
         ap.error(f"{len(pts)} points in {dense}: too few to derive a rule from")
     rule = regimes.derive(pts, a.leaves, a.op)
-    print(f"{a.op}: a rule of {len(rule)} regimes from {len(pts)} points of {os.path.relpath(dense, ROOT)} "
-          f"({sms} SMs); a rung's time is its fastest block size's")
+    folded = len(training_files(a.regimes, a.op)) - 1
+    print(f"{a.op}: a rule of {len(rule)} regimes from {len(pts)} points of {os.path.relpath(dense, ROOT)}"
+          + (f" and {folded} random draws folded into it" if folded else "")
+          + f" ({sms} SMs); a rung's time is its fastest block size's")
     print("| # | regime | rung | points | mean regret |")
     print("|---:|---|---:|---:|---:|")
     everything = regimes.universe(pts)
@@ -154,7 +169,7 @@ def print_regimes(ap, a):
         print(f"| {i} | {regimes.words(conds, everything)} | {rung} | {n} | {math.exp(mean):.3f}x |")
     if a.write or a.check:
         return write_regimes(a, rule, everything)
-    sets = [("dense (in sample)", pts)]
+    sets = [("dense and folded draws (in sample)" if folded else "dense (in sample)", pts)]
     for path in sorted(os.listdir(a.regimes)):
         if path.startswith(f"{a.op}_random_") and path.endswith(".csv"):
             rr = load(os.path.join(a.regimes, path))
@@ -171,7 +186,7 @@ def print_regimes(ap, a):
             continue
         print(f"{what}: {n} points; the rule's rung within 1.03x of the best rung at {w3:.1%}, within 1.10x at "
               f"{w10:.1%}; worst {worst[0]:.3f}x at {worst[1][0]} {worst[1][1]} (rung {worst[2]}, best {worst[3]})")
-    cv = regimes.two_fold(a.op, pts, regimes.rung_times(rows, disp)[1], a.leaves)
+    cv = regimes.two_fold(a.op, pts, dtimes, a.leaves)
     if cv:
         share = lambda xs, th: sum(1 for x in xs if x <= th) / len(xs)  # noqa: E731
         rr, dd = [x for x, _ in cv], [y for _, y in cv]

@@ -95,6 +95,14 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("tune_dispatch --regimes prints the rule and its regret in sample and on the random draw",
            r.returncode == 0 and "| 1 | packs a row <" in r.stdout and "random seed 12: 4 points" in r.stdout and
            "dense (in sample): 24 points" in r.stdout, r.stdout + r.stderr)
+    # a checked draw folded into the dense set (renamed OP_dense_random_SEED.csv): derived from, no longer a check
+    os.rename(os.path.join(tmp, "layernorm_random_12.csv"), os.path.join(tmp, "layernorm_dense_random_12.csv"))
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tune_dispatch.py"), "layernorm", "--regimes",
+                        tmp, "--sms", "132"], capture_output=True, text=True)
+    expect("tune_dispatch --regimes: a folded draw's points join the dense set's, and it is no random check",
+           r.returncode == 0 and "from 28 points" in r.stdout and "1 random draws folded into it" in r.stdout and
+           "random seed 12" not in r.stdout and "dense and folded draws (in sample): 28 points" in r.stdout,
+           r.stdout + r.stderr)
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tune_dispatch.py"), "layernorm", "--regimes",
                         tmp], capture_output=True, text=True)
     expect("--regimes without --sms where no log says: exit 2, one line", r.returncode == 2 and
