@@ -188,7 +188,7 @@ expect_path batchnorm_forward 14 "rung 4 2d_block_column" "rung 4 2d_block_colum
 expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --dtype bf16
 expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --dtype fp16 -N 7001 -C 2056
 expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nchw -N 2048 -C 64
-expect_path batchnorm_forward 14 "rung 9 l2_one_sync" "rung 9 l2_one_sync" --layout nhwc --dtype fp32 -N 32 -C 256 --height 56 --width 56
+expect_path batchnorm_forward 14 "rung 9 l2_one_sync" "rung 9 l2_one_sync" --layout nhwc --dtype fp32 -N 256 -C 40 --height 56 --width 56
 # NCHW planes of few packs, tens to hundreds of rows an SM: rung 6
 expect_path batchnorm_forward 14 "rung 6 nchw_split_planes" "rung 6 nchw_split_planes" --dtype bf16 -N 512 -C 16 --layout nchw --height 28 --width 28
 expect_path batchnorm_forward 14 "rung 12 infer_elementwise" "rung 12 infer_elementwise" --inference --dtype bf16 -N 7 -C 40
@@ -196,7 +196,15 @@ expect_path batchnorm_forward 14 "rung 12 infer_elementwise" "rung 12 infer_elem
 expect_path batchnorm_forward 14 "rung 8 nchw_cluster_l2" "rung 6 nchw_split_planes" --layout nchw -N 8 -C 64 --height 56 --width 56
 expect_path batchnorm_forward 14 "rung 6 nchw_split_planes" "rung 6 nchw_split_planes" --layout nchw --dtype bf16 -N 4096 -C 64 --height 7 --width 7
 expect_path batchnorm_forward 14 "rung 8 nchw_cluster_l2" "rung 6 nchw_split_planes" --layout nchw --dtype fp32 -N 32 -C 512 --height 14 --width 14
-expect_path batchnorm_forward 14 "rung 8 nchw_cluster_l2" "rung 6 nchw_split_planes" --layout nchw --dtype fp32 -N 256 -C 2048 --height 7 --width 7
+expect_path batchnorm_forward 14 "rung 6 nchw_split_planes" "rung 6 nchw_split_planes" --layout nchw --dtype fp32 -N 256 -C 2048 --height 7 --width 7
+# channels contiguous: rows of < 11.3 packs, 2-2896 rows an SM (13), and more (13 at < 5.7 packs); rows of >= 512
+# packs, 2-90.5 rows an SM (13) and 90.5-2896 (9); rows of 11.3-512 packs, 724-2896 rows an SM (9); NCHW planes of >= 90.5 packs, 362-1448 rows an SM (8)
+expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nhwc --dtype fp32 -N 16 -C 8 --height 7 --width 7
+expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nhwc --dtype fp32 -N 256 -C 8 --height 56 --width 56
+expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nhwc --dtype fp32 -N 16 -C 4096 --height 7 --width 7
+expect_path batchnorm_forward 14 "rung 9 l2_one_sync" "rung 9 l2_one_sync" --dtype fp32 -N 16384 -C 4096
+expect_path batchnorm_forward 14 "rung 9 l2_one_sync" "rung 9 l2_one_sync" --layout nhwc --dtype fp32 -N 256 -C 128 --height 28 --width 28
+expect_path batchnorm_forward 14 "rung 8 nchw_cluster_l2" "rung 6 nchw_split_planes" --layout nchw --dtype fp32 -N 256 -C 512 --height 7 --width 7
 expect_path batchnorm_forward 14 "rung 12 infer_elementwise" "rung 12 infer_elementwise" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 7 --width 7
 
 # precision: the one-pass variance of kernel 3 fails when |mean| >> std; the Welford kernels do not (1, 2 and 4,
