@@ -100,16 +100,16 @@ expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache"
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 8192 -C 8192
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 8192 -C 8192
 expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung 4 block2d_vec" --dtype bf16 -N 512 -C 131072
-# the rule's other rows, a shape well inside each (on 90-190 SMs): a decode step's single rows cold (8 up to 8192
-# packs a row, 9 beyond) and captured (8); a few rows of very long rows (10); captured few rows (8); 16-bit short
+# the rule's other rows, a shape well inside each (on 90-190 SMs): a decode step's single rows cold and captured
+# (8); a few rows of very long rows (8, over a cluster; rung 10 where 8 refuses); captured few rows (8); 16-bit short
 # rows, hundreds of them (8); mid-length rows, hundreds (16-bit 5, fp32 8; captured 8; 10 beyond 5793 packs); many
 # short rows (6) and many mid-length ones (5)
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype fp32 -N 1 -C 64
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 1 -C 65536
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 1 -C 256 --hot
-expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 16 -C 78848
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 16 -C 78848
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 8 -C 64 --hot
-expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 8 -C 131072
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 8 -C 131072
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 512 -C 64 --hot
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 4096 -C 128
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 512 -C 4096
