@@ -3,7 +3,8 @@
 // A dispatcher (the last kernel of a ladder) chooses among the rungs by a short table of regimes that
 // scripts/tune_dispatch.py derives from a dense sweep of the rungs (scripts/dispatch_sweep.py --set dense, with the
 // random draws that have checked a rule folded into it) and writes into the program's source between its `regimes`
-// markers; CI checks that the table is still the one the stored sweeps give. Each rung's plan (kernel_t.plan) sets the block size it runs at.
+// markers; CI checks that the table is still the one the stored sweeps give. Each rung's plan (kernel_t.plan) sets
+// the block size it runs at.
 #pragma once
 
 // A problem's variant: LayerNorm's and RMSNorm's plain rows, RMSNorm's fused residual add and its strided QK-norm

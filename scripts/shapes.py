@@ -19,8 +19,8 @@ never part of "every set"):
   dense   the set a dispatcher's rule is derived from: C from 64 to 262,144 every half-octave (rounded to a
           multiple of 8) with odd C beside some, rows every factor of 8 from 1 to what 2 GB holds, fp32 and bf16,
           cold, and hot and hot+pdl where rows <= 512 (those every octave of C); RMSNorm's fused add and QK-norm
-          view on a coarser grid (the fused add hot and hot+pdl too); BatchNorm over C and N*H*W in each layout in training, inference (elementwise)
-          on a coarser grid.
+          view on a coarser grid (the fused add hot and hot+pdl too); BatchNorm over C and N*H*W in each layout in
+          training, inference (elementwise) on a coarser grid.
   random  the set a rule is checked on: --count points drawn with --seed (printed; a new one each run unless
           given): C log-uniform over 64..262,144 (90% multiples of 8, 10% any value), rows log-uniform from 1 to
           what 2 GB holds, fp32, fp16 or bf16, each program's variants (RMSNorm's fused add, QK-norm view and

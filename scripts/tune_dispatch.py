@@ -148,17 +148,18 @@ def print_regimes(ap, a):
     if not sms:
         ap.error(f"the SMs of the GPU of {a.regimes} are not known: give --sms")
     names = regimes.registry(a.op)  # the rungs by name, numbered as the program numbers them today
-    pts, dtimes, disp = [], {}, None
-    for path in training_files(a.regimes, a.op):
+    files = training_files(a.regimes, a.op)
+    pts, dtimes, disps = [], {}, []
+    for path in files:
         rows = load(path)
-        k = max(int(r["kernel"]) for r in rows)
-        disp = k if path == dense else disp  # the dense sweep's dispatcher: the stored sets' too
-        pts += regimes.points_of(a.op, rows, k, sms, names)
-        dtimes.update(regimes.rung_times(rows, k)[1])
+        disps.append(max(int(r["kernel"]) for r in rows))
+        pts += regimes.points_of(a.op, rows, disps[-1], sms, names)
+        dtimes.update(regimes.rung_times(rows, disps[-1])[1])
+    disp = disps[0]  # the dense sweep's dispatcher: the stored sets' too
     if len(pts) < 2 * regimes.MIN_POINTS:
         ap.error(f"{len(pts)} points in {dense}: too few to derive a rule from")
     rule = regimes.derive(pts, a.leaves, a.op)
-    folded = len(training_files(a.regimes, a.op)) - 1
+    folded = len(files) - 1
     print(f"{a.op}: a rule of {len(rule)} regimes from {len(pts)} points of {os.path.relpath(dense, ROOT)}"
           + (f" and {folded} random draws folded into it" if folded else "")
           + f" ({sms} SMs); a rung's time is its fastest block size's")

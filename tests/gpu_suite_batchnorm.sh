@@ -198,7 +198,8 @@ expect_path batchnorm_forward 14 "rung 6 nchw_split_planes" "rung 6 nchw_split_p
 expect_path batchnorm_forward 14 "rung 8 nchw_cluster_l2" "rung 6 nchw_split_planes" --layout nchw --dtype fp32 -N 32 -C 512 --height 14 --width 14
 expect_path batchnorm_forward 14 "rung 6 nchw_split_planes" "rung 6 nchw_split_planes" --layout nchw --dtype fp32 -N 256 -C 2048 --height 7 --width 7
 # channels contiguous: rows of < 11.3 packs, 2-2896 rows an SM (13), and more (13 at < 5.7 packs); rows of >= 512
-# packs, 2-90.5 rows an SM (13) and 90.5-2896 (9); rows of 11.3-512 packs, 724-2896 rows an SM (9); NCHW planes of >= 90.5 packs, 362-1448 rows an SM (8)
+# packs, 2-90.5 rows an SM (13) and 90.5-2896 (9); rows of 11.3-512 packs, 724-2896 rows an SM (9); NCHW planes of
+# >= 90.5 packs, 362-1448 rows an SM (8)
 expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nhwc --dtype fp32 -N 16 -C 8 --height 7 --width 7
 expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nhwc --dtype fp32 -N 256 -C 8 --height 56 --width 56
 expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nhwc --dtype fp32 -N 16 -C 4096 --height 7 --width 7

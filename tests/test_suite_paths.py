@@ -8,7 +8,8 @@ the dispatcher computes (harness/dispatch.h's regime_key, as scripts/regimes.py'
 takes the rows of the source's k_regimes that hold it on a GPU of 100, 132 and 170 SMs, and wants the rung the
 check names to be the first one's, or a later one's where the rungs before refuse the point (the supports_ checks
 ask the runtime: the GPU run of the check sees them); the suite's points lie well inside their regions (a region
-whose rows an SM span less than 170 / 100 holds no problem at all three: its check is read at 132 SMs, the H200's). Every row of a rule that a problem reaches first (not a row whose rung runs where an earlier one of the
+whose rows an SM span less than 170 / 100 holds no problem at all three: its check is read at 132 SMs, the
+H200's). Every row of a rule that a problem reaches first (not a row whose rung runs where an earlier one of the
 same region refuses, nor the fallback rows that end the table) is the target of at least one check.
 
 Then a dry run of the quick suite (`tests/gpu_suite.sh quick`, what `make test` runs on a GPU) in a copy of tests/
@@ -37,6 +38,7 @@ LAUNCHES = {"TL_PLAIN": "cold", "TL_PDL": "pdl", "TL_CAPTURED": "hot"}
 NUM = r"(RG_ANY|[0-9.e+-]+)"
 REGIME = re.compile(r'\{(\d+), (-?\d+), ([^,]+), ([^,]+), ' + ", ".join([NUM] * 6) + r', (\d+), "([^"]*)"\},')
 SMS = (100, 132, 170)
+H200_SMS = 132
 
 
 def bits(text, names):
@@ -180,9 +182,10 @@ expect("every program's rule of regimes is read", all(len(t) >= 3 for t in table
 hit = {p: set() for p in DISPATCHERS}
 for what, program, want, key in checks:
     rows = tables[program]
-    at = pick(rows, key, 132, want)
-    narrow = at is not None and rows[at]["rows"][1] < math.inf and rows[at]["rows"][1] < rows[at]["rows"][0] * 1.7
-    got = {sms: pick(rows, key, sms, want) for sms in ((132,) if narrow else SMS)}
+    at = pick(rows, key, H200_SMS, want)
+    lo, hi = rows[at]["rows"] if at is not None else (0, math.inf)
+    narrow = hi < lo * max(SMS) / min(SMS)  # no problem holds at every SMS: read at the H200's
+    got = {sms: pick(rows, key, sms, want) for sms in ((H200_SMS,) if narrow else SMS)}
     bad = [f"{sms} SMs: wants rung {want}, the rule gives {'none' if i is None else rows[i]['rung']}"
            f"{'' if i is None else ' (regime ' + str(i + 1) + ': ' + rows[i]['when'] + ')'}"
            for sms, i in got.items() if i is None or rows[i]["rung"] != want]
