@@ -415,10 +415,10 @@ static void launch_block2d_vec(const void *pp, launch_t *l) {
     DISPATCH_VEC(p->h.dtype, vec_width(p), launch_block2d_vec_t, p, l->block_size);
 }
 // The plan (no supports_: it runs every problem): a block a row (row_block_plan) within [32, 1024], at most 2048
-// threads over an SM's rows (64 at least), at least C / 16 threads.
+// threads over an SM's rows (64 at least), at least C / 16 threads (C / 8 with the fused add: three streams a row).
 static int plan_block2d_vec(const void *pp) {
     const rms_problem_t *p = (const rms_problem_t *)pp;
-    return row_block_plan(p, vec_width(p), 1024, 2048, 64, 16);
+    return row_block_plan(p, vec_width(p), 1024, 2048, 64, p->s.fused ? 8 : 16);
 }
 // ------------------------------------------------------------------------------------------------
 // Kernel 5 block_row_cache: x read once. A block a row, each thread's PACKS packs in registers from before the
@@ -537,9 +537,11 @@ static const char *supports_block_row_cache(const void *pp, int bs) {
     DISPATCH_VEC(p->h.dtype, vec, block_row_cache_kernel_for, packs, &fn);
     return block_fits(fn, bs);
 }
-// The plan: a block a row (row_block_plan) within [32, 1024], at most 2048 threads over an SM's rows (128 at
-// least), at least C / 32 threads (so the row stays in registers up to 1024 threads x 32 elements).
-static int block_row_cache_bs(const rms_problem_t *p) { return row_block_plan(p, vec_width(p), 1024, 2048, 128, 32); }
+// The plan: a block a row (row_block_plan) within [32, 1024], at most 2048 threads over an SM's rows (>= 128), at
+// least C / 32 threads (the row in registers up to 1024 x 32 elements); C / 8 with the fused add (three streams).
+static int block_row_cache_bs(const rms_problem_t *p) {
+    return row_block_plan(p, vec_width(p), 1024, 2048, 128, p->s.fused ? 8 : 32);
+}
 static int plan_block_row_cache(const void *pp) {
     return plan_fit(pp, block_row_cache_bs((const rms_problem_t *)pp), supports_block_row_cache);
 }
@@ -623,8 +625,7 @@ static const char *supports_subwarp_rows(const void *pp, int bs) {
     DISPATCH_VEC(p->h.dtype, vec, subwarp_rows_kernel_for, tpr, p->s.C / vec, &fn);
     return block_fits(fn, bs);
 }
-// The plan: 4 x lanes a row x rows an SM threads, a power of two within [64, 256] (small blocks spread few rows
-// over more SMs; from 64 rows an SM's lanes on, 256).
+// The plan: 4 x lanes a row x rows an SM threads, a power of two in [64, 256] (small blocks spread few rows wider).
 static int subwarp_rows_bs(const rms_problem_t *p) {
     const int tpr = subwarp_tpr(row_packs(p, vec_width(p)));
     return pow2_down(4.0 * (tpr ? tpr : 32) * rows_per_sm(p), 64, 256);
@@ -1103,8 +1104,7 @@ static const char *supports_cluster_cp_async(const void *pp, int bs) {
     if (vec_width(p) != vec) return reasonf("needs 16-byte packs: C (and the stride) a multiple of %d", vec);
     return cp_slice_fits(cp_async_fn(p->h.dtype), cp_slice_plan(p->s.C / vec, g_cluster), p->s.N, p->s.C, bs);
 }
-// The plan: a block a row (row_block_plan) within [32, 512], at most 1024 threads over an SM's rows, at least
-// C / 64 threads.
+// The plan: a block a row (row_block_plan) within [32, 512], <= 1024 threads over an SM's rows, >= C / 64 threads.
 static int cluster_cp_async_bs(const rms_problem_t *p) { return row_block_plan(p, vec_width(p), 512, 1024, 32, 64); }
 static int plan_cluster_cp_async(const void *pp) {
     return plan_fit(pp, cluster_cp_async_bs((const rms_problem_t *)pp), supports_cluster_cp_async);

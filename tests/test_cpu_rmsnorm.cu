@@ -382,6 +382,12 @@ static void test_plans(void) {
               persist_fn(&pq));
     check("plan: kernel 5 packs per thread", rowreg_packs(1000, 256, 8) == 4 && rowreg_packs(4097, 512, 8) == 0 &&
                                                  rowreg_packs(4097, 1024, 8) == 8 && rowreg_packs(1, 32, 8) == 1);
+    rms_problem_t r5 = plan_problem(DT_BF16, 1107, 7480, 7480), r5a = r5;
+    r5a.s.fused = 1;
+    check("plan: kernels 4 and 5 give the fused add's row (three streams) C / 8 threads at least: bf16 1107 x 7480 "
+          "256 and 1024 (kernel 5), 512 and 1024 (kernel 4)",
+          block_row_cache_bs(&r5) == 256 && block_row_cache_bs(&r5a) == 1024 && plan_block2d_vec(&r5) == 512 &&
+              plan_block2d_vec(&r5a) == 1024);
     int cl = 0, packs = 0;
     int ok = cluster_plan(16384, 512, &cl, &packs) && cl == 8 && packs == 4;
     ok &= cluster_plan(8192, 512, &cl, &packs) && cl == 4 && packs == 4;
