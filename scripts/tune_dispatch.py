@@ -64,8 +64,9 @@ def sweep_points(rows, disp, peers=()):
 
 def regret_figures(pts):
     """(points, share within 1.03x, worst ratio and its point, geomean over the better peer, share within 1.05x of
-    it, points with a peer) of sweep_points()."""
-    ratios = sorted(((p["disp"] / p["best"][0], key) for key, p in pts.items()), reverse=True)
+    it, points with a peer) of sweep_points(); a point's ratio is its p["retimed"] where it has one
+    (scripts/dispatch_sweep.py --retime)."""
+    ratios = sorted(((p.get("retimed", p["disp"] / p["best"][0]), key) for key, p in pts.items()), reverse=True)
     n = len(ratios)
     within = sum(1 for r, _ in ratios if r <= 1.03) / n if n else 0.0
     vs = [p["disp"] / p["peer"][0] for p in pts.values() if p.get("peer")]

@@ -2,7 +2,7 @@
 """CI test of scripts/regimes.py and tune_dispatch.py --regimes: the features of a point, the greedy rule found on a
 synthetic sweep (two rungs whose crossover lies at a known row length), its regret on points it was not derived
 from, a rung that refused a point never chosen for it, and the regret figures of dispatch_sweep (tune_dispatch's
-sweep_points / regret_figures)."""
+sweep_points / regret_figures) with its re-timed ratios (dispatch_sweep --retime)."""
 import csv
 import math
 import os
@@ -13,6 +13,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+import dispatch_sweep  # noqa: E402
 import regimes  # noqa: E402
 import tune_dispatch  # noqa: E402
 from fixture_csv import FIELDS, expect, status  # noqa: E402
@@ -83,6 +84,45 @@ expect("sweep points: the better peer of cuDNN and torch.compile, at the sweep's
 n, within, _w, geo, near, nc = tune_dispatch.regret_figures(pp)
 expect("regret figures against the better peer: 1.0 / 0.9", nc == 1 and abs(geo - 1 / 0.9) < 1e-9 and near == 0.0,
        str((geo, near, nc)))
+
+# re-timing (dispatch_sweep --retime): the points past 1.03x alone, each process's rung time at the block the process
+# before chose (the sweep's first), the median ratio; a point re-timed before (--resume) kept, not run again
+draw = [row(6, "8x512", 1.00, 64), row(6, "8x512", 1.05, 256), row(7, "8x512", 1.2), row(9, "8x512", 1.10, 0),
+        row(6, "8x1024", 2.0, 64), row(9, "8x1024", 2.02, 0)]
+ran = []
+
+
+def fake_process(op, dtype, args, rung, disp):  # the first finds 256 fastest, the second 64: each judged at the other
+    ran.append((dtype, tuple(args), rung, disp))
+    t64, t256 = (1.02, 0.99) if len(ran) == 1 else (0.98, 1.01)
+    return [row(rung, "8x512", t64, 64), row(rung, "8x512", t256, 256), row(disp, "8x512", 1.04, 0)]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "layernorm_random_5.csv")
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(draw)
+    real, dispatch_sweep.dispatch_check.one_process = dispatch_sweep.dispatch_check.one_process, fake_process
+    try:
+        pts_ = [("bf16", ["-N", "8", "-C", "512"], "8x512"), ("bf16", ["-N", "8", "-C", "1024"], "8x1024")]
+        fails = dispatch_sweep.retime_op("layernorm", pts_, path, 2, lambda m: None)
+        with open(path[:-4] + "_retimed.csv") as fh:
+            rt = list(csv.DictReader(fh))
+        expect("retime: the one point past 1.03x, two processes, the rung at the block the sweep chose, the median",
+               not fails and len(ran) == 2 and ran[0][2:] == (6, 9) and "--validate-first" in ran[0][1] and
+               len(rt) == 1 and rt[0]["shape"] == "8x512" and rt[0]["swept_ratio"] == "1.1000" and
+               abs(float(rt[0]["retimed_ratio"]) - (1.04 / 1.02 + 1.04 / 1.01) / 2) < 1e-3,
+               str((fails, ran, rt)))
+        dispatch_sweep.retime_op("layernorm", pts_, path, 2, lambda m: None)
+        expect("retime: a point re-timed before is kept (--resume), not run again", len(ran) == 2, str(ran))
+    finally:
+        dispatch_sweep.dispatch_check.one_process = real
+    got = dispatch_sweep.with_retimed(tune_dispatch.sweep_points(draw, 9), path[:-4] + "_retimed.csv")
+    n, within, (worst, where), *_ = tune_dispatch.regret_figures(got)
+    expect("regret figures: a point's re-timed ratio stands for its swept one", n == 2 and within == 1.0 and
+           abs(worst - (1.04 / 1.02 + 1.04 / 1.01) / 2) < 1e-3, str((n, within, worst, where)))
 
 with tempfile.TemporaryDirectory() as tmp:
     for name, rows in (("layernorm_dense.csv", dense), ("layernorm_random_12.csv", sweep([640, 6144], [2, 99]))):
