@@ -69,7 +69,8 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
     char skip_note[128] = "";  // the first block size's skip reason (the note only if no block size ran)
     char detail[sizeof(((launch_t *)0)->path) + 40];  // the path, and a hot time's note
     int blocks[8], nb = 0;
-    if (o->block_size) blocks[nb++] = o->block_size;
+    if (o->block_size == BLOCK_PLAN && k->plan) blocks[nb++] = k->plan(p);  // the block the dispatcher gives it
+    else if (o->block_size > 0) blocks[nb++] = o->block_size;
     else if (k->own_block) blocks[nb++] = 0;
     else for (int i = 0; i < 6; i++) blocks[nb++] = k_sweep[i];
 

@@ -103,6 +103,7 @@ static const char *reasonf(const char *fmt, ...) {
 // --hot: launches captured in one CUDA graph; a replay's time / HOT_LAUNCHES is the time a launch.
 #define HOT_LAUNCHES 32
 
+#define BLOCK_PLAN (-1)  // --block-size plan
 #define KERNEL_DEFAULT (-1)
 #define KERNEL_ALL (-2)
 #define KERNEL_LIST (-3)  // several kernels named as K1,K2,...: run and ranked like `all`
@@ -114,7 +115,7 @@ typedef struct {
     long rows, cols, B, T;
     int rows_set, cols_set, bt_set;
     dtype_t dtype;
-    int block_size;  // 0 = sweep
+    int block_size;  // 0 = sweep; BLOCK_PLAN: each rung's plan's
     int repeats;     // 0 = automatic
     unsigned long long seed;
     double input_mean, input_std;
@@ -204,7 +205,8 @@ static void usage(const program_t *prog, FILE *f) {
             "  -N, --rows N      %s (default %ld)\n"
             "  -C, --cols C      %s (default %ld)\n"
             "  --dtype T         fp32 | fp16 | bf16 (default fp32)\n"
-            "  --block-size N    one block size instead of the sweep (a multiple of 32 in [32, 1024])\n"
+            "  --block-size N    one block size instead of the sweep (a multiple of 32 in [32, 1024]); `plan`: each\n"
+            "                    rung at its plan's, the one the dispatcher launches it at (a kernel with no plan: its sweep)\n"
             "  --repeats N       timed launches per point (default: enough for a stable median; a launch over 100 ms:\n"
             "                    about 1 s of them, at least 3)\n"
             "  --seed S          input seed (cuRAND Philox; default 1234)\n"
@@ -467,8 +469,12 @@ static void parse_args(int argc, char **argv, const program_t *prog, options_t *
             if (parse_dtype(optarg, &o->dtype)) die_usage(prog, "invalid dtype '%s' (--dtype: fp32, fp16 or bf16)", optarg);
             break;
         case O_BLOCK:
+            if (!strcmp(optarg, "plan")) {
+                o->block_size = BLOCK_PLAN;
+                break;
+            }
             if (parse_long(optarg, 32, 1024, &v) || v % 32)
-                die_usage(prog, "invalid block size '%s' (--block-size: a multiple of 32 in [32, 1024])", optarg);
+                die_usage(prog, "invalid block size '%s' (--block-size: a multiple of 32 in [32, 1024], or plan)", optarg);
             o->block_size = (int)v; break;
         case O_REPEATS:
             if (parse_long(optarg, 1, 100000, &v)) die_usage(prog, "invalid repeats '%s' (--repeats: an integer in [1, 100000])", optarg);

@@ -3,7 +3,7 @@
 space: the dense set its rule is derived from, or a random draw that checks the rule on shapes it never saw.
 
     scripts/dispatch_sweep.py [OP ...] [--set random|dense] [--seed S] [--count K] [--budget SECONDS]
-                              [--repeats R] [--out DIR] [--resume] [--peers K] [--retime R] [--targets]
+                              [--repeats R] [--out DIR] [--resume] [--peers K] [--plans] [--retime R] [--targets]
 
 At each point (scripts/shapes.py's dense set, or its random draw of --count points an op with --seed: a new seed
 each run unless given, printed first) one process of the program runs the rungs (every kernel from the first
@@ -14,8 +14,12 @@ to DIR/<op>_dense.csv or DIR/<op>_random_<seed>.csv (the programs' CSV schema; d
 a random draw's rows replacing the file's unless --resume. --peers K adds, at the first K points of each op's
 draw, kernel 0 (cuDNN, in the same process: it plans each point, seconds) and torch.compile (scripts/peers.py
 --points, one process an op, the same flush and clock; not at --pdl points, a launch it does not have; rows as JSON
-lines in DIR/<op>_random_<seed>_peers.jsonl). --budget stops an op's set after that many seconds: the dense set runs in a
-fixed shuffled order, so a cut sweep still covers the space evenly, and --resume goes on where it stopped.
+lines in DIR/<op>_random_<seed>_peers.jsonl). --budget stops an op's set after that many seconds: the dense set runs
+in a fixed shuffled order, so a cut sweep still covers the space evenly, and --resume goes on where it stopped.
+--plans adds at each point a second process: the rungs alone, each at its plan's block size (--block-size plan:
+the configuration the dispatcher launches it at), rows to DIR/<op>_dense_plan.csv or <op>_random_<seed>_plan.csv;
+with --resume, a point measured before without them gets them (scripts/tune_dispatch.py derives the rule from a
+rung's time at its plan where a point has one).
 
 The fastest of a sweep is the least of some thirty noisy medians (every rung at every block size), biased low
 against the dispatcher's one configuration by about the spread of a median: at a point of a few microseconds, that
@@ -72,12 +76,13 @@ def done_points(path):
         return {point_key(r["dtype"], r["shape"]) for r in csv.DictReader(f)}
 
 
-def run_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn):
-    """One process: the rungs taking dtype, then the dispatcher (and kernel 0 first where cudnn); (rc, seconds, last
-    stderr line)."""
-    ks = ([0] if cudnn else []) + rungs + [disp]
+def run_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn, at_plan=False):
+    """One process: the rungs taking dtype, then the dispatcher (and kernel 0 first where cudnn); at_plan: the rungs
+    alone, each at its plan's block (--block-size plan). (rc, seconds, last stderr line)."""
+    ks = rungs if at_plan else ([0] if cudnn else []) + rungs + [disp]
     cmd = [os.path.join(ROOT, f"{op}_forward"), ",".join(map(str, ks)), "--dtype", dtype, *args,
            "--repeats", str(repeats), "--validate-first", "--csv", csv_path]
+    cmd += ["--block-size", "plan"] if at_plan else []
     t0 = time.time()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -87,21 +92,33 @@ def run_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn):
     return rc, time.time() - t0, err[:200]
 
 
-def sweep_op(op, pts, csv_path, repeats, budget, peer_keys, progress):
+def plan_csv(path):
+    """The at-plan rows' CSV beside a sweep's (--plans)."""
+    return path[:-4] + "_plan.csv"
+
+
+def sweep_op(op, pts, csv_path, repeats, budget, peer_keys, progress, plans=False):
     takes = run_all.listed_dtypes(op)
     rungs, disp = candidates(takes)
-    done = done_points(csv_path)
-    todo = [p for p in pts if point_key(p[0], p[2]) not in done]
+    done, planned = done_points(csv_path), done_points(plan_csv(csv_path)) if plans else set()
+    todo = [p for p in pts if point_key(p[0], p[2]) not in done or (plans and point_key(p[0], p[2]) not in planned)]
     t0, failures, n = time.time(), [], 0
     for i, (dtype, args, label) in enumerate(todo):
         if budget and time.time() - t0 > budget:
             progress(f"{op}: budget of {budget:.0f} s spent after {n} points; {len(todo) - i} left (--resume)")
             break
-        ks = [k for k in rungs if dtype in takes[k]]
-        rc, secs, err = run_point(op, ks, disp, dtype, args, repeats, csv_path, point_key(dtype, label) in peer_keys)
+        ks, key, secs, rc = [k for k in rungs if dtype in takes[k]], point_key(dtype, label), 0.0, 0
+        if key not in done:
+            rc, secs, err = run_point(op, ks, disp, dtype, args, repeats, csv_path, key in peer_keys)
+            if rc != 0:
+                failures.append(f"{op} {dtype} {label}: exit {rc}: {err}")
+        if plans and key not in planned:
+            prc, psecs, err = run_point(op, ks, disp, dtype, args, repeats, plan_csv(csv_path), False, at_plan=True)
+            secs += psecs
+            if prc != 0:
+                failures.append(f"{op} {dtype} {label} at plan: exit {prc}: {err}")
+            rc = rc or prc
         n += 1
-        if rc != 0:
-            failures.append(f"{op} {dtype} {label}: exit {rc}: {err}")
         progress(f"{op} [{n}/{len(todo)} {time.time() - t0:.0f} s] {dtype} {label}: {secs:.1f} s"
                  + (f" exit {rc}" if rc else ""))
     return n, time.time() - t0, failures
@@ -120,6 +137,8 @@ def main(argv):
     ap.add_argument("--out", help="folder of the CSVs (default results/<gpu>/sweeps)")
     ap.add_argument("--resume", action="store_true", help="keep the CSV's points and measure the others")
     ap.add_argument("--device", default="0", help="GPU index (default 0)")
+    ap.add_argument("--plans", action="store_true",
+                    help="also each rung at its plan's block (--block-size plan), rows to the sweep's _plan.csv")
     ap.add_argument("--retime", type=int, default=2,
                     help="random draws: processes re-timing a point the dispatcher trails by > 1.03x (default 2)")
     ap.add_argument("--targets", action="store_true", help="exit 1 when the sweep misses a target (above)")
@@ -159,12 +178,12 @@ def main(argv):
             pts = shapes.random_points(op, seed, a.count)
         path = os.path.join(out, f"{op}_dense.csv" if a.set == "dense" else f"{op}_random_{seed}.csv")
         if a.set == "random" and not a.resume:
-            for old in (path, path[:-4] + "_retimed.csv"):
+            for old in (path, path[:-4] + "_retimed.csv", plan_csv(path)):
                 if os.path.exists(old):
                     os.remove(old)
         peer_pts = pts[:a.peers]  # cuDNN and torch.compile at the same points, also when --resume skips some
         n, secs, fails = sweep_op(op, pts, path, a.repeats, a.budget, {point_key(d, l) for d, _a, l in peer_pts},
-                                  progress)
+                                  progress, a.plans)
         if a.peers:
             fails += compiled_peer(op, peer_pts, path[:-4] + "_peers.jsonl", progress)
         if a.set == "random" and a.retime:

@@ -11,7 +11,8 @@ The features of a point (computed the same way by a program from its problem and
   packs    log2 of the 16-byte packs a row (C x bytes / 16; BatchNorm: of C channels)
   rows_sm  log2 of the rows a streaming multiprocessor (rows / SMs; BatchNorm: N*H*W / SMs)
   plane    BatchNorm NCHW: log2 of H*W (0 elsewhere)
-A rung's time at a point is its fastest block size there; a rung that did not run a point (skipped, failed) costs
+A rung's time at a point is its time at its plan's block where the sweep holds that (dispatch_sweep.py --plans: what
+the dispatcher gets of it), else its fastest block size there; a rung that did not run a point (skipped, failed) costs
 PENALTY there, unless a second rung of the region takes it (a dispatcher passes over a rung that refuses). The tree
 starts with a leaf a variant and grows greedily, best split first, each split on one feature (a categorical one into
 two groups, a numeric one at a threshold between two measured values, on a half-octave grid), while a split removes
@@ -102,29 +103,40 @@ def registry(op):
     return out
 
 
-def rung_times(rows, disp, names=None):
+def rung_times(rows, disp, names=None, plan_rows=()):
     """{(dtype, shape): {rung: fastest OK median ms over its block sizes}} of a sweep's rows (kernel 0 and the
     dispatcher, the sweep's kernel disp, left out), and {(dtype, shape): the dispatcher's ms} where it ran. names
     ({kernel name: number}, registry()): the rungs by their names in today's registry, a rung no longer in it left
-    out; None: by the sweep's numbers."""
-    times, dtimes = defaultdict(dict), {}
+    out; None: by the sweep's numbers. plan_rows: the sweep's rows of each rung at its plan's block
+    (scripts/dispatch_sweep.py --plans): at a point they hold, a rung's time is its time there (what the dispatcher
+    gets of it), and a rung whose plan did not run the point is out of it (the dispatcher passes over it)."""
+    def fastest(rs):
+        times = defaultdict(dict)
+        for r in rs:
+            k, ms = int(r["kernel"]), float(r["time_ms_median"])
+            if r["status"] != "OK" or k == disp:
+                continue
+            if names is not None:
+                k = names.get(r["kernel_name"], 0)
+            if k != 0:
+                key = (r["dtype"], r["shape"])
+                times[key][k] = min(ms, times[key].get(k, ms))
+        return times
+    times, at_plan = fastest(rows), fastest(plan_rows)
+    planned = {(r["dtype"], r["shape"]) for r in plan_rows}
+    for key in planned & set(times):
+        times[key] = at_plan.get(key, {})
+    dtimes = {}
     for r in rows:
-        if r["status"] != "OK":
-            continue
-        k, ms, key = int(r["kernel"]), float(r["time_ms_median"]), (r["dtype"], r["shape"])
-        if k == disp:
+        if r["status"] == "OK" and int(r["kernel"]) == disp:
+            key, ms = (r["dtype"], r["shape"]), float(r["time_ms_median"])
             dtimes[key] = min(ms, dtimes.get(key, ms))
-            continue
-        if names is not None:
-            k = names.get(r["kernel_name"], 0)
-        if k != 0:
-            times[key][k] = min(ms, times[key].get(k, ms))
-    return dict(times), dtimes
+    return {k: t for k, t in times.items() if t}, dtimes
 
 
-def points_of(op, rows, disp, sms, names=None):
-    """[(key, features, {rung: ms})] of a sweep (names: as rung_times')."""
-    times, _ = rung_times(rows, disp, names)
+def points_of(op, rows, disp, sms, names=None, plan_rows=()):
+    """[(key, features, {rung: ms})] of a sweep (names, plan_rows: as rung_times')."""
+    times, _ = rung_times(rows, disp, names, plan_rows)
     out = []
     for key, t in sorted(times.items()):
         f = features(op, key[0], key[1], sms)

@@ -9,8 +9,9 @@ random draws folded into it (SWEEPS/OP_dense_random_SEED.csv: a draw, once it ha
 rule (scripts/regimes.py): a short table of regimes, each a condition on what a kernel author reasons with (element
 size, whether rows take 16-byte packs, variant, kind of launch, 16-byte packs a row, rows an SM, BatchNorm's plane)
 and the rung it runs, grown greedily as a tree that splits where a split saves the most summed log-regret. A rung's
-time at a point is its fastest block size's; the rungs are read by name from today's registry (a rung removed
-from the program drops out). Prints the table with each row's points and mean regret, then the rule's regret
+time at a point is its time at its plan's block where the sweep has its at-plan rows beside it (SWEEPS/..._plan.csv,
+dispatch_sweep.py --plans: what the dispatcher gets of the rung), else its fastest block size's; the rungs are read
+by name from today's registry (a rung removed from the program drops out). Prints the table with each row's points and mean regret, then the rule's regret
 (its rung's time over the best rung's): on the dense set (in sample), on every SWEEPS/OP_random_*.csv (random
 draws it was not derived from), on the benchmark's stored sets (results/<gpu>/OP.csv), and two-fold on the dense
 set (each half judged by the rule of the other) beside the measured dispatcher at the same points.
@@ -132,11 +133,25 @@ def write_regimes(a, rule, universe):
     return 0
 
 
+AUX = ("_plan.csv", "_retimed.csv")  # beside a sweep's CSV: its at-plan rows, its re-timed points
+
+
+def sweep_file(name, prefix):
+    """Whether a file name is a sweep's CSV (not its at-plan or re-timed rows) that begins with prefix."""
+    return name.startswith(prefix) and name.endswith(".csv") and not name.endswith(AUX)
+
+
+def plan_rows(path):
+    """The at-plan rows beside a sweep's CSV (scripts/dispatch_sweep.py --plans), [] where it has none."""
+    plan = path[:-4] + "_plan.csv"
+    return load(plan) if os.path.exists(plan) else []
+
+
 def training_files(sweeps, op):
     """The sweeps a rule is derived from: SWEEPS/OP_dense.csv, then every SWEEPS/OP_dense_random_SEED.csv (a random
     draw that has been checked against a rule and then folded into the dense set, renamed so: its points fill in
     where the dense grid is coarse, and the next check is a draw of a new seed)."""
-    folded = sorted(p for p in os.listdir(sweeps) if p.startswith(f"{op}_dense_random_") and p.endswith(".csv"))
+    folded = sorted(p for p in os.listdir(sweeps) if sweep_file(p, f"{op}_dense_random_"))
     return [os.path.join(sweeps, f"{op}_dense.csv")] + [os.path.join(sweeps, p) for p in folded]
 
 
@@ -150,12 +165,13 @@ def print_regimes(ap, a):
         ap.error(f"the SMs of the GPU of {a.regimes} are not known: give --sms")
     names = regimes.registry(a.op)  # the rungs by name, numbered as the program numbers them today
     files = training_files(a.regimes, a.op)
-    pts, dtimes, disps = [], {}, []
+    pts, dtimes, disps, planned = [], {}, [], 0
     for path in files:
-        rows = load(path)
+        rows, prows = load(path), plan_rows(path)
         disps.append(max(int(r["kernel"]) for r in rows))
-        pts += regimes.points_of(a.op, rows, disps[-1], sms, names)
+        pts += regimes.points_of(a.op, rows, disps[-1], sms, names, prows)
         dtimes.update(regimes.rung_times(rows, disps[-1])[1])
+        planned += len({(r["dtype"], r["shape"]) for r in prows})
     disp = disps[0]  # the dense sweep's dispatcher: the stored sets' too
     if len(pts) < 2 * regimes.MIN_POINTS:
         ap.error(f"{len(pts)} points in {dense}: too few to derive a rule from")
@@ -163,7 +179,8 @@ def print_regimes(ap, a):
     folded = len(files) - 1
     print(f"{a.op}: a rule of {len(rule)} regimes from {len(pts)} points of {os.path.relpath(dense, ROOT)}"
           + (f" and {folded} random draws folded into it" if folded else "")
-          + f" ({sms} SMs); a rung's time is its fastest block size's")
+          + f" ({sms} SMs); a rung's time is its time at its plan's block at the {planned} points that have it, "
+          "else its fastest block size's")
     print("| # | regime | rung | points | mean regret |")
     print("|---:|---|---:|---:|---:|")
     everything = regimes.universe(pts)
@@ -173,10 +190,11 @@ def print_regimes(ap, a):
         return write_regimes(a, rule, everything)
     sets = [("dense and folded draws (in sample)" if folded else "dense (in sample)", pts)]
     for path in sorted(os.listdir(a.regimes)):
-        if path.startswith(f"{a.op}_random_") and path.endswith(".csv"):
+        if sweep_file(path, f"{a.op}_random_"):
             rr = load(os.path.join(a.regimes, path))
             sets.append((f"random seed {path[len(a.op) + 8:-4]}",
-                         regimes.points_of(a.op, rr, max(int(r['kernel']) for r in rr), sms, names)))
+                         regimes.points_of(a.op, rr, max(int(r['kernel']) for r in rr), sms, names,
+                                           plan_rows(os.path.join(a.regimes, path)))))
     stored = os.path.join(os.path.dirname(os.path.abspath(a.regimes)), f"{a.op}.csv")
     if os.path.exists(stored):  # the benchmark's own sets, which the rule was not derived from
         sr = load(stored)

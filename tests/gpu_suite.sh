@@ -102,6 +102,29 @@ expect_path() {
     else fail "$prog $kernel $* (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi
 }
 
+# expect_at_plan PROG DISPATCHER ARGS...: `--block-size plan` runs the rung the dispatcher picks (its path's "rung R")
+# at the block size the dispatcher launches it at (the block_size of each one's CSV row), and both validate.
+expect_at_plan() {
+    local prog=$1 disp=$2 out rung bd br rc1 rc2 f1=build/at_plan_$1.disp.csv f2=build/at_plan_$1.rung.csv
+    shift 2
+    rm -f $f1 $f2
+    out=$(./$prog $disp --repeats 3 --csv $f1 "$@" 2>&1)
+    rc1=$?
+    rung=$(echo "$out" | grep -o 'path rung [0-9]*' | head -n 1 | awk '{print $3}')
+    { log_head "$prog $disp $* (exit $rc1)"; echo "$out"; } >> "$LOG"
+    if [ -n "$rung" ]; then
+        out=$(./$prog $rung --block-size plan --repeats 3 --csv $f2 "$@" 2>&1)
+        rc2=$?
+        { log_head "$prog $rung --block-size plan $* (exit $rc2)"; echo "$out"; } >> "$LOG"
+    fi
+    bd=$(awk -F, -v k=$disp '$2 == k && $15 == "OK" {print $6; exit}' $f1 2>/dev/null)
+    br=$(awk -F, -v k=$rung '$2 == k && $15 == "OK" {print $6; exit}' $f2 2>/dev/null)
+    rm -f $f1 $f2
+    if [ $rc1 -eq 0 ] && [ "${rc2:-1}" -eq 0 ] && [ -n "$bd" ] && [ "$bd" = "$br" ]; then
+        pass "$prog $rung --block-size plan $* runs the dispatcher's block ($bd)"
+    else fail "$prog --block-size plan $*: rung '${rung:-?}' at '${br:-?}', the dispatcher at '${bd:-?}' (exit $rc1/${rc2:-?})"; fi
+}
+
 # check_kernels PROG KERNELS ARGS...: `PROG KERNELS --check ARGS` (KERNELS: all, or K1,K2,...) must exit 0 and
 # list every kernel it runs as OK or skipped.
 # check_all PROG ARGS...: every kernel (all), cuDNN's kernel 0 with them; check_ours PROG ARGS...: every kernel

@@ -207,6 +207,10 @@ expect_path batchnorm_forward 14 "rung 9 l2_one_sync" "rung 9 l2_one_sync" --dty
 expect_path batchnorm_forward 14 "rung 9 l2_one_sync" "rung 9 l2_one_sync" --layout nhwc --dtype fp32 -N 256 -C 128 --height 28 --width 28
 expect_path batchnorm_forward 14 "rung 8 nchw_cluster_l2" "rung 6 nchw_split_planes" --layout nchw --dtype fp32 -N 256 -C 512 --height 7 --width 7
 expect_path batchnorm_forward 14 "rung 12 infer_elementwise" "rung 12 infer_elementwise" --inference --layout nchw --dtype bf16 -N 32 -C 256 --height 7 --width 7
+# --block-size plan: the rung the dispatcher picks, alone at the dispatcher's block ([N, C], NHWC, NCHW)
+expect_at_plan batchnorm_forward 14 --dtype bf16 -N 64 -C 1024
+expect_at_plan batchnorm_forward 14 --layout nhwc --dtype fp32 -N 256 -C 128 --height 28 --width 28
+expect_at_plan batchnorm_forward 14 --layout nchw --dtype fp32 -N 256 -C 512 --height 7 --width 7
 
 # precision: the one-pass variance of kernel 3 fails when |mean| >> std; the Welford kernels do not (1, 2 and 4,
 # whose threads merge long chains, thanks to their shift by the channel's first value)

@@ -346,6 +346,10 @@ check_one 14 --dtype fp32 -N 100003 -C 768
 check_one 14 --dtype bf16 -N 100003 -C 512
 # fp32 100003x128 through the dispatcher: rows of < 90.5 packs, many an SM: rung 7
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 100003 -C 128
+# --block-size plan: the rung the dispatcher picks, alone at the dispatcher's block (a decode step, a prefill, odd C)
+expect_at_plan layernorm_forward 14 --dtype bf16 -N 4 -C 4096 --hot
+expect_at_plan layernorm_forward 14 --dtype fp32 -N 8192 -C 768
+expect_at_plan layernorm_forward 14 --dtype bf16 -N 300 -C 5123
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck; do
     sanitize_kernel $tool layernorm_forward 14 -N 5003 -C 256
     sanitize_kernel $tool layernorm_forward 10 -N 5003 -C 256 --block-size 128

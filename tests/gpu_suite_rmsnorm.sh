@@ -132,6 +132,10 @@ expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_per
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 4096 --heads 32 --head-dim 128
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp16 -N 5 --heads 3 --head-dim 64 \
     --row-stride 201
+# --block-size plan: the rung the dispatcher picks, alone at the dispatcher's block (few rows, the fused add, many)
+expect_at_plan rmsnorm_forward 12 --dtype bf16 -N 16 -C 2560
+expect_at_plan rmsnorm_forward 12 --dtype bf16 -N 2048 -C 4096 --fused-add
+expect_at_plan rmsnorm_forward 12 --dtype fp16 -N 65536 -C 264
 # kernel 8's rows: one block a row, clusters of 2 .. 16 blocks, every dtype, odd C; --fused-add and the QK-norm view
 # at few rows take the other kernels (and kernel 8 says skipped). Quick mode: the dispatcher alone (every shape is in
 # check_all's kernel 8 otherwise).

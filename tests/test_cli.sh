@@ -39,6 +39,7 @@ for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
     bad "block size 48" "block size '48'" --block-size 48
     bad "block size 2048" "block size '2048'" --block-size 2048
     bad "block size 0" "block size '0'" --block-size 0
+    bad "block size plans" "block size 'plans'" --block-size plans
     bad "dtype fp64" "dtype 'fp64'" --dtype fp64
     bad "rows 0" "rows '0'" -N 0
     bad "cols abc" "cols 'abc'" -C abc

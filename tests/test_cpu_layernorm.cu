@@ -220,6 +220,8 @@ static void test_parsing(void) {
     check("parse: kernel, shape, dtype, block size, repeats, seed, check",
           o.kernel == 7 && o.rows == 100 && o.cols == 33 && o.dtype == DT_BF16 && o.block_size == 96 && o.repeats == 5 &&
               o.seed == 3 && o.check_only);
+    o = parse("12 --block-size plan");
+    check("parse: --block-size plan: each rung at its plan's block size", o.block_size == BLOCK_PLAN && o.kernel == 12);
     o = parse("all -B 4 -T 16 --cols 64");
     check("parse: all, -B/-T give rows = B*T", o.kernel == KERNEL_ALL && o.rows == 64 && o.cols == 64);
     o = parse("-T 2");

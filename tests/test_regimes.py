@@ -71,6 +71,14 @@ expect("regret on points the rule never saw: every one at its best rung", n == 8
 r = regimes.regret([([], 8, 1, 0.0)], regimes.points_of("layernorm", sweep([16384], [1]), 9, 132))
 expect("regret: a rung that did not run the point counts as infinite", r[0][0] == math.inf, str(r))
 
+# at-plan rows (dispatch_sweep --plans): at a point they hold, a rung's time is its plan's, a rung whose plan refused
+# the point is out of it; a point they do not hold keeps each rung's fastest block
+t, _d = regimes.rung_times(sweep([1024, 4096], [8]), 9, None,
+                           [row(6, "8x1024", 1400.0, 64), row(7, "8x1024", 0, 64, "SKIP")])
+expect("rung times at plan: the plan's time, a rung refused at its plan out, other points as swept",
+       t[("bf16", "8x1024")] == {6: 1400.0} and t[("bf16", "8x4096")] == {6: 4096.0, 7: 4096 * 0.8, 8: 4096 * 1.5},
+       str(t))
+
 sp = tune_dispatch.sweep_points(dense, 9)
 n, within, (worst, where), geo, near, nc = tune_dispatch.regret_figures(sp)
 expect("sweep figures: the dispatcher (always rung 6) within 1.03x at the 12 short-row points of 24",
@@ -123,6 +131,43 @@ with tempfile.TemporaryDirectory() as tmp:
     n, within, (worst, where), *_ = tune_dispatch.regret_figures(got)
     expect("regret figures: a point's re-timed ratio stands for its swept one", n == 2 and within == 1.0 and
            abs(worst - (1.04 / 1.02 + 1.04 / 1.01) / 2) < 1e-3, str((n, within, worst, where)))
+
+# --plans: a point swept before gets its at-plan process alone (--resume), a new point both; the at-plan process
+# runs the rungs alone with --block-size plan, into the sweep's _plan.csv
+calls = []
+
+
+def fake_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn, at_plan=False):
+    calls.append((args[1], os.path.basename(csv_path), at_plan))
+    return 0, 0.0, ""
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "layernorm_dense.csv")
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows([row(6, "8x512", 1.0, 64), row(9, "8x512", 1.0, 0)])
+    real = (dispatch_sweep.run_point, dispatch_sweep.run_all.listed_dtypes)
+    dispatch_sweep.run_point = fake_point
+    dispatch_sweep.run_all.listed_dtypes = lambda op: {0: {"bf16"}, 6: {"bf16"}, 7: {"bf16"}, 9: {"bf16"}}
+    try:
+        pts_ = [("bf16", ["-N", "8", "-C", "512"], "8x512"), ("bf16", ["-N", "8", "-C", "1024"], "8x1024")]
+        dispatch_sweep.sweep_op("layernorm", pts_, path, 3, 0, set(), lambda m: None, plans=True)
+        expect("--plans: the swept point at plan alone, the new one swept and at plan",
+               calls == [("8", "layernorm_dense_plan.csv", True), ("8", "layernorm_dense.csv", False),
+                         ("8", "layernorm_dense_plan.csv", True)], str(calls))
+        cmd = []
+        dispatch_sweep.subprocess.run, real_run = (lambda c, **k: cmd.append(c) or
+                                                   subprocess.CompletedProcess(c, 0, "", "")), subprocess.run
+        try:
+            real[0]("layernorm", [6, 7], 9, "bf16", ["-N", "8"], 3, "x_plan.csv", False, at_plan=True)
+        finally:
+            dispatch_sweep.subprocess.run = real_run
+        expect("--plans: the at-plan process runs the rungs alone at --block-size plan",
+               cmd and cmd[0][1] == "6,7" and cmd[0][-2:] == ["--block-size", "plan"], str(cmd))
+    finally:
+        dispatch_sweep.run_point, dispatch_sweep.run_all.listed_dtypes = real
 
 with tempfile.TemporaryDirectory() as tmp:
     for name, rows in (("layernorm_dense.csv", dense), ("layernorm_random_12.csv", sweep([640, 6144], [2, 99]))):
