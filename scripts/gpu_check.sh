@@ -20,9 +20,10 @@ The other phases build the programs here (build.log), then:
   dispatch [OP ...] scripts/dispatch_check.py on this GPU's results folder: the dispatcher and its best rung
                    re-timed in one process where the stored rows say it lost (TIMEOUT=S stops it after S s,
                    keeping the points done)
-  dense [OP ...]   scripts/dispatch_sweep.py --set dense --resume: the dense sets a dispatcher's rule is derived
-                   from, measured on where results/<gpu>/sweeps stops (BUDGET=S: at most S seconds an op)
-  draw  [OP ...]   scripts/dispatch_sweep.py --set random --targets: each dispatcher against its rungs on a fresh
+  dense [OP ...]   scripts/dispatch_sweep.py --set dense --resume --plans: the dense sets a dispatcher's rule is
+                   derived from, measured on where results/<gpu>/sweeps stops, each rung at its plan too (BUDGET=S:
+                   at most S seconds an op)
+  draw  [OP ...]   scripts/dispatch_sweep.py --set random --plans --targets: each dispatcher against its rungs on a
                    random draw (its seed printed; COUNT=K points an op, default 70), and against the better of
                    cuDNN and torch.compile at the first PEERS=K of them (default 20); exit 1 past a target
   all   [OP ...]   suite and bench
@@ -116,14 +117,14 @@ g = run_all.gpus(); print(run_all.slugify(g[0][1]) if g else "")')
     el "dispatch_check done (exit $rc)"
 fi
 if [ "$phase" = dense ]; then
-    python3 scripts/dispatch_sweep.py --set dense --resume ${BUDGET:+--budget "$BUDGET"} $OPS \
+    python3 scripts/dispatch_sweep.py --set dense --resume --plans ${BUDGET:+--budget "$BUDGET"} $OPS \
         2> "$OUT/dense.progress" | tee "$OUT/dense.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
     tar czf "$OUT/sweeps.tgz" results/*/sweeps
     el "dense done (exit $rc)"
 fi
 if [ "$phase" = draw ]; then
-    python3 scripts/dispatch_sweep.py --set random --count "${COUNT:-70}" --peers "${PEERS:-20}" --targets \
+    python3 scripts/dispatch_sweep.py --set random --count "${COUNT:-70}" --peers "${PEERS:-20}" --plans --targets \
         ${SEED:+--seed "$SEED"} $OPS 2> "$OUT/draw.progress" | tee "$OUT/draw.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
     tar czf "$OUT/sweeps.tgz" results/*/sweeps
