@@ -249,12 +249,12 @@ check_one 14 --dtype bf16 -N 4 -C 65536 --input-mean 100
 # The dispatcher's rule of regimes, a point well inside each region a problem reaches first (its features 1.5x or
 # more from the region's bounds at 100-170 SMs); before sm_90 a rung whose plan needs a cluster refuses, and the
 # region's next row (rung 9) runs.
-# rows of >= 90.5 16-byte packs: rung 12. A single long row (fp32 65536: 4 packs a thread over 8 blocks); one row of
-# 1024 packs (1 pack a thread over clusters; before sm_90 2 packs in one block); many rows (fp32 512x8192: 2 blocks a
-# row; bf16 16384x4096: one block a row)
+# few rows of >= 90.5 16-byte packs: rung 12. A single long row (fp32 65536: 4 packs a thread over 8 blocks); one row
+# of 1024 packs (1 pack a thread over clusters; before sm_90 2 packs in one block); fp32 rows of >= 1024 packs at 4-8
+# rows an SM: rung 9
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" -N 1 -C 65536
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1 -C 4096
-expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 11 cluster_row_regs" --dtype fp32 -N 512 -C 8192
+expect_path layernorm_forward 14 "rung 9 block_reread" "rung 9 block_reread" --dtype fp32 -N 768 -C 8192
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 14 -N 1 -C 65536
     sanitize_kernel $tool layernorm_forward 14 --dtype bf16 -N 3 -C 4104
@@ -283,43 +283,38 @@ expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split"
 # few rows of 128 packs: rung 12 at 1 pack a thread, one block a row
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 16 -C 1024
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 16 -C 512
-# rows of < 256 packs, at least 90.5 rows an SM: rung 7 (here 65536 rows of 32 packs); fewer rows: rung 12, hot and
-# chained by PDL too
+# rows of < 256 packs, at least 90.5 rows an SM: rung 7 (here 65536 rows of 32 packs); 16-bit rows at 5.7-8 rows an
+# SM: rung 9, hot and chained by PDL too
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 65536 -C 256
-expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 1024 -C 256 --hot --pdl
+expect_path layernorm_forward 14 "rung 9 block_reread" "rung 9 block_reread" --dtype bf16 -N 896 -C 256 --hot --pdl
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 1024 -C 128 --hot --pdl
 # rows without 16-byte packs: rung 13 (here one block a row)
 expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 1024 -C 4097
-# the rule's other rows, a shape well inside each (on 90-190 SMs): short rows without 16-byte packs, one (6) and
-# hundreds (6 too); fp32 rows of 16-63 packs, tens of rows (7); fp32 single rows of 181-361 packs (12); short rows,
-# thousands (7); rows of >= 23170 packs, one (12) and hundreds (9); rows of >= 362 packs, thousands (11)
+# the rule's other rows, a shape well inside each (on 100-170 SMs; the rung each runs is its row's in
+# layernorm_forward.cu); before sm_90 a row past one block runs rung 9
 expect_path layernorm_forward 14 "rung 6 block_row_regs" "rung 6 block_row_regs" --dtype bf16 -N 1 -C 65
-expect_path layernorm_forward 14 "rung 6 block_row_regs" "rung 6 block_row_regs" --dtype bf16 -N 512 -C 65
+expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype bf16 -N 512 -C 65
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 64 -C 64
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1 -C 1024
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 4096 -C 64
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung " --dtype fp32 -N 1 -C 131072
 expect_path layernorm_forward 14 "rung 9 block_reread" "rung 9 block_reread" --dtype fp32 -N 512 -C 131072
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 4096 -C 4096
-# 16-bit rows of 11585-23170 packs, one row (11 below 16384 packs, 12 above) and tens (11); 16-bit rows of >= 23170
-# packs (12); fp32: single rows of < 90.5 packs (12), tens of rows of 90.5-181 packs (7), 2.8-8 rows an SM of 181-2048
-# packs (12), of 11585-23170 packs (13), 8-22.6 rows an SM (11); rows without 16-byte packs, thousands (13); rows of
-# 90.5-181 packs, 22.6-45 rows an SM (10) and more (7); rows of >= 2048 packs, 22.6-32 rows an SM (13: a band
-# narrower than 100-170 SMs, checked at 132) and more (11); before sm_90 a row past one block runs rung 9
 expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 9 block_reread" --dtype bf16 -N 1 -C 98304
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 1 -C 131072
-expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 9 block_reread" --dtype bf16 -N 64 -C 131072
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 64 -C 131072
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 1 -C 262144
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1 -C 64
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 64 -C 512
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 512 -C 1024
-expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 9 block_reread" --dtype fp32 -N 512 -C 65536
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype fp32 -N 256 -C 65536
 expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 11 cluster_row_regs" --dtype fp32 -N 2048 -C 512
 expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 8192 -C 65
 expect_path layernorm_forward 14 "rung 10 subwarp_persistent" "rung 10 subwarp_persistent" --dtype fp32 -N 4096 -C 512
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 16384 -C 512
-expect_path layernorm_forward 14 "rung 13 odd_rows" "rung " --dtype fp32 -N 3584 -C 8192
-expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 11 cluster_row_regs" --dtype fp32 -N 6144 -C 8192
+expect_path layernorm_forward 14 "rung 13 odd_rows" "rung " --dtype fp32 -N 8192 -C 8192
+expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 11 cluster_row_regs" --dtype bf16 -N 1536 -C 4096
+expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 11 cluster_row_regs" --dtype bf16 -N 8192 -C 16384
 
 # rung 10 (subwarp_persistent, C <= 128 16-byte packs), alone and through the dispatcher: many passes of the
 # resident grid over the rows, a last pass that ends inside a block, every lanes-per-row width (C = 4 .. 512),

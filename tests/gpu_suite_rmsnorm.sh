@@ -89,9 +89,9 @@ expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 16 -C 512 --hot --pdl
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 64 -C 4096
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 16384
-expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 512 -C 128 \
-    --hot
-expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 512 -C 128
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 512 \
+    -C 128 --hot
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 512 -C 128
 expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype fp32 -N 512 -C 64
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 512 -C 1024
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 32768 -C 512
@@ -100,36 +100,38 @@ expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache"
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 8192 -C 8192
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 8192 -C 8192
 expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung 4 block2d_vec" --dtype bf16 -N 512 -C 131072
-# the rule's other rows, a shape well inside each (on 90-190 SMs): a decode step's single rows cold and captured
-# (8); a few rows of very long rows (8, over a cluster; rung 10 where 8 refuses); captured few rows (8); 16-bit short
-# rows, hundreds of them (8); mid-length rows, hundreds (16-bit 5, fp32 8; captured 8; 10 beyond 5793 packs); many
-# short rows (6) and many mid-length ones (5)
+# the rule's other rows, a shape well inside each (on 100-170 SMs; the rung each runs is its row's in
+# rmsnorm_forward.cu): decode steps, few rows, many rows, cold and captured
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype fp32 -N 1 -C 64
-expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 1 -C 65536
+expect_path rmsnorm_forward 12 "rung 9 odd_rows" "rung " --dtype fp32 -N 1 -C 65536
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype bf16 -N 1 -C 65536
+expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 1 -C 262144
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 1 -C 256 --hot
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 16 -C 78848
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 8 -C 64 --hot
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 8 -C 131072
-expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 512 -C 64 --hot
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 512 -C 64 --hot
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 4096 -C 128
-expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 512 -C 4096
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 512 -C 4096
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 512 -C 4096
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 4096 -C 16384 --hot
 expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 512 -C 32768
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 512 -C 2048 --hot
-expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 4096 -C 2048
-# the fused add: one row of 5793-11585 packs (7) and tens of rows of >= 11585 (4); 16-bit (4) and fp32 (7) rows of
-# >= 5793 packs, 1-32 rows an SM; short rows, thousands (6); captured launches of 2.8 or more rows an SM: rows of
-# 5793-23170 packs (8) and longer (10); before sm_90 a cluster rung's row runs another rung
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype fp32 -N 4096 -C 2048
+# the fused add: one row, tens of rows, thousands; then captured launches of long rows; before sm_90 a cluster rung's
+# row runs another rung
 expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung " --dtype fp32 -N 1 -C 32768 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 65536 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 256 -C 98304 --fused-add
-expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung " --dtype fp32 -N 256 -C 49152 --fused-add
+expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 256 -C 49152 --fused-add
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 8192 -C 64 --fused-add
-expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 512 -C 32768 --hot
+expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 512 -C 32768 --hot
 expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 512 -C 131072 --hot
 expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 64 --heads 32 \
     --head-dim 128
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 4096 --heads 32 --head-dim 128
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype fp32 -N 64 --heads 32 \
+    --head-dim 128
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp16 -N 5 --heads 3 --head-dim 64 \
     --row-stride 201
 # --block-size plan: the rung the dispatcher picks, alone at the dispatcher's block (few rows, the fused add, many)
