@@ -195,9 +195,8 @@ static void batchnorm_forward_cpu(double *y, double *save_mean, double *save_inv
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 0, cudnn: the fastest of cuDNN's legacy BatchNorm calls (ForwardTraining(Ex), ForwardInference: what
-// PyTorch calls) over their modes and formats, and of the graph API's batch norm (harness/cudnn.h: the candidates,
-// their timing, the shapes skipped before cuDNN is asked). It writes y, the statistics and the running ones in place.
+// Kernel 0, cudnn: the fastest of cuDNN's legacy BatchNorm calls (ForwardTraining(Ex), ForwardInference: PyTorch's)
+// over their modes and formats, and of the graph API's batch norm (harness/cudnn.h: the candidates, their timing).
 // Improves: the reference the ladder is measured against. Wrong: skips N*C*H*W >= 2^31 (int descriptors) and training
 // with N*H*W = 1 (cuDNN writes NaN into running_var there); a --block-size is refused.
 #ifdef HAVE_CUDNN
@@ -205,23 +204,11 @@ static cudnn_bn_state_t g_bn_cudnn;
 // The problem as cuDNN's BatchNorm functions see it: [N, C] as N x C x 1 x 1 given as NHWC, images in their format.
 static void bn_cudnn_describe(const bn_problem_t *p, cudnn_bn_t *d) {
     memset(d, 0, sizeof *d);  // compared byte for byte by the plan cache
-    d->N = p->N;
-    d->C = p->C;
-    d->H = p->H;
-    d->W = p->W;
+    d->N = p->N; d->C = p->C; d->H = p->H; d->W = p->W;
     d->format = p->layout == LAYOUT_NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
-    d->dtype = p->h.dtype;
-    d->training = p->training;
-    d->eps = p->eps;
-    d->momentum = p->momentum;
-    d->x = p->x;
-    d->y = p->y;
-    d->gamma = p->gamma;
-    d->beta = p->beta;
-    d->save_mean = p->save_mean;
-    d->save_invstd = p->save_invstd;
-    d->run_mean = p->run_mean;
-    d->run_var = p->run_var;
+    d->dtype = p->h.dtype; d->training = p->training; d->eps = p->eps; d->momentum = p->momentum;
+    d->x = p->x; d->y = p->y; d->gamma = p->gamma; d->beta = p->beta;
+    d->save_mean = p->save_mean; d->save_invstd = p->save_invstd; d->run_mean = p->run_mean; d->run_var = p->run_var;
 }
 static const char *supports_cudnn(const void *pp, int bs) {
     REASON_TRY(cudnn_refuse_block_size(bs));
@@ -248,9 +235,8 @@ template <int V> __device__ __forceinline__ void chan_stats_init(ChanStats<V> &s
 #pragma unroll
     for (int j = 0; j < V; j++) s.mean[j] = s.m2[j] = 0.f;
 }
-// Folds a group of `cnt` rows (v[0..cnt) of each of the V channels; cnt <= U, the valid rows first) into s: the
-// group's own mean and M2 by two passes over registers, then Chan's merge with one division for the V channels
-// (__fdividef: no slow-path call, 2 ulps; counts are far from its limit, 2^126). Short groups, short chains.
+// Folds `cnt` rows (v[0..cnt) of each of V channels, cnt <= U) into s: the group's mean and M2 by two passes over
+// registers, then Chan's merge with one __fdividef for the V channels (no slow-path call, 2 ulps; counts << 2^126).
 template <int V, int U>
 __device__ __forceinline__ void chan_stats_add(ChanStats<V> &s, const float (&v)[U][V], int cnt) {
     if (cnt <= 0) return;
@@ -290,9 +276,8 @@ __host__ __device__ __forceinline__ Welford welford_merge_nocall(Welford a, Welf
     return Welford{n, a.mean + delta * wb, a.m2 + b.m2 + delta * delta * a.n * wb};
 }
 
-// Threads of a block as t = rg * G + g: G columns (channels or packs), RG row groups. Merges each column's RG states
-// by a tree in shared memory (sm: blockDim.x states); every thread gets its column's state. Threads beyond G * RG
-// take part in the barriers only.
+// Merges the RG states of each of a block's G columns (t = rg * G + g) by a tree in shared memory (sm: blockDim.x
+// states); every thread gets its column's state (threads beyond G * RG take part in the barriers only).
 __device__ __forceinline__ Welford rowgroup_welford(Welford w, Welford *sm, int G, int RG) {
     int t = threadIdx.x, rg = t / G;
     __syncthreads();  // sm may still be read by a previous call
@@ -304,10 +289,9 @@ __device__ __forceinline__ Welford rowgroup_welford(Welford w, Welford *sm, int 
     }
     return sm[t % G];
 }
-// Shifted sums: a thread's statistics of V channels as s1 = sum(x - k) and s2 = sum((x - k)^2) around a shift k,
-// a value of the channel the whole block shares. An element costs a subtraction, an add and an FMA (no division, no
-// rows held back), so a thread keeps more loads in flight. mean = k + s1 / n, M2 = s2 - s1^2 / n: the cancellation
-// costs about (mean - k)^2 / var ulps, a few for a typical k, all of them where k is a far outlier.
+// Shifted sums: a thread's statistics of V channels as s1 = sum(x - k), s2 = sum((x - k)^2) around a value k of the
+// channel the block shares (an element: a subtraction, an add, an FMA; more loads in flight). mean = k + s1 / n,
+// M2 = s2 - s1^2 / n: the cancellation costs about (mean - k)^2 / var ulps (a few, unless k is a far outlier).
 template <int V> struct ShiftSums {
     float k[V], s1[V], s2[V];
 };
@@ -333,10 +317,9 @@ template <int V> __host__ __device__ __forceinline__ Welford shift_sums_welford(
     float inv = fast_div(1.f, n);
     return Welford{n, s.k[j] + s.s1[j] * inv, fmaxf(0.f, s.s2[j] - s.s1[j] * s.s1[j] * inv)};
 }
-// Sums the shifted sums of a block's RG row groups (t = rg * G + g; threads beyond G * RG hold zeros) for all V
-// channels at once: every thread writes its 2V sums, a barrier, thread q adds entry q % G of sum q / G over the row
-// groups (no bank conflicts), a barrier. sm: cap floats (>= 2 * blockDim.x), as many channels a round as fit.
-// Threads t < G get their column's block totals in s.
+// Sums the shifted sums of a block's RG row groups (t = rg * G + g; threads beyond G * RG hold zeros): every thread
+// writes its 2V sums, thread q adds entry q % G of sum q / G over the row groups (no bank conflicts). sm: cap floats
+// (>= 2 * blockDim.x), as many channels a round as fit. Threads t < G get their column's block totals in s.
 template <int V>
 __device__ __forceinline__ void rowgroup_shift_sums(ShiftSums<V> &s, float *sm, int cap, int G, int RG) {
     int t = threadIdx.x, bs = blockDim.x, vc = min(V, cap / (2 * bs));
@@ -411,8 +394,7 @@ __device__ __forceinline__ float bn_finalize_channel(const bn_args_t &a, long c,
                                a.momentum);
 }
 // The scale and shift (y = x * scale + shift) of channels c0 .. c0 + n - 1 (n <= BN_STAGED) from the batch's
-// statistics, once per block into shared memory, then a barrier. Loaded by each thread instead, a 16-bit pack of
-// 8 channels would cost 32 scalar loads touching 8 lines each, against 4 pack loads and 4 stores of x and y.
+// statistics, once a block into shared memory (a thread's own 16-bit pack of 8 channels: 32 loads on 8 lines each).
 #define BN_STAGED 256  // channels a block stages: cl_lanes' 32 packs of at most 8
 __device__ __forceinline__ void bn_stage_scale_shift(const bn_args_t &a, long c0, long n, float *sc, float *sh) {
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
@@ -461,15 +443,27 @@ static size_t bn_static_smem_opt_in(const void *fn) {
     return fa.sharedSizeBytes;
 }
 
-// Skip reasons shared by the channels-contiguous training kernels (1-5, 7, 9-11 and 13).
-static const char *training_cl_only(const bn_problem_t *p) {
+// The instance of a kernel template for the problem's dtype at the widest pack that divides n (bn_vec_width), as
+// pick(T{}, std::integral_constant<int, VEC>{}) names it (kernels 7-11 and 13).
+template <typename T, int VEC, typename F> static void bn_pick(F &pick, const void **fn) {
+    *fn = pick(T{}, std::integral_constant<int, VEC>{});
+}
+template <typename F> static const void *bn_instance(const bn_problem_t *p, long n, F pick) {
+    const void *fn = NULL;
+    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, n), bn_pick, pick, &fn);
+    return fn;
+}
+
+// Skip reasons shared by the training kernels: channels contiguous (1-5, 7, 9-11 and 13), or NCHW (nchw: 6 and 8).
+static const char *training_layout(const bn_problem_t *p, int nchw) {
     if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
-    if (p->layout == LAYOUT_NCHW) return "NCHW: channels are not contiguous here (kernels 6, 8 and 14 run NCHW)";
-    return NULL;
+    if ((p->layout == LAYOUT_NCHW) == (nchw != 0)) return NULL;
+    return nchw ? "channels contiguous ([N, C] or NHWC): kernels 1-5, 7, 9-11, 13 and 14 run it"
+                : "NCHW: channels are not contiguous here (kernels 6, 8 and 14 run NCHW)";
 }
 static const char *supports_cl(const void *pp, int bs) {
     (void)bs;
-    return training_cl_only((const bn_problem_t *)pp);
+    return training_layout((const bn_problem_t *)pp, 0);
 }
 
 // The lanes across packs of channels of a block of 5, 7, 9-11 and 13: 32, or the power of two >= a row's packs.
@@ -488,17 +482,14 @@ static int pow2_nearest(double x, int lo, int hi) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 1: one thread per channel walks down all M rows of x[M, C] (channels contiguous: [N, C], or NHWC as
-// [N*H*W, C]): statistics in groups of four rows merged Welford-style, then a second walk writes y. The chain of
-// merges is long (M/4), so the statistics are of x - x[0, c] (roundings of the order of the spread, not of |mean|).
+// Kernel 1: one thread per channel walks down all M rows of x[M, C] ([N, C], or NHWC as [N*H*W, C]): statistics of
+// x - x[0, c] (a long chain of merges: roundings of the spread, not of |mean|) in groups of four rows, then y.
 // Improves over nothing: neighbouring threads read neighbouring channels, every warp load one coalesced 128-byte line.
 // Wrong: only C threads (a few blocks on a few SMs at C = 256), each with four 4-byte loads in flight: latency-bound.
-__global__ void __launch_bounds__(1024)
-    batchnorm_thread_per_channel_kernel(const float *__restrict__ x, float *__restrict__ y,
-                                        const float *__restrict__ gamma, const float *__restrict__ beta,
-                                        float *__restrict__ save_mean, float *__restrict__ save_invstd,
-                                        float *__restrict__ rm, float *__restrict__ rv, long M, long C, float eps,
-                                        float momentum) {
+__global__ void __launch_bounds__(1024) batchnorm_thread_per_channel_kernel(
+    const float *__restrict__ x, float *__restrict__ y, const float *__restrict__ gamma, const float *__restrict__ beta,
+    float *__restrict__ save_mean, float *__restrict__ save_invstd, float *__restrict__ rm, float *__restrict__ rv,
+    long M, long C, float eps, float momentum) {
     long c = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (c >= C) return;
     float shift = x[c];  // statistics of x - x[0, c]: see the comment above
@@ -531,17 +522,15 @@ static void launch_thread_per_channel(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 2: one block per channel; its threads stride down the channel's column (thread t reads rows t,
+// Kernel 2: one block per channel, its threads striding down the channel's column (thread t reads rows t,
 // t + blockDim, ...), a block-wide Welford all-reduce (block_welford), then the same walk writes y.
 // Improves: a whole block per channel, C blocks in all, many loads in flight.
-// Wrong: strided, uncoalesced reads: a warp's 32 lanes read 32 rows C elements apart, each 4-byte element its own
-// 32-byte sector (8x the bytes used from L2 in fp32); the writes of y are scattered the same way.
-__global__ void __launch_bounds__(1024)
-    batchnorm_block_per_channel_kernel(const float *__restrict__ x, float *__restrict__ y,
-                                       const float *__restrict__ gamma, const float *__restrict__ beta,
-                                       float *__restrict__ save_mean, float *__restrict__ save_invstd,
-                                       float *__restrict__ rm, float *__restrict__ rv, long M, long C, float eps,
-                                       float momentum) {
+// Wrong: strided, uncoalesced reads and writes: a warp's 32 lanes touch 32 rows C elements apart, each 4-byte element
+// its own 32-byte sector (8x the bytes used from L2 in fp32).
+__global__ void __launch_bounds__(1024) batchnorm_block_per_channel_kernel(
+    const float *__restrict__ x, float *__restrict__ y, const float *__restrict__ gamma, const float *__restrict__ beta,
+    float *__restrict__ save_mean, float *__restrict__ save_invstd, float *__restrict__ rm, float *__restrict__ rv,
+    long M, long C, float eps, float momentum) {
     __shared__ Welford scratch[33];
     __shared__ float s_mean, s_a;
     long c = blockIdx.x;
@@ -581,13 +570,11 @@ static void launch_block_per_channel(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 3: many blocks share the rows. A block covers 32 channels and a strip of rows; each thread adds its sums of
-// x and x^2 to two fp32 accumulators a channel with atomicAdd (cleared inside the timed launch); a second kernel
-// takes mean = sum / M and var = sumsq / M - mean^2, writes the statistics and y.
+// Kernel 3: blocks of 32 channels and a strip of rows add their sums of x and x^2 to two fp32 accumulators a channel
+// by atomicAdd (cleared inside the timed launch); a second kernel takes mean = sum / M, var = sumsq / M - mean^2.
 // Improves: the rows are spread over enough blocks to fill the GPU, whatever C is.
-// Wrong: atomics to one address serialize at L2 (~1000 adds a channel at the default shape); the variance comes
-// from E[x^2] - E[x]^2 in fp32, hopeless when the mean is large against the spread (--input-mean 1000 fails by
-// percents) and in channels of few elements (supports() refuses M < 16); x read twice, three launches.
+// Wrong: atomics to one address serialize at L2; E[x^2] - E[x]^2 in fp32 is hopeless where the mean is large against
+// the spread (--input-mean 1000 fails) and in small channels (M < 16 refused); x read twice, three launches.
 #define K3_MIN_M 16
 __global__ void __launch_bounds__(1024) batchnorm_atomic_partials_accumulate_kernel(const float *__restrict__ x,
                                                                                     float *acc, long M, long C) {
@@ -604,12 +591,10 @@ __global__ void __launch_bounds__(1024) batchnorm_atomic_partials_accumulate_ker
     atomicAdd(acc + c, s);
     atomicAdd(acc + C + c, q);
 }
-__global__ void __launch_bounds__(1024)
-    batchnorm_atomic_partials_normalize_kernel(const float *__restrict__ x, float *__restrict__ y, const float *acc,
-                                               const float *__restrict__ gamma, const float *__restrict__ beta,
-                                               float *__restrict__ save_mean, float *__restrict__ save_invstd,
-                                               float *__restrict__ rm, float *__restrict__ rv, long M, long C,
-                                               float eps, float momentum) {
+__global__ void __launch_bounds__(1024) batchnorm_atomic_partials_normalize_kernel(
+    const float *__restrict__ x, float *__restrict__ y, const float *acc, const float *__restrict__ gamma,
+    const float *__restrict__ beta, float *__restrict__ save_mean, float *__restrict__ save_invstd,
+    float *__restrict__ rm, float *__restrict__ rv, long M, long C, float eps, float momentum) {
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32, W = blockDim.x / 32;
     long c = blockIdx.x * 32L + lane;
     if (c >= C) return;
@@ -640,21 +625,19 @@ static void launch_atomic_partials(const void *pp, launch_t *l) {
 }
 static const char *supports_atomic_partials(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    const char *why = supports_cl(pp, bs);
-    if (why) return why;
+    if (const char *why = supports_cl(pp, bs)) return why;
     if (p->M < K3_MIN_M)
         return reasonf("N*H*W = %ld < %d: E[x^2] - E[x]^2 loses the variance of channels this small", p->M, K3_MIN_M);
     return NULL;
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 4: 2-D blocks (the design that won a public leaderboard for this problem): a warp's 32 lanes cover 32
-// neighbouring channels, the warps walk down different rows keeping Welford statistics in groups of four rows, the
-// block merges its warps' states in shared memory; one warp finalizes, then every thread writes y for its rows.
-// One column of blocks: a block per 32 channels, each over all M rows; scalar loads of any dtype.
+// Kernel 4: 2-D blocks (the design that won a public leaderboard for this problem), one per 32 channels over all M
+// rows: a warp's lanes cover 32 neighbouring channels, its warps different rows (Welford in groups of four rows),
+// merged in shared memory; one warp finalizes, then every thread writes y for its rows. Scalar loads, any dtype.
 // Improves: coalesced reads and writes, no atomics, no second launch, Welford precision, fp16/bf16.
-// Wrong: C / 32 blocks in all (8 at C = 256 on a GPU of 132 SMs); x read twice (from DRAM once a column outgrows its
-// share of L2); scalar 2- or 4-byte loads need many instructions per byte.
+// Wrong: C / 32 blocks in all (8 at C = 256 on 132 SMs); x read twice (from DRAM once a column outgrows its share of
+// L2); scalar 2- or 4-byte loads need many instructions per byte.
 template <typename T>
 __global__ void __launch_bounds__(1024) batchnorm_2d_block_column_kernel(bn_args_t a) {
     const T *__restrict__ x = (const T *)a.x;
@@ -714,23 +697,20 @@ static int plan_2d_block_column(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 5: the rows split over many blocks. Block (bx, by) covers G packs of VEC channels (16-byte packs where C
-// allows; G = 32 lanes, fewer when C is small) and a strip of rows; its threads keep shifted sums around the block's
-// first row, up to eight 16-byte loads in flight; the block adds its row groups in shared memory and writes one
-// partial (mean, M2) a channel. A second launch finalizes (a block per 32 channels, Chan's merge of the partials); a
-// third stages each block's scale and shift and streams rows back, last rows first (the likeliest still in L2).
+// Kernel 5: the rows split over many blocks. Block (bx, by) takes G packs of VEC channels (16-byte packs where C
+// allows; G = 32, fewer for small C) over a strip of rows, as shifted sums around its first row with up to eight
+// loads in flight, and writes a partial (mean, M2) a channel. A second launch merges the partials (a block per 32
+// channels), a third stages each block's scale and shift and writes y, last rows first (the likeliest still in L2).
 // Improves: fills the GPU for any N and C (the grid is sized to the SMs), 16-byte accesses, no atomics on data.
 // Wrong: x crosses DRAM twice wherever it is larger than what L2 keeps; three launches.
 #define K5_ROWS 4  // rows the normalize pass loads at once, as raw words
-// loads the first pass keeps in flight, as raw words: 8, but 6 for 16-bit packs of 8 and 4 for 16-bit packs of 2
-// (more spill them under 64 registers)
+// loads the first pass keeps in flight, as raw words: 8 (6 for 16-bit packs of 8, 4 for 16-bit packs of 2: no spills)
 #define K5_LOADS(T, VEC) (sizeof(T) == 2 && (VEC) == 8 ? 6 : sizeof(T) == 2 && (VEC) == 2 ? 4 : 8)
 // Floats of dynamic shared memory the first pass asks for: rowgroup_shift_sums' sums, 32 KB at most.
 static int k5_smem_floats(int bs, int vec) { return 2 * bs * (vec < 4096 / bs ? vec : 4096 / bs); }
-// A block's shifted sums (5's first pass, the first phase of 7, 9-11 and 13): block bx's G packs of channels over
-// rows [row0, row1), around row shift_row. Returns whether the thread has a pack and rows; threads rg == 0 of those
-// hold their pack's block totals. KEEP (10, 11, 13): the first keep_rows rows also go to `keep`, [keep_rows][G]
-// packs in shared memory. U: the loads in flight.
+// A block's shifted sums (5's first pass, the first phase of 7, 9-11 and 13): block bx's G packs over rows [row0,
+// row1) around row shift_row; whether the thread has a pack and rows (rg == 0: its pack's block totals). KEEP (10, 11,
+// 13): the first keep_rows rows also go to `keep`, [keep_rows][G] packs in shared memory. U: the loads in flight.
 template <typename T, int VEC, bool KEEP = false, int U = K5_LOADS(T, VEC)>
 __device__ __forceinline__ bool bn_block_shift_sums(const bn_args_t &a, ShiftSums<VEC> &s, int G, long row0,
                                                     long row1, long shift_row, int sm_floats, float *sm, long bx,
@@ -800,10 +780,9 @@ __global__ void __launch_bounds__(1024) batchnorm_split_rows_partial_kernel(bn_a
     extern __shared__ float sm[];  // sm_floats
     bn_partial_pass<T, VEC>(a, ws_mean, ws_m2, G, rows_per_block, sm_floats, sm, blockIdx.x, blockIdx.y);
 }
-// One chain of combine_partials_block: folds partials first, first + stride, ... < P of channel c into w, their
-// means as offsets from m0 (partial 0's mean: merges of means near 1000 drifted by 2e-3 over 4096 of them), eight
-// partials' loads at once. A missing partial (past P, or a block without rows, which wrote none: not read) enters
-// with count 0, which welford_merge_nocall leaves out exactly. Host and device (the CPU tests run it).
+// One chain of combine_partials_block: folds partials first, first + stride, ... < P of channel c into w, eight loads
+// at once, their means as offsets from m0 (partial 0's: merges of means near 1000 drift). A missing partial (past P,
+// or a block without rows: not read) enters with count 0, left out exactly. Host and device (the CPU tests run it).
 __host__ __device__ __forceinline__ Welford fold_partials(Welford w, const float *ws_mean, const float *ws_m2, long C,
                                                           long c, long first, long stride, long P,
                                                           long rows_per_block, long M, float m0) {
@@ -828,10 +807,9 @@ __host__ __device__ __forceinline__ Welford fold_partials(Welford w, const float
     }
     return w;
 }
-// Chan's merge of P partials for the 32 channels c0..c0+31 by a whole block (every thread calls it: barriers):
-// thread t folds every RG-th partial of channel c0 + t % 32 from t / 32, so a warp reads one 128-byte line of a
-// partial, then the row groups merge (rowgroup_welford); threads t < 32 get their channel's state. 5's finalize
-// and 7's combine.
+// Chan's merge of P partials for channels c0..c0+31 by a whole block (5's finalize, 7's combine; barriers): thread t
+// folds every RG-th partial of channel c0 + t % 32 from t / 32 (a warp reads a 128-byte line of a partial), then the
+// row groups merge (rowgroup_welford); threads t < 32 get their channel's state.
 __device__ __forceinline__ Welford combine_partials_block(const float *ws_mean, const float *ws_m2, long C, long c0,
                                                           long P, long rows_per_block, long M, Welford *sm) {
     int t = threadIdx.x, RG = blockDim.x / 32;
@@ -897,8 +875,7 @@ static void launch_split_rows_t(const bn_problem_t *p, int bs) {
     int sm_floats = k5_smem_floats(bs, VEC);
     size_t smem = sizeof(float) * (size_t)sm_floats;
     long gx = ceil_div(nvec, G), wave = bn_wave((const void *)batchnorm_split_rows_partial_kernel<T, VEC>, bs, smem);
-    long gy = clamp_long(ceil_div(wave, gx), 1, p->M);
-    gy = clamp_long(gy, 1, 65535);
+    long gy = clamp_long(clamp_long(ceil_div(wave, gx), 1, p->M), 1, 65535);
     if (gy * p->C > p->ws_states) gy = p->ws_states / p->C;  // the workspace holds gy x C partials
     long rows_per_block = ceil_div(p->M, gy);
     gy = ceil_div(p->M, rows_per_block);  // no block without rows
@@ -924,10 +901,9 @@ static int plan_split_rows(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 6: NCHW. Channel c is N planes of H*W contiguous elements, C*H*W apart. Block (c, s) takes the s-th share
-// of channel c's N * H*W / VEC packs (16-byte packs where H*W allows), each thread folding groups of packs into its
-// Welford state; the block writes a partial, the channel's last block (a ticket) combines them. The normalize pass
-// walks x as one flat array of packs, last first, each pack's channel found by division (N*C*H*W < 2^32).
+// Kernel 6: NCHW, channel c as N planes of H*W contiguous elements, C*H*W apart. Block (c, s) folds the s-th share of
+// the channel's packs (16-byte where H*W allows) into Welford states and writes a partial; the channel's last block
+// (a ticket) combines them. The normalize pass walks x as a flat array of packs, last first (N*C*H*W < 2^32).
 // Improves: NCHW at all; coalesced 16-byte loads along the planes; the same fill-the-GPU split as 5.
 // Wrong: x is read twice (as 5); small planes leave each pack short and the channel's elements scattered; the
 // normalize pass spends two integer divisions and four parameter loads on every pack.
@@ -979,9 +955,8 @@ __device__ __forceinline__ void nchw_split_planes_combine(const bn_args_t &a, co
     }
 }
 template <typename T, int VEC>
-__global__ void __launch_bounds__(1024) batchnorm_nchw_split_planes_partial_kernel(bn_args_t a, float *ws_mean,
-                                                                                   float *ws_m2, unsigned *counters,
-                                                                                   long packs_per_block) {
+__global__ void __launch_bounds__(1024) batchnorm_nchw_split_planes_partial_kernel(
+    bn_args_t a, float *ws_mean, float *ws_m2, unsigned *counters, long packs_per_block) {
     const T *__restrict__ x = (const T *)a.x;
     const long N = a.N, C = a.C, HW = a.HW;
     __shared__ Welford scratch[33];
@@ -1060,8 +1035,7 @@ template <typename T, int VEC>
 static void launch_nchw_split_planes_t(const bn_problem_t *p, int bs) {
     long nvh = p->HW / VEC, K = p->N * nvh;
     long wave = bn_wave((const void *)batchnorm_nchw_split_planes_partial_kernel<T, VEC>, bs);
-    long S = clamp_long(ceil_div(wave, p->C), 1, ceil_div(K, (long)bs * NCHW_SPLIT_PACKS(VEC)));
-    S = clamp_long(S, 1, 65535);
+    long S = clamp_long(clamp_long(ceil_div(wave, p->C), 1, ceil_div(K, (long)bs * NCHW_SPLIT_PACKS(VEC))), 1, 65535);
     if (S * p->C > p->ws_states) S = p->ws_states / p->C;
     long packs_per_block = ceil_div(K, S);
     S = ceil_div(K, packs_per_block);
@@ -1080,10 +1054,7 @@ static void launch_nchw_split_planes(const void *pp, launch_t *l) {
 }
 static const char *supports_nchw_split_planes(const void *pp, int bs) {
     (void)bs;
-    const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
-    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-5, 7, 9-11, 13 and 14 run it";
-    return NULL;
+    return training_layout((const bn_problem_t *)pp, 1);
 }
 // The plan: 32 threads where a plane holds under 64 packs (7x7 and 14x14 planes), else 128.
 static int plan_nchw_split_planes(const void *pp) {
@@ -1093,10 +1064,9 @@ static int plan_nchw_split_planes(const void *pp) {
 
 // ------------------------------------------------------------------------------------------------
 // Shared by kernels 7, 9-11 and 13: the normalize phase of a block's own slice, the plan of their cooperative grid.
-// The normalize phase: block (blockIdx.x, .y)'s rows [row0, row1) of its G packs of channels, last rows first (the
-// likeliest still in L2), four rows a thread at once, y = x * sc + sh (staged). KEEP (10, 11 and 13): the slice's
-// first keep_rows rows come from `keep` (bn_block_shift_sums put them there), after the rest.
-
+// The normalize phase: block (blockIdx.x, .y)'s rows [row0, row1) of its G packs, last rows first (the likeliest
+// still in L2), four rows a thread at once, y = x * sc + sh (staged). KEEP (10, 11 and 13): the slice's first
+// keep_rows rows come from `keep` (bn_block_shift_sums put them there), after the rest.
 template <typename T, int VEC, bool KEEP = false>
 __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, long row0, long row1, const float *sc,
                                                    const float *sh, const RawPack<T, VEC> *keep = nullptr,
@@ -1148,9 +1118,8 @@ __device__ __forceinline__ void bn_normalize_slice(const bn_args_t &a, int G, lo
     }
 }
 // The grid of kernels 7, 9-11 and 13: 5's first-pass grid cut to the blocks resident at once (a cooperative launch),
-// or why there is none. fn: the instance (vec-wide packs); combine: 7 (partials, its combine's states in shared
-// memory); keep: 10, 11 and 13 (the rows a block keeps in what KEEP_BLOCKS_PER_SM blocks leave of an SM's shared
-// memory). Made at every launch: integer arithmetic and cached queries.
+// or why there is none. fn: the instance (vec-wide packs); combine: 7 (partials; its states in shared memory); keep:
+// 10, 11 and 13 (rows kept in what KEEP_BLOCKS_PER_SM blocks leave of an SM's shared memory). Made every launch.
 typedef struct {
     long gx, gy, rows_per_block;
     int G, sm_floats, K;  // K: the copies of the sums of kernels 9-11 and 13
@@ -1163,7 +1132,7 @@ typedef struct {
 #define KEEP_BLOCKS_PER_SM 2  // the blocks an SM whose shared memory the kept rows share (the launch bounds)
 static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int vec, int combine, int keep,
                            l2_plan_t *pl) {
-    const char *why = training_cl_only(p);
+    const char *why = training_layout(p, 0);
     if (why) return why;
     if (!g_dev.prop.cooperativeLaunch) return "the device does not support cooperative launch";
     if ((why = block_fits(fn, bs))) return why;
@@ -1194,12 +1163,10 @@ static const char *l2_plan(const bn_problem_t *p, int bs, const void *fn, int ve
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 7: kernel 5's two passes in one cooperative launch of the blocks resident at once, (gx, gy) as 5's first
-// pass. Phase 1 is 5's first pass (a partial per channel and slice); a grid sync; every block combines the partials
-// of a share of the channels, 32 at a time, and writes the statistics; a grid sync; each block normalizes its own
-// slice, last rows first (the likeliest still in L2).
-// Improves: one launch instead of three; where x fits in L2, DRAM moves the copy's bytes, and where it does not, the
-// part L2 still holds is not read again.
+// Kernel 7: kernel 5's passes in one cooperative launch of the blocks resident at once: 5's first pass (a partial per
+// channel and slice), a grid sync, every block combines the partials of a share of the channels, 32 at a time, and
+// writes their statistics, a grid sync, each block normalizes its own slice, last rows first (the likeliest in L2).
+// Improves: one launch instead of three; what L2 still holds of x is not read from DRAM again.
 // Wrong: the phases do not overlap, and the combine between the syncs is latency (6 us of 36 at bf16 65536 x 256).
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_two_pass_kernel(bn_args_t a, float *ws_mean, float *ws_m2,
@@ -1225,27 +1192,24 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_two_pass_kernel(bn_args_t
     bn_stage_scale_shift(a, c0, min((long)G * VEC, C - c0), sc, sh);
     bn_normalize_slice<T, VEC>(a, G, row0, min(M, row0 + rows_per_block), sc, sh);
 }
-template <typename T, int VEC> static void l2_two_pass_fn(const void **fn) {
-    *fn = (const void *)batchnorm_l2_two_pass_kernel<T, VEC>;
+static const void *l2_two_pass_instance(const bn_problem_t *p) {
+    return bn_instance(p, p->C, [](auto t, auto v) {
+        return (const void *)batchnorm_l2_two_pass_kernel<decltype(t), v.value>;
+    });
 }
 static const char *l2_two_pass_plan(const bn_problem_t *p, int bs, l2_plan_t *pl) {
-    const void *fn = NULL;
-    int vec = bn_vec_width(p->h.dtype, p->C);  // kernel 5's packs
-    DISPATCH_VEC(p->h.dtype, vec, l2_two_pass_fn, &fn);
-    return l2_plan(p, bs, fn, vec, 1, 0, pl);
+    return l2_plan(p, bs, l2_two_pass_instance(p), bn_vec_width(p->h.dtype, p->C), 1, 0, pl);  // kernel 5's packs
 }
 static void launch_l2_two_pass(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
     if (l2_two_pass_plan(p, l->block_size, &pl)) return;  // supports_l2_two_pass said why
-    const void *fn = NULL;
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_two_pass_fn, &fn);
     bn_args_t a = bn_args(p);
     float *wm = p->ws_mean, *wv = p->ws_m2;
     void *args[] = {(void *)&a, (void *)&wm, (void *)&wv, (void *)&pl.G, (void *)&pl.rows_per_block,
                     (void *)&pl.sm_floats};
-    CUDA_CHECK(cudaLaunchCooperativeKernel(fn, dim3((unsigned)pl.gx, (unsigned)pl.gy), dim3(l->block_size), args,
-                                           pl.smem, 0));
+    CUDA_CHECK(cudaLaunchCooperativeKernel(l2_two_pass_instance(p), dim3((unsigned)pl.gx, (unsigned)pl.gy),
+                                           dim3(l->block_size), args, pl.smem, 0));
     snprintf(l->path, sizeof l->path, "%ld x %ld blocks, %ld rows each", pl.gx, pl.gy, pl.rows_per_block);
 }
 static const char *supports_l2_two_pass(const void *pp, int bs) {
@@ -1262,13 +1226,12 @@ static int plan_l2_two_pass(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 8: NCHW, a channel per cluster of CL blocks (1, 2, 4 or 8: enough for two blocks an SM), each block a
-// contiguous share of the channel's packs, summed as shifted sums around the channel's first value; a block sum and a
-// sum over the cluster through distributed shared memory give every thread the channel's mean and variance. Rank 0
-// writes the statistics; every block normalizes its own share, last packs first (the likeliest still in L2).
+// Kernel 8: NCHW, a channel per cluster of CL blocks (1, 2, 4 or 8: enough for two blocks an SM), each block a share
+// of its packs as shifted sums around the channel's first value, added over the block and the cluster (distributed
+// shared memory); rank 0 writes the statistics, every block normalizes its share, last packs first (likeliest in L2).
 // Improves (over 6): one launch, no partials in memory, no grid sync, the second read from L2 where it fits.
-// Wrong: a first value far from the channel's mean costs variance precision; where x is much larger than L2 the
-// second read comes from DRAM (level with 6); small planes wrap the threads' positions across planes every step.
+// Wrong: a first value far from the mean costs variance precision; where x is much larger than L2 the second read
+// comes from DRAM (level with 6); small planes wrap the threads' positions across planes every step.
 #define CLUSTER_L2_PACKS 4  // packs a thread loads at once, as raw words
 // The block's shifted sums s1, s2 of x - shift over packs [k0, k1) of the channel whose planes start at xc.
 template <typename T, int VEC>
@@ -1360,34 +1323,26 @@ static int nchw_cluster_l2_cluster(const bn_problem_t *p) {
     while (cl < 8 && p->C * cl < 2L * g_dev.prop.multiProcessorCount) cl *= 2;
     return cl;
 }
-template <typename T, int VEC> static const void *nchw_cluster_l2_fn(void) {
-    return (const void *)batchnorm_nchw_cluster_l2_kernel<T, VEC>;
-}
-template <typename T, int VEC> static void launch_nchw_cluster_l2_t(const bn_problem_t *p, int bs) {
-    bn_args_t a = bn_args(p);
-    int cl = nchw_cluster_l2_cluster(p);
-    void *args[] = {(void *)&a, (void *)&cl};
-    launch_kernel(nchw_cluster_l2_fn<T, VEC>(), p->C * cl, dim3(bs), 0, args, cl);
+static const void *nchw_cluster_l2_instance(const bn_problem_t *p) {
+    return bn_instance(p, p->HW, [](auto t, auto v) {
+        return (const void *)batchnorm_nchw_cluster_l2_kernel<decltype(t), v.value>;
+    });
 }
 static void launch_nchw_cluster_l2(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    int vec = bn_vec_width(p->h.dtype, p->HW);
-    DISPATCH_VEC(p->h.dtype, vec, launch_nchw_cluster_l2_t, p, l->block_size);
-    snprintf(l->path, sizeof l->path, "a channel per cluster of %d blocks, %d-wide packs", nchw_cluster_l2_cluster(p),
-             vec);
-}
-template <typename T, int VEC> static void nchw_cluster_l2_why_t(const bn_problem_t *p, int bs, const char **why) {
-    *why = cluster_fits(nchw_cluster_l2_fn<T, VEC>(), bs, nchw_cluster_l2_cluster(p));
+    bn_args_t a = bn_args(p);
+    int cl = nchw_cluster_l2_cluster(p);
+    void *args[] = {(void *)&a, (void *)&cl};
+    launch_kernel(nchw_cluster_l2_instance(p), p->C * cl, dim3(l->block_size), 0, args, cl);
+    snprintf(l->path, sizeof l->path, "a channel per cluster of %d blocks, %d-wide packs", cl,
+             bn_vec_width(p->h.dtype, p->HW));
 }
 static const char *supports_nchw_cluster_l2(const void *pp, int bs) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    if (!p->training) return "a training kernel: --inference (y from the running statistics) runs in kernel 12";
-    if (p->layout != LAYOUT_NCHW) return "channels contiguous ([N, C] or NHWC): kernels 1-5, 7, 9-11, 13 and 14 run it";
-    const char *why = needs_sm90(g_dev.prop.major, g_dev.sm);
-    if (why) return why;
+    const char *why = training_layout(p, 1);
+    if (why || (why = needs_sm90(g_dev.prop.major, g_dev.sm))) return why;
     if (p->C * (double)nchw_cluster_l2_cluster(p) > 2147483647.0) return "C x cluster blocks exceed a 1-D grid";
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->HW), nchw_cluster_l2_why_t, p, bs ? bs : 512, &why);
-    return why;
+    return cluster_fits(nchw_cluster_l2_instance(p), bs ? bs : 512, nchw_cluster_l2_cluster(p));
 }
 // The plan: about 8 sqrt(P) threads for P packs a block (a thread's packs grow with the block), at most 512 threads
 // an SM over the C x cluster blocks; a power of two within [32, 512].
@@ -1400,16 +1355,15 @@ static int plan_nchw_cluster_l2(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 9: kernel 7 without its combine phase and second grid sync: every block's shifted sums, around row 0 of x
-// (one shift for all blocks), are added into 2C double accumulators by L2 atomics (in K copies, block row by into
-// copy by % K: adds to one line queue). After the one grid sync every block reads its channels' K pairs of sums and
-// stages scale and shift (the blocks of row 0 write the statistics); the last block to have read them (a ticket)
-// zeroes them for the next launch. The normalize phase is 7's.
+// Kernel 9: kernel 7 without the combine and second grid sync: every block's shifted sums around row 0 of x are added
+// into 2C doubles by L2 atomics (K copies, block row by into copy by % K: adds to one line queue); after the grid sync
+// each block stages its channels' scale and shift from the K copies (row 0's blocks write the statistics), and the
+// last to have read them (a ticket) zeroes them. The normalize phase is 7's.
 // Improves (over 7): one grid sync instead of two and no combine; the doubles keep the sums exact in any order.
 // Wrong: the atomics' order changes from run to run (the statistics may differ in their last bit); a row 0 far from
 // its channel's mean costs variance precision; the two passes still do not overlap.
-// What the stage after the grid sync needs besides the sums, loaded before it (one round trip to L2 after the sync,
-// not three): channel c0 + t's value in row 0, gamma, beta and, in the blocks of row 0, its running statistics.
+// What the stage after the grid sync needs besides the sums, loaded before it (one round trip to L2 after it, not
+// three): channel c0 + t's value in row 0, gamma, beta and, in the blocks of row 0, its running statistics.
 struct StagePre {
     float x0, g, b, rm, rv;
 };
@@ -1516,13 +1470,10 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_one_sync_kernel(bn_args_t
                                                                        int sm_floats, long keep_rows) {
     l2_one_sync_body<T, VEC, false, false>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
-template <typename T, int VEC> static void l2_one_sync_fn(const void **fn) {
-    *fn = (const void *)batchnorm_l2_one_sync_kernel<T, VEC>;
-}
 static const void *l2_one_sync_instance(const bn_problem_t *p) {
-    const void *fn = NULL;
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_one_sync_fn, &fn);
-    return fn;
+    return bn_instance(p, p->C, [](auto t, auto v) {
+        return (const void *)batchnorm_l2_one_sync_kernel<decltype(t), v.value>;
+    });
 }
 // The plan of kernel 9 (keep = 0) or 10, 11 and 13 (keep = 1) for its instance fn (kernel 5's packs); adds: the most
 // blocks that add into one copy of the sums.
@@ -1537,18 +1488,18 @@ static int l2_sums_block(const bn_problem_t *p, double per, int cap) {
     const long nvec = p->C / bn_vec_width(p->h.dtype, p->C);
     return pow2_at_least(fmax(16.0 * nvec, per_sm((double)p->M) * nvec / per), 32, cap);
 }
-// The supports() and launch() of kernel 9, 10, 11 or 13: instance the rung's, keep and adds its plan's.
-typedef const void *(*l2_instance_t)(const bn_problem_t *);
-static const char *l2_sums_supports(const void *pp, int bs, l2_instance_t instance, int keep, int adds) {
+// Kernel 9, 10, 11 or 13 to the supports() and launch() below: its instance, and keep and adds as its plan's.
+typedef struct { const void *(*instance)(const bn_problem_t *); int keep, adds; } l2_rung_t;
+static const char *l2_sums_supports(const void *pp, int bs, const l2_rung_t *r) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     l2_plan_t pl = {};
-    return l2_sums_plan(p, bs, instance(p), keep, adds, &pl);
+    return l2_sums_plan(p, bs, r->instance(p), r->keep, r->adds, &pl);
 }
-static void launch_sums_in_l2(const void *pp, launch_t *l, l2_instance_t instance, int keep, int adds) {
+static void launch_sums_in_l2(const void *pp, launch_t *l, const l2_rung_t *r) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
-    const void *fn = instance(p);
+    const void *fn = r->instance(p);
     l2_plan_t pl = {};
-    if (l2_sums_plan(p, l->block_size, fn, keep, adds, &pl)) return;  // the rung's supports said why
+    if (l2_sums_plan(p, l->block_size, fn, r->keep, r->adds, &pl)) return;  // the rung's supports said why
     bn_args_t a = bn_args(p);
     double *sums = p->sums;
     unsigned *ticket = p->counters + p->C;
@@ -1557,28 +1508,24 @@ static void launch_sums_in_l2(const void *pp, launch_t *l, l2_instance_t instanc
     CUDA_CHECK(cudaLaunchCooperativeKernel(fn, dim3((unsigned)pl.gx, (unsigned)pl.gy), dim3(l->block_size), args,
                                            pl.smem, 0));
     char kept[40] = "";
-    if (keep) snprintf(kept, sizeof kept, ", %ld kept on chip", std::min(pl.keep_rows, pl.rows_per_block));
+    if (r->keep) snprintf(kept, sizeof kept, ", %ld kept on chip", std::min(pl.keep_rows, pl.rows_per_block));
     snprintf(l->path, sizeof l->path,
              "two passes, one grid sync: %ld x %ld blocks, %ld rows each%s, %d copies of the sums", pl.gx, pl.gy,
              pl.rows_per_block, kept, pl.K);
 }
-static void launch_l2_one_sync(const void *pp, launch_t *l) {
-    launch_sums_in_l2(pp, l, l2_one_sync_instance, 0, ONE_SYNC_ADDS_PER_COPY);
-}
-static const char *supports_l2_one_sync(const void *pp, int bs) {
-    return l2_sums_supports(pp, bs, l2_one_sync_instance, 0, ONE_SYNC_ADDS_PER_COPY);
-}
+static const l2_rung_t k_rung9 = {l2_one_sync_instance, 0, ONE_SYNC_ADDS_PER_COPY};
+static void launch_l2_one_sync(const void *pp, launch_t *l) { launch_sums_in_l2(pp, l, &k_rung9); }
+static const char *supports_l2_one_sync(const void *pp, int bs) { return l2_sums_supports(pp, bs, &k_rung9); }
 // The plan: l2_sums_block at 8 threads a pack of the rows an SM, up to 512 (more blocks an SM than 10's two).
 static int plan_l2_one_sync(const void *pp) {
     return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 1.0 / 8, 512), supports_l2_one_sync);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 10: kernel 9 with the front of each block's slice kept on chip. Where x is larger than L2, by the sync L2
-// holds only the last lines read; here the first rows of each slice (the first evicted) also go to shared memory as
-// they are summed (half an SM's each, two blocks an SM), and the normalize takes them from there after the rest.
+// Kernel 10: kernel 9 with the first rows of each block's slice (the first evicted from L2) also kept in shared memory
+// as they are summed (half an SM's each, two blocks an SM); the normalize takes them from there after the rest.
 // Improves (over 9): less of the second read from DRAM: 64.2% -> 76.3% of the copy at fp32 [65536, 256].
-// Wrong: it keeps at most ~25 MB over the GPU, level with 9 where x is many times L2; storing the kept rows slows the
+// Wrong: it keeps at most ~25 MB over the GPU (level with 9 where x is many times L2); storing the kept rows slows the
 // first pass; the phases still do not overlap.
 template <typename T, int VEC>
 __global__ void __launch_bounds__(512, 2) batchnorm_l2_keep_front_kernel(bn_args_t a, double *sums, unsigned *ticket,
@@ -1586,30 +1533,23 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_keep_front_kernel(bn_args
                                                                          int sm_floats, long keep_rows) {
     l2_one_sync_body<T, VEC, true, false>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
-template <typename T, int VEC> static void l2_keep_front_fn(const void **fn) {
-    *fn = (const void *)batchnorm_l2_keep_front_kernel<T, VEC>;
-}
 static const void *l2_keep_front_instance(const bn_problem_t *p) {
-    const void *fn = NULL;
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_keep_front_fn, &fn);
-    return fn;
+    return bn_instance(p, p->C, [](auto t, auto v) {
+        return (const void *)batchnorm_l2_keep_front_kernel<decltype(t), v.value>;
+    });
 }
-static void launch_l2_keep_front(const void *pp, launch_t *l) {
-    launch_sums_in_l2(pp, l, l2_keep_front_instance, 1, ONE_SYNC_ADDS_PER_COPY);
-}
-static const char *supports_l2_keep_front(const void *pp, int bs) {
-    return l2_sums_supports(pp, bs, l2_keep_front_instance, 1, ONE_SYNC_ADDS_PER_COPY);
-}
+static const l2_rung_t k_rung10 = {l2_keep_front_instance, 1, ONE_SYNC_ADDS_PER_COPY};
+static void launch_l2_keep_front(const void *pp, launch_t *l) { launch_sums_in_l2(pp, l, &k_rung10); }
+static const char *supports_l2_keep_front(const void *pp, int bs) { return l2_sums_supports(pp, bs, &k_rung10); }
 // The plan: l2_sums_block at a thread for 32 packs of the rows an SM, up to 256 (512 was within 3% where it won).
 static int plan_l2_keep_front(const void *pp) {
     return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 32, 256), supports_l2_keep_front);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 11: kernel 10 with the block's sums added as a copy writes them. In 9 and 10 each thread holding a pack's
-// totals adds its 2 x VEC sums, a warp's atomic touching 32 sectors for 32 doubles; here thread i adds sum i / nc of
-// channel i % nc from the block reduction's shared memory, 8 sectors a warp: 4x fewer sector operations in L2's
-// atomic units. With cheaper adds, fewer copies of the sums (less to read back after the sync).
+// Kernel 11: kernel 10 with the block's sums added as a copy writes them: thread i adds sum i / nc of channel i % nc
+// from the block reduction's shared memory, 8 sectors a warp (9 and 10: a pack's 2 x VEC sums a thread, 32 sectors),
+// 4x fewer sector operations in L2's atomic units; with cheaper adds, fewer copies of the sums to read back.
 // Improves (over 10, % of the copy): bf16 [65536, 256] 59.0 -> 62.1, NHWC 32x256x56x56 66.3 -> 69.3.
 // Wrong: in fp32 it is 3-4 points behind 10 (not explained); the 16-bit first pass still waits on its loads (13).
 template <typename T, int VEC>
@@ -1619,30 +1559,23 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_coalesced_sums_kernel(bn_
                                                                              long keep_rows) {
     l2_one_sync_body<T, VEC, true, true>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
-template <typename T, int VEC> static void l2_coalesced_sums_fn(const void **fn) {
-    *fn = (const void *)batchnorm_l2_coalesced_sums_kernel<T, VEC>;
-}
 static const void *l2_coalesced_sums_instance(const bn_problem_t *p) {
-    const void *fn = NULL;
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_coalesced_sums_fn, &fn);
-    return fn;
+    return bn_instance(p, p->C, [](auto t, auto v) {
+        return (const void *)batchnorm_l2_coalesced_sums_kernel<decltype(t), v.value>;
+    });
 }
-static void launch_l2_coalesced_sums(const void *pp, launch_t *l) {
-    launch_sums_in_l2(pp, l, l2_coalesced_sums_instance, 1, COALESCED_ADDS_PER_COPY);
-}
-static const char *supports_l2_coalesced_sums(const void *pp, int bs) {
-    return l2_sums_supports(pp, bs, l2_coalesced_sums_instance, 1, COALESCED_ADDS_PER_COPY);
-}
+static const l2_rung_t k_rung11 = {l2_coalesced_sums_instance, 1, COALESCED_ADDS_PER_COPY};
+static void launch_l2_coalesced_sums(const void *pp, launch_t *l) { launch_sums_in_l2(pp, l, &k_rung11); }
+static const char *supports_l2_coalesced_sums(const void *pp, int bs) { return l2_sums_supports(pp, bs, &k_rung11); }
 // The plan: 10's.
 static int plan_l2_coalesced_sums(const void *pp) {
     return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 32, 256), supports_l2_coalesced_sums);
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 12: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy: one
-// trip a thread, the statistics through the read-only path. NCHW: a 16-byte pack a thread, its channel's four
-// scalars. Channels contiguous ([N, C], NHWC, NCHW with H*W = 1): a pack column in R rows a thread, its statistics
-// loaded once as 16-byte loads (R = 4 for 16-bit packs, whose 8 channels' statistics are 128 bytes; fp32 R = 1).
+// Kernel 12: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy, the
+// statistics through the read-only path. NCHW: a 16-byte pack a thread; channels contiguous ([N, C], NHWC, NCHW with
+// H*W = 1): a pack column in R rows a thread (R = 4 in 16 bits, for its 128 bytes of statistics; fp32: 1).
 // Improves: inference at the copy's pace, the shape of torch.compile's kernel: 93-99.7% of the copy.
 // Wrong: blocks of at most INFER_MAX_BS threads (its launch bounds); inference only.
 #define INFER_MAX_BS 256
@@ -1755,12 +1688,11 @@ static int plan_infer_elementwise(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 13: kernel 11 with all its first pass's loads in flight, in every dtype. 11's bounds (512 threads, 2 an SM)
-// give 64 registers a thread, too few in 16 bits for its sums, shifts and 6 packs: the SASS keeps 2-4 loads in
-// flight. Bounded at 256 threads, 2 an SM: 126 registers, no spills, 8 loads of 16 bytes back to back in every dtype.
+// Kernel 13: kernel 11 with all its first pass's loads in flight: 11's 64 registers (512 threads, 2 an SM) are too few
+// in 16 bits for its sums, shifts and 6 packs (2-4 loads in flight); at 256 threads, 2 an SM: 126 registers, no
+// spills, 8 loads of 16 bytes back to back in every dtype.
 // Improves (over 11, % of the copy, each at its best block): bf16 [65536, 256] 62.6 -> 67.4, fp32 73.0 -> 76.6.
-// Wrong: the passes still do not overlap; its normalize pass, 4 rows a thread, has half 11's bytes in flight; blocks
-// of at most 256 threads.
+// Wrong: the passes still do not overlap; its normalize (4 rows a thread) has half 11's bytes in flight; blocks <= 256.
 #define LOADS_IN_FLIGHT 8
 template <typename T, int VEC>
 __global__ void __launch_bounds__(256, 2) batchnorm_l2_loads_in_flight_kernel(bn_args_t a, double *sums,
@@ -1769,20 +1701,14 @@ __global__ void __launch_bounds__(256, 2) batchnorm_l2_loads_in_flight_kernel(bn
                                                                               long keep_rows) {
     l2_one_sync_body<T, VEC, true, true, LOADS_IN_FLIGHT>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
-template <typename T, int VEC> static void l2_loads_in_flight_fn(const void **fn) {
-    *fn = (const void *)batchnorm_l2_loads_in_flight_kernel<T, VEC>;
-}
 static const void *l2_loads_in_flight_instance(const bn_problem_t *p) {
-    const void *fn = NULL;
-    DISPATCH_VEC(p->h.dtype, bn_vec_width(p->h.dtype, p->C), l2_loads_in_flight_fn, &fn);
-    return fn;
+    return bn_instance(p, p->C, [](auto t, auto v) {
+        return (const void *)batchnorm_l2_loads_in_flight_kernel<decltype(t), v.value>;
+    });
 }
-static void launch_l2_loads_in_flight(const void *pp, launch_t *l) {
-    launch_sums_in_l2(pp, l, l2_loads_in_flight_instance, 1, COALESCED_ADDS_PER_COPY);
-}
-static const char *supports_l2_loads_in_flight(const void *pp, int bs) {
-    return l2_sums_supports(pp, bs, l2_loads_in_flight_instance, 1, COALESCED_ADDS_PER_COPY);
-}
+static const l2_rung_t k_rung13 = {l2_loads_in_flight_instance, 1, COALESCED_ADDS_PER_COPY};
+static void launch_l2_loads_in_flight(const void *pp, launch_t *l) { launch_sums_in_l2(pp, l, &k_rung13); }
+static const char *supports_l2_loads_in_flight(const void *pp, int bs) { return l2_sums_supports(pp, bs, &k_rung13); }
 // The plan: 10's (256 is its launch bounds).
 static int plan_l2_loads_in_flight(const void *pp) {
     return plan_fit(pp, l2_sums_block((const bn_problem_t *)pp, 32, 256), supports_l2_loads_in_flight);
@@ -1791,9 +1717,9 @@ static int plan_l2_loads_in_flight(const void *pp) {
 // ------------------------------------------------------------------------------------------------
 // Kernel 14, dispatch: no kernel of its own. The rule of regimes (k_regimes, harness/dispatch.h), derived by
 // scripts/tune_dispatch.py from the rungs' dense sweep: each row a region of element size, variant (channels
-// contiguous as N*H*W rows of C, or NCHW as N*C rows of a plane; training or inference), packs, rows an SM and
-// plane, and its rung; the first row that holds the problem and whose rung takes it decides, at that rung's plan
-// (or the --block-size given). NCHW with H*W = 1 runs as its [N, C] view.
+// contiguous as N*H*W rows of C, or NCHW as N*C rows of a plane; training or inference), packs, rows an SM and plane,
+// and its rung; the first row that holds the problem and whose rung takes it decides, at that rung's plan (or the
+// --block-size given). NCHW with H*W = 1 runs as its [N, C] view.
 // Improves: one entry point for every layout, mode and dtype, at the rung its region runs fastest.
 // Wrong: a region's rung is the best on average over its points, not at each; the kind of launch (cold, captured)
 // does not enter the rule; the plans are rules of thumb fitted to one GPU's sweep.
