@@ -446,7 +446,7 @@ static size_t bn_static_smem_opt_in(const void *fn) {
 // The instance of a kernel template for the problem's dtype at the widest pack that divides n (bn_vec_width), as
 // pick(T{}, std::integral_constant<int, VEC>{}) names it (kernels 7-11 and 13).
 template <typename T, int VEC, typename F> static void bn_pick(F &pick, const void **fn) {
-    *fn = pick(T{}, std::integral_constant<int, VEC>{});
+    *fn = (const void *)pick(T{}, std::integral_constant<int, VEC>{});
 }
 template <typename F> static const void *bn_instance(const bn_problem_t *p, long n, F pick) {
     const void *fn = NULL;
@@ -822,9 +822,8 @@ __device__ __forceinline__ Welford combine_partials_block(const float *ws_mean, 
     return w;
 }
 // Kernel 5's finalize: a block per 32 channels over the P partials of the first pass.
-__global__ void __launch_bounds__(1024) batchnorm_split_rows_finalize_kernel(bn_args_t a, const float *ws_mean,
-                                                                             const float *ws_m2, long P,
-                                                                             long rows_per_block) {
+__global__ void __launch_bounds__(1024) batchnorm_split_rows_finalize_kernel(
+    bn_args_t a, const float *ws_mean, const float *ws_m2, long P, long rows_per_block) {
     const long M = a.M, C = a.C;
     __shared__ Welford sm[1024];
     long c = blockIdx.x * 32L + threadIdx.x;
@@ -1193,9 +1192,7 @@ __global__ void __launch_bounds__(512, 2) batchnorm_l2_two_pass_kernel(bn_args_t
     bn_normalize_slice<T, VEC>(a, G, row0, min(M, row0 + rows_per_block), sc, sh);
 }
 static const void *l2_two_pass_instance(const bn_problem_t *p) {
-    return bn_instance(p, p->C, [](auto t, auto v) {
-        return (const void *)batchnorm_l2_two_pass_kernel<decltype(t), v.value>;
-    });
+    return bn_instance(p, p->C, [](auto t, auto v) { return batchnorm_l2_two_pass_kernel<decltype(t), v.value>; });
 }
 static const char *l2_two_pass_plan(const bn_problem_t *p, int bs, l2_plan_t *pl) {
     return l2_plan(p, bs, l2_two_pass_instance(p), bn_vec_width(p->h.dtype, p->C), 1, 0, pl);  // kernel 5's packs
@@ -1324,9 +1321,7 @@ static int nchw_cluster_l2_cluster(const bn_problem_t *p) {
     return cl;
 }
 static const void *nchw_cluster_l2_instance(const bn_problem_t *p) {
-    return bn_instance(p, p->HW, [](auto t, auto v) {
-        return (const void *)batchnorm_nchw_cluster_l2_kernel<decltype(t), v.value>;
-    });
+    return bn_instance(p, p->HW, [](auto t, auto v) { return batchnorm_nchw_cluster_l2_kernel<decltype(t), v.value>; });
 }
 static void launch_nchw_cluster_l2(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
@@ -1465,15 +1460,12 @@ __device__ __forceinline__ void l2_one_sync_body(const bn_args_t &a, double *sum
 }
 // (keep_rows: unused here; the four kernels take the same arguments)
 template <typename T, int VEC>
-__global__ void __launch_bounds__(512, 2) batchnorm_l2_one_sync_kernel(bn_args_t a, double *sums, unsigned *ticket,
-                                                                       int K, int G, long rows_per_block,
-                                                                       int sm_floats, long keep_rows) {
+__global__ void __launch_bounds__(512, 2) batchnorm_l2_one_sync_kernel(
+    bn_args_t a, double *sums, unsigned *ticket, int K, int G, long rows_per_block, int sm_floats, long keep_rows) {
     l2_one_sync_body<T, VEC, false, false>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
 static const void *l2_one_sync_instance(const bn_problem_t *p) {
-    return bn_instance(p, p->C, [](auto t, auto v) {
-        return (const void *)batchnorm_l2_one_sync_kernel<decltype(t), v.value>;
-    });
+    return bn_instance(p, p->C, [](auto t, auto v) { return batchnorm_l2_one_sync_kernel<decltype(t), v.value>; });
 }
 // The plan of kernel 9 (keep = 0) or 10, 11 and 13 (keep = 1) for its instance fn (kernel 5's packs); adds: the most
 // blocks that add into one copy of the sums.
@@ -1528,15 +1520,12 @@ static int plan_l2_one_sync(const void *pp) {
 // Wrong: it keeps at most ~25 MB over the GPU (level with 9 where x is many times L2); storing the kept rows slows the
 // first pass; the phases still do not overlap.
 template <typename T, int VEC>
-__global__ void __launch_bounds__(512, 2) batchnorm_l2_keep_front_kernel(bn_args_t a, double *sums, unsigned *ticket,
-                                                                         int K, int G, long rows_per_block,
-                                                                         int sm_floats, long keep_rows) {
+__global__ void __launch_bounds__(512, 2) batchnorm_l2_keep_front_kernel(
+    bn_args_t a, double *sums, unsigned *ticket, int K, int G, long rows_per_block, int sm_floats, long keep_rows) {
     l2_one_sync_body<T, VEC, true, false>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
 static const void *l2_keep_front_instance(const bn_problem_t *p) {
-    return bn_instance(p, p->C, [](auto t, auto v) {
-        return (const void *)batchnorm_l2_keep_front_kernel<decltype(t), v.value>;
-    });
+    return bn_instance(p, p->C, [](auto t, auto v) { return batchnorm_l2_keep_front_kernel<decltype(t), v.value>; });
 }
 static const l2_rung_t k_rung10 = {l2_keep_front_instance, 1, ONE_SYNC_ADDS_PER_COPY};
 static void launch_l2_keep_front(const void *pp, launch_t *l) { launch_sums_in_l2(pp, l, &k_rung10); }
@@ -1553,16 +1542,13 @@ static int plan_l2_keep_front(const void *pp) {
 // Improves (over 10, % of the copy): bf16 [65536, 256] 59.0 -> 62.1, NHWC 32x256x56x56 66.3 -> 69.3.
 // Wrong: in fp32 it is 3-4 points behind 10 (not explained); the 16-bit first pass still waits on its loads (13).
 template <typename T, int VEC>
-__global__ void __launch_bounds__(512, 2) batchnorm_l2_coalesced_sums_kernel(bn_args_t a, double *sums,
-                                                                             unsigned *ticket, int K, int G,
-                                                                             long rows_per_block, int sm_floats,
-                                                                             long keep_rows) {
+__global__ void __launch_bounds__(512, 2) batchnorm_l2_coalesced_sums_kernel(
+    bn_args_t a, double *sums, unsigned *ticket, int K, int G, long rows_per_block, int sm_floats, long keep_rows) {
     l2_one_sync_body<T, VEC, true, true>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
 static const void *l2_coalesced_sums_instance(const bn_problem_t *p) {
-    return bn_instance(p, p->C, [](auto t, auto v) {
-        return (const void *)batchnorm_l2_coalesced_sums_kernel<decltype(t), v.value>;
-    });
+    return bn_instance(p, p->C,
+                       [](auto t, auto v) { return batchnorm_l2_coalesced_sums_kernel<decltype(t), v.value>; });
 }
 static const l2_rung_t k_rung11 = {l2_coalesced_sums_instance, 1, COALESCED_ADDS_PER_COPY};
 static void launch_l2_coalesced_sums(const void *pp, launch_t *l) { launch_sums_in_l2(pp, l, &k_rung11); }
@@ -1695,16 +1681,13 @@ static int plan_infer_elementwise(const void *pp) {
 // Wrong: the passes still do not overlap; its normalize (4 rows a thread) has half 11's bytes in flight; blocks <= 256.
 #define LOADS_IN_FLIGHT 8
 template <typename T, int VEC>
-__global__ void __launch_bounds__(256, 2) batchnorm_l2_loads_in_flight_kernel(bn_args_t a, double *sums,
-                                                                              unsigned *ticket, int K, int G,
-                                                                              long rows_per_block, int sm_floats,
-                                                                              long keep_rows) {
+__global__ void __launch_bounds__(256, 2) batchnorm_l2_loads_in_flight_kernel(
+    bn_args_t a, double *sums, unsigned *ticket, int K, int G, long rows_per_block, int sm_floats, long keep_rows) {
     l2_one_sync_body<T, VEC, true, true, LOADS_IN_FLIGHT>(a, sums, ticket, K, G, rows_per_block, sm_floats, keep_rows);
 }
 static const void *l2_loads_in_flight_instance(const bn_problem_t *p) {
-    return bn_instance(p, p->C, [](auto t, auto v) {
-        return (const void *)batchnorm_l2_loads_in_flight_kernel<decltype(t), v.value>;
-    });
+    return bn_instance(p, p->C,
+                       [](auto t, auto v) { return batchnorm_l2_loads_in_flight_kernel<decltype(t), v.value>; });
 }
 static const l2_rung_t k_rung13 = {l2_loads_in_flight_instance, 1, COALESCED_ADDS_PER_COPY};
 static void launch_l2_loads_in_flight(const void *pp, launch_t *l) { launch_sums_in_l2(pp, l, &k_rung13); }
@@ -1910,43 +1893,31 @@ static const char *check_options(const options_t *o) {
 }
 // The CSV shape, the human shape line and the bytes counted (see the header), from the problem's fields.
 static void bn_describe(bn_problem_t *p) {
-    const char *mode = p->training ? "" : ":inf";
+    const char *mode = p->training ? "" : ":inf", *run = p->training ? "training" : "inference";
     if (p->layout == LAYOUT_NC) {
         snprintf(p->h.shape, sizeof p->h.shape, "%ldx%ld%s", p->N, p->C, mode);
-        snprintf(p->h.shape_desc, sizeof p->h.shape_desc, "[N, C] N %ld C %ld | %s", p->N, p->C,
-                 p->training ? "training" : "inference");
+        snprintf(p->h.shape_desc, sizeof p->h.shape_desc, "[N, C] N %ld C %ld | %s", p->N, p->C, run);
     } else {
         snprintf(p->h.shape, sizeof p->h.shape, "%ldx%ldx%ldx%ld:%s%s", p->N, p->C, p->H, p->W,
                  layout_name(p->layout), mode);
         snprintf(p->h.shape_desc, sizeof p->h.shape_desc, "%s N %ld C %ld H %ld W %ld | %s",
-                 p->layout == LAYOUT_NCHW ? "NCHW" : "NHWC", p->N, p->C, p->H, p->W,
-                 p->training ? "training" : "inference");
+                 p->layout == LAYOUT_NCHW ? "NCHW" : "NHWC", p->N, p->C, p->H, p->W, run);
     }
     double numel = (double)p->M * p->C;
     // training: x, y; gamma, beta, save_mean, save_invstd; the running statistics read and written. Inference: x,
     // y; gamma, beta and the running statistics read
-    p->h.bytes =
-        2.0 * numel * dtype_size(p->h.dtype) + (p->training ? 8.0 * sizeof(float) : 4.0 * sizeof(float)) * p->C;
+    p->h.bytes = 2.0 * numel * dtype_size(p->h.dtype) + (p->training ? 8.0 : 4.0) * sizeof(float) * p->C;
 }
 static problem_t *bn_setup(const options_t *o) {
     bn_problem_t *p = (bn_problem_t *)calloc(1, sizeof *p);
     dtype_t d = o->dtype;
     size_t es = dtype_size(d);
-    p->layout = g_layout;
-    p->N = o->rows;
-    p->C = o->cols;
-    p->H = g_height;
-    p->W = g_width;
-    p->HW = p->H * p->W;
-    p->M = p->N * p->HW;
-    p->training = !g_inference;
-    p->eps = (float)g_eps;
-    p->momentum = (float)g_momentum;
-    p->h.dtype = d;
+    p->layout = g_layout, p->N = o->rows, p->C = o->cols, p->H = g_height, p->W = g_width;
+    p->HW = p->H * p->W, p->M = p->N * p->HW;
+    p->training = !g_inference, p->eps = (float)g_eps, p->momentum = (float)g_momentum, p->h.dtype = d;
     bn_describe(p);
     long N = p->N, C = p->C, numel = p->M * C;
-    p->x = dev_alloc(numel * es);
-    p->y = dev_alloc(numel * es);
+    p->x = dev_alloc(numel * es), p->y = dev_alloc(numel * es);
     float **stats[] = {&p->gamma,    &p->beta,    &p->save_mean,  &p->save_invstd,
                        &p->run_mean, &p->run_var, &p->run_mean0, &p->run_var0};
     for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++) *stats[i] = (float *)dev_alloc(C * sizeof(float));
@@ -1960,11 +1931,8 @@ static problem_t *bn_setup(const options_t *o) {
     p->sum_copies = C < (1L << 17) ? SUM_COPIES_MAX : 1;
     p->sums = (double *)dev_alloc(p->sum_copies * 2 * (size_t)C * sizeof(double));
     CUDA_CHECK(cudaMemset(p->sums, 0, p->sum_copies * 2 * (size_t)C * sizeof(double)));
-    p->hx = host_alloc_doubles(numel);
-    p->hgamma = host_alloc_doubles(C);
-    p->hbeta = host_alloc_doubles(C);
-    p->hrm0 = host_alloc_doubles(C);
-    p->hrv0 = host_alloc_doubles(C);
+    p->hx = host_alloc_doubles(numel), p->hgamma = host_alloc_doubles(C), p->hbeta = host_alloc_doubles(C);
+    p->hrm0 = host_alloc_doubles(C), p->hrv0 = host_alloc_doubles(C);
     fill_normal(p->x, p->hx, numel, d, o->seed, 0, o->input_mean, o->input_std);
     fill_normal(p->gamma, p->hgamma, C, DT_FP32, o->seed, 1, 1.0, 0.25);
     fill_normal(p->beta, p->hbeta, C, DT_FP32, o->seed, 2, 0.0, 0.25);
@@ -2030,12 +1998,8 @@ static void bn_teardown(problem_t *h) {
                    p->run_mean0, p->run_var0, p->ws_mean, p->counters, p->sums};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) CUDA_CHECK(cudaFree(dev[i]));
     for (int i = 0; i < h->n_out; i++) free(h->out[i].ref);
-    free(p->hx);
-    free(p->hgamma);
-    free(p->hbeta);
-    free(p->hrm0);
-    free(p->hrv0);
-    free(p);
+    void *host[] = {p->hx, p->hgamma, p->hbeta, p->hrm0, p->hrv0, p};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) free(host[i]);
 }
 
 static const program_t k_program = {
