@@ -28,6 +28,9 @@
 
 #ifdef _OPENMP
 #include <omp.h>
+#define OMP_PARALLEL_FOR _Pragma("omp parallel for schedule(static)")  // over the loop that follows
+#else
+#define OMP_PARALLEL_FOR
 #endif
 
 #ifndef GIT_REV

@@ -252,6 +252,21 @@ __device__ __forceinline__ Welford welford_merge(Welford a, Welford b) {
     r.m2 = a.m2 + b.m2 + delta * delta * a.n * wb;
     return r;
 }
+// welford_merge with its weight by fast_div: __fdividef on the device (IEEE division's slow path is a subroutine call
+// that spills every live register; 2 ulps on a weight are nothing), a plain division on the host.
+__host__ __device__ __forceinline__ float fast_div(float a, float b) {
+#ifdef __CUDA_ARCH__
+    return __fdividef(a, b);
+#else
+    return a / b;
+#endif
+}
+__host__ __device__ __forceinline__ Welford welford_merge_nocall(Welford a, Welford b) {
+    float n = a.n + b.n;
+    if (n == 0.f) return a;
+    float delta = b.mean - a.mean, wb = fast_div(b.n, n);
+    return Welford{n, a.mean + delta * wb, a.m2 + b.m2 + delta * delta * a.n * wb};
+}
 // Merge across aligned groups of WIDTH lanes by butterfly shuffles; every lane gets the group's state.
 template <int WIDTH> __device__ __forceinline__ Welford welford_group_merge(Welford w) {
 #pragma unroll
@@ -298,6 +313,20 @@ __device__ __forceinline__ Welford block_welford(Welford w, Welford *scratch) {
     }
     __syncthreads();
     return scratch[32];
+}
+// Welford states of a block's threads as t = rg * G + g (G columns of RG row groups, as BatchNorm's 2-D blocks):
+// merges each column's RG states by a tree in shared memory (sm: blockDim.x states, welford_merge_nocall); every
+// thread gets its column's state (threads beyond G * RG take part in the barriers only).
+__device__ __forceinline__ Welford rowgroup_welford(Welford w, Welford *sm, int G, int RG) {
+    int t = threadIdx.x, rg = t / G;
+    __syncthreads();  // sm may still be read by a previous call
+    sm[t] = w;
+    __syncthreads();
+    for (int s = 1; s < RG; s *= 2) {
+        if (rg % (2 * s) == 0 && rg + s < RG) sm[t] = welford_merge_nocall(sm[t], sm[t + s * G]);
+        __syncthreads();
+    }
+    return sm[t % G];
 }
 
 // One-round sums of a float (RMSNorm) or a pair of floats (LayerNorm's shifted sums), used by the latency

@@ -149,6 +149,12 @@ static int pow2_at_least(double x, int lo, int hi) {
     while (b < x && b < hi) b *= 2;
     return b;
 }
+// The power of two nearest x on a log scale, within [lo, hi] (lo and hi powers of two).
+static int pow2_nearest(double x, int lo, int hi) {
+    int b = lo;
+    while (b < hi && x >= b * 1.41421356) b *= 2;
+    return b;
+}
 // A plan's block size bs where the rung's supports_ takes it, else the nearest power of two in [32, 1024] it takes
 // (half before double, at each distance); bs itself where none does (the dispatcher's check then passes over the
 // rung).

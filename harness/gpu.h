@@ -203,6 +203,35 @@ static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem
 static long sm_threads(const void *fn, int bs) {
     return persist_grid(fn, bs, LONG_MAX, 0) / g_dev.prop.multiProcessorCount * bs;
 }
+// One wave of blocks of fn at bs threads with smem bytes of dynamic shared memory: the blocks the occupancy calculator
+// fits an SM at once (at least one) times the SMs. Cached for 256 configurations, not 8 as persist_grid: a dispatcher's
+// rule asks its rungs' plans about many instances and block sizes in one launch, and the query stays out of the timed
+// launches.
+static long one_wave(const void *fn, int bs, size_t smem = 0) {
+    static struct { const void *fn; int bs; size_t smem; long wave; } cache[256];
+    static int n = 0;
+    for (int i = 0; i < n; i++)
+        if (cache[i].fn == fn && cache[i].bs == bs && cache[i].smem == smem) return cache[i].wave;
+    int b = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, bs, smem));
+    long wave = (long)g_dev.prop.multiProcessorCount * (b < 1 ? 1 : b);
+    if (n < 256) cache[n++] = {fn, bs, smem, wave};
+    return wave;
+}
+// The static shared memory of fn (a kernel's arrays), its limit of dynamic shared memory set once to all the rest a
+// block can opt in to (kernels that size their dynamic shared memory to what is left).
+static size_t static_smem_opt_in(const void *fn) {
+    static struct { const void *fn; size_t bytes; } cache[64];
+    static int n = 0;
+    for (int i = 0; i < n; i++)
+        if (cache[i].fn == fn) return cache[i].bytes;
+    cudaFuncAttributes fa;
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
+    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)(g_dev.prop.sharedMemPerBlockOptin - fa.sharedSizeBytes)));
+    if (n < 64) cache[n++] = {fn, fa.sharedSizeBytes};
+    return fa.sharedSizeBytes;
+}
 // Whether the GPU holds the whole grid of `rows` rows of cl blocks of fn (bs threads each) at once: the
 // occupancy calculator's clusters where cl > 1, else blocks an SM x SMs. A kernel that keeps an operand in
 // registers from its loads to its stores pays for it only where the grid comes in waves (the split rungs' forms).
