@@ -333,7 +333,7 @@ __device__ __forceinline__ float bn_finalize_channel(const bn_args_t &a, long c,
     return bn_finalize_channel(c, mean, m2, count, a.save_mean, a.save_invstd, a.run_mean, a.run_var, a.eps,
                                a.momentum);
 }
-// The scale and shift (y = x * scale + shift) of channels c0 .. c0 + n - 1 (n <= BN_STAGED), staged once a block.
+// Channels c0 .. c0 + n - 1's scale and shift (y = x * scale + shift; n <= BN_STAGED) to shared memory, then a barrier.
 #define BN_STAGED 256  // channels a block stages: cl_lanes' 32 packs of at most 8
 __device__ __forceinline__ void bn_stage_scale_shift(const bn_args_t &a, long c0, long n, float *sc, float *sh) {
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
