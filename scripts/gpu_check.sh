@@ -23,9 +23,10 @@ The other phases build the programs here (build.log), then:
   dense [OP ...]   scripts/dispatch_sweep.py --set dense --resume --plans: the dense sets a dispatcher's rule is
                    derived from, measured on where results/<gpu>/sweeps stops, each rung at its plan too (BUDGET=S:
                    at most S seconds an op)
-  draw  [OP ...]   scripts/dispatch_sweep.py --set random --plans --targets: each dispatcher against its rungs on a
+  draw  [OP ...]   scripts/dispatch_sweep.py --set random --targets: each dispatcher against its rungs on a fresh
                    random draw (its seed printed; COUNT=K points an op, default 70), and against the better of
-                   cuDNN and torch.compile at the first PEERS=K of them (default 20); exit 1 past a target
+                   cuDNN and torch.compile at the first PEERS=K of them (default 20); PLANS=1: each rung at its
+                   plan too (--plans, about 1.4 s more a point); exit 1 past a target
   all   [OP ...]   suite and bench
 Settings (environment):
   OUT=DIR          where logs and results.tgz go (default build/out)
@@ -124,7 +125,8 @@ if [ "$phase" = dense ]; then
     el "dense done (exit $rc)"
 fi
 if [ "$phase" = draw ]; then
-    python3 scripts/dispatch_sweep.py --set random --count "${COUNT:-70}" --peers "${PEERS:-20}" --plans --targets \
+    python3 scripts/dispatch_sweep.py --set random --count "${COUNT:-70}" --peers "${PEERS:-20}" --targets \
+        ${PLANS:+--plans} \
         ${SEED:+--seed "$SEED"} $OPS 2> "$OUT/draw.progress" | tee "$OUT/draw.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
     tar czf "$OUT/sweeps.tgz" results/*/sweeps
