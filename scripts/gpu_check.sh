@@ -32,7 +32,8 @@ Settings (environment):
   OUT=DIR          where logs and results.tgz go (default build/out)
   GIT_REV=<hash>   the commit written into the CSV rows, where the tree has no .git
   KERNELS=0,8      re-measure only these kernels (run_all --kernels)
-  RESUME=1         continue a bench cut short (run_all --resume, which runs no peers: scripts/peers.py after it)
+  RESUME=1         continue a bench cut short (run_all --resume, which runs no peers: scripts/peers.py after it); draw:
+                   go on with the draw of SEED where a run cut short (by BUDGET=S seconds an op) stopped
 The logs, and results.tgz with the CSVs and logs of results/, land in OUT; a short table is printed last.
 EOF
 }
@@ -126,7 +127,7 @@ if [ "$phase" = dense ]; then
 fi
 if [ "$phase" = draw ]; then
     python3 scripts/dispatch_sweep.py --set random --count "${COUNT:-70}" --peers "${PEERS:-20}" --targets \
-        ${PLANS:+--plans} \
+        ${PLANS:+--plans} ${RESUME:+--resume} ${BUDGET:+--budget "$BUDGET"} \
         ${SEED:+--seed "$SEED"} $OPS 2> "$OUT/draw.progress" | tee "$OUT/draw.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
     tar czf "$OUT/sweeps.tgz" results/*/sweeps
