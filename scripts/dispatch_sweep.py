@@ -8,13 +8,14 @@ space: the dense set its rule is derived from, or a random draw that checks the 
 At each point (scripts/shapes.py's dense set, or its random draw of --count points an op with --seed: a new seed
 each run unless given, printed first) one process of the program runs the rungs (every kernel from the first
 that takes 16-bit types up to the dispatcher: the rungs a dispatcher can choose; each with its block-size sweep)
-and then the dispatcher, with the programs' own flush and clock, --repeats timed launches a block size, each
-kernel validated at its first block size (--validate-first: validation is most of a large point's time). Rows go
-to DIR/<op>_dense.csv or DIR/<op>_random_<seed>.csv (the programs' CSV schema; default DIR: results/<gpu>/sweeps),
-a random draw's rows replacing the file's unless --resume. --peers K adds, at the first K points of each op's
-draw, kernel 0 (cuDNN, in the same process: it plans each point, seconds) and torch.compile (scripts/peers.py
---points, one process an op, the same flush and clock; not at --pdl points, a launch it does not have; rows as JSON
-lines in DIR/<op>_random_<seed>_peers.jsonl). --budget stops an op's set after that many seconds: the dense set runs
+and then the dispatcher, with the programs' own flush and clock, at least --repeats timed launches a block size (up
+to 100 at a short point: about 10 ms of them, point_repeats), each kernel validated at its first block size
+(--validate-first: validation is most of a large point's time). Rows go to DIR/<op>_dense.csv or
+DIR/<op>_random_<seed>.csv (the programs' CSV schema; default DIR: results/<gpu>/sweeps), a random draw's rows
+replacing the file's unless --resume. --peers K adds, at the first K points of each op's draw, kernel 0 (cuDNN,
+in the same process: it plans each point, seconds) and torch.compile (scripts/peers.py --points, one process an op,
+the same flush and clock; not at --pdl points, a launch it does not have; rows as JSON lines in
+DIR/<op>_random_<seed>_peers.jsonl). --budget stops an op's set after that many seconds: the dense set runs
 in a fixed shuffled order, so a cut sweep still covers the space evenly, and --resume goes on where it stopped.
 --plans adds at each point a second process: the rungs alone, each at its plan's block size (--block-size plan:
 the configuration the dispatcher launches it at), rows to DIR/<op>_dense_plan.csv or <op>_random_<seed>_plan.csv;
@@ -50,6 +51,7 @@ import cli  # noqa: E402
 import dispatch_check  # noqa: E402  (one_process, rounds_of)
 import run_all  # noqa: E402  (slugify, gpus, built_ops, listed_dtypes)
 import shapes  # noqa: E402
+import regimes  # noqa: E402  (features)
 import tune_dispatch  # noqa: E402  (regret)
 
 OPS = ["layernorm", "rmsnorm", "batchnorm"]
@@ -74,6 +76,24 @@ def done_points(path):
         return set()
     with open(path, newline="") as f:
         return {point_key(r["dtype"], r["shape"]) for r in csv.DictReader(f)}
+
+
+MAX_REPEATS, REPEAT_MS, COPY_BYTES_PER_MS = 100, 10.0, 4.0e9  # 4 TB/s: about the H200's copy, a rough clock
+
+
+def point_repeats(op, dtype, label, base):
+    """The timed launches a block size at a point (a CSV label): about REPEAT_MS of them at the time a copy of its
+    tensors takes (at least 2 us a launch; a captured repetition is HOT_LAUNCHES launches), within [base,
+    MAX_REPEATS]. A cold point of a few microseconds spreads by 3-4% from launch to launch: its median over 10
+    launches moves by the whole of a 1.03x target from one process to the next, over 100 by a third of that."""
+    es = 4 if dtype == "fp32" else 2
+    f = regimes.features(op, dtype, label, 1)
+    if f is None:
+        return base
+    # rows (at one SM: all of them) of C elements, or NCHW's rows of a plane
+    elements = 2 ** f["rows_sm"] * (2 ** f["plane"] if f["variant"].startswith("nchw") else 2 ** f["packs"] * 16 / es)
+    ms = max(2e-3, 2 * elements * es / COPY_BYTES_PER_MS) * (32 if f["launch"] != "cold" else 1)
+    return int(min(MAX_REPEATS, max(base, REPEAT_MS / ms)))
 
 
 def run_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn, at_plan=False):
@@ -108,12 +128,13 @@ def sweep_op(op, pts, csv_path, repeats, budget, peer_keys, progress, plans=Fals
             progress(f"{op}: budget of {budget:.0f} s spent after {n} points; {len(todo) - i} left (--resume)")
             break
         ks, key, secs, rc = [k for k in rungs if dtype in takes[k]], point_key(dtype, label), 0.0, 0
+        reps = point_repeats(op, dtype, label, repeats)
         if key not in done:
-            rc, secs, err = run_point(op, ks, disp, dtype, args, repeats, csv_path, key in peer_keys)
+            rc, secs, err = run_point(op, ks, disp, dtype, args, reps, csv_path, key in peer_keys)
             if rc != 0:
                 failures.append(f"{op} {dtype} {label}: exit {rc}: {err}")
         if plans and key not in planned:
-            prc, psecs, err = run_point(op, ks, disp, dtype, args, repeats, plan_csv(csv_path), False, at_plan=True)
+            prc, psecs, err = run_point(op, ks, disp, dtype, args, reps, plan_csv(csv_path), False, at_plan=True)
             secs += psecs
             if prc != 0:
                 failures.append(f"{op} {dtype} {label} at plan: exit {prc}: {err}")
@@ -131,7 +152,8 @@ def main(argv):
     ap.add_argument("--seed", type=int, help="random: the draw's seed (default: a new one, printed)")
     ap.add_argument("--count", type=int, default=70, help="random: points an op (default 70)")
     ap.add_argument("--budget", type=float, default=0, help="seconds an op at most (default: no limit)")
-    ap.add_argument("--repeats", type=int, default=10, help="timed launches a block size (default 10)")
+    ap.add_argument("--repeats", type=int, default=10,
+                    help="timed launches a block size at least (default 10; up to 100 at a short point)")
     ap.add_argument("--peers", type=int, default=0,
                     help="cuDNN (kernel 0) and torch.compile at the first K points an op (random draws)")
     ap.add_argument("--out", help="folder of the CSVs (default results/<gpu>/sweeps)")

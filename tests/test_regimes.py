@@ -132,6 +132,17 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("regret figures: a point's re-timed ratio stands for its swept one", n == 2 and within == 1.0 and
            abs(worst - (1.04 / 1.02 + 1.04 / 1.01) / 2) < 1e-3, str((n, within, worst, where)))
 
+# the timed launches a block size: about 10 ms of them at a point's copy time, within [--repeats, 100]
+expect("point_repeats: a decode row 100, a 2 GB point the floor, hot points by their 32 launches a repetition",
+       dispatch_sweep.point_repeats("rmsnorm", "bf16", "16x672", 10) == 100 and
+       dispatch_sweep.point_repeats("rmsnorm", "bf16", "262144x4096", 10) == 10 and
+       dispatch_sweep.point_repeats("layernorm", "fp32", "512x8192", 10) == 100 and
+       30 <= dispatch_sweep.point_repeats("layernorm", "fp32", "512x8192:hot", 10) <= 45 and
+       20 <= dispatch_sweep.point_repeats("batchnorm", "fp32", "256x64x112x112:nchw", 10) <= 30,
+       str([dispatch_sweep.point_repeats(*a, 10) for a in (("rmsnorm", "bf16", "16x672"),
+                                                            ("rmsnorm", "bf16", "262144x4096"),
+                                                            ("batchnorm", "fp32", "256x64x112x112:nchw"))]))
+
 # --plans: a point swept before gets its at-plan process alone (--resume), a new point both; the at-plan process
 # runs the rungs alone with --block-size plan, into the sweep's _plan.csv
 calls = []
