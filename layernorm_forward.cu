@@ -105,9 +105,7 @@ static int row_block_bs(long units, double rows_sm) {
 // CPU reference, in double precision, two-pass, from the dtype-rounded inputs.
 static void layernorm_forward_cpu(double *y, double *mean, double *rstd, const double *x, const double *w,
                                   const double *b, long N, long C, double eps) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
+OMP_PARALLEL_FOR
     for (long r = 0; r < N; r++) {
         const double *xr = x + r * C;
         double m = 0;

@@ -98,9 +98,7 @@ static double round_to_dtype(double v, dtype_t d) {
 static void rmsnorm_forward_cpu(double *y, double *rstd, double *res_out, const double *x, long heads, long x_stride,
                                 const double *w, const double *res_in, long N, long C, double eps, double offset,
                                 dtype_t d) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
+OMP_PARALLEL_FOR
     for (long r = 0; r < N; r++) {
         const double *xr = x + (r / heads) * x_stride + (r % heads) * C;
         double ss = 0;

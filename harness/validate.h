@@ -138,9 +138,7 @@ static check_t validate_outputs(problem_t *p, int verbose) {
         void *h = malloc(bytes ? bytes : 1);
         double *g = host_alloc_doubles(n);
         CUDA_CHECK(cudaMemcpy(h, o->dev, bytes, cudaMemcpyDeviceToHost));
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
+OMP_PARALLEL_FOR
         for (long j = 0; j < n; j++) g[j] = host_load(h, j, o->dtype);
         check_t r = compare_arrays(g, o->ref, n, o->cols, o->tol, o->row_atol);
         if (r.n_bad && verbose) {
