@@ -70,6 +70,13 @@ def rounds_of(procs, rung, disp, what):
     return out
 
 
+def summarize(rounds):
+    """Of rounds_of()'s rounds: the median of the dispatcher's time over the rung's, and the round at it (rung ms,
+    block, dispatcher ms, git_rev)."""
+    return (statistics.median(dm / rm for rm, _bs, dm, _rev in rounds),
+            sorted(rounds, key=lambda x: x[2] / x[0])[len(rounds) // 2])
+
+
 def main(argv):
     ap = cli.Parser("dispatch_check", __doc__)
     ap.add_argument("folder", type=results_folder, help="a results folder, results/<gpu>")
@@ -105,8 +112,7 @@ def main(argv):
                 continue
             procs = [one_process(op, dtype, args, int(b["kernel"]), disp) for _ in range(a.rounds + 1)]
             rounds = rounds_of(procs, int(b["kernel"]), disp, f"{op} {dtype} {shape}")
-            same = statistics.median(dm / rm for rm, _bs, dm, _rev in rounds)
-            rm, bs, dm, rev = sorted(rounds, key=lambda x: x[2] / x[0])[len(rounds) // 2]
+            same, (rm, bs, dm, rev) = summarize(rounds)
             worst = max(worst, same)
             out.append({"op": op, "dtype": dtype, "shape": shape, "rung": b["kernel"], "rung_block": bs,
                         "rung_ms": f"{rm:.6f}", "dispatch_ms": f"{dm:.6f}", "stored_ratio": f"{ratio:.4f}",

@@ -40,7 +40,6 @@ import csv
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -48,7 +47,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
-import dispatch_check  # noqa: E402  (one_process, rounds_of)
+import dispatch_check  # noqa: E402  (one_process, rounds_of, summarize)
 import run_all  # noqa: E402  (slugify, gpus, built_ops, listed_dtypes)
 import shapes  # noqa: E402
 import regimes  # noqa: E402  (features)
@@ -86,10 +85,10 @@ def point_repeats(op, dtype, label, base):
     tensors takes (at least 2 us a launch; a captured repetition is HOT_LAUNCHES launches), within [base,
     MAX_REPEATS]. A cold point of a few microseconds spreads by 3-4% from launch to launch: its median over 10
     launches moves by the whole of a 1.03x target from one process to the next, over 100 by a third of that."""
-    es = 4 if dtype == "fp32" else 2
     f = regimes.features(op, dtype, label, 1)
     if f is None:
         return base
+    es = f["bytes"]
     # rows (at one SM: all of them) of C elements, or NCHW's rows of a plane
     elements = 2 ** f["rows_sm"] * (2 ** f["plane"] if f["variant"].startswith("nchw") else 2 ** f["packs"] * 16 / es)
     ms = max(2e-3, 2 * elements * es / COPY_BYTES_PER_MS) * (32 if f["launch"] != "cold" else 1)
@@ -273,12 +272,10 @@ def retime_op(op, pts, path, rounds, progress):
         except RuntimeError as e:
             fails.append(f"{op} {dtype} {label}: re-timing: {e}")
             continue
-        rds.sort(key=lambda x: x[2] / x[0])
-        rm, bs, dm, rev = rds[len(rds) // 2]
+        ratio, (rm, bs, dm, rev) = dispatch_check.summarize(rds)
         out.append({"op": op, "dtype": dtype, "shape": label, "rung": rung, "rung_block": bs, "rung_ms": f"{rm:.6f}",
                     "dispatch_ms": f"{dm:.6f}", "swept_ratio": f"{p['disp'] / p['best'][0]:.4f}",
-                    "retimed_ratio": f"{statistics.median(d / r for r, _b, d, _v in rds):.4f}", "rounds": rounds,
-                    "git_rev": rev})
+                    "retimed_ratio": f"{ratio:.4f}", "rounds": rounds, "git_rev": rev})
         write()
     return fails
 
