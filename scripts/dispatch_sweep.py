@@ -113,7 +113,12 @@ def run_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn, at_plan=Fa
 
 def plan_csv(path):
     """The at-plan rows' CSV beside a sweep's (--plans)."""
-    return path[:-4] + "_plan.csv"
+    return tune_dispatch.beside(path, tune_dispatch.PLAN)
+
+
+def retimed_csv(path):
+    """The re-timed points' CSV beside a random draw's (--retime)."""
+    return tune_dispatch.beside(path, tune_dispatch.RETIMED)
 
 
 def sweep_op(op, pts, csv_path, repeats, budget, peer_keys, progress, plans=False):
@@ -199,7 +204,7 @@ def main(argv):
             pts = shapes.random_points(op, seed, a.count)
         path = os.path.join(out, f"{op}_dense.csv" if a.set == "dense" else f"{op}_random_{seed}.csv")
         if a.set == "random" and not a.resume:
-            for old in (path, path[:-4] + "_retimed.csv", plan_csv(path)):
+            for old in (path, retimed_csv(path), plan_csv(path)):
                 if os.path.exists(old):
                     os.remove(old)
         peer_pts = pts[:a.peers]  # cuDNN and torch.compile at the same points, also when --resume skips some
@@ -221,7 +226,7 @@ def main(argv):
             if rows:
                 disp = max(int(r["kernel"]) for r in rows)
                 got = tune_dispatch.sweep_points(rows, disp, peer_rows(path[:-4] + "_peers.jsonl"))
-                got = with_retimed(got, path[:-4] + "_retimed.csv")
+                got = with_retimed(got, retimed_csv(path))
                 retimed_report(op, got)
                 pooled.update({(op,) + k: p for k, p in got.items()})
     missed = judge(pooled) if a.targets else []
@@ -242,7 +247,7 @@ def retime_op(op, pts, path, rounds, progress):
     the block the process before found fastest (the sweep's first); rows to path's _retimed.csv, whose points
     (--resume) are kept. The failures, one line each."""
     rows = tune_dispatch.load(path)
-    out_path, out, fails = path[:-4] + "_retimed.csv", [], []
+    out_path, out, fails = retimed_csv(path), [], []
     if os.path.exists(out_path):
         with open(out_path, newline="") as f:
             out = list(csv.DictReader(f))

@@ -11,7 +11,8 @@ size, whether rows take 16-byte packs, variant, kind of launch, 16-byte packs a 
 and the rung it runs, grown greedily as a tree that splits where a split saves the most summed log-regret. A rung's
 time at a point is its time at its plan's block where the sweep has its at-plan rows beside it (SWEEPS/..._plan.csv,
 dispatch_sweep.py --plans: what the dispatcher gets of the rung), else its fastest block size's; the rungs are read
-by name from today's registry (a rung removed from the program drops out). Prints the table with each row's points and mean regret, then the rule's regret
+by name from today's registry (a rung removed from the program drops out). Prints the table with each row's points
+and mean regret, then the rule's regret
 (its rung's time over the best rung's): on the dense set (in sample), on every SWEEPS/OP_random_*.csv (random
 draws it was not derived from), on the benchmark's stored sets (results/<gpu>/OP.csv), and two-fold on the dense
 set (each half judged by the rule of the other) beside the measured dispatcher at the same points.
@@ -133,7 +134,13 @@ def write_regimes(a, rule, universe):
     return 0
 
 
-AUX = ("_plan.csv", "_retimed.csv")  # beside a sweep's CSV: its at-plan rows, its re-timed points
+PLAN, RETIMED = "_plan.csv", "_retimed.csv"  # beside a sweep's CSV: its at-plan rows, its re-timed points
+AUX = (PLAN, RETIMED)
+
+
+def beside(path, suffix):
+    """The file beside a sweep's CSV that ends in suffix (PLAN, RETIMED)."""
+    return path[:-4] + suffix
 
 
 def sweep_file(name, prefix):
@@ -143,7 +150,7 @@ def sweep_file(name, prefix):
 
 def plan_rows(path):
     """The at-plan rows beside a sweep's CSV (scripts/dispatch_sweep.py --plans), [] where it has none."""
-    plan = path[:-4] + "_plan.csv"
+    plan = beside(path, PLAN)
     return load(plan) if os.path.exists(plan) else []
 
 
