@@ -181,16 +181,17 @@ static const char *cluster_fits_smem(const void *fn, int bs, int cl, size_t smem
 }
 static const char *cluster_fits(const void *fn, int bs, int cl) { return cluster_fits_smem(fn, bs, cl, 0, NULL); }
 // The grid of a persistent kernel: the blocks of fn (bs threads, smem bytes of dynamic shared memory) resident at
-// once (occupancy calculator, cached for the last 8 kernels asked: launchers run inside the timed region, and a
-// launcher may weigh two instances a launch) x SMs, at most blocks_needed.
+// once (occupancy calculator, cached for the last 256 configurations asked: launchers run inside the timed region, a
+// launcher may weigh two instances a launch, and a dispatcher's rule asks its rungs' plans about many instances and
+// block sizes) x SMs, at most blocks_needed.
 static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem) {
-    static struct { const void *fn; int bs, nb; size_t smem; } cache[8];
+    static struct { const void *fn; int bs, nb; size_t smem; } cache[256];
     static int ncache = 0, next = 0;
     int i = 0;
     while (i < ncache && !(cache[i].fn == fn && cache[i].bs == bs && cache[i].smem == smem)) i++;
     if (i == ncache) {
-        if (ncache < 8) ncache++;
-        else i = next, next = (next + 1) % 8;  // full: replace the oldest
+        if (ncache < 256) ncache++;
+        else i = next, next = (next + 1) % 256;  // full: replace the oldest
         CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cache[i].nb, fn, bs, smem));
         cache[i].fn = fn;
         cache[i].bs = bs;
@@ -203,20 +204,11 @@ static long persist_grid(const void *fn, int bs, long blocks_needed, size_t smem
 static long sm_threads(const void *fn, int bs) {
     return persist_grid(fn, bs, LONG_MAX, 0) / g_dev.prop.multiProcessorCount * bs;
 }
-// One wave of blocks of fn at bs threads with smem bytes of dynamic shared memory: the blocks the occupancy calculator
-// fits an SM at once (at least one) times the SMs. Cached for 256 configurations, not 8 as persist_grid: a dispatcher's
-// rule asks its rungs' plans about many instances and block sizes in one launch, and the query stays out of the timed
-// launches.
+// One wave of blocks of fn at bs threads with smem bytes of dynamic shared memory: persist_grid's resident blocks,
+// at least one an SM.
 static long one_wave(const void *fn, int bs, size_t smem = 0) {
-    static struct { const void *fn; int bs; size_t smem; long wave; } cache[256];
-    static int n = 0;
-    for (int i = 0; i < n; i++)
-        if (cache[i].fn == fn && cache[i].bs == bs && cache[i].smem == smem) return cache[i].wave;
-    int b = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, fn, bs, smem));
-    long wave = (long)g_dev.prop.multiProcessorCount * (b < 1 ? 1 : b);
-    if (n < 256) cache[n++] = {fn, bs, smem, wave};
-    return wave;
+    const long g = persist_grid(fn, bs, LONG_MAX, smem);
+    return g > 0 ? g : g_dev.prop.multiProcessorCount;
 }
 // The static shared memory of fn (a kernel's arrays), its limit of dynamic shared memory set once to all the rest a
 // block can opt in to (kernels that size their dynamic shared memory to what is left).
