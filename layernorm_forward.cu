@@ -1053,9 +1053,12 @@ static cluster_kernel_of_t split_fn_of(int packs) {
 static int split_plan(const ln_problem_t *p, int packs, int req_bs, int *cl) {
     return split_row_plan(p->h.dtype, p->N, p->C / vec_width(p), packs, 512, req_bs, g_cluster, split_fn_of(packs), cl);
 }
-// Its packs a thread, from the dense sweep: 1 at <= 64 packs or < SMs rows of <= 1024, 2 at < SMs rows of <= 2048.
+// Its packs a thread (dense sweep): from SMs rows 1 to 64 packs, or to 512 while an SM's rows hold <= 1024 packs;
+// fewer, 1 to 1024 packs and 2 to 2048, and under an eighth of a row an SM 1 to 2048 and 2 to 4096; else 4.
 static int split_packs_rule(long nvec, double rows_sm) {
-    return nvec <= 64 || (rows_sm < 1 && nvec <= 1024) ? 1 : rows_sm < 1 && nvec <= 2048 ? 2 : SPLIT_PACKS;
+    if (rows_sm >= 1) return nvec <= 64 || (nvec <= 512 && nvec * rows_sm <= 1024) ? 1 : SPLIT_PACKS;
+    const long one = rows_sm < 0.125 ? 2048 : 1024;
+    return nvec <= one ? 1 : nvec <= 2 * one ? 2 : SPLIT_PACKS;
 }
 // The packs a launch takes: --packs P, else the rule's, or the next larger whose plan takes the problem (before
 // sm_90, or --cluster K); kept for the last problem (the plans ask the runtime, inside the timed region).

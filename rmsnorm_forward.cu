@@ -837,14 +837,14 @@ static const char *plain_rows_only(const rms_problem_t *p) {
     return NULL;
 }
 // The plan's packs a thread (pure: the CPU tests ask it): 2 where a row holds at most 32 packs, or at most 2048 at
-// fewer than a row an SM, or at most 512 at fewer than 4 rows an SM; else 4, and 4 where 2 cannot take the problem
-// (the variants kernel 8 refuses; before sm_90, no clusters: rows over one block of 512 x 2 packs).
+// fewer than a row an SM (8192 under an eighth), or at most 512 at fewer than 4 rows an SM; else 4, and 4 where 2
+// cannot take the problem (the variants kernel 8 refuses; before sm_90, no clusters: rows over a block of 512 x 2).
 static int latency_split_packs(const rms_problem_t *p) {
     const long nvec = row_packs(p, vec_width(p));
     const double rows = rows_per_sm(p);
     if (plain_rows_only(p) || vec_width(p) != 16 / (int)dtype_size(p->h.dtype) || (g_dev.prop.major < 9 && nvec > 1024))
         return 4;
-    return nvec <= 32 || (rows < 1 && nvec <= 2048) || (rows < 4 && nvec <= 512) ? 2 : 4;
+    return nvec <= 32 || (rows < 1 && nvec <= (rows < 0.125 ? 8192 : 2048)) || (rows < 4 && nvec <= 512) ? 2 : 4;
 }
 static int split_packs(const rms_problem_t *p) { return g_packs ? g_packs : latency_split_packs(p); }  // --packs
 static void launch_latency_split(const void *pp, launch_t *l) {
@@ -880,10 +880,12 @@ static const char *supports_latency_split(const void *pp, int bs) {
 }
 // The power of two at P packs a thread that sets the blocks a row (the fewest that hold it; the plan then trims their
 // threads to the row: split_row_threads): P / 2 packs a thread below 4 rows an SM (P 4) or a row an SM (P 2), P from
-// there, within [32, 256] (P 4) or [64, 256] (P 2); at least the threads 16 blocks need (up to 512).
+// there, within [32, 256] (P 4) or [64, 256] (P 2), but a row of > 512 packs below a row an SM over about 8 blocks
+// of 128-512 at P 2; at least the threads 16 blocks need (up to 512).
 static int latency_split_bs(const rms_problem_t *p, int packs) {
     const long nvec = row_packs(p, vec_width(p));
     const int few = rows_per_sm(p) < (packs == 2 ? 1 : 4);
+    if (few && packs == 2 && nvec > 512) return pow2_at_least((double)nvec / 16, 128, 512);
     const int bs = pow2_at_least((double)nvec / (few ? packs / 2 : packs), packs == 2 ? 64 : 32, 256);
     const int need = pow2_at_least((double)nvec / (16 * packs), 32, 512);
     return bs > need ? bs : need;

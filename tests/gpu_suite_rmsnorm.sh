@@ -153,11 +153,11 @@ for dt in $DTYPES; do
     done
 done
 # --hot: the launches are captured in a graph and validated through one replay of a captured launch; fp32 4x8192
-# (2048 packs a row) is in the plain rows of rung 8: at 2 packs a thread a row over 4 blocks of 256 threads; before
+# (2048 packs a row) is in the plain rows of rung 8: at 2 packs a thread a row over 8 blocks of 128 threads; before
 # sm_90 at 4, in one block of 512
 out=$(./rmsnorm_forward 12 -N 4 -C 8192 --hot --repeats 5 2>&1); rc=$?
 { log_head "rmsnorm_forward 12 -N 4 -C 8192 --hot (exit $rc)"; echo "$out"; } >> "$LOG"
-if before_sm90 "$(echo "$out" | head -n 1)"; then want="path rung 8 latency_split: a row over 1 block"; else want="path rung 8 latency_split: a row over 4 blocks"; fi
+if before_sm90 "$(echo "$out" | head -n 1)"; then want="path rung 8 latency_split: a row over 1 block"; else want="path rung 8 latency_split: a row over 8 blocks of 128 threads"; fi
 if [ $rc -eq 0 ] && echo "$out" | grep -q "$want" && ! echo "$out" | grep -q "| FAIL"; then
     pass "rmsnorm 12 --hot: a captured launch runs its regime's rung, validated ('$want')"
 else fail "rmsnorm 12 --hot (exit $rc), wanted '$want': $(echo "$out" | grep -E 'path|FAIL|skipped' | head -n 2 | tr '\n' ' ')"; fi

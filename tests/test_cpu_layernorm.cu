@@ -353,12 +353,15 @@ static ln_problem_t plan_problem(dtype_t d, long N, long C) {
     return p;
 }
 static void test_latency_split(void) {
-    // the packs plan: 1 for rows of <= 64 packs and for fewer rows than SMs of <= 1024 packs, 2 for fewer rows than
-    // SMs of <= 2048 packs, else 4
-    check("plan: rung 12's packs a thread: 1 at <= 64 packs or < SMs rows of <= 1024, 2 at < SMs rows of <= 2048, else 4",
-          split_packs_rule(64, 1000) == 1 && split_packs_rule(65, 1000) == 4 && split_packs_rule(512, 0.03) == 1 &&
-              split_packs_rule(1024, 0.99) == 1 && split_packs_rule(1024, 1) == 4 && split_packs_rule(1025, 0.5) == 2 &&
-              split_packs_rule(2048, 0.01) == 2 && split_packs_rule(2049, 0.01) == 4 && split_packs_rule(8, 0.01) == 1);
+    // the packs plan: from SMs rows, 1 for a row of <= 64 packs, or of <= 512 while an SM's rows hold <= 1024 packs,
+    // else 4; fewer rows, 1 to 1024 packs and 2 to 2048, under an eighth of a row an SM 1 to 2048 and 2 to 4096
+    check("plan: rung 12's packs a thread: 1 at <= 64 packs or <= 512 and <= 1024 packs an SM; fewer rows than SMs "
+          "1, 2 to 1024, 2048 packs, under SMs / 8 rows to 2048, 4096",
+          split_packs_rule(64, 1000) == 1 && split_packs_rule(65, 1000) == 4 && split_packs_rule(256, 3.9) == 1 &&
+              split_packs_rule(263, 3.9) == 4 && split_packs_rule(512, 2) == 1 && split_packs_rule(513, 1.5) == 4 &&
+              split_packs_rule(1024, 0.99) == 1 && split_packs_rule(1025, 0.5) == 2 && split_packs_rule(2048, 0.5) == 2 &&
+              split_packs_rule(2049, 0.5) == 4 && split_packs_rule(2048, 0.06) == 1 && split_packs_rule(2049, 0.06) == 2 &&
+              split_packs_rule(4096, 0.01) == 2 && split_packs_rule(4097, 0.01) == 4 && split_packs_rule(8, 0.01) == 1);
     // the rule's P holds the row in 16 blocks of 512 threads, and its plan (split_row_blocks' blocks a row, the fewest
     // threads that hold a block's share) at most 512 threads
     int fits = 1;

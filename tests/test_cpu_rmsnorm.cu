@@ -518,14 +518,14 @@ static void test_rung_plans(void) {
     int b7b = cluster_dsmem_bs(&p);
     check("plan: kernel 7 at fp32 8x65536 512 threads, bf16 512x131072 256", b7a == 512 && b7b == 256, "%d %d", b7a,
           b7b);
-    p = plan_problem(DT_FP32, 4, 8192, 8192);  // 2048 packs, few rows: half the packs a thread, at most 256
-    int b8a = latency_split_bs(&p, 4), b8a2 = latency_split_bs(&p, 2);
+    p = plan_problem(DT_FP32, 4, 8192, 8192);  // 2048 packs, few rows: at 4 half the packs a thread, at most 256; at 2
+    int b8a = latency_split_bs(&p, 4), b8a2 = latency_split_bs(&p, 2);  // about 8 blocks of 128
     p = plan_problem(DT_FP32, 2, 262144, 262144);  // 65536 packs: 16 blocks need 1024, at most 512
     int b8b = latency_split_bs(&p, 4);
     p = plan_problem(DT_BF16, 32768, 704, 704);  // 88 packs, many rows: 4 packs a thread (32), 2 (64)
     int b8c = latency_split_bs(&p, 4), b8c2 = latency_split_bs(&p, 2);
-    check("plan: kernel 8 at 4 and 2 packs, fp32 4x8192 256 threads; at 4, 2x262144 512; bf16 32768x704 32 and 64",
-          b8a == 256 && b8a2 == 256 && b8b == 512 && b8c == 32 && b8c2 == 64, "%d %d %d %d %d", b8a, b8a2, b8b, b8c,
+    check("plan: kernel 8 at 4 and 2 packs, fp32 4x8192 256 and 128 threads; at 4, 2x262144 512; bf16 32768x704 32 "
+          "and 64", b8a == 256 && b8a2 == 128 && b8b == 512 && b8c == 32 && b8c2 == 64, "%d %d %d %d %d", b8a, b8a2, b8b, b8c,
           b8c2);
     p = plan_problem(DT_BF16, 1, 131072, 131072);
     int b10 = cluster_cp_async_bs(&p), b4 = plan_block2d_vec(&p);
@@ -598,14 +598,18 @@ static void test_packs_plan(void) {
     const cudaDeviceProp saved = g_dev.prop;
     g_dev.prop.multiProcessorCount = 132;
     g_dev.prop.major = 9;
-    // {dtype, rows, C, packs the plan gives}: 2 at <= 32 packs a row; at fewer than a row an SM up to 2048 packs;
-    // at fewer than 4 rows an SM up to 512; else 4
+    // {dtype, rows, C, packs the plan gives}: 2 at <= 32 packs a row; at fewer than a row an SM up to 2048 packs
+    // (under an eighth of a row an SM up to 8192); at fewer than 4 rows an SM up to 512; else 4
     struct { dtype_t d; long N, C; int packs; } cases[] = {
         {DT_BF16, 262144, 256, 2},   // 32 packs: 2 at any rows
         {DT_BF16, 262144, 264, 4},   // 33 packs, many rows
         {DT_FP32, 131, 8192, 2},     // 2048 packs, 0.99 rows an SM
         {DT_FP32, 132, 8192, 4},     // 2048 packs, a row an SM
-        {DT_BF16, 1, 16392, 4},      // 2049 packs, one row
+        {DT_BF16, 1, 16392, 2},      // 2049 packs, one row
+        {DT_BF16, 16, 65536, 2},     // 8192 packs, 16 rows (0.12 an SM)
+        {DT_BF16, 16, 65544, 4},     // 8193 packs, 16 rows
+        {DT_BF16, 17, 65536, 4},     // 8192 packs, 17 rows (0.13 an SM)
+        {DT_FP32, 17, 8196, 4},      // 2049 packs, 17 rows
         {DT_BF16, 527, 4096, 2},     // 512 packs, 3.99 rows an SM
         {DT_BF16, 528, 4096, 4},     // 512 packs, 4 rows an SM
         {DT_FP32, 100, 2052, 2},     // 513 packs, under a row an SM
@@ -621,7 +625,8 @@ static void test_packs_plan(void) {
             snprintf(bad, sizeof bad, "%s %ldx%ld: %d", dtype_name(cases[i].d), cases[i].N, cases[i].C, got);
         ok &= got == cases[i].packs;
     }
-    check("plan: kernel 8's packs a thread, 2 at <= 32 packs a row, < 1 row an SM and <= 2048, < 4 and <= 512; else 4",
+    check("plan: kernel 8's packs a thread, 2 at <= 32 packs a row, < 1 row an SM and <= 2048 (< 1/8 and <= 8192), "
+          "< 4 and <= 512; else 4",
           ok, "%s", bad);
     rms_problem_t f = plan_problem(DT_BF16, 4, 256, 256), q = qk_problem(DT_BF16, 2, 4, 128, 1536),
                   o = plan_problem(DT_FP32, 1, 4097, 4097), b = plan_problem(DT_FP32, 1, 8192, 8192);
@@ -640,8 +645,8 @@ static void test_packs_plan(void) {
     g_packs = 4;
     const int b4 = latency_split_bs(&p, split_packs(&p)), forced = split_packs(&p);
     g_packs = 0;
-    check("plan: kernel 8 at fp32 1x8192: 2 packs, 256 threads (a pack a thread, at most 256); --packs 4: 4, 256",
-          b2 == 256 && b4 == 256 && forced == 4 && split_packs(&p) == 2, "%d %d %d", b2, b4, forced);
+    check("plan: kernel 8 at fp32 1x8192: 2 packs, 128 threads (about 8 blocks a row); --packs 4: 4, 256",
+          b2 == 128 && b4 == 256 && forced == 4 && split_packs(&p) == 2, "%d %d %d", b2, b4, forced);
     g_dev.prop = saved;
 }
 
