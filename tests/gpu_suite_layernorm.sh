@@ -298,7 +298,7 @@ expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1 -C 1024
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 4096 -C 64
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung " --dtype fp32 -N 1 -C 131072
-expect_path layernorm_forward 14 "rung 9 block_reread" "rung 9 block_reread" --dtype fp32 -N 512 -C 131072
+expect_path layernorm_forward 14 "rung 9 block_reread" "rung 9 block_reread" --dtype fp32 -N 768 -C 131072
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 4096 -C 4096
 expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 9 block_reread" --dtype bf16 -N 1 -C 98304
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 1 -C 131072
