@@ -1434,10 +1434,10 @@ static int plan_l2_coalesced_sums(const void *pp) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 12: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy: NCHW a
-// 16-byte pack a thread, channels contiguous a pack column in R rows a thread (R = 4 in 16 bits, 1 in fp32).
+// Kernel 12: inference, y = (x - running_mean) * rsqrt(running_var + eps) * gamma + beta, shaped like the copy: NCHW
+// a 16-byte pack of the flat tensor a thread, channels contiguous a pack column in R rows (4 in 16 bits, 1 in fp32).
 // Improves: inference at the copy's pace, the shape of torch.compile's kernel: 93-99.7% of the copy.
-// Wrong: blocks of at most INFER_MAX_BS threads (its launch bounds); inference only.
+// Wrong: blocks of at most INFER_MAX_BS threads (its launch bounds); odd C channels-contiguous takes narrow packs.
 #define INFER_MAX_BS 256
 // The scale and shift of channels c..c+V-1 from the running statistics (c a multiple of V).
 template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_args_t &a, long c, float *k, float *sh) {
@@ -1465,19 +1465,37 @@ template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_a
         sh[j] = fmaf(-m[j], k[j], b[j]);
     }
 }
+// NCHW as the copy sees it, flat 16-byte packs over the tensor: a thread finds its pack's first channel once (one
+// division) and steps to the next where a plane ends inside the pack (planes of any H*W, 7x7 included).
 template <typename T, int VEC>
-__global__ void __launch_bounds__(INFER_MAX_BS) batchnorm_infer_elementwise_nchw_kernel(bn_args_t a, long Q, long nvh) {
-    long q = blockIdx.x * (long)blockDim.x + threadIdx.x;
-    if (q >= Q) return;
+__global__ void __launch_bounds__(INFER_MAX_BS) batchnorm_infer_elementwise_nchw_kernel(bn_args_t a, long total, long HW) {
+    const long e0 = (blockIdx.x * (long)blockDim.x + threadIdx.x) * VEC;
+    if (e0 >= total) return;
     const T *__restrict__ x = (const T *)a.x;
     T *__restrict__ y = (T *)a.y;
-    RawPack<T, VEC> r = load_raw<T, VEC>(x + q * VEC);
+    long o = e0 % HW, c = e0 / HW % a.C;
     float k, sh;
-    bn_infer_scale_shift<1>(a, (q / nvh) % a.C, &k, &sh);
-    Pack<T, VEC> in = raw_pack<T, VEC>(r), out;
+    bn_infer_scale_shift<1>(a, c, &k, &sh);
+    const int n = e0 + VEC <= total ? VEC : (int)(total - e0);  // the tensor's last pack may be short
+    Pack<T, VEC> in, out;
+    if (n == VEC) in = raw_pack<T, VEC>(load_raw<T, VEC>(x + e0));
+    else
 #pragma unroll
-    for (int j = 0; j < VEC; j++) out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), k, sh));
-    store_pack<T, VEC>(y + q * VEC, out);
+        for (int j = 0; j < VEC; j++) in.v[j] = j < n ? x[e0 + j] : T{};
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        if (o == HW) {  // the next plane: the next channel (after the last, the next image's first)
+            o = 0, c = c + 1 == a.C ? 0 : c + 1;
+            bn_infer_scale_shift<1>(a, c, &k, &sh);
+        }
+        out.v[j] = from_float<T>(fmaf(to_float(in.v[j]), k, sh));
+        o++;
+    }
+    if (n == VEC) store_pack<T, VEC>(y + e0, out);
+    else
+#pragma unroll
+        for (int j = 0; j < VEC; j++)
+            if (j < n) y[e0 + j] = out.v[j];
 }
 template <typename T, int VEC, int R>
 __global__ void __launch_bounds__(INFER_MAX_BS) batchnorm_infer_elementwise_cl_kernel(bn_args_t a) {
@@ -1503,8 +1521,8 @@ __global__ void __launch_bounds__(INFER_MAX_BS) batchnorm_infer_elementwise_cl_k
 }
 // A thread per pack (NCHW) or per pack column and R rows (channels contiguous).
 template <typename T, int VEC> static void launch_infer_elementwise_nchw_t(const bn_problem_t *p, int bs) {
-    long Q = p->M * p->C / VEC;
-    batchnorm_infer_elementwise_nchw_kernel<T, VEC><<<(unsigned)ceil_div(Q, bs), bs>>>(bn_args(p), Q, p->HW / VEC);
+    const long total = p->M * p->C;
+    batchnorm_infer_elementwise_nchw_kernel<T, VEC><<<(unsigned)ceil_div(total, (long)VEC * bs), bs>>>(bn_args(p), total, p->HW);
 }
 template <typename T, int VEC> static void launch_infer_elementwise_cl_t(const bn_problem_t *p, int bs) {
     constexpr int R = sizeof(T) == 2 ? 4 : 1;
@@ -1515,14 +1533,14 @@ static void launch_infer_elementwise(const void *pp, launch_t *l) {
     const bn_problem_t *p = (const bn_problem_t *)pp;
     dtype_t d = p->h.dtype;
     int bs = l->block_size, cl = p->layout != LAYOUT_NCHW || p->HW == 1;  // [M, C] in memory
-    int vec = bn_vec_width(d, cl ? p->C : p->HW);
+    int vec = cl ? bn_vec_width(d, p->C) : 16 / (int)dtype_size(d);
     if (cl) {
         DISPATCH_VEC(d, vec, launch_infer_elementwise_cl_t, p, bs);
         snprintf(l->path, sizeof l->path, "elementwise over [M, C], %d-wide packs, %s a thread", vec,
                  dtype_size(d) == 2 ? "4 rows" : "1 row");
     } else {
         DISPATCH_VEC(d, vec, launch_infer_elementwise_nchw_t, p, bs);
-        snprintf(l->path, sizeof l->path, "elementwise over NCHW, %d-wide packs, one a thread", vec);
+        snprintf(l->path, sizeof l->path, "elementwise over NCHW as flat %d-wide packs, one a thread", vec);
     }
     l->block_used = bs;
 }
@@ -1541,7 +1559,7 @@ static int plan_infer_elementwise(const void *pp) {
     const dtype_t d = p->h.dtype;
     const double threads = p->layout != LAYOUT_NCHW || p->HW == 1
                                ? (double)(p->C / bn_vec_width(d, p->C)) * ceil_div(p->M, dtype_size(d) == 2 ? 4 : 1)
-                               : (double)p->M * p->C / bn_vec_width(d, p->HW);
+                               : (double)p->M * p->C / (16 / dtype_size(d));
     return pow2_at_least(2.0 * per_sm(threads), 64, INFER_MAX_BS);
 }
 
