@@ -25,8 +25,9 @@ The other phases build the programs here (build.log), then:
                    at most S seconds an op)
   draw  [OP ...]   scripts/dispatch_sweep.py --set random --targets: each dispatcher against its rungs on a fresh
                    random draw (its seed printed; COUNT=K points an op, default 70), and against the better of
-                   cuDNN and torch.compile at the first PEERS=K of them (default 20); PLANS=1: each rung at its
-                   plan too (--plans, about 1.4 s more a point); exit 1 past a target
+                   cuDNN and torch.compile at the first PEERS=K of them (default 25, about 60 points of the
+                   three ops: torch.compile has no PDL launch); PLANS=1: each rung at its plan too (--plans,
+                   about 1.4 s more a point); exit 1 past a target
   all   [OP ...]   suite and bench
 Settings (environment):
   OUT=DIR          where logs and results.tgz go (default build/out)
@@ -126,7 +127,7 @@ if [ "$phase" = dense ]; then
     el "dense done (exit $rc)"
 fi
 if [ "$phase" = draw ]; then
-    python3 scripts/dispatch_sweep.py --set random --count "${COUNT:-70}" --peers "${PEERS:-20}" --targets \
+    python3 scripts/dispatch_sweep.py --set random --count "${COUNT:-70}" --peers "${PEERS:-25}" --targets \
         ${PLANS:+--plans} ${RESUME:+--resume} ${BUDGET:+--budget "$BUDGET"} \
         ${SEED:+--seed "$SEED"} $OPS 2> "$OUT/draw.progress" | tee "$OUT/draw.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
