@@ -158,15 +158,16 @@ readme:
 run: all
 	./layernorm_forward
 
-# make profile: OP's KERNEL under Nsight Compute; without KERNEL, the op's dispatcher (the last line of --list)
+# make profile: OP's KERNEL under Nsight Compute; without KERNEL, the op's dispatcher (the last line of --list); the clocks
+# left as they run (--clock-control none: ncu would lock them to base, unlike the timed runs)
 OP ?= layernorm
 KERNEL ?=
 ARGS ?=
 NCU ?= ncu
 profile: all
 	@k='$(KERNEL)'; [ -n "$$k" ] || k=$$(./$(OP)_forward --list | tail -n 1 | awk '{print $$1}'); \
-	 echo "$(NCU) --set full -k regex:$(OP) ./$(OP)_forward $$k --check $(ARGS)"; \
-	 $(NCU) --set full -k regex:$(OP) ./$(OP)_forward $$k --check $(ARGS)
+	 echo "$(NCU) --set full --clock-control none -k regex:$(OP) ./$(OP)_forward $$k --check $(ARGS)"; \
+	 $(NCU) --set full --clock-control none -k regex:$(OP) ./$(OP)_forward $$k --check $(ARGS)
 
 # cuobjdump: the toolkit's beside nvcc, else the one on PATH; a toolkit without it stops make sass at once, in one line
 CUOBJDUMP ?= $(or $(wildcard $(CUDA_HOME)/bin/cuobjdump),cuobjdump)
