@@ -30,6 +30,11 @@ rc, lines = make("sass", "CUOBJDUMP=/nonexistent/cuobjdump")
 expect("make sass without cuobjdump: one line naming it, at once, non-zero",
        rc != 0 and len(lines) == 1 and "cuobjdump" in lines[0] and time.time() - t0 < 60, "\n".join(lines))
 
+def after(words, w):
+    """The word after w in words, None where w is not there or last."""
+    return words[words.index(w) + 1] if w in words[:-1] else None
+
+
 # make profile without KERNEL profiles the op's dispatcher, the last kernel of its --list (NCU=echo: no profiler)
 for op in ("layernorm", "rmsnorm", "batchnorm"):
     last = subprocess.run([os.path.join(ROOT, f"{op}_forward"), "--list"], capture_output=True, text=True)
@@ -37,11 +42,12 @@ for op in ("layernorm", "rmsnorm", "batchnorm"):
     rc, lines = make("profile", f"OP={op}", "NCU=echo")
     ran = lines[-1].split() if lines else []
     expect(f"make profile OP={op}: the dispatcher ({' '.join(want) or '--list failed'}) by default",
-           rc == 0 and len(want) == 2 and want[1] == "dispatch" and ran[4:6] == [f"./{op}_forward", want[0]],
+           rc == 0 and len(want) == 2 and want[1] == "dispatch" and after(ran, f"./{op}_forward") == want[0],
            f"exit {rc}: " + "\n".join(lines[-3:]))
 rc, lines = make("profile", "OP=rmsnorm", "KERNEL=7", "NCU=echo")
-expect("make profile OP=rmsnorm KERNEL=7 profiles kernel 7", rc == 0 and lines and
-       lines[-1].split()[4:6] == ["./rmsnorm_forward", "7"], f"exit {rc}: " + "\n".join(lines[-3:]))
+expect("make profile OP=rmsnorm KERNEL=7 profiles kernel 7, the clocks left as they run", rc == 0 and lines and
+       after(lines[-1].split(), "./rmsnorm_forward") == "7" and after(lines[-1].split(), "--clock-control") == "none",
+       f"exit {rc}: " + "\n".join(lines[-3:]))
 
 with tempfile.TemporaryDirectory() as d:
     shutil.copy(os.path.join(ROOT, "Makefile"), d)
