@@ -329,6 +329,8 @@ with tempfile.TemporaryDirectory() as d:
                              ["rmsnorm", "--regimes", d, "--write"]],
         # (never without arguments: on a GPU machine that is a whole random draw)
         "dispatch_sweep.py": [["bogus"], ["--count", "0"], ["--set", "sparse"], ["--set", "dense", "--peers", "3"]],
+        "peer_gaps.py": [[], ["--seed", "1"], ["--seed", "1", "bogus"], ["--seed", "1", "--sweeps", "/nonexistent"],
+                         ["--seed", "1", "--lead", "0.5"]],
     }
     listed = {n for n in os.listdir(os.path.join(ROOT, "scripts")) if n.endswith((".py", ".sh"))} - {"cli.py", "csvfile.py", "regimes.py"}
     expect("every script of scripts/ is checked here", listed == set(BAD), listed ^ set(BAD))
