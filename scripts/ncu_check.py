@@ -101,17 +101,13 @@ def parse_ncu_csv(text):
     """[(kernel name, ms, bytes, SM-active ms, launch)] per kernel launch, in launch order, from `ncu --csv` with
     the metrics of NCU_METRICS (NaN for a metric the profile lacks); launch = (blocks, threads a block) from its
     Grid Size and Block Size columns, None where it has none."""
-    rows = [r for r in csv.reader(io.StringIO(text)) if r]
-    head = next((i for i, r in enumerate(rows) if "Metric Name" in r and "ID" in r), None)
-    if head is None:
+    h, rows = metric_rows(text)
+    if h is None:
         return []
-    h = rows[head]
     col = {k: h.index(k) for k in ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value")}
     dims = {k: h.index(k) for k in ("Grid Size", "Block Size") if k in h}
     by_id = {}
-    for r in rows[head + 1:]:
-        if len(r) < len(h):
-            continue
+    for r in rows:
         try:
             raw = float(r[col["Metric Value"]].replace(",", ""))
         except ValueError:
@@ -133,6 +129,16 @@ def parse_ncu_csv(text):
         out.append((e["name"], e.get("gpu__time_duration.sum", nan), e.get("dram__bytes.sum", nan), active,
                     e["launch"]))
     return out
+
+
+def metric_rows(text):
+    """(header, rows) of `ncu --csv` output in its long form (a row a metric of a kernel launch): the header row
+    (it names ID and Metric Name) and the complete rows after it; (None, []) where there is none."""
+    rows = [r for r in csv.reader(io.StringIO(text)) if r]
+    head = next((i for i, r in enumerate(rows) if "Metric Name" in r and "ID" in r), None)
+    if head is None:
+        return None, []
+    return rows[head], [r for r in rows[head + 1:] if len(r) >= len(rows[head])]
 
 
 def launch_dims(*cells):

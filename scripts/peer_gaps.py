@@ -16,7 +16,6 @@ most warps (% of active warps' cycles). One row a kernel, printed and written to
 arguments.
 """
 import csv
-import io
 import os
 import subprocess
 import sys
@@ -60,16 +59,12 @@ def gap_points(sweeps, op, seed, lead):
 
 def parse_metrics(text):
     """[(kernel name, {metric: (value, unit)})] per kernel launch, in launch order, of `ncu --csv --metrics`."""
-    rows = [r for r in csv.reader(io.StringIO(text)) if r]
-    head = next((i for i, r in enumerate(rows) if "Metric Name" in r and "ID" in r), None)
-    if head is None:
+    h, rows = ncu_check.metric_rows(text)
+    if h is None:
         return []
-    h = rows[head]
     col = {k: h.index(k) for k in ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value")}
     by_id = {}
-    for r in rows[head + 1:]:
-        if len(r) < len(h):
-            continue
+    for r in rows:
         e = by_id.setdefault(int(r[col["ID"]]), (r[col["Kernel Name"]], {}))
         e[1][r[col["Metric Name"]]] = (r[col["Metric Value"]].replace(",", ""), r[col["Metric Unit"]])
     return [by_id[i] for i in sorted(by_id)]
