@@ -17,7 +17,8 @@ the shapes between and beyond them.
 Two more sets cover the space rather than the benchmark's points (scripts/dispatch_sweep.py measures them; they are
 never part of "every set"):
   dense   the set a dispatcher's rule is derived from: C from 64 to 262,144 every half-octave (rounded to a
-          multiple of 8) with odd C beside some, rows every factor of 8 from 1 to what 2 GB holds, fp32 and bf16,
+          multiple of 8) with odd C beside some, rows every factor of 8 from 1 to what 2 GB holds (and 1024, 2048
+          rows between 512 and 4096, where the waves decide the rung), fp32 and bf16,
           cold, and hot and hot+pdl where rows <= 512 (those every octave of C); RMSNorm's fused add and QK-norm
           view on a coarser grid (the fused add hot and hot+pdl too); BatchNorm over C and N*H*W in each layout in
           training, inference (elementwise) on a coarser grid.
@@ -159,6 +160,8 @@ DENSE_C = half_octaves(C_MIN, C_MAX)
 DENSE_ODD_C = [257, 1025, 3073, 8191, 16385, 65537, 262143]  # odd lengths beside some of DENSE_C
 DENSE_HOT_C = half_octaves(C_MIN, C_MAX, 1.0) + [1025, 16385]  # the hot modes: every octave, two odd
 DENSE_HOT_N = [1, 8, 64, 512]
+# rows between the grid's 512 and 4096 (7.8 and 15.5 rows an SM on 132 SMs), where the rows' waves decide the rung
+DENSE_WAVE_N = [1024, 2048]
 
 
 def rows_upto(row_bytes, start=1, factor=8):
@@ -184,6 +187,7 @@ def dense_rows_points(op, dtype):
     """LayerNorm's and RMSNorm's dense points of one dtype: (program arguments, label)."""
     e = esize(dtype)
     pts = [rows_c(n, c) for c in sorted(DENSE_C + DENSE_ODD_C) for n in rows_upto(2 * c * e)]
+    pts += [rows_c(n, c) for c in DENSE_C for n in DENSE_WAVE_N if n * 2 * c * e <= GB2]
     pts += [with_mode(rows_c(n, c), m) for m in ("hot", "hot+pdl") for c in sorted(DENSE_HOT_C)
             for n in DENSE_HOT_N if n * 2 * c * e <= GB2]
     if op == "rmsnorm":  # the variants: fused add every octave of C and every factor of 8 of rows, hot and hot+pdl
