@@ -4,7 +4,7 @@
 set -u
 usage() {
     cat <<'EOF'
-usage: scripts/gpu_check.sh [fresh|fresh-build|fresh-test|suite|bench|ncu|dispatch|dense|draw|all] [OP ...]
+usage: scripts/gpu_check.sh [fresh|fresh-build|fresh-test|suite|bench|ncu|dispatch|dense|draw|gaps|all] [OP ...]
        (default: all)
 
 Checks the project on this machine's GPU, one phase a run (all: the suite and the benchmark together):
@@ -28,6 +28,8 @@ The other phases build the programs here (build.log), then:
                    cuDNN and torch.compile at the first PEERS=K of them (default 25, about 60 points of the
                    three ops: torch.compile has no PDL launch); PLANS=1: each rung at its plan too (--plans,
                    about 1.4 s more a point); exit 1 past a target
+  gaps  [OP ...]   scripts/peer_gaps.py --seed SEED: Nsight Compute at the points of the draw of SEED (in
+                   results/<gpu>/sweeps) where cuDNN or torch.compile leads the dispatcher by more than 3%
   all   [OP ...]   suite and bench
 Settings (environment):
   OUT=DIR          where logs and results.tgz go (default build/out)
@@ -42,11 +44,14 @@ EOF
 phase=${1:-all}
 case "$phase" in
 -h | --help) usage; exit 0 ;;
-fresh | fresh-build | fresh-test | suite | bench | ncu | dispatch | dense | draw | all) ;;
-*) echo "gpu_check: unknown phase '$phase': fresh, fresh-build, fresh-test, suite, bench, ncu, dispatch, dense, draw or all" \
+fresh | fresh-build | fresh-test | suite | bench | ncu | dispatch | dense | draw | gaps | all) ;;
+*) echo "gpu_check: unknown phase '$phase': fresh, fresh-build, fresh-test, suite, bench, ncu, dispatch, dense, draw, gaps or all" \
         "(see --help)" >&2; exit 2 ;;
 esac
 shift || true
+if [ "$phase" = gaps ] && [ -z "${SEED:-}" ]; then
+    echo "gpu_check: gaps needs SEED=S, the seed of a draw in results/<gpu>/sweeps (see --help)" >&2; exit 2
+fi
 cd "$(dirname "$0")/.." || exit 2
 dir=build/fresh  # fresh*: in the tree's ignored build/, where fresh-test finds what fresh-build left
 if [ "$phase" = fresh-test ] && [ ! -f "$dir/Makefile" ]; then
@@ -108,12 +113,19 @@ if [ "$phase" = ncu ]; then
     tar czf "$OUT/results.tgz" results/*/ncu_check.csv
     el "ncu done"
 fi
-if [ "$phase" = dispatch ]; then
+# this GPU's results folder (results/<slug>), or exit 1 where it has none
+results_folder() {
+    local gpu
     gpu=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import run_all
 g = run_all.gpus(); print(run_all.slugify(g[0][1]) if g else "")')
     if [ -z "$gpu" ] || [ ! -d "results/$gpu" ]; then
         echo "gpu_check: no results folder for this GPU ('${gpu:-none found}')" >&2; exit 1
     fi
+    echo "results/$gpu"
+}
+if [ "$phase" = dispatch ]; then
+    folder=$(results_folder) || exit 1
+    gpu=${folder#results/}
     timeout "${TIMEOUT:-0}" python3 scripts/dispatch_check.py "results/$gpu" $OPS 2>&1 | tee "$OUT/dispatch_check.txt"
     rc=${PIPESTATUS[0]}
     cp "results/$gpu/dispatch_check.csv" "$OUT/" 2>/dev/null
@@ -133,5 +145,11 @@ if [ "$phase" = draw ]; then
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
     tar czf "$OUT/sweeps.tgz" results/*/sweeps
     el "draw done (exit $rc)"
+fi
+if [ "$phase" = gaps ]; then
+    folder=$(results_folder) || exit 1
+    python3 scripts/peer_gaps.py --seed "$SEED" --sweeps "$folder/sweeps" $OPS 2>&1 | tee "$OUT/gaps.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+    el "gaps done (exit $rc)"
 fi
 exit $rc

@@ -311,7 +311,7 @@ with tempfile.TemporaryDirectory() as d:
     BAD = {
         "compare.py": [["/nonexistent", fixture], [fixture, fixtures], [readme, fixture], [fixture, fixture, "--bogus"],
                        [fixture, fixture, "--threshold", "x"], [empty, empty]],
-        "gpu_check.sh": [["bogus"]],
+        "gpu_check.sh": [["bogus"], ["gaps"]],
         "ncu_check.py": [[], ["nosuchop", "1"], ["layernorm", "x"], ["--standard", "layernorm", "10"]],
         "peers.py": [["nosuchop"], ["--bogus"]],
         "plot.py": [["/nonexistent"], [empty], [readme]],
