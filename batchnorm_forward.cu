@@ -1538,8 +1538,8 @@ static void launch_infer_elementwise(const void *pp, launch_t *l) {
         DISPATCH_VEC(d, vec, launch_infer_elementwise_cl_t, p, bs);
         snprintf(l->path, sizeof l->path, "elementwise over [M, C], %d-wide packs, %s a thread", vec,
                  dtype_size(d) == 2 ? "4 rows" : "1 row");
-    } else {
-        DISPATCH_VEC(d, vec, launch_infer_elementwise_nchw_t, p, bs);
+    } else {  // 16-byte packs whatever H*W: one instance a dtype
+        PACK16_CALL(d, launch_infer_elementwise_nchw_t, p, bs);
         snprintf(l->path, sizeof l->path, "elementwise over NCHW as flat %d-wide packs, one a thread", vec);
     }
     l->block_used = bs;

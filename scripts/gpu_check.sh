@@ -125,10 +125,9 @@ g = run_all.gpus(); print(run_all.slugify(g[0][1]) if g else "")')
 }
 if [ "$phase" = dispatch ]; then
     folder=$(results_folder) || exit 1
-    gpu=${folder#results/}
-    timeout "${TIMEOUT:-0}" python3 scripts/dispatch_check.py "results/$gpu" $OPS 2>&1 | tee "$OUT/dispatch_check.txt"
+    timeout "${TIMEOUT:-0}" python3 scripts/dispatch_check.py "$folder" $OPS 2>&1 | tee "$OUT/dispatch_check.txt"
     rc=${PIPESTATUS[0]}
-    cp "results/$gpu/dispatch_check.csv" "$OUT/" 2>/dev/null
+    cp "$folder/dispatch_check.csv" "$OUT/" 2>/dev/null
     el "dispatch_check done (exit $rc)"
 fi
 if [ "$phase" = dense ]; then

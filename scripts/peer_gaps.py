@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli  # noqa: E402
 import dispatch_sweep  # noqa: E402
 import ncu_check  # noqa: E402
+import regimes  # noqa: E402
 import shapes  # noqa: E402
 import tune_dispatch  # noqa: E402
 
@@ -111,7 +112,7 @@ def kernel_row(name, m):
 def profile(op, dtype, args, timeout):
     """The ncu launches of the dispatcher at a point, or raises RuntimeError with the reason."""
     exe = os.path.join(ROOT, f"{op}_forward")
-    disp = subprocess.run([exe, "--list"], capture_output=True, text=True).stdout.strip().splitlines()[-1].split()[0]
+    disp = str(regimes.registry(op)["dispatch"])  # the registry's last kernel, read from the source
     metrics = ",".join(list(METRICS.values()) + [STALL.format(s) for s in STALLS])
     cmd = ["ncu", "--clock-control", "none", "--cache-control", "all", "--csv", "--metrics", metrics, exe, disp,
            "--dtype", dtype, *args, "--repeats", "3"]
