@@ -175,8 +175,7 @@ OMP_PARALLEL_FOR
         long c = layout == LAYOUT_NCHW ? (i / HW) % C : i % C;
         y[i] = (x[i] - m[c]) * s[c] * gamma[c] + beta[c];
     }
-    free(m);
-    free(s);
+    free(m), free(s);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1466,14 +1465,16 @@ template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_a
     }
 }
 // NCHW as the copy sees it, flat 16-byte packs over the tensor: a thread finds its pack's first channel once (one
-// division) and steps to the next where a plane ends inside the pack (planes of any H*W, 7x7 included).
+// division, 32-bit where the tensor allows: 64-bit is a long subroutine) and steps to the next where a plane ends
+// inside the pack (planes of any H*W, 7x7 included).
 template <typename T, int VEC>
 __global__ void __launch_bounds__(INFER_MAX_BS) batchnorm_infer_elementwise_nchw_kernel(bn_args_t a, long total, long HW) {
     const long e0 = (blockIdx.x * (long)blockDim.x + threadIdx.x) * VEC;
     if (e0 >= total) return;
     const T *__restrict__ x = (const T *)a.x;
     T *__restrict__ y = (T *)a.y;
-    long o = e0 % HW, c = e0 / HW % a.C;
+    const bool i32 = total <= INT_MAX;
+    long o = i32 ? (unsigned)e0 % (unsigned)HW : e0 % HW, c = i32 ? (unsigned)e0 / (unsigned)HW % (unsigned)a.C : e0 / HW % a.C;
     float k, sh;
     bn_infer_scale_shift<1>(a, c, &k, &sh);
     const int n = e0 + VEC <= total ? VEC : (int)(total - e0);  // the tensor's last pack may be short
@@ -1598,21 +1599,16 @@ static const regime_t k_regimes[] = {
     // regimes: begin (scripts/tune_dispatch.py batchnorm --write, from the stored dense sweep; do not edit)
     // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
     {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 0, 2, 0, RG_ANY, 4, "variant cl, rows an SM < 2"},
-    {0, -1, TVB(TV_BN_CL), 0, 0, 11.3137, 2, 2896.31, 0, RG_ANY, 13, "variant cl, packs a row < 11.31, 2 <= rows an SM < 2896"},
-    {0, -1, TVB(TV_BN_CL), 0, 11.3137, 512, 2, 724.077, 0, RG_ANY, 13, "variant cl, 11.31 <= packs a row < 512, 2 <= rows an SM < 724.1"},
-    {0, -1, TVB(TV_BN_CL), 0, 11.3137, 512, 724.077, 2896.31, 0, RG_ANY, 9, "variant cl, 11.31 <= packs a row < 512, 724.1 <= rows an SM < 2896"},
-    {0, -1, TVB(TV_BN_CL), 0, 512, RG_ANY, 2, 90.5097, 0, RG_ANY, 13, "variant cl, packs a row >= 512, 2 <= rows an SM < 90.51"},
-    {0, -1, TVB(TV_BN_CL), 0, 512, RG_ANY, 90.5097, 2896.31, 0, RG_ANY, 9, "variant cl, packs a row >= 512, 90.51 <= rows an SM < 2896"},
-    {0, -1, TVB(TV_BN_CL), 0, 0, 5.65685, 2896.31, RG_ANY, 0, RG_ANY, 13, "variant cl, packs a row < 5.657, rows an SM >= 2896"},
-    {0, -1, TVB(TV_BN_CL), 0, 0, 5.65685, 2896.31, RG_ANY, 0, RG_ANY, 4, "variant cl, packs a row < 5.657, rows an SM >= 2896"},
-    {0, -1, TVB(TV_BN_CL), 0, 5.65685, RG_ANY, 2896.31, RG_ANY, 0, RG_ANY, 9, "variant cl, packs a row >= 5.657, rows an SM >= 2896"},
+    {0, -1, TVB(TV_BN_CL), 0, 0, 16, 2, 2896.31, 0, RG_ANY, 13, "variant cl, packs a row < 16, 2 <= rows an SM < 2896"},
+    {0, -1, TVB(TV_BN_CL), 0, 16, 1024, 2, 362.039, 0, RG_ANY, 13, "variant cl, 16 <= packs a row < 1024, 2 <= rows an SM < 362"},
+    {0, -1, TVB(TV_BN_CL), 0, 16, 1024, 362.039, 2896.31, 0, RG_ANY, 9, "variant cl, 16 <= packs a row < 1024, 362 <= rows an SM < 2896"},
+    {0, -1, TVB(TV_BN_CL), 0, 0, 1024, 2896.31, 8192, 0, RG_ANY, 9, "variant cl, packs a row < 1024, 2896 <= rows an SM < 8192"},
+    {0, -1, TVB(TV_BN_CL), 0, 1024, RG_ANY, 2, 8192, 0, RG_ANY, 9, "variant cl, packs a row >= 1024, 2 <= rows an SM < 8192"},
+    {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 8192, RG_ANY, 0, RG_ANY, 5, "variant cl, rows an SM >= 8192"},
     {0, -1, TVB(TV_BN_CL_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 12, "variant cl_inf"},
-    {0, -1, TVB(TV_BN_NCHW), 0, 0, 22.6274, 0, 22.6274, 0, RG_ANY, 8, "variant nchw, packs a row < 22.63, rows an SM < 22.63"},
-    {0, -1, TVB(TV_BN_NCHW), 0, 0, 22.6274, 22.6274, 362.039, 0, RG_ANY, 6, "variant nchw, packs a row < 22.63, 22.63 <= rows an SM < 362"},
-    {0, -1, TVB(TV_BN_NCHW), 0, 22.6274, RG_ANY, 0, 362.039, 0, RG_ANY, 8, "variant nchw, packs a row >= 22.63, rows an SM < 362"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 0, RG_ANY, 0, 362.039, 0, RG_ANY, 8, "variant nchw, rows an SM < 362"},
     {0, -1, TVB(TV_BN_NCHW), 0, 0, 90.5097, 362.039, RG_ANY, 0, RG_ANY, 6, "variant nchw, packs a row < 90.51, rows an SM >= 362"},
-    {0, -1, TVB(TV_BN_NCHW), 0, 90.5097, RG_ANY, 362.039, 1448.15, 0, RG_ANY, 8, "variant nchw, packs a row >= 90.51, 362 <= rows an SM < 1448"},
-    {0, -1, TVB(TV_BN_NCHW), 0, 90.5097, RG_ANY, 1448.15, RG_ANY, 0, RG_ANY, 6, "variant nchw, packs a row >= 90.51, rows an SM >= 1448"},
+    {0, -1, TVB(TV_BN_NCHW), 0, 90.5097, RG_ANY, 362.039, RG_ANY, 0, RG_ANY, 8, "variant nchw, packs a row >= 90.51, rows an SM >= 362"},
     {0, -1, TVB(TV_BN_NCHW_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 12, "variant nchw_inf"},
     {0, -1, TVB(TV_BN_CL_INF) | TVB(TV_BN_NCHW_INF), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 12, "variant cl_inf/nchw_inf"},
     {0, -1, TVB(TV_BN_CL), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 4, "variant cl"},

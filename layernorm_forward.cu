@@ -116,8 +116,7 @@ OMP_PARALLEL_FOR
         v /= C;
         double s = 1.0 / sqrt(v + eps);
         for (long c = 0; c < C; c++) y[r * C + c] = (xr[c] - m) * s * w[c] + b[c];
-        mean[r] = m;
-        rstd[r] = s;
+        mean[r] = m, rstd[r] = s;
     }
 }
 
@@ -1299,33 +1298,35 @@ static int odd_rows_plan(const ln_problem_t *p, int req_bs, int *cl) {
 static const regime_t k_regimes[] = {
     // regimes: begin (scripts/tune_dispatch.py layernorm --write, from the stored dense sweep; do not edit)
     // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
-    {0, 0, 0, 0, 0, 256, 0, 1.41421, 0, RG_ANY, 6, "no 16-byte packs, packs a row < 256, rows an SM < 1.414"},
-    {0, 0, 0, 0, 0, 256, 1.41421, 22.6274, 0, RG_ANY, 13, "no 16-byte packs, packs a row < 256, 1.414 <= rows an SM < 22.63"},
-    {0, 0, 0, 0, 256, RG_ANY, 0, 22.6274, 0, RG_ANY, 13, "no 16-byte packs, packs a row >= 256, rows an SM < 22.63"},
-    {0, 0, 0, 0, 256, RG_ANY, 0, 22.6274, 0, RG_ANY, 9, "no 16-byte packs, packs a row >= 256, rows an SM < 22.63"},
-    {2, 1, 0, 0, 0, 8192, 0, 5.65685, 0, RG_ANY, 12, "16-bit, 16-byte packs, packs a row < 8192, rows an SM < 5.657"},
-    {2, 1, 0, 0, 8192, 11585.2, 0, 5.65685, 0, RG_ANY, 12, "16-bit, 16-byte packs, 8192 <= packs a row < 1.159e+04, rows an SM < 5.657"},
-    {2, 1, 0, 0, 0, 11585.2, 5.65685, 8, 0, RG_ANY, 9, "16-bit, 16-byte packs, packs a row < 1.159e+04, 5.657 <= rows an SM < 8"},
-    {2, 1, 0, 0, 0, 11585.2, 8, 22.6274, 0, RG_ANY, 11, "16-bit, 16-byte packs, packs a row < 1.159e+04, 8 <= rows an SM < 22.63"},
-    {2, 1, 0, 0, 11585.2, 16384, 0, 22.6274, 0, RG_ANY, 11, "16-bit, 16-byte packs, 1.159e+04 <= packs a row < 1.638e+04, rows an SM < 22.63"},
-    {2, 1, 0, 0, 16384, RG_ANY, 0, 22.6274, 0, RG_ANY, 12, "16-bit, 16-byte packs, packs a row >= 1.638e+04, rows an SM < 22.63"},
-    {4, 1, 0, 0, 0, 90.5097, 0, 0.353553, 0, RG_ANY, 12, "fp32, 16-byte packs, packs a row < 90.51, rows an SM < 0.3536"},
-    {4, 1, 0, 0, 0, 90.5097, 0.353553, 22.6274, 0, RG_ANY, 7, "fp32, 16-byte packs, packs a row < 90.51, 0.3536 <= rows an SM < 22.63"},
-    {4, 1, 0, 0, 90.5097, 181.019, 0, 0.25, 0, RG_ANY, 12, "fp32, 16-byte packs, 90.51 <= packs a row < 181, rows an SM < 0.25"},
-    {4, 1, 0, 0, 90.5097, 181.019, 0.25, 8, 0, RG_ANY, 7, "fp32, 16-byte packs, 90.51 <= packs a row < 181, 0.25 <= rows an SM < 8"},
-    {4, 1, 0, 0, 181.019, 1024, 0, 8, 0, RG_ANY, 12, "fp32, 16-byte packs, 181 <= packs a row < 1024, rows an SM < 8"},
-    {4, 1, 0, 0, 1024, RG_ANY, 0, 4, 0, RG_ANY, 12, "fp32, 16-byte packs, packs a row >= 1024, rows an SM < 4"},
-    {4, 1, 0, 0, 1024, RG_ANY, 0, 4, 0, RG_ANY, 9, "fp32, 16-byte packs, packs a row >= 1024, rows an SM < 4"},
-    {4, 1, 0, 0, 1024, RG_ANY, 4, 8, 0, RG_ANY, 9, "fp32, 16-byte packs, packs a row >= 1024, 4 <= rows an SM < 8"},
-    {4, 1, 0, 0, 90.5097, RG_ANY, 8, 22.6274, 0, RG_ANY, 11, "fp32, 16-byte packs, packs a row >= 90.51, 8 <= rows an SM < 22.63"},
-    {0, 0, 0, 0, 0, 2048, 22.6274, RG_ANY, 0, RG_ANY, 13, "no 16-byte packs, packs a row < 2048, rows an SM >= 22.63"},
-    {0, 1, 0, 0, 0, 90.5097, 22.6274, RG_ANY, 0, RG_ANY, 7, "16-byte packs, packs a row < 90.51, rows an SM >= 22.63"},
-    {0, 1, 0, 0, 90.5097, 181.019, 22.6274, 45.2548, 0, RG_ANY, 10, "16-byte packs, 90.51 <= packs a row < 181, 22.63 <= rows an SM < 45.25"},
-    {0, 1, 0, 0, 90.5097, 181.019, 45.2548, RG_ANY, 0, RG_ANY, 7, "16-byte packs, 90.51 <= packs a row < 181, rows an SM >= 45.25"},
-    {0, 1, 0, 0, 181.019, 2048, 22.6274, RG_ANY, 0, RG_ANY, 12, "16-byte packs, 181 <= packs a row < 2048, rows an SM >= 22.63"},
-    {2, -1, 0, 0, 2048, RG_ANY, 22.6274, RG_ANY, 0, RG_ANY, 11, "16-bit, packs a row >= 2048, rows an SM >= 22.63"},
-    {2, -1, 0, 0, 2048, RG_ANY, 22.6274, RG_ANY, 0, RG_ANY, 13, "16-bit, packs a row >= 2048, rows an SM >= 22.63"},
-    {4, -1, 0, 0, 2048, RG_ANY, 22.6274, RG_ANY, 0, RG_ANY, 13, "fp32, packs a row >= 2048, rows an SM >= 22.63"},
+    {2, -1, 0, 0, 0, 64, 0, 0.0110485, 0, RG_ANY, 12, "16-bit, packs a row < 64, rows an SM < 0.01105"},
+    {2, -1, 0, 0, 0, 64, 0, 0.0110485, 0, RG_ANY, 13, "16-bit, packs a row < 64, rows an SM < 0.01105"},
+    {2, -1, 0, 0, 0, 64, 0.0110485, 0.5, 0, RG_ANY, 12, "16-bit, packs a row < 64, 0.01105 <= rows an SM < 0.5"},
+    {2, -1, 0, 0, 0, 64, 0.0110485, 0.5, 0, RG_ANY, 6, "16-bit, packs a row < 64, 0.01105 <= rows an SM < 0.5"},
+    {2, -1, 0, 0, 0, 64, 0.5, 5.65685, 0, RG_ANY, 12, "16-bit, packs a row < 64, 0.5 <= rows an SM < 5.657"},
+    {2, -1, 0, 0, 0, 64, 0.5, 5.65685, 0, RG_ANY, 13, "16-bit, packs a row < 64, 0.5 <= rows an SM < 5.657"},
+    {4, -1, 0, 0, 0, 64, 0, 0.0220971, 0, RG_ANY, 7, "fp32, packs a row < 64, rows an SM < 0.0221"},
+    {4, -1, 0, 0, 0, 64, 0.0220971, 0.176777, 0, RG_ANY, 12, "fp32, packs a row < 64, 0.0221 <= rows an SM < 0.1768"},
+    {4, -1, 0, 0, 0, 64, 0.176777, 5.65685, 0, RG_ANY, 7, "fp32, packs a row < 64, 0.1768 <= rows an SM < 5.657"},
+    {0, -1, 0, 0, 0, 64, 5.65685, RG_ANY, 0, RG_ANY, 7, "packs a row < 64, rows an SM >= 5.657"},
+    {0, 0, 0, 0, 64, 256, 0, 1.41421, 0, RG_ANY, 6, "no 16-byte packs, 64 <= packs a row < 256, rows an SM < 1.414"},
+    {0, 0, 0, 0, 64, 256, 1.41421, RG_ANY, 0, RG_ANY, 13, "no 16-byte packs, 64 <= packs a row < 256, rows an SM >= 1.414"},
+    {0, 0, 0, 0, 256, RG_ANY, 0, RG_ANY, 0, RG_ANY, 13, "no 16-byte packs, packs a row >= 256"},
+    {0, 0, 0, 0, 256, RG_ANY, 0, RG_ANY, 0, RG_ANY, 9, "no 16-byte packs, packs a row >= 256"},
+    {2, 1, 0, 0, 64, 181.019, 0, 1.41421, 0, RG_ANY, 12, "16-bit, 16-byte packs, 64 <= packs a row < 181, rows an SM < 1.414"},
+    {4, 1, 0, 0, 64, 181.019, 0, 0.353553, 0, RG_ANY, 12, "fp32, 16-byte packs, 64 <= packs a row < 181, rows an SM < 0.3536"},
+    {4, 1, 0, 0, 64, 181.019, 0.353553, 1.41421, 0, RG_ANY, 7, "fp32, 16-byte packs, 64 <= packs a row < 181, 0.3536 <= rows an SM < 1.414"},
+    {2, 1, 0, 0, 64, 181.019, 1.41421, 5.65685, 0, RG_ANY, 12, "16-bit, 16-byte packs, 64 <= packs a row < 181, 1.414 <= rows an SM < 5.657"},
+    {2, 1, 0, 0, 64, 181.019, 5.65685, 1024, 0, RG_ANY, 7, "16-bit, 16-byte packs, 64 <= packs a row < 181, 5.657 <= rows an SM < 1024"},
+    {4, 1, 0, 0, 64, 181.019, 1.41421, 1024, 0, RG_ANY, 7, "fp32, 16-byte packs, 64 <= packs a row < 181, 1.414 <= rows an SM < 1024"},
+    {0, 1, 0, 0, 181.019, 2048, 0, 1024, 0, RG_ANY, 12, "16-byte packs, 181 <= packs a row < 2048, rows an SM < 1024"},
+    {0, 1, 0, 0, 2048, 46341, 0, 2.82843, 0, RG_ANY, 12, "16-byte packs, 2048 <= packs a row < 4.634e+04, rows an SM < 2.828"},
+    {0, 1, 0, 0, 2048, 46341, 0, 2.82843, 0, RG_ANY, 9, "16-byte packs, 2048 <= packs a row < 4.634e+04, rows an SM < 2.828"},
+    {0, 1, 0, 0, 2048, 46341, 2.82843, 5.65685, 0, RG_ANY, 11, "16-byte packs, 2048 <= packs a row < 4.634e+04, 2.828 <= rows an SM < 5.657"},
+    {0, 1, 0, 0, 2048, 46341, 2.82843, 5.65685, 0, RG_ANY, 9, "16-byte packs, 2048 <= packs a row < 4.634e+04, 2.828 <= rows an SM < 5.657"},
+    {0, 1, 0, 0, 46341, RG_ANY, 0, 5.65685, 0, RG_ANY, 9, "16-byte packs, packs a row >= 4.634e+04, rows an SM < 5.657"},
+    {0, 1, 0, 0, 2048, RG_ANY, 5.65685, 1024, 0, RG_ANY, 11, "16-byte packs, packs a row >= 2048, 5.657 <= rows an SM < 1024"},
+    {0, 1, 0, 0, 2048, RG_ANY, 5.65685, 1024, 0, RG_ANY, 9, "16-byte packs, packs a row >= 2048, 5.657 <= rows an SM < 1024"},
+    {0, 1, 0, 0, 64, RG_ANY, 1024, RG_ANY, 0, RG_ANY, 7, "16-byte packs, packs a row >= 64, rows an SM >= 1024"},
     {0, -1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 9, "anything"},
     // regimes: end
 };
@@ -1480,10 +1481,7 @@ static void ln_teardown(problem_t *h) {
     ln_problem_t *p = (ln_problem_t *)h;
     void *dev[] = {p->x, p->y, p->w, p->b, p->mean, p->rstd};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) CUDA_CHECK(cudaFree(dev[i]));
-    for (int i = 0; i < h->n_out; i++) {
-        free(h->out[i].ref);
-        free(h->out[i].row_atol);
-    }
+    for (int i = 0; i < h->n_out; i++) free(h->out[i].ref), free(h->out[i].row_atol);
     free(p->hx), free(p->hw), free(p->hb), free(p);
 }
 static const program_t k_program = {

@@ -35,7 +35,7 @@ FALLBACK = {"layernorm": [(None, "block_reread")], "rmsnorm": [(None, "block2d_v
             "batchnorm": [({"cl_inf", "nchw_inf"}, "infer_elementwise"), ({"cl"}, "2d_block_column"),
                           ({"nchw"}, "nchw_split_planes")]}
 PENALTY = math.log(8.0)  # the log-regret of sending a point to a rung that did not run it
-MIN_POINTS = 3
+MIN_POINTS = 5
 MIN_GAIN = 0.02
 CATEGORICAL = ("bytes", "packs16", "variant", "launch")
 NUMERIC = ("packs", "rows_sm", "plane")

@@ -276,7 +276,7 @@ else fail "layernorm --hot / --pdl (exit $rc): $(echo "$out" | grep -E 'FAIL|err
 
 # the dispatcher at 16-bit C = 65536 with hundreds of rows: rung 12 as a cluster of 8 blocks of 256 threads a row
 # (in its packed form where more clusters than fit at once); the re-read kernel (9) before; --input-mean 1000 too
-expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 300 -C 65536
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 200 -C 65536
 check_one 14 --dtype fp16 -N 300 -C 65536 --input-mean 1000
 # many rows of >= 256 packs (here 512, 248 rows an SM on 132 SMs): rung 12
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 32768 -C 4096
@@ -292,7 +292,7 @@ expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_
 expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 1024 -C 4097
 # the rule's other rows, a shape well inside each (on 100-170 SMs; the rung each runs is its row's in
 # layernorm_forward.cu); before sm_90 a row past one block runs rung 9
-expect_path layernorm_forward 14 "rung 6 block_row_regs" "rung 6 block_row_regs" --dtype bf16 -N 1 -C 65
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 1 -C 65
 expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype bf16 -N 512 -C 65
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 64 -C 64
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1 -C 1024
@@ -300,20 +300,20 @@ expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung " --dtype fp32 -N 1 -C 131072
 expect_path layernorm_forward 14 "rung 9 block_reread" "rung 9 block_reread" --dtype fp32 -N 768 -C 131072
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 4096 -C 4096
-expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 9 block_reread" --dtype bf16 -N 1 -C 98304
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 1 -C 98304
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 1 -C 131072
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 64 -C 131072
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 1 -C 262144
-expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1 -C 64
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 1 -C 64
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 64 -C 512
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 512 -C 1024
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype fp32 -N 256 -C 65536
-expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 11 cluster_row_regs" --dtype fp32 -N 2048 -C 512
-expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 8192 -C 65
-expect_path layernorm_forward 14 "rung 10 subwarp_persistent" "rung 10 subwarp_persistent" --dtype fp32 -N 4096 -C 512
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 2048 -C 512
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 8192 -C 65
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 4096 -C 512
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 16384 -C 512
-expect_path layernorm_forward 14 "rung 13 odd_rows" "rung " --dtype fp32 -N 8192 -C 8192
-expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 11 cluster_row_regs" --dtype bf16 -N 1536 -C 4096
+expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 9 block_reread" --dtype fp32 -N 8192 -C 8192
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 1536 -C 4096
 expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 11 cluster_row_regs" --dtype bf16 -N 8192 -C 16384
 
 # rung 10 (subwarp_persistent, C <= 128 16-byte packs), alone and through the dispatcher: many passes of the
@@ -341,6 +341,17 @@ check_one 14 --dtype fp32 -N 100003 -C 768
 check_one 14 --dtype bf16 -N 100003 -C 512
 # fp32 100003x128 through the dispatcher: rows of < 90.5 packs, many an SM: rung 7
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 100003 -C 128
+# the rule's other rows (each row a problem reaches first has a check; tests/test_suite_paths.py)
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 32 -C 256
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp16 -N 300 -C 384
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 12 -C 200
+expect_path layernorm_forward 14 "rung 6 block_row_regs" "rung 6 block_row_regs" --dtype fp32 -N 64 -C 601
+expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 2048 -C 601
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 400 -C 1024
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 16384 -C 1024
+expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 9 block_reread" --dtype bf16 -N 512 -C 32768
+expect_path layernorm_forward 14 "rung 9 block_reread" "rung 9 block_reread" --dtype fp32 -N 4 -C 262144
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 180000 -C 256
 # --block-size plan: the rung the dispatcher picks, alone at the dispatcher's block (a decode step, a prefill, odd C)
 expect_at_plan layernorm_forward 14 --dtype bf16 -N 4 -C 4096 --hot
 expect_at_plan layernorm_forward 14 --dtype fp32 -N 8192 -C 768

@@ -98,18 +98,18 @@ expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dty
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 32768 -C 2048
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 512 -C 16384
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 8192 -C 8192
-expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 8192 -C 8192
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype fp32 -N 8192 -C 8192
 expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung 4 block2d_vec" --dtype bf16 -N 512 -C 131072
 # the rule's other rows, a shape well inside each (on 100-170 SMs; the rung each runs is its row's in
 # rmsnorm_forward.cu): decode steps, few rows, many rows, cold and captured
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype fp32 -N 1 -C 64
 expect_path rmsnorm_forward 12 "rung 9 odd_rows" "rung " --dtype fp32 -N 1 -C 65536
-expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype bf16 -N 1 -C 65536
+expect_path rmsnorm_forward 12 "rung 9 odd_rows" "rung " --dtype bf16 -N 1 -C 65536
 expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 1 -C 262144
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 1 -C 256 --hot
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 16 -C 78848
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 8 -C 64 --hot
-expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 8 -C 131072
+expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 8 -C 131072
 expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 512 -C 64 --hot
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 4096 -C 128
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 512 -C 4096
@@ -134,6 +134,10 @@ expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_per
     --head-dim 128
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp16 -N 5 --heads 3 --head-dim 64 \
     --row-stride 201
+# the QK view's rows of many heads (the rule's qk rows)
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype fp32 -N 1024 --heads 8 --head-dim 32
+expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 1024 --heads 8 --head-dim 128
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 2048 --heads 32 --head-dim 128
 # --block-size plan: the rung the dispatcher picks, alone at the dispatcher's block (few rows, the fused add, many)
 expect_at_plan rmsnorm_forward 12 --dtype bf16 -N 16 -C 2560
 expect_at_plan rmsnorm_forward 12 --dtype bf16 -N 2048 -C 4096 --fused-add
