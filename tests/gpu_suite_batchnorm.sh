@@ -189,17 +189,17 @@ expect_path batchnorm_forward 14 "rung 9 l2_one_sync" "rung 9 l2_one_sync" --dty
 expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --dtype fp16 -N 7001 -C 2056
 expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nchw -N 2048 -C 64
 expect_path batchnorm_forward 14 "rung 9 l2_one_sync" "rung 9 l2_one_sync" --layout nhwc --dtype fp32 -N 256 -C 40 --height 56 --width 56
-# NCHW planes of few packs, tens to hundreds of rows an SM: rung 6
-expect_path batchnorm_forward 14 "rung 6 nchw_split_planes" "rung 6 nchw_split_planes" --dtype bf16 -N 512 -C 16 --layout nchw --height 28 --width 28
+# NCHW below 362 planes an SM: rung 8 (rung 6 before sm_90); more planes: 6 where a plane is < 90.5 packs, else 8
+expect_path batchnorm_forward 14 "rung 8 nchw_cluster_l2" "rung 6 nchw_split_planes" --dtype bf16 -N 512 -C 16 --layout nchw --height 28 --width 28
 expect_path batchnorm_forward 14 "rung 12 infer_elementwise" "rung 12 infer_elementwise" --inference --dtype bf16 -N 7 -C 40
 expect_path batchnorm_forward 14 "rung 12 infer_elementwise" "rung 12 infer_elementwise" --inference --dtype fp32 -N 1031 -C 1000
 expect_path batchnorm_forward 14 "rung 8 nchw_cluster_l2" "rung 6 nchw_split_planes" --layout nchw -N 8 -C 64 --height 56 --width 56
 expect_path batchnorm_forward 14 "rung 6 nchw_split_planes" "rung 6 nchw_split_planes" --layout nchw --dtype bf16 -N 4096 -C 64 --height 7 --width 7
 expect_path batchnorm_forward 14 "rung 8 nchw_cluster_l2" "rung 6 nchw_split_planes" --layout nchw --dtype fp32 -N 32 -C 512 --height 14 --width 14
-expect_path batchnorm_forward 14 "rung 6 nchw_split_planes" "rung 6 nchw_split_planes" --layout nchw --dtype fp32 -N 256 -C 2048 --height 7 --width 7
-# channels contiguous: rows of < 11.3 packs, 2-2896 rows an SM (13), and more (13 at < 5.7 packs); rows of >= 512
-# packs, 2-90.5 rows an SM (13) and 90.5-2896 (9); rows of 11.3-512 packs, 724-2896 rows an SM (9); NCHW planes of
-# >= 90.5 packs, 362-1448 rows an SM (8)
+expect_path batchnorm_forward 14 "rung 8 nchw_cluster_l2" "rung 6 nchw_split_planes" --layout nchw --dtype fp32 -N 256 -C 2048 --height 7 --width 7
+# channels contiguous: rows of < 16 packs at 2-2896 rows an SM, and of 16-1024 packs at 2-362 (13); of 16-1024
+# packs at 362-2896 rows an SM, < 1024 packs at 2896-8192 and >= 1024 packs below 8192 (9); beyond 8192 rows an SM
+# (5); NCHW planes of >= 90.5 packs beyond 362 planes an SM (8)
 expect_path batchnorm_forward 14 "rung 13 l2_loads_in_flight" "rung 13 l2_loads_in_flight" --layout nhwc --dtype fp32 -N 16 -C 8 --height 7 --width 7
 expect_path batchnorm_forward 14 "rung 9 l2_one_sync" "rung 9 l2_one_sync" --layout nhwc --dtype fp32 -N 256 -C 8 --height 56 --width 56
 expect_path batchnorm_forward 14 "rung 9 l2_one_sync" "rung 9 l2_one_sync" --layout nhwc --dtype fp32 -N 16 -C 4096 --height 7 --width 7

@@ -250,11 +250,11 @@ check_one 14 --dtype bf16 -N 4 -C 65536 --input-mean 100
 # more from the region's bounds at 100-170 SMs); before sm_90 a rung whose plan needs a cluster refuses, and the
 # region's next row (rung 9) runs.
 # few rows of >= 90.5 16-byte packs: rung 12. A single long row (fp32 65536: 4 packs a thread over 8 blocks); one row
-# of 1024 packs (1 pack a thread over clusters; before sm_90 2 packs in one block); fp32 rows of >= 1024 packs at 4-8
-# rows an SM: rung 9
+# of 1024 packs (1 pack a thread over clusters; before sm_90 2 packs in one block); rows of >= 2048 packs at more
+# than 5.7 rows an SM: rung 11 (rung 9 before sm_90)
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" -N 1 -C 65536
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1 -C 4096
-expect_path layernorm_forward 14 "rung 9 block_reread" "rung 9 block_reread" --dtype fp32 -N 768 -C 8192
+expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 9 block_reread" --dtype fp32 -N 768 -C 8192
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 14 -N 1 -C 65536
     sanitize_kernel $tool layernorm_forward 14 --dtype bf16 -N 3 -C 4104
@@ -283,16 +283,17 @@ expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split"
 # few rows of 128 packs: rung 12 at 1 pack a thread, one block a row
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 16 -C 1024
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 16 -C 512
-# rows of < 256 packs, at least 90.5 rows an SM: rung 7 (here 65536 rows of 32 packs); 16-bit rows at 5.7-8 rows an
-# SM: rung 9, hot and chained by PDL too
+# rows of < 64 packs at more than 5.7 rows an SM: rung 7 (here 65536 rows of 32 packs, and 1024 of them hot and
+# chained by PDL)
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 65536 -C 256
-expect_path layernorm_forward 14 "rung 9 block_reread" "rung 9 block_reread" --dtype bf16 -N 896 -C 256 --hot --pdl
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 1024 -C 256 --hot --pdl
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 1024 -C 128 --hot --pdl
 # rows without 16-byte packs: rung 13 (here one block a row)
 expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 1024 -C 4097
 # the rule's other rows, a shape well inside each (on 100-170 SMs; the rung each runs is its row's in
 # layernorm_forward.cu); before sm_90 a row past one block runs rung 9
-expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 1 -C 65
+expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype bf16 -N 1 -C 65
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 1 -C 256
 expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype bf16 -N 512 -C 65
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 64 -C 64
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1 -C 1024

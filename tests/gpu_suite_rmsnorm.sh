@@ -121,7 +121,7 @@ expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --d
 # the fused add: one row, tens of rows, thousands; then captured launches of long rows; before sm_90 a cluster rung's
 # row runs another rung
 expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung " --dtype fp32 -N 1 -C 32768 --fused-add
-expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 65536 --fused-add
+expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 65536 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 256 -C 98304 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 256 -C 49152 --fused-add
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 8192 -C 64 --fused-add
