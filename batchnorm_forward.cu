@@ -1465,16 +1465,14 @@ template <int V> __device__ __forceinline__ void bn_infer_scale_shift(const bn_a
     }
 }
 // NCHW as the copy sees it, flat 16-byte packs over the tensor: a thread finds its pack's first channel once (one
-// division, 32-bit where the tensor allows: 64-bit is a long subroutine) and steps to the next where a plane ends
-// inside the pack (planes of any H*W, 7x7 included).
+// division) and steps to the next where a plane ends inside the pack (planes of any H*W, 7x7 included).
 template <typename T, int VEC>
 __global__ void __launch_bounds__(INFER_MAX_BS) batchnorm_infer_elementwise_nchw_kernel(bn_args_t a, long total, long HW) {
     const long e0 = (blockIdx.x * (long)blockDim.x + threadIdx.x) * VEC;
     if (e0 >= total) return;
     const T *__restrict__ x = (const T *)a.x;
     T *__restrict__ y = (T *)a.y;
-    const bool i32 = total <= INT_MAX;
-    long o = i32 ? (unsigned)e0 % (unsigned)HW : e0 % HW, c = i32 ? (unsigned)e0 / (unsigned)HW % (unsigned)a.C : e0 / HW % a.C;
+    long o = e0 % HW, c = e0 / HW % a.C;
     float k, sh;
     bn_infer_scale_shift<1>(a, c, &k, &sh);
     const int n = e0 + VEC <= total ? VEC : (int)(total - e0);  // the tensor's last pack may be short
