@@ -15,7 +15,7 @@ DIR/<op>_random_<seed>.csv (the programs' CSV schema; default DIR: results/<gpu>
 replacing the file's unless --resume. --peers K adds, at the first K points of each op's draw, kernel 0 (cuDNN,
 in the same process: it plans each point, seconds) and torch.compile (scripts/peers.py --points, one process an op,
 the same flush and clock; not at --pdl points, a launch it does not have; rows as JSON lines in
-DIR/<op>_random_<seed>_peers.jsonl). --budget stops an op's set after that many seconds: the dense set runs
+DIR/<op>_random_<seed>_peers.jsonl, kept by --resume once written). --budget stops an op's set after that many seconds: the dense set runs
 in a fixed shuffled order, so a cut sweep still covers the space evenly, and --resume goes on where it stopped.
 --plans adds at each point a second process: the rungs alone, each at its plan's block size (--block-size plan:
 the configuration the dispatcher launches it at), rows to DIR/<op>_dense_plan.csv or <op>_random_<seed>_plan.csv;
@@ -211,7 +211,7 @@ def main(argv):
         n, secs, fails = sweep_op(op, pts, path, a.repeats, a.budget, {point_key(d, l) for d, _a, l in peer_pts},
                                   progress, a.plans)
         if a.peers:
-            fails += compiled_peer(op, peer_pts, path[:-4] + "_peers.jsonl", progress)
+            fails += compiled_peer(op, peer_pts, path[:-4] + "_peers.jsonl", progress, a.resume)
         if a.set == "random" and a.retime:
             fails += retime_op(op, pts, path, a.retime, progress)
         print(f"{op}: {n} points in {secs:.0f} s ({secs / max(n, 1):.2f} s a point) -> {os.path.relpath(path, ROOT)}",
@@ -310,10 +310,14 @@ def retimed_report(op, pts):
           f"(as swept {within0:.1%}), worst {worst:.3f}x at {where[0]} {where[1]} (as swept {worst0:.3f}x)")
 
 
-def compiled_peer(op, pts, path, progress):
-    """torch.compile at pts (not --pdl ones) through scripts/peers.py --points, its rows as JSON lines into path;
-    the failures, one line each."""
+def compiled_peer(op, pts, path, progress, keep=False):
+    """torch.compile at pts (not --pdl ones) through scripts/peers.py --points, its rows as JSON lines into path
+    (written whole when peers.py ends, so a run cut short leaves none; keep: an existing file stands, as --resume
+    keeps a draw's points); the failures, one line each."""
     todo = [(d, args) for d, args, _label in pts if "--pdl" not in args]
+    if keep and os.path.exists(path):
+        progress(f"{op}: torch.compile rows kept from {os.path.relpath(path, ROOT)} (--resume)")
+        return []
     if os.path.exists(path):
         os.remove(path)
     if not todo:
@@ -326,8 +330,9 @@ def compiled_peer(op, pts, path, progress):
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "peers.py"), "--points", pfile, "--peer",
                         "torch.compile", "--no-write", "--device", "0", op], capture_output=True, text=True)
     os.remove(pfile)
-    with open(path, "w") as f:
+    with open(path + ".part", "w") as f:
         f.write(r.stdout)
+    os.replace(path + ".part", path)
     last = (r.stderr.strip().splitlines() or [""])[-1]
     progress(f"{op}: {last}")
     return [] if r.returncode == 0 else [f"{op} torch.compile: exit {r.returncode}: {last[:200]}"]
