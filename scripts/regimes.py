@@ -32,7 +32,7 @@ REGISTRY_ROW = re.compile(r'^\s*\{(\d+), "([a-z0-9_]+)",')
 # The rows that end each program's table: rungs that take every problem of their variants (--list's limits), for: (the variants they hold, or None for every one; rung)
 # what no derived row's rung takes: (the variants they hold, or None for every one; the rung's registry name)
 FALLBACK = {"layernorm": [(None, "block_reread")], "rmsnorm": [(None, "block2d_vec")],
-            "batchnorm": [({"cl_inf", "nchw_inf"}, "infer_elementwise"), ({"cl"}, "2d_block_column"),
+            "batchnorm": [({"cl_inf", "nchw_inf"}, "infer_elementwise"), ({"cl"}, "split_rows"),
                           ({"nchw"}, "nchw_split_planes")]}
 PENALTY = math.log(8.0)  # the log-regret of sending a point to a rung that did not run it
 MIN_POINTS = 5
