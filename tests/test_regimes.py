@@ -132,6 +132,35 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("regret figures: a point's re-timed ratio stands for its swept one", n == 2 and within == 1.0 and
            abs(worst - (1.04 / 1.02 + 1.04 / 1.01) / 2) < 1e-3, str((n, within, worst, where)))
 
+# torch.compile's rows of a draw (compiled_peer): written whole when peers.py ends; --resume (keep) keeps a file
+# written before and runs nothing, without it the rows are measured again
+calls = []
+
+
+def fake_run(cmd, **kw):
+    calls.append(cmd)
+    return subprocess.CompletedProcess(cmd, 0, stdout='{"status": "OK", "peer": "torch.compile"}\n',
+                                       stderr="peers: 1 rows (1 OK, 0 FAIL)\n")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    jl = os.path.join(tmp, "layernorm_random_5_peers.jsonl")
+    real_run, dispatch_sweep.subprocess.run = dispatch_sweep.subprocess.run, fake_run
+    try:
+        pts_ = [("bf16", ["-N", "8", "-C", "512"], "8x512"), ("bf16", ["-N", "8", "-C", "512", "--hot", "--pdl"], "p")]
+        f1 = dispatch_sweep.compiled_peer("layernorm", pts_, jl, lambda m: None)
+        with open(jl) as fh:
+            first = fh.read()
+        f2 = dispatch_sweep.compiled_peer("layernorm", pts_, jl, lambda m: None, keep=True)
+        kept = len(calls)
+        f3 = dispatch_sweep.compiled_peer("layernorm", pts_, jl, lambda m: None)
+    finally:
+        dispatch_sweep.subprocess.run = real_run
+    expect("compiled_peer: the non-PDL points through peers.py, rows written whole; --resume keeps them and runs "
+           "nothing; without it they are measured again", not (f1 or f2 or f3) and kept == 1 and len(calls) == 2 and
+           '"OK"' in first and not os.path.exists(jl + ".part") and
+           not any(n.endswith(".points") for n in os.listdir(tmp)), str((calls, first)))
+
 # the timed launches a block size: about 10 ms of them at a point's copy time, within [--repeats, 100]
 expect("point_repeats: a decode row 100, a 2 GB point the floor, hot points by their 32 launches a repetition",
        dispatch_sweep.point_repeats("rmsnorm", "bf16", "16x672", 10) == 100 and
