@@ -341,12 +341,6 @@ static void ensure_dynamic_smem(const void *fn, size_t bytes) {
 static double rows_per_sm(const rms_problem_t *p) { return per_sm((double)p->s.N); }
 // Packs a row at the rung's pack width (vec elements).
 static long row_packs(const rms_problem_t *p, int vec) { return p->s.C / vec; }
-// The largest power of two <= x, within [lo, hi].
-static int pow2_down(double x, int lo, int hi) {
-    int b = lo;
-    while (b < hi && 2.0 * b <= x) b *= 2;
-    return b;
-}
 // A block a row: a pack a thread within [32, hi], at most an SM's share of sm_threads over its rows (down to min_cap),
 // at least the threads that hold C at `elems` elements each (in elements: 16-bit packs cost more instructions).
 static int row_block_plan(const rms_problem_t *p, int vec, int hi, int sm_threads, int min_cap, int elems) {

@@ -149,6 +149,12 @@ static int pow2_at_least(double x, int lo, int hi) {
     while (b < x && b < hi) b *= 2;
     return b;
 }
+// The largest power of two <= x, within [lo, hi].
+static int pow2_down(double x, int lo, int hi) {
+    int b = lo;
+    while (b < hi && 2.0 * b <= x) b *= 2;
+    return b;
+}
 // The power of two nearest x on a log scale, within [lo, hi] (lo and hi powers of two).
 static int pow2_nearest(double x, int lo, int hi) {
     int b = lo;

@@ -441,10 +441,11 @@ static void test_plans(void) {
           latency_split_bs(2, 8, 0.5) == 64 && latency_split_bs(2, 1024, 0.01) == 256 &&
               latency_split_bs(2, 1024, 3.9) == 128 && latency_split_bs(2, 1024, 31) == 512 &&
               latency_split_bs(2, 16384, 0.01) == 512);
-    check("plan: rung 12 at 1 pack a thread: a block a row from SMs rows or to 256 packs, else about 8 blocks",
+    check("plan: rung 12 at 1 pack a thread: a block a row from SMs rows or to 256 packs, else SMs / rows blocks (<= 8)",
           latency_split_bs(1, 256, 0.01) == 256 && latency_split_bs(1, 512, 0.01) == 128 &&
-              latency_split_bs(1, 2048, 0.5) == 256 && latency_split_bs(1, 512, 248) == 512 &&
-              latency_split_bs(1, 8192, 3.9) == 512);
+              latency_split_bs(1, 1024, 0.1) == 128 && latency_split_bs(1, 1024, 0.2) == 256 &&
+              latency_split_bs(1, 822, 0.98) == 512 && latency_split_bs(1, 2048, 0.5) == 512 &&
+              latency_split_bs(1, 512, 248) == 512 && latency_split_bs(1, 8192, 3.9) == 512);
     // rung 12's plans hold the row in at most 16 blocks of at most 512 threads at each packs a thread (what its
     // supports_ asks beside the device)
     int split_ok = 1;
