@@ -4,6 +4,7 @@ space: the dense set its rule is derived from, or a random draw that checks the 
 
     scripts/dispatch_sweep.py [OP ...] [--set random|dense] [--seed S] [--count K] [--budget SECONDS]
                               [--repeats R] [--out DIR] [--resume] [--peers K] [--plans] [--retime R] [--targets]
+    scripts/dispatch_sweep.py [OP ...] --report [--set random|dense] [--seed S] [--out DIR] [--targets]
 
 At each point (scripts/shapes.py's dense set, or its random draw of --count points an op with --seed: a new seed
 each run unless given, printed first) one process of the program runs the rungs (every kernel from the first
@@ -35,6 +36,8 @@ where they ran. Exit 1 when a program failed a point (its validation) and, with 
 target: the dispatcher within 1.03x of its best rung at 95% of the points and within 1.10x at every point; against
 the better of cuDNN and torch.compile (where they ran) level or ahead in geometric mean and within 1.05x at 95% of
 the points (judged on the re-timed ratios where a point has one). make regress runs a random draw with --targets.
+--report measures nothing and prints the same figures from the CSVs in --out: a draw measured in parts (an op at a
+time, or cut by --budget and gone on with --resume) judged whole.
 """
 import csv
 import json
@@ -168,6 +171,8 @@ def main(argv):
     ap.add_argument("--retime", type=int, default=2,
                     help="random draws: processes re-timing a point the dispatcher trails by > 1.03x (default 2)")
     ap.add_argument("--targets", action="store_true", help="exit 1 when the sweep misses a target (above)")
+    ap.add_argument("--report", action="store_true",
+                    help="measure nothing: the figures of the CSVs in --out (the draw of --seed, or the dense set)")
     a = ap.parse_args(argv[1:])
     unknown = [op for op in a.ops if op not in OPS]
     if unknown:
@@ -176,6 +181,8 @@ def main(argv):
         ap.error("--count and --repeats at least 1, --budget, --peers and --retime at least 0")
     if a.peers and a.set != "random":
         ap.error("--peers: on a random draw (--set random)")
+    if a.report:
+        return report_stored(ap, a)
     ops = a.ops or [op for op in OPS if op in run_all.built_ops()]
     missing = [op for op in ops if not os.access(os.path.join(ROOT, f"{op}_forward"), os.X_OK)]
     if missing:
@@ -218,10 +225,17 @@ def main(argv):
               flush=True)
         failures += fails
         paths[op] = path
+    return report(paths, a.set + (f" seed {seed}" if a.set == "random" else ""), a.targets, failures)
+
+
+def report(paths, what, targets, failures=()):
+    """The figures of a set's CSVs ({op: path}): per op, the dispatcher against its best rung as swept and
+    re-timed, and over all of them (judge) against the targets and the peers; the failures and, with targets, the
+    targets missed, one line each. The exit status: 1 where there is either."""
     pooled = {}
     for op, path in paths.items():
         if os.path.exists(path):
-            print(tune_dispatch.regret_report(op, path, f"{a.set}" + (f" seed {seed}" if a.set == "random" else "")))
+            print(tune_dispatch.regret_report(op, path, what))
             rows = tune_dispatch.load(path)
             if rows:
                 disp = max(int(r["kernel"]) for r in rows)
@@ -229,12 +243,30 @@ def main(argv):
                 got = with_retimed(got, retimed_csv(path))
                 retimed_report(op, got)
                 pooled.update({(op,) + k: p for k, p in got.items()})
-    missed = judge(pooled) if a.targets else []
+    missed = judge(pooled)
+    missed = missed if targets else []
     for f in failures:
         print(f"FAIL {f}")
     for m in missed:
         print(f"MISSED {m}")
     return 1 if failures or missed else 0
+
+
+def report_stored(ap, a):
+    """--report: the figures of a set measured before, perhaps in parts (--budget, --resume), from its CSVs."""
+    if a.set == "random" and a.seed is None:
+        ap.error("--report on a random draw needs its --seed")
+    out = a.out
+    if not out:
+        gpus = run_all.gpus()
+        if not gpus:
+            ap.error("--report without a GPU here: give --out, the folder of the CSVs")
+        out = os.path.join(ROOT, "results", run_all.slugify(gpus[0][1]), "sweeps")
+    name = (lambda op: f"{op}_dense.csv") if a.set == "dense" else (lambda op: f"{op}_random_{a.seed}.csv")
+    paths = {op: os.path.join(out, name(op)) for op in (a.ops or OPS) if os.path.exists(os.path.join(out, name(op)))}
+    if not paths:
+        ap.error(f"no {name('OP')} in {out}")
+    return report(paths, a.set + (f" seed {a.seed}" if a.set == "random" else ""), a.targets)
 
 
 RETIMED_FIELDS = ["op", "dtype", "shape", "rung", "rung_block", "rung_ms", "dispatch_ms", "swept_ratio",

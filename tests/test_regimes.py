@@ -132,6 +132,22 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("regret figures: a point's re-timed ratio stands for its swept one", n == 2 and within == 1.0 and
            abs(worst - (1.04 / 1.02 + 1.04 / 1.01) / 2) < 1e-3, str((n, within, worst, where)))
 
+# --report: a draw's figures from its CSVs, nothing measured (no GPU, no program needed): the per-op and pooled lines,
+# exit 1 with --targets past them, 0 without; one line and exit 2 where the CSV is not there
+with tempfile.TemporaryDirectory() as tmp:
+    with open(os.path.join(tmp, "layernorm_random_5.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(draw)
+    cmd = [sys.executable, os.path.join(ROOT, "scripts", "dispatch_sweep.py"), "layernorm", "--report", "--seed", "5",
+           "--out", tmp]
+    judged, plain = (subprocess.run(cmd + t, capture_output=True, text=True) for t in (["--targets"], []))
+    absent = subprocess.run(cmd[:-3] + ["6", "--out", tmp], capture_output=True, text=True)
+    expect("--report: the stored draw's figures, its target missed (exit 1 with --targets, 0 without); no CSV: one line",
+           judged.returncode == 1 and "all ops: 2 points" in judged.stdout and "MISSED" in judged.stdout and
+           plain.returncode == 0 and "MISSED" not in plain.stdout and absent.returncode == 2 and
+           len(absent.stderr.strip().splitlines()) == 1, judged.stdout + judged.stderr + absent.stderr)
+
 # torch.compile's rows of a draw (compiled_peer): written whole when peers.py ends; --resume (keep) keeps a file
 # written before and runs nothing, without it the rows are measured again
 calls = []
