@@ -27,7 +27,8 @@ The other phases build the programs here (build.log), then:
                    random draw (its seed printed; COUNT=K points an op, default 70), and against the better of
                    cuDNN and torch.compile at the first PEERS=K of them (default 25, about 60 points of the
                    three ops: torch.compile has no PDL launch); PLANS=1: each rung at its plan too (--plans,
-                   about 1.4 s more a point); exit 1 past a target
+                   about 1.4 s more a point); exit 1 past a target. In parts (an op a run, SEED=S RESUME=1 after the
+                   first): scripts/dispatch_sweep.py --report --seed S --targets judges the whole draw
   gaps  [OP ...]   scripts/peer_gaps.py --seed SEED: Nsight Compute at the points of the draw of SEED (in
                    results/<gpu>/sweeps) where cuDNN or torch.compile leads the dispatcher by more than 3%
   all   [OP ...]   suite and bench
