@@ -209,7 +209,7 @@ def main(argv):
             random.Random(f"dense:{op}").shuffle(pts)  # a cut sweep still covers the space evenly
         else:
             pts = shapes.random_points(op, seed, a.count)
-        path = os.path.join(out, f"{op}_dense.csv" if a.set == "dense" else f"{op}_random_{seed}.csv")
+        path = set_csv(out, op, a.set, seed)
         if a.set == "random" and not a.resume:
             for old in (path, retimed_csv(path), plan_csv(path)):
                 if os.path.exists(old):
@@ -225,7 +225,7 @@ def main(argv):
               flush=True)
         failures += fails
         paths[op] = path
-    return report(paths, a.set + (f" seed {seed}" if a.set == "random" else ""), a.targets, failures)
+    return report(paths, set_name(a.set, seed), a.targets, failures)
 
 
 def report(paths, what, targets, failures=()):
@@ -243,8 +243,9 @@ def report(paths, what, targets, failures=()):
                 got = with_retimed(got, retimed_csv(path))
                 retimed_report(op, got)
                 pooled.update({(op,) + k: p for k, p in got.items()})
-    missed = judge(pooled)
-    missed = missed if targets else []
+    missed = judge(pooled)  # prints the pooled figures; what they miss counts with targets only
+    if not targets:
+        missed = []
     for f in failures:
         print(f"FAIL {f}")
     for m in missed:
@@ -262,11 +263,20 @@ def report_stored(ap, a):
         if not gpus:
             ap.error("--report without a GPU here: give --out, the folder of the CSVs")
         out = os.path.join(ROOT, "results", run_all.slugify(gpus[0][1]), "sweeps")
-    name = (lambda op: f"{op}_dense.csv") if a.set == "dense" else (lambda op: f"{op}_random_{a.seed}.csv")
-    paths = {op: os.path.join(out, name(op)) for op in (a.ops or OPS) if os.path.exists(os.path.join(out, name(op)))}
+    paths = {op: set_csv(out, op, a.set, a.seed) for op in (a.ops or OPS)}
+    paths = {op: path for op, path in paths.items() if os.path.exists(path)}
     if not paths:
-        ap.error(f"no {name('OP')} in {out}")
-    return report(paths, a.set + (f" seed {a.seed}" if a.set == "random" else ""), a.targets)
+        ap.error(f"no {os.path.basename(set_csv(out, 'OP', a.set, a.seed))} in {out}")
+    return report(paths, set_name(a.set, a.seed), a.targets)
+
+
+def set_csv(out, op, set_, seed):
+    """The CSV of an op's dense set or random draw of seed in the folder out."""
+    return os.path.join(out, f"{op}_dense.csv" if set_ == "dense" else f"{op}_random_{seed}.csv")
+
+
+def set_name(set_, seed):
+    return set_ + (f" seed {seed}" if set_ == "random" else "")
 
 
 RETIMED_FIELDS = ["op", "dtype", "shape", "rung", "rung_block", "rung_ms", "dispatch_ms", "swept_ratio",
