@@ -1,4 +1,4 @@
-# Builds layernorm_forward (and every other *_forward.cu) from one common.h.
+# Builds layernorm_forward (and every other *_forward.cu and *_backward.cu) from one common.h.
 #   make            build for the GPU found by nvidia-smi, or for sm_80/89/90/100/120 + PTX when none (CI=true: never asks)
 #   make test       build, CPU tests (at 1 and 16 OpenMP threads), CLI and script tests, two planted-bug builds a
 #                   program; where a GPU is present the quick GPU suite. Builds run in parallel (one job a core).
@@ -14,7 +14,7 @@ NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 PYTHON ?= python3
 
-SRCS := $(sort $(wildcard *_forward.cu))
+SRCS := $(sort $(wildcard *_forward.cu *_backward.cu))
 PROGRAMS := $(SRCS:.cu=)
 PLANT_BUGS := 1 2 3 4
 
@@ -77,6 +77,8 @@ all: $(PROGRAMS)
 
 HARNESS := common.h $(wildcard harness/*.h)
 %_forward: %_forward.cu $(HARNESS) Makefile
+	$(NVCC) $(NVCC_FLAGS) $(ARCH_FLAGS) -o $@ $< $(LDLIBS)
+%_backward: %_backward.cu $(HARNESS) Makefile
 	$(NVCC) $(NVCC_FLAGS) $(ARCH_FLAGS) -o $@ $< $(LDLIBS)
 
 # ---- tests

@@ -129,6 +129,14 @@ static tolerance_t tolerance_for(dtype_t d) {
     }
 }
 
+// An output that sums a term over n rows (a backward pass's dweight and dbias), accumulated in fp32 in any order:
+// the sum's rounding errs by at most (n - 1) u Σ|term| (u = 2^-24, the worst case: every rounding the same way), and
+// by about sqrt(n) u Σ|term| when the roundings are independent (the probabilistic bound of Higham and Mary, 2019);
+// each term adds a few u of its own. Allowed on top of the dtype's tolerance, per element: (4 + 2 sqrt(n)) u Σ|term|,
+// the reference's Σ|term| of that element. (At n = 16384 and unit-normal terms: about 0.16, a quarter of one
+// row's typical term: a kernel that drops a row fails; see the planted bugs.)
+static double sum_atol(long n, double abs_sum) { return (4.0 + 2.0 * sqrt((double)n)) * ldexp(1.0, -24) * abs_sum; }
+
 // Host conversions (the cuda_fp16/cuda_bf16 conversion functions are host-callable, round to nearest even).
 static double host_load(const void *p, size_t i, dtype_t d) {
     switch (d) {

@@ -401,6 +401,11 @@ typedef struct {
     void *y;
     float *mean, *rstd;            // mean NULL: not computed (RMSNorm); rstd = 1 / sqrt(var + eps), per row
     float eps;                     // by value: the variant pack points at cudnn_norm_state_t.built.eps
+    // backward: the norm-backward node instead, from x, scale, dy and the saved statistics to dx and the sums
+    // dscale, dbias (dbias NULL: none; dscale and dbias in x's dtype); y, bias and eps unused
+    int backward;
+    const void *dy;
+    void *dx, *dscale, *dbias;
     char label[96];                // "LayerNorm fp32 8192x768", for messages
 } cudnn_norm_t;
 
@@ -436,7 +441,8 @@ typedef struct {
     cudnn_plan_t plan;
 } cudnn_norm_state_t;
 
-enum { CUDNN_UID_X = 1, CUDNN_UID_SCALE, CUDNN_UID_BIAS, CUDNN_UID_EPS, CUDNN_UID_MEAN, CUDNN_UID_RSTD, CUDNN_UID_Y };
+enum { CUDNN_UID_X = 1, CUDNN_UID_SCALE, CUDNN_UID_BIAS, CUDNN_UID_EPS, CUDNN_UID_MEAN, CUDNN_UID_RSTD, CUDNN_UID_Y,
+       CUDNN_UID_DY, CUDNN_UID_DX, CUDNN_UID_DSCALE, CUDNN_UID_DBIAS };
 
 static void cudnn_add_ptr(int64_t *uids, void **ptrs, int *n, int64_t uid, const void *p) {
     uids[*n] = uid;
@@ -444,10 +450,50 @@ static void cudnn_add_ptr(int64_t *uids, void **ptrs, int *n, int64_t uid, const
     (*n)++;
 }
 
-// The finalized norm-forward operation of d (its descriptors kept in k), and the variant pack's unique ids and
-// data pointers (uids/ptrs hold 7; *n gets the count). Needs no GPU.
+// The finalized norm-backward operation of d (as cudnn_norm_op below, which calls it for d->backward).
+static const char *cudnn_norm_bwd_op(const cudnn_norm_t *d, cudnn_descs_t *k, cudnnBackendDescriptor_t *op_out,
+                                     int64_t *uids, void **ptrs, int *n_out) {
+    cudnnDataType_t io = cudnn_dtype(d->dtype), f32 = CUDNN_DATA_FLOAT;
+    cudnnBackendDescriptor_t x, dy, dx, scale, dscale, dbias = NULL, mean = NULL, rstd, op;
+    REASON_TRY(cudnn_tensor(k, &x, "x", CUDNN_UID_X, io, d->nd, d->x_dim, d->x_stride, false));
+    REASON_TRY(cudnn_tensor(k, &dy, "dy", CUDNN_UID_DY, io, d->nd, d->x_dim, d->y_stride, false));
+    REASON_TRY(cudnn_tensor(k, &dx, "dx", CUDNN_UID_DX, io, d->nd, d->x_dim, d->x_stride, false));
+    REASON_TRY(cudnn_tensor(k, &scale, "scale", CUDNN_UID_SCALE, io, d->nd, d->w_dim, d->w_stride, false));
+    REASON_TRY(cudnn_tensor(k, &dscale, "dscale", CUDNN_UID_DSCALE, io, d->nd, d->w_dim, d->w_stride, false));
+    if (d->dbias) REASON_TRY(cudnn_tensor(k, &dbias, "dbias", CUDNN_UID_DBIAS, io, d->nd, d->w_dim, d->w_stride, false));
+    if (d->mean) REASON_TRY(cudnn_tensor(k, &mean, "mean", CUDNN_UID_MEAN, f32, d->nd, d->s_dim, d->s_stride, false));
+    REASON_TRY(cudnn_tensor(k, &rstd, "inv variance", CUDNN_UID_RSTD, f32, d->nd, d->s_dim, d->s_stride, false));
+    REASON_TRY(cudnn_create(k, CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR, &op));
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_BWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &d->mode);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+    if (mean) CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mean);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rstd);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dy);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &scale);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dscale);
+    if (dbias) CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dbias);
+    CUDNN_SET(op, CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &dx);
+    REASON_TRY(cudnn_finalize(op, "norm-backward operation"));
+    *op_out = op;
+
+    int n = 0;
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_X, d->x);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_SCALE, d->scale);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_DY, d->dy);
+    if (d->mean) cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_MEAN, d->mean);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_RSTD, d->rstd);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_DX, d->dx);
+    cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_DSCALE, d->dscale);
+    if (d->dbias) cudnn_add_ptr(uids, ptrs, &n, CUDNN_UID_DBIAS, d->dbias);
+    *n_out = n;
+    return NULL;
+}
+
+// The finalized norm-forward (or, d->backward, norm-backward) operation of d (its descriptors kept in k), and the
+// variant pack's unique ids and data pointers (uids/ptrs hold 8; *n gets the count). Needs no GPU.
 static const char *cudnn_norm_op(const cudnn_norm_t *d, cudnn_descs_t *k, cudnnBackendDescriptor_t *op_out,
                                  int64_t *uids, void **ptrs, int *n_out) {
+    if (d->backward) return cudnn_norm_bwd_op(d, k, op_out, uids, ptrs, n_out);
     cudnnDataType_t io = cudnn_dtype(d->dtype), f32 = CUDNN_DATA_FLOAT;
     int64_t ones[CUDNN_MAX_DIMS] = {1, 1, 1, 1, 1};
     cudnnBackendDescriptor_t x, y, scale, bias = NULL, eps, mean = NULL, rstd, op;
@@ -485,11 +531,11 @@ static const char *cudnn_norm_op(const cudnn_norm_t *d, cudnn_descs_t *k, cudnnB
     return NULL;
 }
 
-// The norm-forward graph of st->built, then its plan.
+// The norm graph of st->built, then its plan.
 static const char *cudnn_norm_build(cudnn_norm_state_t *st) {
     cudnnBackendDescriptor_t op;
-    int64_t uids[7];
-    void *ptrs[7];
+    int64_t uids[8];
+    void *ptrs[8];
     int n = 0;
     REASON_TRY(cudnn_norm_op(&st->built, &st->plan.keep, &op, uids, ptrs, &n));
     return cudnn_pick_plan(&st->plan, &op, 1, uids, ptrs, n, st->built.label);

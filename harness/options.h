@@ -183,6 +183,9 @@ typedef struct {
     // Optional, per row: absolute error the op's fp32 arithmetic cannot avoid on this row's data, added to
     // atol (LayerNorm: x - mean with the mean rounded to fp32; see its reference). NULL = none.
     double *row_atol;
+    // Optional, per element: the same for an output that sums over rows (a backward pass's dweight: sum_atol of
+    // harness/base.h). NULL = none.
+    double *elem_atol;
 } output_t;
 
 #define MAX_OUTPUTS 8

@@ -85,15 +85,18 @@ typedef struct {
 } check_t;
 
 // Compares gpu[0..n) (as doubles) with ref; an element fails when |gpu - ref| > atol + rtol*|ref| (atol
-// widened by row_atol[i / cols] when given), or when gpu is NaN/Inf and ref is finite. max_rel uses |ref|
-// floored at atol so that zeros do not blow it up.
+// widened by row_atol[i / cols] and elem_atol[i] when given), or when gpu is NaN/Inf and ref is finite. max_rel uses
+// |ref| floored at atol so that zeros do not blow it up.
 static inline int element_bad(double g, double f, tolerance_t tol, double extra) {
     if (!isfinite(f)) return !(isnan(f) ? isnan(g) : g == f);  // a non-finite reference must be matched in kind
     if (!isfinite(g)) return 1;
     return fabs(g - f) > tol.atol + extra + tol.rtol * fabs(f);
 }
+static inline double extra_atol(const double *row_atol, const double *elem_atol, long i, long cols) {
+    return (row_atol ? row_atol[i / cols] : 0.0) + (elem_atol ? elem_atol[i] : 0.0);
+}
 static check_t compare_arrays(const double *gpu, const double *ref, long n, long cols, tolerance_t tol,
-                              const double *row_atol) {
+                              const double *row_atol, const double *elem_atol = NULL) {
     check_t r;
     memset(&r, 0, sizeof r);
     double max_abs = 0, max_rel = 0;
@@ -103,7 +106,7 @@ static check_t compare_arrays(const double *gpu, const double *ref, long n, long
 #endif
     for (long i = 0; i < n; i++) {
         double g = gpu[i], f = ref[i];
-        if (element_bad(g, f, tol, row_atol ? row_atol[i / cols] : 0.0)) n_bad++;
+        if (element_bad(g, f, tol, extra_atol(row_atol, elem_atol, i, cols))) n_bad++;
         if (!isfinite(f) || !isfinite(g)) continue;
         double d = fabs(g - f);
         double rel = d / fmax(fabs(f), tol.atol);
@@ -114,7 +117,7 @@ static check_t compare_arrays(const double *gpu, const double *ref, long n, long
     r.max_rel = max_rel;
     r.n_bad = n_bad;
     for (long i = 0; n_bad && i < n && r.n_first < 5; i++)  // second, serial pass for the first positions
-        if (element_bad(gpu[i], ref[i], tol, row_atol ? row_atol[i / cols] : 0.0)) r.first_bad[r.n_first++] = i;
+        if (element_bad(gpu[i], ref[i], tol, extra_atol(row_atol, elem_atol, i, cols))) r.first_bad[r.n_first++] = i;
     return r;
 }
 
@@ -140,7 +143,7 @@ static check_t validate_outputs(problem_t *p, int verbose) {
         CUDA_CHECK(cudaMemcpy(h, o->dev, bytes, cudaMemcpyDeviceToHost));
 OMP_PARALLEL_FOR
         for (long j = 0; j < n; j++) g[j] = host_load(h, j, o->dtype);
-        check_t r = compare_arrays(g, o->ref, n, o->cols, o->tol, o->row_atol);
+        check_t r = compare_arrays(g, o->ref, n, o->cols, o->tol, o->row_atol, o->elem_atol);
         if (r.n_bad && verbose) {
             printf("  %s: %ld of %ld elements wrong (atol %.1e, rtol %.1e); first:", o->name, r.n_bad, n, o->tol.atol,
                    o->tol.rtol);

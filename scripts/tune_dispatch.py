@@ -78,7 +78,8 @@ def regret_figures(pts):
 
 
 def regret_report(op, path, what):
-    """Lines: the dispatcher over its best rung at a sweep's points (and over cuDNN where it ran), worst first."""
+    """Lines: the dispatcher over its best rung at a sweep's points (and over cuDNN where it ran: the peers' rows, kept
+    apart, are judged over every op by scripts/dispatch_sweep.py), worst first."""
     rows = load(path)
     disp = max(int(r["kernel"]) for r in rows) if rows else 0
     pts = sweep_points(rows, disp)
@@ -88,7 +89,8 @@ def regret_report(op, path, what):
     out = [f"{op} ({what}): {n} points; dispatcher within 1.03x of its best rung at {within:.1%}, "
            f"worst {worst:.3f}x at {where[0]} {where[1]}"]
     if nc:
-        out.append(f"{op} ({what}): against the better peer at {nc} points: geomean {geo:.3f}x, within 1.05x at "
+        out.append(f"{op} ({what}): against cuDNN (kernel 0, the sweep's own rows) at {nc} points: geomean {geo:.3f}x, "
+                   f"within 1.05x at "
                    f"{near:.1%}")
     for r, key in sorted(((p["disp"] / p["best"][0], key) for key, p in pts.items()), reverse=True)[:8]:
         if r <= 1.03:

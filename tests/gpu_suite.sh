@@ -349,8 +349,8 @@ run_part() {
 
 if ! command -v "$SANITIZER" >/dev/null; then fail "$SANITIZER not found"; fi
 ops=()
-for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
-    op=${prog%_forward}
+for prog in $(ls *_forward.cu *_backward.cu 2>/dev/null | sed 's/\.cu$//'); do
+    op=${prog%_forward}  # a forward program's part is its op (layernorm), a backward one's its name
     in_ops "$op" || continue
     [ -x "./$prog" ] || { fail "$prog: not built"; continue; }
     [ -f "tests/gpu_suite_$op.sh" ] || { fail "$prog: no tests/gpu_suite_$op.sh"; continue; }
@@ -362,6 +362,7 @@ in_ops layernorm && run_part shared suite_shared
 suite_times=()
 for part in "${suite_parts[@]}"; do
     if [ "$part" = shared ]; then part_collect shared "GPU suite: the shared checks"
+    elif [ -f "$part.cu" ]; then part_collect "$part" "GPU suite: $part"
     else part_collect "$part" "GPU suite: ${part}_forward"; fi
     cat "$SUITE_PARTS/$part.log" >> "$LOG" 2>/dev/null
     suite_times+=("$part ${PART_SECS[$part]} s")

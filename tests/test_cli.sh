@@ -10,7 +10,7 @@ NO_DRIVER=0
 python3 -c "import ctypes; ctypes.CDLL('libcuda.so.1')" 2>/dev/null || NO_DRIVER=1
 mkdir -p build
 
-for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
+for prog in $(ls *_forward.cu *_backward.cu | sed 's/\.cu$//'); do
     [ -x "./$prog" ] || { fail "$prog: not built"; continue; }
     expect "$prog --help exits 0" 0 $NODEV ./$prog --help && contains "$prog --help shows usage" "^usage: ./$prog \[KERNEL\|K1,K2,...\|all\]" && contains "$prog --help lists the options" "--block-size N"
     expect "$prog -h exits 0" 0 $NODEV ./$prog -h
@@ -243,7 +243,7 @@ fi
 
 # the planted-bug builds exist for every program (their verdicts are checked on a GPU): the ones make built
 # ($SUITE_BUGS: make test builds two a program, make test-full all four), else all four
-for prog in $(ls *_forward.cu | sed 's/\.cu$//'); do
+for prog in $(ls *_forward.cu *_backward.cu | sed 's/\.cu$//'); do
     for k in ${SUITE_BUGS:-1 2 3 4}; do
         if [ -x build/${prog}_bug$k ]; then pass "$prog: planted bug $k builds"; else fail "$prog: planted bug $k did not build"; fi
     done
