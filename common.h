@@ -1,12 +1,13 @@
-// common.h: the harness shared by layernorm_forward, rmsnorm_forward and batchnorm_forward, the one include a
-// program needs. Everything that is not a kernel lives here once, in pieces by concern (harness/, included
-// below in dependency order):
+// common.h: the harness shared by layernorm_forward, rmsnorm_forward, batchnorm_forward and the backward programs,
+// the one include a program needs. Everything that is not a kernel lives here once, in pieces by concern
+// (harness/, included below in dependency order):
 //   base.h            C/CUDA headers, exit codes, error checks, dtypes and their tolerances
 //   device_helpers.h  for kernel authors: conversions, 16-byte packs, warp/block reductions, Welford merges
 //   options.h         the kernel registry a program fills in, the options, --help, --list, the parser, the
 //                     checks of the --csv/--json files
 //   gpu.h             the GPU's header line and launch helpers for thread-block clusters
-//   dispatch.h        the dispatchers' tuned tables (scripts/tune_dispatch.py) and their lookup
+//   dispatch.h        the dispatchers' rules of regimes (scripts/tune_dispatch.py) and their lookup
+//   partials.h        the backward programs' sums over rows from per-block partials, in a fixed order
 //   validate.h        inputs from cuRAND (the same values on the host) and the element-by-element validation
 //   measure.h         the GPU clock (CUPTI), the L2 flush, cold timing, the speed-of-light copy
 //   cudnn.h           the vendor baseline (kernel 0) where the build found cuDNN
@@ -25,6 +26,7 @@
 #include "harness/options.h"
 #include "harness/gpu.h"
 #include "harness/dispatch.h"
+#include "harness/partials.h"
 #include "harness/validate.h"
 #include "harness/measure.h"
 #include "harness/cudnn.h"

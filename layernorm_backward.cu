@@ -307,44 +307,9 @@ static const char *supports_warp_smem_partial(const void *pp, int) {
     return NULL;
 }
 
-// ------------------------------------------------------------------------------------------------
-// The partials' sum (rungs 4, 6, 7): column c of dw (c < C) or db (c - C) is the sum of `parts` rows of the scratch,
-// in a fixed order: a block's 32 columns x (bs / 32) slices of the rows, each slice summed in order, then the slices
-// in order through shared memory. The same bits every run. Waits for the grid before it (launched with PDL by 7).
-template <typename T>
-__global__ void lnb_sum_partials_kernel(const float *__restrict__ part, long parts, long C, T *dw, T *db) {
-    __shared__ float slice[32][33];
-    pdl_wait();
-    const int col = threadIdx.x % 32, sl = threadIdx.x / 32, nsl = blockDim.x / 32;
-    const long c = blockIdx.x * 32L + col;
-    float s = 0.f;
-    if (c < 2 * C)
-        for (long g = sl; g < parts; g += nsl) s += part[g * 2 * C + c];
-    slice[sl][col] = s;
-    __syncthreads();
-    if (sl == 0 && c < 2 * C) {
-        float t = 0.f;
-        for (int i = 0; i < nsl; i++) t += slice[i][col];
-        if (c < C) dw[c] = from_float<T>(t);
-        else db[c - C] = from_float<T>(t);
-    }
-}
-#define SUM_PARTIALS_BS 256
-static void launch_sum_partials(const lnb_problem_t *p, long parts, int pdl) {
-    const void *fn = NULL;
-    switch (p->h.dtype) {
-    case DT_FP16: fn = (const void *)lnb_sum_partials_kernel<__half>; break;
-    case DT_BF16: fn = (const void *)lnb_sum_partials_kernel<__nv_bfloat16>; break;
-    default: fn = (const void *)lnb_sum_partials_kernel<float>; break;
-    }
-    const float *part = p->part;
-    long C = p->C;
-    void *dw = p->dw, *db = p->db;
-    void *args[] = {&part, &parts, &C, &dw, &db};
-    const int saved = g_pdl;
-    g_pdl = saved || pdl;  // chained to the kernel before it: its blocks launch early and wait (pdl_wait)
-    launch_kernel(fn, ceil_div(2 * C, 32), SUM_PARTIALS_BS, 0, args, 1);
-    g_pdl = saved;
+// The partials' sum (rungs 4, 6, 7): dw and db from the scratch's rows, in a fixed order (harness/partials.h).
+static void sum_partials(const lnb_problem_t *p, long parts, int chained) {
+    launch_sum_partials(p->h.dtype, p->part, parts, 2 * p->C, p->C, p->dw, p->db, chained);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -382,7 +347,7 @@ template <typename T> __global__ void lnb_partials_kernel(const lnb_args_t a) { 
 static void launch_partials_two_pass(const void *pp, launch_t *l) {
     const lnb_problem_t *p = (const lnb_problem_t *)pp;
     lnb_launch((const void *)lnb_partials_kernel<float>, p, row_groups(p), l->block_size, rows_a_block(p));
-    launch_sum_partials(p, row_groups(p), 0);
+    sum_partials(p, row_groups(p), 0);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -420,68 +385,87 @@ static void launch_last_block_reduce(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 6, row_regs_packs: a block a row (each thread P 16-byte packs of it, P of 1, 2 or 4 by the plan), x and dy
+// Kernel 6, row_regs_packs: a block a row (each thread P 16-byte packs of it, P of 1 or 2 by the plan), x and dy
 // loaded once into registers; each row's two means from registers (one block_sum_once round of a pair), dx from
 // them; each thread sums its columns' dw and db terms in registers over the block's rows and writes its partial
 // once. Improves: x and dy cross DRAM once, 16-byte accesses, 16-bit types, no partial traffic a row. Wrong: a block
 // a group of 32 rows: N / 32 partials to write and sum, and one row at a time in flight a block.
-template <typename T, int P>
-__global__ void __launch_bounds__(1024) lnb_row_regs_kernel(const lnb_args_t a) {
+// (The kernel takes R rows at a time, the rows in flight of rung 7; rung 6 runs it at R = 1.)
+template <typename T, int P, int R>
+__global__ void __launch_bounds__(R > 2 ? 512 : 1024) lnb_row_regs_kernel(const lnb_args_t a) {
     LNB_ARGS(T);
     constexpr int VEC = 16 / sizeof(T);
     typedef Pack<T, VEC> V;
-    __shared__ float2 red[2][32];
+    __shared__ float2 red[2][32][R];
     pdl_wait();
     const long nvec = C / VEC;
     float accw[P][VEC], accb[P][VEC];
-    V wv[P];
 #pragma unroll
-    for (int k = 0; k < P; k++) {
-        const long i = threadIdx.x + (long)k * blockDim.x;
-        if (i < nvec) wv[k] = load_pack<T, VEC>(w + i * VEC);
+    for (int k = 0; k < P; k++)
 #pragma unroll
         for (int j = 0; j < VEC; j++) accw[k][j] = accb[k][j] = 0.f;
-    }
+    // groups of R consecutive rows: a contiguous range of them (rows_a_block > 0), else every grid-th group
     long first, last, step;
     block_rows(a, &first, &last, &step);
+    if (a.rows_a_block <= 0) first *= R, step *= R;
     int parity = 0;
-    for (long row = first; row < last; row += step, parity ^= 1) {
-        const T *xr = x + row * C, *dyr = dy + row * C;
-        V xv[P], dv[P];
+    for (long row0 = first; row0 < last; row0 += step, parity ^= 1) {
+        V xv[R][P], dv[R][P];
 #pragma unroll
-        for (int k = 0; k < P; k++) {
-            const long i = threadIdx.x + (long)k * blockDim.x;
-            if (i < nvec) xv[k] = load_pack<T, VEC>(xr + i * VEC), dv[k] = load_pack<T, VEC>(dyr + i * VEC);
-        }
-        const float m = mean[row], s = rstd[row];
-        float2 ab = make_float2(0.f, 0.f);
+        for (int r = 0; r < R; r++)
 #pragma unroll
-        for (int k = 0; k < P; k++) {
-            if (threadIdx.x + (long)k * blockDim.x >= nvec) continue;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                float xh = (pack_elem(xv[k], j) - m) * s, g = pack_elem(dv[k], j) * pack_elem(wv[k], j);
-                ab.x += g, ab.y += g * xh;
+            for (int k = 0; k < P; k++) {
+                const long i = threadIdx.x + (long)k * blockDim.x, row = row0 + r;
+                if (i < nvec && row < last) {
+                    xv[r][k] = load_pack<T, VEC>(x + row * C + i * VEC);
+                    dv[r][k] = load_pack<T, VEC>(dy + row * C + i * VEC);
+                }
             }
+        float m[R], s[R];
+        float2 ab[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const long row = row0 + r < last ? row0 + r : row0;
+            m[r] = mean[row], s[r] = rstd[row], ab[r] = make_float2(0.f, 0.f);
         }
-        ab = block_sum_once(ab, red[parity]);  // two scratch arrays in turn: the next row's writes wait for no one
-        const float ma = ab.x / C, mb = ab.y / C;
-        T *dxr = dx + row * C;
 #pragma unroll
         for (int k = 0; k < P; k++) {
             const long i = threadIdx.x + (long)k * blockDim.x;
             if (i >= nvec) continue;
-            V o;
-            Pack<T, VEC> old;
-            if (a.accumulate) old = load_pack<T, VEC>(dxr + i * VEC);
+            const V wv = load_pack<T, VEC>(w + i * VEC);  // from L1: the same packs every row
 #pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                float d = pack_elem(dv[k], j), xh = (pack_elem(xv[k], j) - m) * s, g = d * pack_elem(wv[k], j);
-                float v = s * (g - ma - xh * mb);
-                o.v[j] = from_float<T>(a.accumulate ? to_float(old.v[j]) + v : v);
-                accw[k][j] += d * xh, accb[k][j] += d;
+            for (int r = 0; r < R; r++) {
+                if (row0 + r >= last) continue;
+#pragma unroll
+                for (int j = 0; j < VEC; j++) {
+                    float xh = (pack_elem(xv[r][k], j) - m[r]) * s[r], g = pack_elem(dv[r][k], j) * pack_elem(wv, j);
+                    ab[r].x += g, ab[r].y += g * xh;
+                }
             }
-            store_pack<T, VEC>(dxr + i * VEC, o);
+        }
+        block_sums<float2, R>(ab, red[parity]);  // two scratch arrays in turn: the next group's writes wait for no one
+#pragma unroll
+        for (int k = 0; k < P; k++) {
+            const long i = threadIdx.x + (long)k * blockDim.x;
+            if (i >= nvec) continue;
+            const V wv = load_pack<T, VEC>(w + i * VEC);
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                const long row = row0 + r;
+                if (row >= last) continue;
+                const float ma = ab[r].x / C, mb = ab[r].y / C;
+                T *dxp = dx + row * C + i * VEC;
+                V o, old;
+                if (a.accumulate) old = load_pack<T, VEC>(dxp);
+#pragma unroll
+                for (int j = 0; j < VEC; j++) {
+                    float d = pack_elem(dv[r][k], j), xh = (pack_elem(xv[r][k], j) - m[r]) * s[r];
+                    float v = s[r] * (d * pack_elem(wv, j) - ma - xh * mb);
+                    o.v[j] = from_float<T>(a.accumulate ? to_float(old.v[j]) + v : v);
+                    accw[k][j] += d * xh, accb[k][j] += d;
+                }
+                store_pack<T, VEC>(dxp, o);
+            }
         }
     }
     pdl_trigger();
@@ -497,66 +481,77 @@ __global__ void __launch_bounds__(1024) lnb_row_regs_kernel(const lnb_args_t a) 
         }
     }
 }
-template <typename T> static const void *row_regs_fn_t(int P) {
-    return P == 1 ? (const void *)lnb_row_regs_kernel<T, 1>
-           : P == 2 ? (const void *)lnb_row_regs_kernel<T, 2> : (const void *)lnb_row_regs_kernel<T, 4>;
+// The instances: P packs a thread x R rows at a time (P = 2 at R = 1 alone: registers).
+template <typename T> static const void *row_regs_fn_t(int P, int R) {
+    return P == 2 ? (const void *)lnb_row_regs_kernel<T, 2, 1>
+           : R == 4 ? (const void *)lnb_row_regs_kernel<T, 1, 4>
+           : R == 2 ? (const void *)lnb_row_regs_kernel<T, 1, 2> : (const void *)lnb_row_regs_kernel<T, 1, 1>;
 }
-static const void *row_regs_fn(dtype_t d, int P) {
-    return d == DT_FP16 ? row_regs_fn_t<__half>(P) : d == DT_BF16 ? row_regs_fn_t<__nv_bfloat16>(P) : row_regs_fn_t<float>(P);
+static const void *row_regs_fn(dtype_t d, int P, int R) {
+    return d == DT_FP16 ? row_regs_fn_t<__half>(P, R) : d == DT_BF16 ? row_regs_fn_t<__nv_bfloat16>(P, R)
+                                                      : row_regs_fn_t<float>(P, R);
 }
-// Packs a thread: the fewest of 1, 2, 4 that cover the row's packs with bs threads (0: more than 4 are needed).
+// Packs a thread: the fewer of 1, 2 that covers the row's packs with bs threads (0: more than 2 are needed).
 static int row_regs_packs(const lnb_problem_t *p, int bs) {
     const long nvec = p->C / vec16(p);
-    for (int P = 1; P <= 4; P *= 2)
-        if (nvec <= (long)P * bs) return P;
-    return 0;
+    return nvec <= bs ? 1 : nvec <= 2L * bs ? 2 : 0;
 }
 static const char *supports_row_regs(const lnb_problem_t *p, int bs) {
     if (!full_packs(p)) return reasonf("C = %ld is not a multiple of %d (16-byte packs)", p->C, vec16(p));
     if (!row_regs_packs(p, bs))
-        return reasonf("a row of %ld packs needs more than 4 packs a thread at block size %d", p->C / vec16(p), bs);
+        return reasonf("a row of %ld packs needs more than 2 packs a thread at block size %d", p->C / vec16(p), bs);
     return NULL;
 }
 static const char *supports_row_regs_packs(const void *pp, int bs) {
     return supports_row_regs((const lnb_problem_t *)pp, bs ? bs : 1024);
 }
-// The plan of 6 and 7: two packs a thread where a block of at least 128 threads covers the row with them, else one
-// (small rows) or four (long rows), so that a block holds 128-1024 threads.
+// The plan of 6 and 7: a pack a thread (two beyond 1024 packs), at least 128 threads.
 static int row_regs_bs(const lnb_problem_t *p) {
     const long nvec = p->C / vec16(p);
-    const int P = nvec <= 128 ? 1 : nvec <= 2048 ? 2 : 4;
-    return pow2_at_least((double)nvec / P, 32, 1024);
+    return pow2_at_least(nvec <= 1024 ? (double)nvec : nvec / 2.0, 128, 1024);
 }
 static int plan_row_regs_packs(const void *pp) { return row_regs_bs((const lnb_problem_t *)pp); }
 static void launch_row_regs_packs(const void *pp, launch_t *l) {
     const lnb_problem_t *p = (const lnb_problem_t *)pp;
     const int bs = l->block_size ? l->block_size : row_regs_bs(p);
-    lnb_launch(row_regs_fn(p->h.dtype, row_regs_packs(p, bs)), p, row_groups(p), bs, rows_a_block(p));
-    launch_sum_partials(p, row_groups(p), 0);
+    lnb_launch(row_regs_fn(p->h.dtype, row_regs_packs(p, bs), 1), p, row_groups(p), bs, rows_a_block(p));
+    sum_partials(p, row_groups(p), 0);
     l->block_used = bs;
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 7, resident_grid: 6's kernel on a grid of the blocks resident at once (the occupancy calculator's count x
-// SMs), each walking every grid-th row, so the partials are few (a block an SM or so, not a block a 32 rows); the
-// partials' sum is chained to it by programmatic dependent launch (its blocks launch early and wait). Improves: the
-// partials shrink from N / 32 rows to about one a resident block; no tail of half-empty waves. Wrong: a block keeps
-// one row in flight, so rows of a few packs leave the memory system idle between rows.
+// Kernel 7, resident_grid: 6's kernel on a grid of resident blocks that walk the rows R at a time (R = 4 for rows of
+// up to 512 packs, 2 to 1024, 1 beyond at two packs a thread: registers), loading the R rows before the sums, so that
+// few blocks keep enough bytes in flight; each block takes at least 8 groups of rows (an SM's worth of blocks where
+// there are fewer rows), so the partials are few; their sum is chained to it by programmatic dependent launch (its
+// blocks launch early and wait). Improves: partials from N / 32 rows to at most N / (8 R), R rows in flight, no tail
+// of half-empty waves. Wrong: each thread still holds a whole pack of every row (rows past 2048 packs do not fit), and
+// the partials are written and read again (at most 1 / (3 R) of the bytes of x, dy and dx in bf16).
+static int resident_rows(const lnb_problem_t *p, int bs) {
+    const long nvec = p->C / vec16(p);
+    return row_regs_packs(p, bs) == 2 ? 1 : nvec <= 512 && bs <= 512 ? 4 : 2;
+}
 static long resident_parts(const lnb_problem_t *p, int bs) {
-    long g = persist_grid(row_regs_fn(p->h.dtype, row_regs_packs(p, bs)), bs, p->N, 0);
+    const int R = resident_rows(p, bs);
+    const long groups = ceil_div(p->N, R), want = ceil_div(groups, 8);
+    const long sms = g_dev.prop.multiProcessorCount;
+    long g = persist_grid(row_regs_fn(p->h.dtype, row_regs_packs(p, bs), R), bs, groups, 0);
+    g = g < (want > sms ? want : sms) ? g : (want > sms ? want : sms);
+    g = g < groups ? g : groups;
     return g < p->parts ? g : p->parts;
 }
 static void launch_resident_grid(const void *pp, launch_t *l) {
     const lnb_problem_t *p = (const lnb_problem_t *)pp;
     const int bs = l->block_size ? l->block_size : row_regs_bs(p);
     const long g = resident_parts(p, bs);
-    lnb_launch(row_regs_fn(p->h.dtype, row_regs_packs(p, bs)), p, g, bs, 0);
-    launch_sum_partials(p, g, 1);
+    lnb_launch(row_regs_fn(p->h.dtype, row_regs_packs(p, bs), resident_rows(p, bs)), p, g, bs, 0);
+    sum_partials(p, g, 1);
     l->block_used = bs;
 }
 static const char *supports_resident_grid(const void *pp, int bs) {
     const lnb_problem_t *p = (const lnb_problem_t *)pp;
-    REASON_TRY(supports_row_regs(p, bs ? bs : row_regs_bs(p)));
+    const char *why = supports_row_regs(p, bs ? bs : row_regs_bs(p));
+    if (why) return why;
     if (resident_parts(p, bs ? bs : row_regs_bs(p)) < 1) return "no block of this size is resident on an SM";
     return NULL;
 }
@@ -614,10 +609,10 @@ static const kernel_t k_kernels[] = {
     {5, "last_block_reduce", DT_ALL, "any C; deterministic",
      "as 4 in one launch: the last block to finish sums the partials; any dtype", 0, NULL, launch_last_block_reduce, 0,
      plan_last_block},
-    {6, "row_regs_packs", DT_ALL, "16-byte packs, <= 4096 a row; deterministic",
+    {6, "row_regs_packs", DT_ALL, "16-byte packs, <= 2048 a row; deterministic",
      "16-byte packs, x and dy read once into registers, dw and db summed in registers", 0, supports_row_regs_packs,
      launch_row_regs_packs, 0, plan_row_regs_packs},
-    {7, "resident_grid", DT_ALL, "16-byte packs, <= 4096 a row; deterministic",
+    {7, "resident_grid", DT_ALL, "16-byte packs, <= 2048 a row; deterministic",
      "6 on a grid of resident blocks: few partials, summed by a kernel chained by PDL", 0, supports_resident_grid,
      launch_resident_grid, 0, plan_row_regs_packs},
     {8, "dispatch", DT_ALL, "any C; deterministic",

@@ -361,6 +361,24 @@ template <typename V> __device__ __forceinline__ V block_sum_once(V v, V *scratc
     for (int i = 0; i < nwarps; i++) t = vadd(t, scratch[i]);
     return t;
 }
+// block_sum_once for R values at a time (the backward rungs' R rows in flight), one barrier: warp shuffles, lane 0 of
+// each warp stores its R values in red[warp][.], then every thread adds the warps'. red holds [32][R] values; a caller
+// that loops alternates two of them (the barrier of one call separates the reads of the call before from the writes
+// of the call after).
+template <typename V, int R> __device__ __forceinline__ void block_sums(V (&v)[R], V (*red)[R]) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nwarps = blockDim.x / 32;
+#pragma unroll
+    for (int r = 0; r < R; r++) v[r] = warp_sum(v[r]);
+    if (lane == 0)
+#pragma unroll
+        for (int r = 0; r < R; r++) red[warp][r] = v[r];
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < R; r++) v[r] = V{};
+    for (int i = 0; i < nwarps; i++)
+#pragma unroll
+        for (int r = 0; r < R; r++) v[r] = vadd(v[r], red[i][r]);
+}
 // The sum of every block's value over a thread-block cluster of ncl <= 32 blocks (sm_90+), every block given
 // the same: block ranks publish their value in shared memory (`mine`), a cluster barrier, then lane r of every
 // warp reads rank r's value through distributed shared memory and the warp adds them (the same shuffles in

@@ -1,7 +1,7 @@
 # layernorm_backward's part of the GPU suite (sourced by tests/gpu_suite.sh, which defines check_all, sanitize,
 # planted, $QUICK and $LOG).
 # Rungs: 1-4 the fp32 ladder (1-3 by atomics, 4 partials and a second kernel), 5 last_block_reduce (any dtype, any C),
-# 6 row_regs_packs and 7 resident_grid (16-byte packs, rows of at most 4096 packs), 8 dispatch (7, else 5).
+# 6 row_regs_packs and 7 resident_grid (16-byte packs, rows of at most 2048 packs), 8 dispatch (7, else 5).
 # Every kernel in every dtype at odd shapes (cuDNN, kernel 0, at the first of each kind), --accumulate, sums over
 # many rows (16384: the tolerance of dweight and dbias at its tightest), the dispatcher's paths, memcheck (quick) or
 # every sanitizer (full), the planted bugs.
@@ -34,7 +34,7 @@ check_kernels $P 5,6,7,8 --dtype fp16 -N 16384 -C 2048 --input-mean 1000
 
 # the dispatcher's paths: rung 7 where a row takes 16-byte packs and a block holds it, else 5
 expect_path $P 8 "rung 7 resident_grid" "rung 7 resident_grid" --dtype bf16 -N 4096 -C 4096
-expect_path $P 8 "rung 7 resident_grid" "rung 7 resident_grid" --dtype fp32 -N 3 -C 16384
+expect_path $P 8 "rung 7 resident_grid" "rung 7 resident_grid" --dtype fp32 -N 3 -C 8192
 expect_path $P 8 "rung 5 last_block_reduce" "rung 5 last_block_reduce" --dtype bf16 -N 64 -C 4100
 expect_path $P 8 "rung 5 last_block_reduce" "rung 5 last_block_reduce" --dtype fp32 -N 5 -C 40000
 

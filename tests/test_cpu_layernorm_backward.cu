@@ -211,16 +211,18 @@ static lnb_problem_t plan_problem(dtype_t d, long N, long C) {
     return p;
 }
 static void test_plans(void) {
-    lnb_problem_t a = plan_problem(DT_BF16, 4096, 1024), b = plan_problem(DT_FP32, 4096, 768),
-                  c = plan_problem(DT_FP16, 64, 16384), d = plan_problem(DT_BF16, 64, 32768 + 8);
-    // bf16 1024: 128 packs -> 1 a thread, 128 threads; fp32 768: 192 packs -> 2, 128; fp16 16384: 2048 packs -> 2,
-    // 1024; bf16 32776: 4097 packs -> more than 4 a thread at 1024: refused
-    check("plan: rungs 6, 7: 1 pack a thread to 128 packs, 2 to 2048, else 4; 128-1024 threads",
-          row_regs_bs(&a) == 128 && row_regs_packs(&a, 128) == 1 && row_regs_bs(&b) == 128 &&
-              row_regs_packs(&b, 128) == 2 && row_regs_bs(&c) == 1024 && row_regs_packs(&c, 1024) == 2,
+    lnb_problem_t a = plan_problem(DT_BF16, 4096, 1024), b = plan_problem(DT_FP32, 4096, 3072),
+                  c = plan_problem(DT_FP16, 64, 16384), d = plan_problem(DT_BF16, 64, 16384 + 8);
+    // bf16 1024: 128 packs -> 1 a thread, 128 threads, 4 rows at a time; fp32 3072: 768 packs -> 1, 1024, 2 rows;
+    // fp16 16384: 2048 packs -> 2, 1024, 1 row; bf16 16392: 2049 packs -> more than 2 a thread at 1024: refused
+    check("plan: rungs 6, 7: a pack a thread to 1024 packs, 2 to 2048; 128-1024 threads; 7: 4 rows at a time to 512 "
+          "packs, 2 to 1024, else 1",
+          row_regs_bs(&a) == 128 && row_regs_packs(&a, 128) == 1 && resident_rows(&a, 128) == 4 &&
+              row_regs_bs(&b) == 1024 && row_regs_packs(&b, 1024) == 1 && resident_rows(&b, 1024) == 2 &&
+              row_regs_bs(&c) == 1024 && row_regs_packs(&c, 1024) == 2 && resident_rows(&c, 1024) == 1,
           "%d %d %d", row_regs_bs(&a), row_regs_bs(&b), row_regs_bs(&c));
     const char *why = supports_row_regs(&d, 1024);
-    check("plan: a row of more than 4096 packs is refused by 6 and 7, saying why", why && strstr(why, "4 packs"), "%s",
+    check("plan: a row of more than 2048 packs is refused by 6 and 7, saying why", why && strstr(why, "2 packs"), "%s",
           why ? why : "NULL");
     lnb_problem_t odd = plan_problem(DT_BF16, 64, 1001);
     why = supports_row_regs(&odd, 256);

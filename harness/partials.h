@@ -1,0 +1,44 @@
+// harness/partials.h: the backward programs' sums over rows (dweight, dbias) from per-block partials: a scratch of
+// [parts, cols] fp32 rows, one a block, summed column by column in a fixed order, so that the sums have the same
+// bits every run (the deterministic rungs).
+// Included by common.h, in dependency order; not meant to be included on its own.
+#pragma once
+
+// Column c of the sums is the sum of the `parts` rows of `part` [parts, cols] in a fixed order: a block takes 32
+// columns x (blockDim.x / 32) slices of the rows, each slice summed in order, then the slices in order through shared
+// memory. Columns below `split` go to out0[c], the others to out1[c - split] (dweight, then dbias; out1 NULL where
+// split = cols). Waits for the grid before it (pdl_wait): launched as a programmatic dependent launch, its blocks may
+// be resident before the kernel whose partials it sums has ended.
+template <typename T>
+__global__ void sum_partials_kernel(const float *__restrict__ part, long parts, long cols, long split, T *out0,
+                                    T *out1) {
+    __shared__ float slice[32][33];
+    pdl_wait();
+    const int col = threadIdx.x % 32, sl = threadIdx.x / 32, nsl = blockDim.x / 32;
+    const long c = blockIdx.x * 32L + col;
+    float s = 0.f;
+    if (c < cols)
+        for (long g = sl; g < parts; g += nsl) s += part[g * cols + c];
+    slice[sl][col] = s;
+    __syncthreads();
+    if (sl == 0 && c < cols) {
+        float t = 0.f;
+        for (int i = 0; i < nsl; i++) t += slice[i][col];
+        if (c < split) out0[c] = from_float<T>(t);
+        else out1[c - split] = from_float<T>(t);
+    }
+}
+#define SUM_PARTIALS_BS 1024  // 32 slices of the rows a column
+// Enqueues sum_partials_kernel for outputs of dtype d; chained: as a programmatic dependent launch whatever --pdl (the
+// kernel before it writes the partials and lets it launch early).
+static void launch_sum_partials(dtype_t d, const float *part, long parts, long cols, long split, void *out0,
+                                void *out1, int chained) {
+    const void *fn = d == DT_FP16   ? (const void *)sum_partials_kernel<__half>
+                     : d == DT_BF16 ? (const void *)sum_partials_kernel<__nv_bfloat16>
+                                    : (const void *)sum_partials_kernel<float>;
+    void *args[] = {&part, &parts, &cols, &split, &out0, &out1};
+    const int saved = g_pdl;
+    g_pdl = saved || chained;
+    launch_kernel(fn, ceil_div(cols, 32), SUM_PARTIALS_BS, 0, args, 1);
+    g_pdl = saved;
+}
