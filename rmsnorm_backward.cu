@@ -16,7 +16,8 @@ Kernels (`./rmsnorm_backward --list` prints the same registry; the CPU tests che
    6  row_regs_packs      16-byte packs, x and dy read once into registers, dweight summed in registers
    7  resident_grid       6 on a grid of resident blocks, R rows at a time: few partials, summed by a kernel chained by PDL
    8  dispatch            a rule of regimes picks the rung, the rung's plan its block size; says which ran
-Deterministic (dweight identical bit for bit from run to run): 4-7 (and 8); 1-3 add by atomics.
+Deterministic (dweight identical bit for bit from run to run; each validation launches them twice and compares the
+bits): 4-7 and 8; 1-3 add by atomics.
 
 Run:
   make && ./rmsnorm_backward 7                    validate kernel 7, sweep block sizes, time each
@@ -555,7 +556,8 @@ static const char *supports_dispatch(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// The registry (keep it, the header comment, --list and the README's ladder table in agreement).
+// The registry (keep it, the header comment, --list and the README's ladder table in agreement). The last field: 1 for
+// the deterministic kernels, whose validation launches them twice and compares the bits.
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {
     {0, "cudnn", DT_ALL, "where cuDNN has an engine; no offset, not --accumulate",
@@ -571,19 +573,19 @@ static const kernel_t k_kernels[] = {
      supports_warp_smem_partial, launch_warp_smem_partial},
     {4, "partials_two_pass", FP32_ONLY, "any C; deterministic",
      "a block per group of rows writes its partial to a scratch; a second kernel sums them", 0, NULL,
-     launch_partials_two_pass},
+     launch_partials_two_pass, 0, NULL, 1},
     {5, "last_block_reduce", DT_ALL, "any C; deterministic",
      "as 4 in one launch: the last block to finish sums the partials; any dtype", 0, NULL, launch_last_block_reduce, 0,
-     plan_last_block},
+     plan_last_block, 1},
     {6, "row_regs_packs", DT_ALL, "16-byte packs, <= 2048 a row; deterministic",
      "16-byte packs, x and dy read once into registers, dweight summed in registers", 0, supports_row_regs_packs,
-     launch_row_regs_packs, 0, plan_row_regs_packs},
+     launch_row_regs_packs, 0, plan_row_regs_packs, 1},
     {7, "resident_grid", DT_ALL, "16-byte packs, <= 2048 a row; deterministic",
      "6 on a grid of resident blocks, R rows at a time: few partials, summed by a kernel chained by PDL", 0,
-     supports_resident_grid, launch_resident_grid, 0, plan_row_regs_packs},
+     supports_resident_grid, launch_resident_grid, 0, plan_row_regs_packs, 1},
     {8, "dispatch", DT_ALL, "any C; deterministic",
      "a rule of regimes picks the rung, the rung's plan its block size; says which ran", 1, supports_dispatch,
-     launch_dispatch},
+     launch_dispatch, 0, NULL, 1},
 };
 static const kernel_t *ladder_rung(int k) { return &k_kernels[k]; }
 

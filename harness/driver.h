@@ -12,6 +12,36 @@ static void kernel_work(void *ctx) {
     w->k->launch(w->p, &w->l);
 }
 
+// A deterministic kernel's second launch (kernel_t.deterministic): its outputs copied, poisoned, the kernel launched
+// again on the same inputs, and every output compared with the first launch's bit for bit. Returns the elements that
+// differ (each output that differs says how many).
+static long repeat_identical(const program_t *prog, problem_t *p, void (*work)(void *), void *ctx) {
+    void *first[MAX_OUTPUTS];
+    for (int i = 0; i < p->n_out; i++) {
+        size_t bytes = (size_t)output_numel(&p->out[i]) * dtype_size(p->out[i].dtype);
+        first[i] = malloc(bytes ? bytes : 1);
+        CUDA_CHECK(cudaMemcpy(first[i], p->out[i].dev, bytes, cudaMemcpyDeviceToHost));
+    }
+    poison_outputs(p);
+    if (prog->reset) prog->reset(p);
+    work(ctx);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    long differ = 0;
+    for (int i = 0; i < p->n_out; i++) {
+        const output_t *o = &p->out[i];
+        size_t es = dtype_size(o->dtype), n = (size_t)output_numel(o);
+        unsigned char *again = (unsigned char *)malloc(n > 0 ? n * es : 1);
+        CUDA_CHECK(cudaMemcpy(again, o->dev, n * es, cudaMemcpyDeviceToHost));
+        long d = 0;
+        for (size_t j = 0; j < n; j++) d += memcmp(again + j * es, (unsigned char *)first[i] + j * es, es) != 0;
+        if (d) printf("  %s: %ld of %zu elements differ between two launches (not deterministic)\n", o->name, d, n);
+        differ += d;
+        free(again), free(first[i]);
+    }
+    return differ;
+}
+
 typedef struct {
     int number;
     const char *name;
@@ -114,6 +144,7 @@ static kernel_summary_t run_kernel(const program_t *prog, const options_t *o, pr
         memset(&c, 0, sizeof c);
         if (validate) c = validate_outputs(p, 1);
         else c.max_abs = c.max_rel = -1;
+        if (validate && k->deterministic && !c.n_bad) c.n_bad = repeat_identical(prog, p, kernel_work, &w);
         validated = 1;
         int used = w.l.block_used ? w.l.block_used : bs;
         char bsbuf[32];

@@ -28,6 +28,9 @@ typedef struct {
     // The rung's plan: the block size the dispatcher launches it at where no --block-size is given; NULL for a
     // kernel that picks its own (own_block: launched with 0).
     int (*plan)(const void *problem);
+    // 1: its outputs are the same bits from launch to launch (a backward rung that sums its partials in a fixed
+    // order); every validation then launches it twice and compares the bits (driver.h, repeat_identical).
+    int deterministic;
 } kernel_t;
 
 // supports() of kernel 0 (the cuDNN baseline) in a build without cuDNN.

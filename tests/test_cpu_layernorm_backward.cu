@@ -191,8 +191,11 @@ static void test_registry(void) {
     for (int i = 5; i <= 8; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
     check("registry: 1-4 are fp32 only, 5-8 run fp32, fp16 and bf16", teaching);
     int det = 1;
-    for (int i = 1; i <= 8; i++) det &= (strstr(k_program.kernels[i].limits, "deterministic") != NULL) == (i >= 4);
-    check("registry: --list says deterministic for 4-8 (partials summed in a fixed order), not for the atomics 1-3", det);
+    for (int i = 1; i <= 8; i++)
+        det &= (strstr(k_program.kernels[i].limits, "deterministic") != NULL) == (i >= 4) &&
+               k_program.kernels[i].deterministic == (i >= 4);
+    check("registry: 4-8 are deterministic (their validation compares two launches' bits) and --list says so; the "
+          "atomics of 1-3 are not", det);
     check("registry: the default kernel is the dispatcher, the last",
           k_program.default_kernel == LNB_DISPATCHER && LNB_DISPATCHER == k_program.n_kernels - 1);
     const int n = (int)(sizeof k_regimes / sizeof k_regimes[0]);
