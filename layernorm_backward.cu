@@ -13,7 +13,7 @@ Kernels (`./layernorm_backward --list` prints the same registry; the CPU tests c
    4  partials_two_pass   a block per group of rows writes its partials to a scratch; a second kernel sums them
    5  last_block_reduce   as 4 in one launch: the last block to finish sums the partials; any dtype
    6  row_regs_packs      16-byte packs, x and dy read once into registers, dw and db summed in registers
-   7  resident_grid       6 on a grid of resident blocks: few partials, summed by a kernel chained by PDL
+   7  resident_grid       6 on a grid of resident blocks, R rows at a time: few partials, summed by a kernel chained by PDL
    8  dispatch            a rule of regimes picks the rung, the rung's plan its block size; says which ran
 Deterministic (dweight and dbias identical bit for bit from run to run; each validation launches them twice and
 compares the bits): 4-7 and 8; 1-3 add by atomics.
@@ -615,7 +615,7 @@ static const kernel_t k_kernels[] = {
      "16-byte packs, x and dy read once into registers, dw and db summed in registers", 0, supports_row_regs_packs,
      launch_row_regs_packs, 0, plan_row_regs_packs, 1},
     {7, "resident_grid", DT_ALL, "16-byte packs, <= 2048 a row; deterministic",
-     "6 on a grid of resident blocks: few partials, summed by a kernel chained by PDL", 0, supports_resident_grid,
+     "6 on a grid of resident blocks, R rows at a time: few partials, summed by a kernel chained by PDL", 0, supports_resident_grid,
      launch_resident_grid, 0, plan_row_regs_packs, 1},
     {8, "dispatch", DT_ALL, "any C; deterministic",
      "a rule of regimes picks the rung, the rung's plan its block size; says which ran", 1, supports_dispatch,
