@@ -5,7 +5,8 @@
                        [--set standard|latency|odd] [--resume] [OP ...]
 
 - full mode (default): every standard point, fp32 and bf16 (LayerNorm and RMSNorm: the throughput points and the
-  latency points, cold and hot); quick mode: each op's default shape only.
+  latency points, cold and hot); quick mode: each op's default shape only. The ops: layernorm, rmsnorm, batchnorm (the
+  forward programs) and layernorm_backward, rmsnorm_backward (their programs' names; no peers yet).
 - CSV rows (the programs' schema: harness/options.h CSV_HEADER) go to DIR/<gpu-slug>/<op>.csv, the programs' output to
   <op>.log, and a summary.md (device header, best kernel per shape with GB/s and %SOL, failures) beside them.
   DIR defaults to results/.
@@ -62,11 +63,8 @@ def gpus():
 
 
 def built_ops():
-    ops = []
-    for f in sorted(os.listdir(ROOT)):
-        if f.endswith("_forward.cu") and os.access(os.path.join(ROOT, f[:-3]), os.X_OK):
-            ops.append(f[: -len("_forward.cu")])
-    return ops
+    """The ops whose program is built (the forward programs, then the backward ones)."""
+    return [op for op in shapes_mod.POINTS if os.access(os.path.join(ROOT, shapes_mod.program(op)), os.X_OK)]
 
 
 def drop_rows(csv_path, kernels=None, points=None):
@@ -86,7 +84,7 @@ def drop_rows(csv_path, kernels=None, points=None):
 def listed_dtypes(op):
     """{kernel: its dtypes} from a program's registry (`PROG --list`: one line per kernel, its number, its name, then
     the dtypes it takes, comma-separated)."""
-    out = subprocess.run([os.path.join(ROOT, f"{op}_forward"), "--list"], capture_output=True, text=True).stdout
+    out = subprocess.run([os.path.join(ROOT, shapes_mod.program(op)), "--list"], capture_output=True, text=True).stdout
     return {int(m.group(1)): set(m.group(2).split(",")) for m in re.finditer(r"^\s*(\d+)\s+\S+\s+(\S+)", out, re.M)}
 
 
@@ -131,7 +129,7 @@ def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resu
                 continue
             print(f"[{progress}{i}/{len(points)}] {op} {dtype} {label}", file=sys.stderr, flush=True)
             k = ",".join(str(k) for k in here) if here else "all"
-            cmd = [os.path.join(ROOT, f"{op}_forward"), k, "--dtype", dtype, *args,
+            cmd = [os.path.join(ROOT, shapes_mod.program(op)), k, "--dtype", dtype, *args,
                    "--device", str(device), "--csv", csv_path]
             log.flush()
             r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
@@ -277,7 +275,7 @@ def main(argv):
         print("run_all: no GPU (nvidia-smi lists none)", file=sys.stderr)
         return 2
     ops = a.ops or built_ops()
-    missing = [op for op in ops if not os.access(os.path.join(ROOT, f"{op}_forward"), os.X_OK)]
+    missing = [op for op in ops if not os.access(os.path.join(ROOT, shapes_mod.program(op)), os.X_OK)]
     if missing or not ops:
         print(f"run_all: not built: {' '.join(missing) or '(no programs)'} (run make)", file=sys.stderr)
         return 2
@@ -304,7 +302,7 @@ def main(argv):
         peer_sets = [x for x in a.sets or [] if x not in shapes_mod.PROGRAMS_ONLY]  # the peers run no tuning points
         if (a.device != "all" and not a.no_peers and not a.kernels and not a.dtype and not a.resume
                 and (peer_sets or not a.sets)):
-            peer_ops = [op for op in ops if op in shapes_mod.POINTS]
+            peer_ops = [op for op in ops if op in shapes_mod.FORWARD_OPS]  # (no peers of the backward programs yet)
             cmd = [sys.executable, os.path.join(ROOT, "scripts", "peers.py"), "--device", str(idx), "--out", a.out,
                    *(["--quick"] if quick else []), *[f"--set={x}" for x in peer_sets], *peer_ops]
             if peer_ops and subprocess.run(cmd).returncode != 0:

@@ -94,7 +94,26 @@ POINTS = {
         "tune": BN_TUNE,
     },
 }
+# The backward programs (layernorm_backward, rmsnorm_backward): the forward's throughput and odd points, its latency
+# points cold and hot (their kernels take no --pdl), and the variants: --accumulate (dx added into a residual
+# stream's gradient), RMSNorm's Gemma offset.
+BACKWARD_MODES = {m: MODES[m] for m in ("cold", "hot")}
+for _op, _default in (("layernorm", rows_c(8192, 768)), ("rmsnorm", rows_c(8192, 4096))):
+    POINTS[f"{_op}_backward"] = {
+        "default": _default,
+        "full": [rows_c(r, c) for r, c in ROWS_X_C] + [rows_c(16384, 4096, ["--accumulate"], ":acc")]
+        + ([rows_c(16384, 4096, ["--weight-offset", "1"], ":off")] if _op == "rmsnorm" else []),
+        "latency": [rows_c(r, c, *BACKWARD_MODES[m]) for m in BACKWARD_MODES for r, c in LATENCY_ROWS_X_C],
+        "odd": [rows_c(r, c) for r, c in ODD_ROWS_X_C],
+    }
+FORWARD_OPS = ["layernorm", "rmsnorm", "batchnorm"]
+BACKWARD_OPS = ["layernorm_backward", "rmsnorm_backward"]
 SHAPES = POINTS  # the ops that have standard points
+
+
+def program(op):
+    """The program of an op: layernorm -> layernorm_forward; a backward op is its program's name."""
+    return op if op.endswith("_backward") else f"{op}_forward"
 DTYPES = ["fp32", "bf16"]
 
 # The shapes (CSV labels) of the README's ladder tables: the default, and one other.
@@ -200,6 +219,31 @@ def dense_rows_points(op, dtype):
     return pts
 
 
+# The backward programs' variants: (arguments, label tag, tensors of N x C moved: x, dy, dx, and dx read again).
+BACKWARD_VARIANTS = {"plain": ([], "", 3), "acc": (["--accumulate"], ":acc", 4),
+                     "offset": (["--weight-offset", "1"], ":off", 3)}
+
+
+def backward_point(n, c, variant, mode="cold"):
+    extra, tag, _tensors = BACKWARD_VARIANTS[variant]
+    args, label = rows_c(n, c, extra, tag)
+    return with_mode((args, label), mode)
+
+
+def dense_backward_points(op, dtype):
+    """The backward programs' dense points of one dtype: as the forward's (x, dy and dx within 2 GB), hot without
+    PDL (their kernels take none); --accumulate every octave of C, RMSNorm's Gemma offset every two."""
+    e = esize(dtype)
+    pts = [backward_point(n, c, "plain") for c in sorted(DENSE_C + DENSE_ODD_C) for n in rows_upto(3 * c * e)]
+    pts += [backward_point(n, c, "plain") for c in DENSE_C for n in DENSE_WAVE_N if n * 3 * c * e <= GB2]
+    pts += [backward_point(n, c, "plain", "hot") for c in sorted(DENSE_HOT_C) for n in DENSE_HOT_N
+            if n * 3 * c * e <= GB2]
+    pts += [backward_point(n, c, "acc") for c in half_octaves(C_MIN, C_MAX, 1.0) for n in rows_upto(4 * c * e)]
+    if op == "rmsnorm_backward":
+        pts += [backward_point(n, c, "offset") for c in half_octaves(C_MIN, C_MAX, 2.0) for n in rows_upto(3 * c * e)]
+    return pts
+
+
 def qk_view(tokens, heads, head_dim):
     """RMSNorm's QK-norm view: q (heads x head_dim a token) inside a qkv buffer of 3 x heads x head_dim a token."""
     return (["-N", str(tokens), "--heads", str(heads), "--head-dim", str(head_dim)],
@@ -239,6 +283,8 @@ def dense_points(op):
     """[(dtype, program arguments, label)] of an op's dense set."""
     if op == "batchnorm":
         return [(d, list(a), lab) for d in DTYPES for a, lab in dense_bn_points(d)]
+    if op in BACKWARD_OPS:
+        return [(d, list(a), lab) for d in DTYPES for a, lab in dense_backward_points(op, d)]
     return [(d, list(a), lab) for d in DTYPES for a, lab in dense_rows_points(op, d)]
 
 
@@ -269,6 +315,12 @@ def random_point(op, rng):
         h = rng.choice([7, 14, 28, 56, 112])
         n = log_uniform_int(rng, 1, max(1, GB2 // (2 * c * h * h * e)))
         args, label = bn_image(n, c, h, h, layout, inf)
+        return (dtype, list(args), label)
+    if op in BACKWARD_OPS:  # plain rows, --accumulate, RMSNorm's Gemma offset; cold, or hot where rows <= 512
+        variant = rng.choice(["plain", "plain", "acc"] + (["offset"] if op == "rmsnorm_backward" else []))
+        c = random_c(rng)
+        n = log_uniform_int(rng, 1, max(1, GB2 // (BACKWARD_VARIANTS[variant][2] * c * e)))
+        args, label = backward_point(n, c, variant, rng.choice(["cold", "hot"]) if n <= 512 else "cold")
         return (dtype, list(args), label)
     variant = "plain" if op == "layernorm" else rng.choice(["plain", "plain", "fused", "qk", "offset"])
     if variant == "qk":

@@ -4,7 +4,7 @@
     scripts/update_readme.py results/<gpu> [--readme README.md] [--check]
 
 Between `<!-- ladder:OP -->` and `<!-- /ladder:OP -->`: the ladder of OP, one line a kernel of the registry in the
-header comment of OP_forward.cu (its number, name and idea), each rung at the shape of its region: the stored
+header comment of the op's program (OP_forward.cu, or OP.cu for a backward op: its number, name and idea), each rung at the shape of its region: the stored
 point of results/<gpu>/OP.csv (any set, any dtype) where its speed over the fastest earlier rung that ran there is
 largest (region_rows), with the point, its best block size's GB/s and %SOL there and that gain, over which rung;
 kernel 1, cuDNN (kernel 0) and the dispatcher at the first of scripts/shapes.py's LADDER_SHAPES. A CSV row whose
@@ -96,7 +96,7 @@ def region_rows(points, kernels, shape):
 def ladder_block(op, rows, folder):
     """The README's ladder of op: one line a kernel of its registry, each rung at the point of its region
     (region_rows); rows named in the CSV by a kernel the registry no longer has are left out."""
-    ideas = header_kernels(os.path.join(ROOT, f"{op}_forward.cu"))
+    ideas = header_kernels(os.path.join(ROOT, f"{shapes_mod.program(op)}.cu"))
     kernels = {k: name for k, (name, _idea) in ideas.items()}
     numbers = {name: k for k, name in kernels.items()}
     points = best_rows(rows, numbers)
@@ -143,7 +143,7 @@ def example_block(op, folder):
         return None
     with open(path, errors="replace") as f:
         lines = f.read().splitlines()
-    want = re.compile(rf'^{op}_forward \| kernel \d+ "{re.escape(name)}" \| {dtype} \| {shape} \|')
+    want = re.compile(rf'^{shapes_mod.program(op)} \| kernel \d+ "{re.escape(name)}" \| {dtype} \| {shape} \|')
     starts = [i for i, line in enumerate(lines) if want.match(line)]
     if not starts:
         return None

@@ -63,16 +63,26 @@ expect("shapes: every ladder shape is a standard point",
 # every standard point's arguments are accepted by its program (it then stops at "no CUDA device" here)
 env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
 for op in shapes.POINTS:
-    prog = os.path.join(ROOT, f"{op}_forward")
+    prog = os.path.join(ROOT, shapes.program(op))
     if not os.access(prog, os.X_OK):
-        expect(f"shapes: {op}_forward is built", False, "run make first")
+        expect(f"shapes: {shapes.program(op)} is built", False, "run make first")
         continue
     bad = []
-    for dtype, args, label in shapes.points(op):
+    pts = shapes.points(op)
+    if op in shapes.BACKWARD_OPS:  # and a sample of the dense set and of a random draw (their variants)
+        pts += shapes.dense_points(op)[::37] + shapes.random_points(op, 7, 40)
+    for dtype, args, label in pts:
         r = subprocess.run([prog, "all", "--dtype", dtype, *args], capture_output=True, text=True, env=env)
         if "no CUDA device" not in r.stderr and "no CUDA device" not in r.stdout:
             bad.append(f"{label}: {r.stderr.strip()}")
-    expect(f"shapes: the program accepts every standard {op} point", not bad, bad)
+    expect(f"shapes: the program accepts every standard {op} point"
+           + (" (and dense and random ones)" if op in shapes.BACKWARD_OPS else ""), not bad, bad)
+expect("shapes: the ops' programs: layernorm -> layernorm_forward, a backward op its own name",
+       shapes.program("layernorm") == "layernorm_forward" and shapes.program("rmsnorm_backward") == "rmsnorm_backward")
+labels = [lab for _d, _a, lab in shapes.random_points("rmsnorm_backward", 11, 200)]
+expect("shapes: a backward draw holds plain rows, --accumulate, the Gemma offset and hot rows, and no --pdl",
+       any(lab.endswith(":acc") for lab in labels) and any(":off" in lab for lab in labels)
+       and any(lab.endswith(":hot") for lab in labels) and not any("pdl" in lab for lab in labels), labels[:8])
 
 # slugs
 expect("slug of an H100", run_all.slugify("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3")
