@@ -56,7 +56,7 @@ import shapes  # noqa: E402
 import regimes  # noqa: E402  (features)
 import tune_dispatch  # noqa: E402  (regret)
 
-OPS = ["layernorm", "rmsnorm", "batchnorm"]
+OPS = shapes.FORWARD_OPS + shapes.BACKWARD_OPS  # (the backward programs: no torch.compile peer yet)
 REGRET = 1.03  # the share-within target's ratio: the points re-timed are those past it
 
 
@@ -102,7 +102,7 @@ def run_point(op, rungs, disp, dtype, args, repeats, csv_path, cudnn, at_plan=Fa
     """One process: the rungs taking dtype, then the dispatcher (and kernel 0 first where cudnn); at_plan: the rungs
     alone, each at its plan's block (--block-size plan). (rc, seconds, last stderr line)."""
     ks = rungs if at_plan else ([0] if cudnn else []) + rungs + [disp]
-    cmd = [os.path.join(ROOT, f"{op}_forward"), ",".join(map(str, ks)), "--dtype", dtype, *args,
+    cmd = [os.path.join(ROOT, shapes.program(op)), ",".join(map(str, ks)), "--dtype", dtype, *args,
            "--repeats", str(repeats), "--validate-first", "--csv", csv_path]
     cmd += ["--block-size", "plan"] if at_plan else []
     t0 = time.time()
@@ -184,9 +184,9 @@ def main(argv):
     if a.report:
         return report_stored(ap, a)
     ops = a.ops or [op for op in OPS if op in run_all.built_ops()]
-    missing = [op for op in ops if not os.access(os.path.join(ROOT, f"{op}_forward"), os.X_OK)]
+    missing = [op for op in ops if not os.access(os.path.join(ROOT, shapes.program(op)), os.X_OK)]
     if missing:
-        ap.error(f"not built: {' '.join(op + '_forward' for op in missing)} (make)")
+        ap.error(f"not built: {' '.join(shapes.program(op) for op in missing)} (make)")
     gpus = run_all.gpus()
     if not gpus:
         print("dispatch_sweep: no CUDA device (nvidia-smi lists none)", file=sys.stderr)
@@ -217,7 +217,7 @@ def main(argv):
         peer_pts = pts[:a.peers]  # cuDNN and torch.compile at the same points, also when --resume skips some
         n, secs, fails = sweep_op(op, pts, path, a.repeats, a.budget, {point_key(d, l) for d, _a, l in peer_pts},
                                   progress, a.plans)
-        if a.peers:
+        if a.peers and op in shapes.FORWARD_OPS:
             fails += compiled_peer(op, peer_pts, path[:-4] + "_peers.jsonl", progress, a.resume)
         if a.set == "random" and a.retime:
             fails += retime_op(op, pts, path, a.retime, progress)

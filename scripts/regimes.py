@@ -39,22 +39,23 @@ MIN_POINTS = 5
 MIN_GAIN = 0.02
 CATEGORICAL = ("bytes", "packs16", "variant", "launch")
 NUMERIC = ("packs", "rows_sm", "plane")
-SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+):s(\d+))?((?::add)?)((?::off[^:]+)?)((?::hot)?)((?::pdl)?)$")
+SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+):s(\d+))?((?::add)?)((?::off[^:]*)?)((?::acc)?)((?::hot)?)((?::pdl)?)$")
 BN_SHAPE = re.compile(r"^(\d+)x(\d+)(?:x(\d+)x(\d+):(nchw|nhwc))?((?::inf)?)((?::hot)?)((?::pdl)?)$")
 
 
 def parse_label(label, es):
-    """A LayerNorm or RMSNorm CSV shape label -> (N rows, C, variant, full 16-byte packs, mode), or None for a label
-    of another form."""
+    """A LayerNorm or RMSNorm CSV shape label (forward or backward) -> (N rows, C, variant, full 16-byte packs, mode), or
+    None for a label of another form. Variants: plain, add (the fused add), qk (the QK-norm view), acc (a backward
+    program's --accumulate); the weight offset counts as plain (the same bytes and work)."""
     m = SHAPE.match(label)
     if not m:
         return None
-    a, b, d, s, add, _off, hot, pdl = m.groups()
+    a, b, d, s, add, _off, acc, hot, pdl = m.groups()
     vec = 16 // es
     if d:  # QK-norm: tokens x heads x head_dim, token stride s; the rows are tokens x heads of head_dim
         n, c, variant, full = int(a) * int(b), int(d), "qk", int(d) % vec == 0 and int(s) % vec == 0
     else:
-        n, c, variant, full = int(a), int(b), "add" if add else "plain", int(b) % vec == 0
+        n, c, variant, full = int(a), int(b), "add" if add else "acc" if acc else "plain", int(b) % vec == 0
     mode = "hot+pdl" if pdl else "hot" if hot else "cold"
     return n, c, variant, full, mode
 

@@ -25,6 +25,10 @@ expect("features: 16-bit, 16-byte packs, PDL, 512 packs a row, 2 rows an SM",
 f = regimes.features("rmsnorm", "fp32", "4096x32x128:s12288", 128)
 expect("features: the QK view is tokens x heads rows of head_dim", f["variant"] == "qk" and f["rows_sm"] == 10.0
        and f["packs"] == 5.0 and f["packs16"] == 1, str(f))
+f, g = (regimes.features("rmsnorm_backward", "bf16", lab, 132) for lab in ("16384x4096:off:acc:hot", "64x4100:off"))
+expect("features: a backward program's labels: --accumulate is its own variant, the Gemma offset plain rows",
+       f["variant"] == "acc" and f["launch"] == "hot" and f["packs16"] == 1 and g["variant"] == "plain"
+       and g["packs16"] == 0, f"{f} {g}")
 f = regimes.features("batchnorm", "fp32", "8x64x56x56:nchw:inf", 64)
 expect("features: BatchNorm NCHW in inference: rows N*C, its plane", f["variant"] == "nchw_inf" and
        f["rows_sm"] == 3.0 and f["plane"] == math.log2(3136), str(f))
