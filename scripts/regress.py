@@ -3,7 +3,8 @@
 
     scripts/regress.py [--device D] [--threshold 0.05]
 
-Runs scripts/run_all.py --quick into build/regress/<gpu-slug>/, then scripts/compare.py against
+Runs scripts/run_all.py --quick (the built programs with stored results; the others are named and left out) into
+build/regress/<gpu-slug>/, then scripts/compare.py against
 results/<gpu-slug>/ (the same GPU model: compared in GB/s) or, when there is none, against the stored GPU
 of the same architecture (sm_XX: compared in %SOL), and checks that each dispatcher of the new run is within
 2% of the best rung of its own ladder at every point it ran (scripts/standings.py); then checks each dispatcher
@@ -57,6 +58,18 @@ def dispatch_check(folder):
     return 1 if lost else 0
 
 
+def checked_ops(results):
+    """The built ops with stored results to compare with (an <op>.csv in a GPU folder of results); an op without
+    any is named and left out (a regression check needs a baseline: scripts/run_all.py OP records one)."""
+    ops = []
+    for op in run_all_mod.built_ops():
+        if any(os.path.exists(os.path.join(results, d, f"{op}.csv")) for d in sorted(os.listdir(results))):
+            ops.append(op)
+        else:
+            print(f"regress: {op}: no stored results (results/<gpu>/{op}.csv) to compare with: not checked")
+    return ops
+
+
 def main(argv):
     ap = cli.Parser("regress", __doc__)
     ap.add_argument("--device", default="0", help="GPU index (default 0)")
@@ -71,7 +84,8 @@ def main(argv):
         print("regress: no GPU (nvidia-smi lists none with that index)", file=sys.stderr)
         return 2
     slug = run_all_mod.slugify(found[0][1])
-    rc_run = run_all_mod.main(["run_all", "--quick", "--device", a.device, "--out", a.out])
+    ops = checked_ops(os.path.join(ROOT, "results"))
+    rc_run = run_all_mod.main(["run_all", "--quick", "--device", a.device, "--out", a.out, *ops])
     new = os.path.join(a.out, slug)
     if rc_run == 2 or not os.path.isdir(new):
         return 2
@@ -83,7 +97,7 @@ def main(argv):
     rc_disp = dispatch_check(new)
     rc_draw = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "dispatch_sweep.py"), "--set", "random",
                               "--count", str(a.count), "--targets", "--device", a.device,
-                              "--out", os.path.join(new, "sweeps")]).returncode
+                              "--out", os.path.join(new, "sweeps"), *ops]).returncode
     print(f"regress: dispatchers on a random draw: {'PASS' if rc_draw == 0 else 'FAIL'}")
     venv_python = os.path.join(ROOT, ".venv", "bin", "python")
     python = venv_python if os.path.exists(venv_python) else sys.executable

@@ -84,6 +84,15 @@ expect("shapes: a backward draw holds plain rows, --accumulate, the Gemma offset
        any(lab.endswith(":acc") for lab in labels) and any(":off" in lab for lab in labels)
        and any(lab.endswith(":hot") for lab in labels) and not any("pdl" in lab for lab in labels), labels[:8])
 
+# make regress checks the built programs that have stored results, and names the others
+with tempfile.TemporaryDirectory() as res:
+    os.makedirs(os.path.join(res, "some-gpu"))
+    open(os.path.join(res, "some-gpu", "layernorm.csv"), "w").close()
+    got = regress.checked_ops(res)
+    built = run_all.built_ops()
+    expect("regress: the built ops with stored results, the others left out",
+           got == [op for op in built if op == "layernorm"], (got, built))
+
 # slugs
 expect("slug of an H100", run_all.slugify("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3")
 expect("slug of an H200", run_all.slugify("NVIDIA H200") == "h200")
