@@ -48,7 +48,6 @@ typedef struct {
 static int g_accumulate = 0;
 static double g_eps = 1e-6, g_offset = 0.0;  // --eps (the forward's, in the saved rstd), --weight-offset
 #define RMB_DISPATCHER 8
-#define ROWS_A_BLOCK 32  // rungs 4-6: rows a block (its partial sums them)
 
 // The arguments every kernel from 4 on takes, by value.
 typedef struct {
@@ -92,10 +91,8 @@ __device__ __forceinline__ void block_rows(const rmb_args_t &a, long *first, lon
 template <typename T> __device__ __forceinline__ T dx_out(const T *dx, long i, float v, int accumulate) {
     return from_float<T>(accumulate ? to_float(dx[i]) + v : v);
 }
-// The grid of rungs 4-6: a block a group of at most ROWS_A_BLOCK rows, evened out, as many as the scratch holds.
-static int rows_a_block(const rmb_problem_t *p) {
-    return (int)ceil_div(p->N, ceil_div(p->N, ROWS_A_BLOCK) < p->parts ? ceil_div(p->N, ROWS_A_BLOCK) : p->parts);
-}
+// The grid of rungs 4-6 (harness/partials.h): blocks of at most 32 rows, as many as the scratch holds.
+static int rows_a_block(const rmb_problem_t *p) { return partials_rows_a_block(p->N, p->parts); }
 static long row_groups(const rmb_problem_t *p) { return ceil_div(p->N, rows_a_block(p)); }
 // 16-byte packs: C a multiple of 16 bytes' elements (every row then starts aligned).
 static int vec16(const rmb_problem_t *p) { return 16 / (int)dtype_size(p->h.dtype); }
@@ -291,7 +288,7 @@ static void sum_partials(const rmb_problem_t *p, long parts, int chained) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 4, partials_two_pass: a block takes ROWS_A_BLOCK rows in turn (block_sum for each row's mean) and adds their
+// Kernel 4, partials_two_pass: a block takes up to 32 rows in turn (block_sum for each row's mean) and adds their
 // dweight terms into its own row of a scratch [blocks, C], each thread its own columns (no atomics); a second kernel
 // sums the scratch's rows in a fixed order. Improves: no atomics, and the same bits every run (deterministic).
 // Wrong: the partial row is read and written again through L2 for every row, x and dy are read twice, 4-byte loads,
@@ -459,10 +456,7 @@ static const void *row_regs_fn(dtype_t d, int P, int R) {
                                                       : row_regs_fn_t<float>(P, R);
 }
 // Packs a thread: the fewer of 1, 2 that covers the row's packs with bs threads (0: more than 2 are needed).
-static int row_regs_packs(const rmb_problem_t *p, int bs) {
-    const long nvec = p->C / vec16(p);
-    return nvec <= bs ? 1 : nvec <= 2L * bs ? 2 : 0;
-}
+static int row_regs_packs(const rmb_problem_t *p, int bs) { return regs_packs_a_thread(p->C / vec16(p), bs); }
 static const char *supports_row_regs(const rmb_problem_t *p, int bs) {
     if (!full_packs(p)) return reasonf("C = %ld is not a multiple of %d (16-byte packs)", p->C, vec16(p));
     if (!row_regs_packs(p, bs))
@@ -473,10 +467,7 @@ static const char *supports_row_regs_packs(const void *pp, int bs) {
     return supports_row_regs((const rmb_problem_t *)pp, bs ? bs : 1024);
 }
 // The plan of 6 and 7: a pack a thread (two beyond 1024 packs), at least 128 threads.
-static int row_regs_bs(const rmb_problem_t *p) {
-    const long nvec = p->C / vec16(p);
-    return pow2_at_least(nvec <= 1024 ? (double)nvec : nvec / 2.0, 128, 1024);
-}
+static int row_regs_bs(const rmb_problem_t *p) { return regs_block_size(p->C / vec16(p)); }
 static int plan_row_regs_packs(const void *pp) { return row_regs_bs((const rmb_problem_t *)pp); }
 static void launch_row_regs_packs(const void *pp, launch_t *l) {
     const rmb_problem_t *p = (const rmb_problem_t *)pp;
@@ -494,18 +485,10 @@ static void launch_row_regs_packs(const void *pp, launch_t *l) {
 // blocks launch early and wait). Improves: partials from N / 32 rows to at most N / (8 R), R rows in flight, no tail
 // of half-empty waves. Wrong: each thread still holds a whole pack of every row (rows past 2048 packs do not fit), and
 // the partials are written and read again (at most 1 / (6 R) of the bytes of x, dy and dx in bf16).
-static int resident_rows(const rmb_problem_t *p, int bs) {
-    const long nvec = p->C / vec16(p);
-    return row_regs_packs(p, bs) == 2 ? 1 : nvec <= 512 && bs <= 512 ? 4 : 2;
-}
+static int resident_rows(const rmb_problem_t *p, int bs) { return regs_rows_in_flight(p->C / vec16(p), bs); }
 static long resident_parts(const rmb_problem_t *p, int bs) {
     const int R = resident_rows(p, bs);
-    const long groups = ceil_div(p->N, R), want = ceil_div(groups, 8);
-    const long sms = g_dev.prop.multiProcessorCount;
-    long g = persist_grid(row_regs_fn(p->h.dtype, row_regs_packs(p, bs), R), bs, groups, 0);
-    g = g < (want > sms ? want : sms) ? g : (want > sms ? want : sms);
-    g = g < groups ? g : groups;
-    return g < p->parts ? g : p->parts;
+    return regs_resident_grid(row_regs_fn(p->h.dtype, row_regs_packs(p, bs), R), bs, p->N, R, p->parts);
 }
 static void launch_resident_grid(const void *pp, launch_t *l) {
     const rmb_problem_t *p = (const rmb_problem_t *)pp;

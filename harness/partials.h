@@ -42,3 +42,32 @@ static void launch_sum_partials(dtype_t d, const float *part, long parts, long c
     launch_kernel(fn, ceil_div(cols, 32), SUM_PARTIALS_BS, 0, args, 1);
     g_pdl = saved;
 }
+
+// ------------------------------------------------------------------------------------------------
+// The plans of the backward programs' partials rungs (layernorm_backward's and rmsnorm_backward's 4-7), from the rows
+// N, a row's 16-byte packs nvec and the rows of the scratch (parts).
+
+// Rungs 4-6: a block a group of at most 32 rows, evened out (100 rows: 4 blocks of 25), as many blocks as the scratch
+// holds (then more rows a block).
+static int partials_rows_a_block(long N, long parts) {
+    const long groups = ceil_div(N, 32);
+    return (int)ceil_div(N, groups < parts ? groups : parts);
+}
+// Rungs 6-7, a block a row in registers: packs a thread, the fewer of 1 and 2 that cover the row with bs threads (0:
+// more than 2 are needed); the block size, a pack a thread (two beyond 1024 packs), at least 128 threads.
+static int regs_packs_a_thread(long nvec, int bs) { return nvec <= bs ? 1 : nvec <= 2L * bs ? 2 : 0; }
+static int regs_block_size(long nvec) { return pow2_at_least(nvec <= 1024 ? (double)nvec : nvec / 2.0, 128, 1024); }
+// Rung 7: rows at a time (4 to 512 packs at up to 512 threads, 2 to 1024 packs, 1 at two packs a thread: registers),
+// and its grid: the blocks of fn resident at once, but no more than give each block 8 groups of R rows (and no fewer
+// than an SM's worth), nor more than the groups or the scratch's rows.
+static int regs_rows_in_flight(long nvec, int bs) {
+    return regs_packs_a_thread(nvec, bs) == 2 ? 1 : nvec <= 512 && bs <= 512 ? 4 : 2;
+}
+static long regs_resident_grid(const void *fn, int bs, long N, int R, long parts) {
+    const long groups = ceil_div(N, R), sms = g_dev.prop.multiProcessorCount;
+    const long want = ceil_div(groups, 8) > sms ? ceil_div(groups, 8) : sms;
+    long g = persist_grid(fn, bs, groups, 0);
+    g = g < want ? g : want;
+    g = g < groups ? g : groups;
+    return g < parts ? g : parts;
+}
