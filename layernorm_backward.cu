@@ -252,8 +252,8 @@ static void launch_block_per_row(const void *pp, launch_t *l) {
 // Kernel 3, warp_smem_partial: a warp per row (shuffle reductions, no block barrier a row); the block's warps add
 // their rows' dw and db terms into a partial in shared memory (shared atomics), which the block then adds to dw and
 // db: one global atomic a column a block. Improves: global atomics fall from N x C to blocks x C. Wrong: the
-// partial must fit shared memory (C <= 27 K), shared atomics still serialize the warps of a block, and the order
-// of the atomics still changes the sums' last bits from run to run.
+// partial must fit shared memory (C <= 29 K on an H200), shared atomics still serialize the warps of a block, and
+// the order of the atomics still changes the sums' last bits from run to run.
 __global__ void lnb_warp_smem_partial_kernel(const float *__restrict__ x, const float *__restrict__ w,
                                                const float *__restrict__ dy, const float *__restrict__ mean,
                                                const float *__restrict__ rstd, float *__restrict__ dx, float *dw,
