@@ -19,8 +19,8 @@ never part of "every set"):
   dense   the set a dispatcher's rule is derived from: C from 64 to 262,144 every half-octave (rounded to a
           multiple of 8) with odd C beside some, rows every factor of 8 from 1 to what 2 GB holds (and 1024, 2048
           rows between 512 and 4096, where the waves decide the rung), fp32 and bf16,
-          cold, and hot and hot+pdl where rows <= 512 (those every octave of C); RMSNorm's fused add and QK-norm
-          view on a coarser grid (the fused add hot and hot+pdl too); BatchNorm over C and N*H*W in each layout in
+          cold, and hot and hot+pdl where rows <= 512 (those every octave of C); RMSNorm's fused add (odd lengths
+          too) and QK-norm view on a coarser grid (the fused add hot and hot+pdl too); BatchNorm over C and N*H*W in each layout in
           training, inference (elementwise) on a coarser grid.
   random  the set a rule is checked on: --count points drawn with --seed (printed; a new one each run unless
           given): C log-uniform over 64..262,144 (90% multiples of 8, 10% any value), rows log-uniform from 1 to
@@ -215,6 +215,10 @@ def dense_rows_points(op, dtype):
         pts += [rows_c(n, c, add, ":add") for c in half_octaves(C_MIN, 65536, 1.0) for n in rows_upto(4 * c * e)]
         pts += [with_mode(rows_c(n, c, add, ":add"), m) for m in ("hot", "hot+pdl")
                 for c in half_octaves(256, 65536, 4.0) for n in DENSE_HOT_N if n * 4 * c * e <= GB2]
+        # and at odd lengths (no 16-byte packs: the rule had no fused row of them to go by), cold, hot and hot+pdl
+        pts += [rows_c(n, c, add, ":add") for c in DENSE_ODD_C if c <= 65537 for n in rows_upto(4 * c * e)]
+        pts += [with_mode(rows_c(n, c, add, ":add"), m) for m in ("hot", "hot+pdl") for c in (1025, 16385)
+                for n in DENSE_HOT_N if n * 4 * c * e <= GB2]
         pts += [qk_view(t, h, d) for d in (64, 128, 256) for h in (8, 32) for t in rows_upto(2 * 3 * h * d * e)]
     return pts
 
