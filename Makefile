@@ -5,7 +5,7 @@
 #   make test-full  the same with all planted-bug builds and the whole GPU suite (every shape, every sanitizer tool)
 #   make test-build what make test runs, built, without running it (where GPU time is short: build first, then test)
 #   make run        build, then ./layernorm_forward with its defaults
-#   make profile OP=layernorm KERNEL=7 [ARGS="-C 4096"]   Nsight Compute on one kernel
+#   make profile OP=layernorm KERNEL=7 [ARGS="-C 4096"]   Nsight Compute on one kernel (OP=layernorm_backward: its program)
 #   make sass [OP=layernorm]                               SASS of the program (16-byte loads? spills?)
 #   make plant      the test builds with planted bugs (build/<op>_forward_bug<k>)
 #   make clean
@@ -166,10 +166,14 @@ OP ?= layernorm
 KERNEL ?=
 ARGS ?=
 NCU ?= ncu
+# OP's program (layernorm -> layernorm_forward; a backward op is its program's name) and the names of its kernels
+# (the backward programs' start lnb_ or rmb_, and their partials' sum is the harness's sum_partials_kernel)
+PROG = $(if $(filter %_backward,$(OP)),$(OP),$(OP)_forward)
+KERNEL_RE = $(if $(filter layernorm_backward,$(OP)),lnb_|sum_partials,$(if $(filter rmsnorm_backward,$(OP)),rmb_|sum_partials,$(OP)))
 profile: all
-	@k='$(KERNEL)'; [ -n "$$k" ] || k=$$(./$(OP)_forward --list | tail -n 1 | awk '{print $$1}'); \
-	 echo "$(NCU) --set full --clock-control none -k regex:$(OP) ./$(OP)_forward $$k --check $(ARGS)"; \
-	 $(NCU) --set full --clock-control none -k regex:$(OP) ./$(OP)_forward $$k --check $(ARGS)
+	@k='$(KERNEL)'; [ -n "$$k" ] || k=$$(./$(PROG) --list | tail -n 1 | awk '{print $$1}'); \
+	 echo "$(NCU) --set full --clock-control none -k 'regex:$(KERNEL_RE)' ./$(PROG) $$k --check $(ARGS)"; \
+	 $(NCU) --set full --clock-control none -k 'regex:$(KERNEL_RE)' ./$(PROG) $$k --check $(ARGS)
 
 # cuobjdump: the toolkit's beside nvcc, else the one on PATH; a toolkit without it stops make sass at once, in one line
 CUOBJDUMP ?= $(or $(wildcard $(CUDA_HOME)/bin/cuobjdump),cuobjdump)
@@ -178,8 +182,8 @@ ifneq ($(filter sass,$(MAKECMDGOALS)),)
     $(error make sass needs cuobjdump, which this CUDA toolkit lacks ($(CUOBJDUMP) not found; CUOBJDUMP=PATH names one))
   endif
 endif
-sass: $(OP)_forward
-	$(CUOBJDUMP) -sass ./$(OP)_forward
+sass: $(PROG)
+	$(CUOBJDUMP) -sass ./$(PROG)
 
 info:
 	@echo "nvcc:  $(NVCC)"; echo "arch:  $(ARCH_FLAGS)"; echo "gpu:   $(if $(GPU_CC),sm_$(GPU_CC),none)"

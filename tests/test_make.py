@@ -36,13 +36,14 @@ def after(words, w):
 
 
 # make profile without KERNEL profiles the op's dispatcher, the last kernel of its --list (NCU=echo: no profiler)
-for op in ("layernorm", "rmsnorm", "batchnorm"):
-    last = subprocess.run([os.path.join(ROOT, f"{op}_forward"), "--list"], capture_output=True, text=True)
+for op in ("layernorm", "rmsnorm", "batchnorm", "layernorm_backward", "rmsnorm_backward"):
+    prog = op if op.endswith("_backward") else f"{op}_forward"
+    last = subprocess.run([os.path.join(ROOT, prog), "--list"], capture_output=True, text=True)
     want = last.stdout.strip().splitlines()[-1].split()[:2] if last.returncode == 0 and last.stdout.strip() else []
     rc, lines = make("profile", f"OP={op}", "NCU=echo")
     ran = lines[-1].split() if lines else []
     expect(f"make profile OP={op}: the dispatcher ({' '.join(want) or '--list failed'}) by default",
-           rc == 0 and len(want) == 2 and want[1] == "dispatch" and after(ran, f"./{op}_forward") == want[0],
+           rc == 0 and len(want) == 2 and want[1] == "dispatch" and after(ran, f"./{prog}") == want[0],
            f"exit {rc}: " + "\n".join(lines[-3:]))
 rc, lines = make("profile", "OP=rmsnorm", "KERNEL=7", "NCU=echo")
 expect("make profile OP=rmsnorm KERNEL=7 profiles kernel 7, the clocks left as they run", rc == 0 and lines and
