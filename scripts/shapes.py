@@ -121,6 +121,8 @@ LADDER_SHAPES = {
     "layernorm": ["8192x768", "16384x4096"],
     "rmsnorm": ["8192x4096", "32768x128"],
     "batchnorm": ["65536x256", "32x256x56x56:nhwc"],
+    "layernorm_backward": ["8192x768", "16384x4096"],
+    "rmsnorm_backward": ["8192x4096", "32768x128"],
 }
 
 

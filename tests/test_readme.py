@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README is a guide whose numbers all come from results/: at most 250 lines; every generated block
+"""The README is a guide whose numbers all come from results/: at most 270 lines; every generated block
 (ladder, standing, example) present and up to date with the CSVs and logs (scripts/update_readme.py --check against
 the Makefile's README_GPU); and no measured number written by hand outside those blocks (a number with a unit
 of time, rate or ratio: us, ms, GB/s, TB/s, %, 1.05x). And the ladder's layout on a small fixture (ladder_checks):
@@ -18,7 +18,7 @@ from fixture_csv import FIELDS  # noqa: E402  (puts scripts/ on the path too)
 import summary  # noqa: E402
 import update_readme  # noqa: E402
 from registry import header_kernels  # noqa: E402
-MAX_LINES = 250
+MAX_LINES = 270
 OPS = ["layernorm", "rmsnorm", "batchnorm"]
 # A number with a unit that a measurement would carry.
 MEASURED = re.compile(r"(?<![\w.])\d+(\.\d+)?\s?(GB/s|TB/s|MB/s|us\b|µs|ms\b|%|x\b)")
