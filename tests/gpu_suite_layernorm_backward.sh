@@ -38,6 +38,16 @@ expect_path $P 8 "rung 7 resident_grid" "rung 7 resident_grid" --dtype fp32 -N 3
 expect_path $P 8 "rung 5 last_block_reduce" "rung 5 last_block_reduce" --dtype bf16 -N 64 -C 4100
 expect_path $P 8 "rung 5 last_block_reduce" "rung 5 last_block_reduce" --dtype fp32 -N 5 -C 40000
 
+# hot (--hot): launches captured in a CUDA graph and replayed (the memsets of 1-3, the chained sum of 7), a replay
+# validated; the dispatcher's two paths, then every rung
+check_path $P 8 --dtype bf16 -N 4 -C 4096 --hot
+check_path $P 8 --dtype fp32 -N 4 -C 4100 --hot
+out=$(./$P 1,2,3,4,5,6,7 --dtype fp32 -N 64 -C 768 --hot --repeats 3 2>&1); rc=$?
+{ log_head "$P 1-7 -N 64 -C 768 --hot --repeats 3 (exit $rc)"; echo "$out"; } >> "$LOG"
+if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && [ "$(echo "$out" | grep -c '^best: ')" -eq 7 ]; then
+    pass "$P 1-7 --hot: each rung captured, replayed and validated"
+else fail "$P 1-7 --hot (exit $rc): $(echo "$out" | grep -E 'FAIL|error|skipped' | head -n 2 | tr '\n' ' ')"; fi
+
 if [ "$QUICK" = 1 ]; then
     sanitize memcheck $P --dtype fp32 -N 7 -C 1000
     sanitize_kernel memcheck $P 7 --dtype bf16 -N 1031 -C 4104
