@@ -23,6 +23,9 @@ Run:
   ./layernorm_backward all --dtype bf16           every kernel, ranked
   ./layernorm_backward 8 -N 16384 -C 4096 --accumulate --check
   ./layernorm_backward --list                     the registry (no GPU needed)
+Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for programmatic dependent launch):
+  nvcc -O3 -std=c++17 --default-stream per-thread -arch=sm_90 -Xcompiler -fopenmp -o layernorm_backward layernorm_backward.cu -lcurand -lgomp -ldl
+  CUPTI (the GPU's clock): add -DHAVE_CUPTI -lcupti; cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L where needed).
 Kernels 1-4 are the fp32 teaching ladder; 5-8 run fp32, fp16 and bf16 with fp32 arithmetic.
 */
 #include "common.h"

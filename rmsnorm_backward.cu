@@ -24,6 +24,9 @@ Run:
   ./rmsnorm_backward all --dtype bf16             every kernel, ranked
   ./rmsnorm_backward 8 -N 16384 -C 4096 --weight-offset 1 --check
   ./rmsnorm_backward --list                       the registry (no GPU needed)
+Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for programmatic dependent launch):
+  nvcc -O3 -std=c++17 --default-stream per-thread -arch=sm_90 -Xcompiler -fopenmp -o rmsnorm_backward rmsnorm_backward.cu -lcurand -lgomp -ldl
+  CUPTI (the GPU's clock): add -DHAVE_CUPTI -lcupti; cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L where needed).
 Kernels 1-4 are the fp32 teaching ladder; 5-8 run fp32, fp16 and bf16 with fp32 arithmetic. Kernel 0 says
 `skipped: <reason>` for --accumulate and a weight offset (cuDNN's norm node has neither).
 */
