@@ -102,7 +102,7 @@ for _op, _default in (("layernorm", rows_c(8192, 768)), ("rmsnorm", rows_c(8192,
     POINTS[f"{_op}_backward"] = {
         "default": _default,
         "full": [rows_c(r, c) for r, c in ROWS_X_C] + [rows_c(16384, 4096, ["--accumulate"], ":acc")]
-        + ([rows_c(16384, 4096, ["--weight-offset", "1"], ":off")] if _op == "rmsnorm" else []),
+        + ([rows_c(8192, 4096), rows_c(16384, 4096, ["--weight-offset", "1"], ":off")] if _op == "rmsnorm" else []),
         "latency": [rows_c(r, c, *BACKWARD_MODES[m]) for m in BACKWARD_MODES for r, c in LATENCY_ROWS_X_C],
         "odd": [rows_c(r, c) for r, c in ODD_ROWS_X_C],
     }
