@@ -113,14 +113,15 @@ static int g_pdl;
 // smem bytes of dynamic shared memory on the default stream: in clusters of cl blocks when cl > 1 (sm_90+; one
 // block a cluster is a plain launch, any GPU, where sm_90's cluster queries see a cluster of one), and under --pdl
 // as a programmatic dependent launch: it may begin while the grid before it ends, and fn's pdl_wait() holds its
-// reads and writes until that grid has finished.
-static void launch_kernel(const void *fn, long blocks, dim3 block, size_t smem, void **args, int cl) {
+// reads and writes until that grid has finished; chained: so whatever --pdl (the backward programs' sum of partials,
+// chained to the kernel that writes them).
+static void launch_kernel(const void *fn, long blocks, dim3 block, size_t smem, void **args, int cl, int chained = 0) {
     cudaLaunchAttribute attr[2];
     cudaLaunchConfig_t cfg = cluster_config(blocks, 1, cl > 1 ? cl : 1, &attr[0]);
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.numAttrs = cl > 1 ? 1 : 0;
-    if (g_pdl) {
+    if (g_pdl || chained) {
         attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
         cfg.numAttrs++;

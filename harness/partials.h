@@ -29,18 +29,15 @@ __global__ void sum_partials_kernel(const float *__restrict__ part, long parts, 
     }
 }
 #define SUM_PARTIALS_BS 1024  // 32 slices of the rows a column
-// Enqueues sum_partials_kernel for outputs of dtype d; chained: as a programmatic dependent launch whatever --pdl (the
-// kernel before it writes the partials and lets it launch early).
+// Enqueues sum_partials_kernel for outputs of dtype d; chained: as a programmatic dependent launch whatever --pdl
+// (launch_kernel: the kernel before it writes the partials and lets it launch early).
 static void launch_sum_partials(dtype_t d, const float *part, long parts, long cols, long split, void *out0,
                                 void *out1, int chained) {
     const void *fn = d == DT_FP16   ? (const void *)sum_partials_kernel<__half>
                      : d == DT_BF16 ? (const void *)sum_partials_kernel<__nv_bfloat16>
                                     : (const void *)sum_partials_kernel<float>;
     void *args[] = {&part, &parts, &cols, &split, &out0, &out1};
-    const int saved = g_pdl;
-    g_pdl = saved || chained;
-    launch_kernel(fn, ceil_div(cols, 32), SUM_PARTIALS_BS, 0, args, 1);
-    g_pdl = saved;
+    launch_kernel(fn, ceil_div(cols, 32), SUM_PARTIALS_BS, 0, args, 1, chained);
 }
 
 // ------------------------------------------------------------------------------------------------
