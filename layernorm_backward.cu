@@ -494,12 +494,7 @@ static const void *row_regs_fn(dtype_t d, int P, int R) {
 }
 // Packs a thread: the fewer of 1, 2 that covers the row's packs with bs threads (0: more than 2 are needed).
 static int row_regs_packs(const lnb_problem_t *p, int bs) { return regs_packs_a_thread(p->C / vec16(p), bs); }
-static const char *supports_row_regs(const lnb_problem_t *p, int bs) {
-    if (!full_packs(p)) return reasonf("C = %ld is not a multiple of %d (16-byte packs)", p->C, vec16(p));
-    if (!row_regs_packs(p, bs))
-        return reasonf("a row of %ld packs needs more than 2 packs a thread at block size %d", p->C / vec16(p), bs);
-    return NULL;
-}
+static const char *supports_row_regs(const lnb_problem_t *p, int bs) { return regs_row_refusal(p->h.dtype, p->C, bs); }
 static const char *supports_row_regs_packs(const void *pp, int bs) {
     return supports_row_regs((const lnb_problem_t *)pp, bs ? bs : 1024);
 }

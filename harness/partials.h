@@ -54,6 +54,15 @@ static int partials_rows_a_block(long N, long parts) {
 // more than 2 are needed); the block size, a pack a thread (two beyond 1024 packs), at least 128 threads.
 static int regs_packs_a_thread(long nvec, int bs) { return nvec <= bs ? 1 : nvec <= 2L * bs ? 2 : 0; }
 static int regs_block_size(long nvec) { return pow2_at_least(nvec <= 1024 ? (double)nvec : nvec / 2.0, 128, 1024); }
+// Why a row of C elements of dtype d cannot run in registers at bs threads (NULL: it can): no 16-byte packs, or more
+// than 2 of them a thread.
+static const char *regs_row_refusal(dtype_t d, long C, int bs) {
+    const int vec = 16 / (int)dtype_size(d);
+    if (C % vec) return reasonf("C = %ld is not a multiple of %d (16-byte packs)", C, vec);
+    if (!regs_packs_a_thread(C / vec, bs))
+        return reasonf("a row of %ld packs needs more than 2 packs a thread at block size %d", C / vec, bs);
+    return NULL;
+}
 // Rung 7: rows at a time (4 to 512 packs at up to 512 threads, 2 to 1024 packs, 1 at two packs a thread: registers),
 // and its grid: the blocks of fn resident at once, but no more than give each block 8 groups of R rows (and no fewer
 // than an SM's worth), nor more than the groups or the scratch's rows.
