@@ -76,9 +76,7 @@ LDLIBS := -lcurand -lgomp -ldl $(CUDNN_LDFLAGS) $(CUPTI_LDFLAGS)
 all: $(PROGRAMS)
 
 HARNESS := common.h $(wildcard harness/*.h)
-%_forward: %_forward.cu $(HARNESS) Makefile
-	$(NVCC) $(NVCC_FLAGS) $(ARCH_FLAGS) -o $@ $< $(LDLIBS)
-%_backward: %_backward.cu $(HARNESS) Makefile
+$(PROGRAMS): %: %.cu $(HARNESS) Makefile
 	$(NVCC) $(NVCC_FLAGS) $(ARCH_FLAGS) -o $@ $< $(LDLIBS)
 
 # ---- tests
