@@ -104,7 +104,7 @@ CSV_FORMAT = {"time_ms_median": ".6f", "time_ms_min": ".6f", "time_ms_launch_med
               "time_ms_launch_min": ".6f", "gbps": ".2f", "sol_gbps": ".2f", "sol_pct": ".2f", "max_abs_err": ".3e",
               "max_rel_err": ".3e"}
 PEERS = ["torch", "torch.compile", "liger", "quack"]
-OPS = ["layernorm", "rmsnorm", "batchnorm"]
+OPS = shapes_mod.FORWARD_OPS  # (the backward programs have no peers here yet)
 DTYPE_SIZE = {"fp32": 4, "fp16": 2, "bf16": 2}
 # The programs' tolerances (harness/base.h tolerance_for): atol = rtol
 TOLERANCE = {"fp32": 1e-4, "fp16": 2e-3, "bf16": 1e-2}

@@ -20,8 +20,8 @@ never part of "every set"):
           multiple of 8) with odd C beside some, rows every factor of 8 from 1 to what 2 GB holds (and 1024, 2048
           rows between 512 and 4096, where the waves decide the rung), fp32 and bf16,
           cold, and hot and hot+pdl where rows <= 512 (those every octave of C); RMSNorm's fused add (odd lengths
-          too) and QK-norm view on a coarser grid (the fused add hot and hot+pdl too); BatchNorm over C and N*H*W in each layout in
-          training, inference (elementwise) on a coarser grid.
+          too) and QK-norm view on a coarser grid (the fused add hot and hot+pdl too); BatchNorm over C and N*H*W
+          in each layout in training, inference (elementwise) on a coarser grid.
   random  the set a rule is checked on: --count points drawn with --seed (printed; a new one each run unless
           given): C log-uniform over 64..262,144 (90% multiples of 8, 10% any value), rows log-uniform from 1 to
           what 2 GB holds, fp32, fp16 or bf16, each program's variants (RMSNorm's fused add, QK-norm view and
@@ -109,11 +109,6 @@ for _op, _default in (("layernorm", rows_c(8192, 768)), ("rmsnorm", rows_c(8192,
 FORWARD_OPS = ["layernorm", "rmsnorm", "batchnorm"]
 BACKWARD_OPS = ["layernorm_backward", "rmsnorm_backward"]
 SHAPES = POINTS  # the ops that have standard points
-
-
-def program(op):
-    """The program of an op: layernorm -> layernorm_forward; a backward op is its program's name."""
-    return op if op.endswith("_backward") else f"{op}_forward"
 DTYPES = ["fp32", "bf16"]
 
 # The shapes (CSV labels) of the README's ladder tables: the default, and one other.
@@ -124,6 +119,11 @@ LADDER_SHAPES = {
     "layernorm_backward": ["8192x768", "16384x4096"],
     "rmsnorm_backward": ["8192x4096", "32768x128"],
 }
+
+
+def program(op):
+    """The program of an op: layernorm -> layernorm_forward; a backward op is its program's name."""
+    return op if op in BACKWARD_OPS else f"{op}_forward"
 
 
 def latency_labels(op):

@@ -31,8 +31,9 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
 from summary import load  # noqa: E402
 import regimes  # noqa: E402
+import shapes  # noqa: E402
 
-OPS = ["layernorm", "rmsnorm", "batchnorm"]
+OPS = shapes.FORWARD_OPS  # the ops whose rule is derived (the backward programs' is reasoned, not yet derived)
 SWEEPS = os.path.join(ROOT, "results", "h200", "sweeps")  # the reference GPU's dense sweeps
 
 
@@ -90,8 +91,7 @@ def regret_report(op, path, what):
            f"worst {worst:.3f}x at {where[0]} {where[1]}"]
     if nc:
         out.append(f"{op} ({what}): against cuDNN (kernel 0, the sweep's own rows) at {nc} points: geomean {geo:.3f}x, "
-                   f"within 1.05x at "
-                   f"{near:.1%}")
+                   f"within 1.05x at {near:.1%}")
     for r, key in sorted(((p["disp"] / p["best"][0], key) for key, p in pts.items()), reverse=True)[:8]:
         if r <= 1.03:
             break

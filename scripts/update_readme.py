@@ -4,13 +4,13 @@
     scripts/update_readme.py results/<gpu> [--readme README.md] [--check]
 
 Between `<!-- ladder:OP -->` and `<!-- /ladder:OP -->`: the ladder of OP, one line a kernel of the registry in the
-header comment of the op's program (OP_forward.cu, or OP.cu for a backward op: its number, name and idea), each rung at the shape of its region: the stored
-point of results/<gpu>/OP.csv (any set, any dtype) where its speed over the fastest earlier rung that ran there is
-largest (region_rows), with the point, its best block size's GB/s and %SOL there and that gain, over which rung;
-kernel 1, cuDNN (kernel 0) and the dispatcher at the first of scripts/shapes.py's LADDER_SHAPES. A CSV row whose
-kernel name the registry no longer has is left out. The full tables (both ladder shapes, the best kernel at every
-point, the side-by-side with the peers) are in results/<gpu>/summary.md (scripts/run_all.py); the dispatcher's rule
-by region, scripts/summary.py --regions.
+header comment of the op's program (OP_forward.cu, or OP.cu for a backward op: its number, name and idea), each
+rung at the shape of its region: the stored point of results/<gpu>/OP.csv (any set, any dtype) where its speed over
+the fastest earlier rung that ran there is largest (region_rows), with the point, its best block size's GB/s and %SOL
+there and that gain, over which rung; kernel 1, cuDNN (kernel 0) and the dispatcher at the first of
+scripts/shapes.py's LADDER_SHAPES. A CSV row whose kernel name the registry no longer has is left out. The full
+tables (both ladder shapes, the best kernel at every point, the side-by-side with the peers) are in
+results/<gpu>/summary.md (scripts/run_all.py); the dispatcher's rule by region, scripts/summary.py --regions.
 Between `<!-- standing:OP -->` and `<!-- /standing:OP -->`: one line per GPU, for every folder of results/ that
 holds OP, where OP stands there (scripts/standings.py --line). Between `<!-- example:OP -->` and
 `<!-- /example:OP -->`: the output of one kernel at one point as it stands in results/<gpu>/OP.log (EXAMPLES below),
