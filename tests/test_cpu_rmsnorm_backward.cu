@@ -87,25 +87,19 @@ static void test_finite_differences(void) {
         for (long c = 0; c < C; c++) w[c] = (with_offset ? 0.0 : 1.0) + 0.25 * lcg_normalish(&s);
         rstds(r, x, N, C, eps);
         rmsnorm_backward_cpu(dx, dw, aw, x, w, off, dy, r, NULL, N, C);
+        // the central difference of the loss in one input value
+        auto central = [&](double *v) {
+            const double keep = *v;
+            *v = keep + h;
+            const double lp = loss(x, w, off, dy, N, C, eps);
+            *v = keep - h;
+            const double lm = loss(x, w, off, dy, N, C, eps);
+            *v = keep;
+            return (lp - lm) / (2 * h);
+        };
         double worst_x = 0, worst_w = 0;
-        for (long i = 0; i < N * C; i++) {
-            double keep = x[i];
-            x[i] = keep + h;
-            double lp = loss(x, w, off, dy, N, C, eps);
-            x[i] = keep - h;
-            double lm = loss(x, w, off, dy, N, C, eps);
-            x[i] = keep;
-            worst_x = fmax(worst_x, fabs((lp - lm) / (2 * h) - dx[i]));
-        }
-        for (long c = 0; c < C; c++) {
-            double keep = w[c];
-            w[c] = keep + h;
-            double lp = loss(x, w, off, dy, N, C, eps);
-            w[c] = keep - h;
-            double lm = loss(x, w, off, dy, N, C, eps);
-            w[c] = keep;
-            worst_w = fmax(worst_w, fabs((lp - lm) / (2 * h) - dw[c]));
-        }
+        for (long i = 0; i < N * C; i++) worst_x = fmax(worst_x, fabs(central(&x[i]) - dx[i]));
+        for (long c = 0; c < C; c++) worst_w = fmax(worst_w, fabs(central(&w[c]) - dw[c]));
         char name[160];
         snprintf(name, sizeof name, "reference: dx, dweight match central differences of sum(dy * y) (3 x 7%s, within "
                  "1e-7)", with_offset ? ", weight offset 1" : "");
@@ -156,27 +150,7 @@ static void test_rstd_f32(void) {
 // ---- the registry, the rule, kernel 0
 
 static void test_registry(void) {
-    check_registry_shape(&k_program, 9);
-    check_cudnn_slot(&k_program.kernels[0]);
-    int teaching = 1;
-    for (int i = 1; i <= 4; i++) teaching &= k_program.kernels[i].dtypes == DT_BIT(DT_FP32);
-    for (int i = 5; i <= 8; i++) teaching &= k_program.kernels[i].dtypes == DT_ALL;
-    check("registry: 1-4 are fp32 only, 5-8 run fp32, fp16 and bf16", teaching);
-    int det = 1;
-    for (int i = 1; i <= 8; i++)
-        det &= (strstr(k_program.kernels[i].limits, "deterministic") != NULL) == (i >= 4) &&
-               k_program.kernels[i].deterministic == (i >= 4);
-    check("registry: 4-8 are deterministic (their validation compares two launches' bits) and --list says so; the "
-          "atomics of 1-3 are not", det);
-    check("registry: the default kernel is the dispatcher, the last",
-          k_program.default_kernel == RMB_DISPATCHER && RMB_DISPATCHER == k_program.n_kernels - 1);
-    const int n = (int)(sizeof k_regimes / sizeof k_regimes[0]);
-    const regime_t *last = &k_regimes[n - 1];
-    int rungs_ok = last->bytes == 0 && last->packs16 < 0 && last->packs_hi == RG_ANY && last->rows_hi == RG_ANY &&
-                   k_program.kernels[last->rung].dtypes == DT_ALL && k_program.kernels[last->rung].supports == NULL;
-    for (int i = 0; i < n; i++) rungs_ok &= k_regimes[i].rung >= 5 && k_regimes[i].rung < RMB_DISPATCHER;
-    check("regimes: every row runs a rung of 5-7; the last takes every problem (a rung with no limits, all dtypes)",
-          rungs_ok);
+    check_backward_registry(&k_program, k_regimes, (int)(sizeof k_regimes / sizeof k_regimes[0]), RMB_DISPATCHER);
 }
 
 static rmb_problem_t plan_problem(dtype_t d, long N, long C) {

@@ -74,3 +74,29 @@ static void check_cudnn_slot(const kernel_t *k0) {
           k0->launch == NULL && why && strcmp(why, "built without cuDNN") == 0, "%s", why ? why : "NULL");
 #endif
 }
+
+// A backward program's registry (layernorm_backward, rmsnorm_backward): kernels 1-4 fp32 only, 5 to the dispatcher
+// every dtype; 4 to the dispatcher deterministic (their validation compares two launches' bits) and --list says so,
+// the atomics of 1-3 not; the dispatcher the default and the last; its rule's rows run rungs 5 and up, the last row
+// taking every problem (a rung with no limits, all dtypes).
+static void check_backward_registry(const program_t *prog, const regime_t *rule, int rows, int dispatcher) {
+    check_registry_shape(prog, dispatcher + 1);
+    check_cudnn_slot(&prog->kernels[0]);
+    int teaching = 1, det = 1;
+    for (int i = 1; i <= dispatcher; i++) {
+        const kernel_t *k = &prog->kernels[i];
+        teaching &= k->dtypes == (i <= 4 ? DT_BIT(DT_FP32) : DT_ALL);
+        det &= (strstr(k->limits, "deterministic") != NULL) == (i >= 4) && k->deterministic == (i >= 4);
+    }
+    check("registry: 1-4 are fp32 only, the rest run fp32, fp16 and bf16", teaching);
+    check("registry: 4 on are deterministic (their validation compares two launches' bits) and --list says so; the "
+          "atomics of 1-3 are not", det);
+    check("registry: the default kernel is the dispatcher, the last",
+          prog->default_kernel == dispatcher && dispatcher == prog->n_kernels - 1);
+    const regime_t *last = &rule[rows - 1];
+    int rungs_ok = last->bytes == 0 && last->packs16 < 0 && last->packs_hi == RG_ANY && last->rows_hi == RG_ANY &&
+                   prog->kernels[last->rung].dtypes == DT_ALL && prog->kernels[last->rung].supports == NULL;
+    for (int i = 0; i < rows; i++) rungs_ok &= rule[i].rung >= 5 && rule[i].rung < dispatcher;
+    check("regimes: every row runs a rung from 5 below the dispatcher; the last takes every problem (a rung with no "
+          "limits, all dtypes)", rungs_ok);
+}
