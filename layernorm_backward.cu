@@ -387,7 +387,7 @@ static void launch_last_block_reduce(const void *pp, launch_t *l) {
 
 // ------------------------------------------------------------------------------------------------
 // Kernel 6, row_regs_packs: a block a row (each thread P 16-byte packs of it, P of 1 or 2 by the plan), x and dy
-// loaded once into registers; each row's two means from registers (one block_sum_once round of a pair), dx from
+// loaded once into registers; each row's two means from registers (one block_sums round of a pair), dx from
 // them; each thread sums its columns' dw and db terms in registers over the block's rows and writes its partial
 // once. Improves: x and dy cross DRAM once, 16-byte accesses, 16-bit types, no partial traffic a row. Wrong: a block
 // a group of 32 rows: N / 32 partials to write and sum, and one row at a time in flight a block.
