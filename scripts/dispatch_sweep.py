@@ -4,6 +4,7 @@ space: the dense set its rule is derived from, or a random draw that checks the 
 
     scripts/dispatch_sweep.py [OP ...] [--set random|dense] [--seed S] [--count K] [--budget SECONDS]
                               [--repeats R] [--out DIR] [--resume] [--peers K] [--plans] [--retime R] [--targets]
+                              [--match REGEX]
     scripts/dispatch_sweep.py [OP ...] --report [--set random|dense] [--seed S] [--out DIR] [--targets]
 
 At each point (scripts/shapes.py's dense set, or its random draw of --count points an op with --seed: a new seed
@@ -16,7 +17,8 @@ DIR/<op>_random_<seed>.csv (the programs' CSV schema; default DIR: results/<gpu>
 replacing the file's unless --resume. --peers K adds, at the first K points of each op's draw, kernel 0 (cuDNN,
 in the same process: it plans each point, seconds) and torch.compile (scripts/peers.py --points, one process an op,
 the same flush and clock; not at --pdl points, a launch it does not have; rows as JSON lines in
-DIR/<op>_random_<seed>_peers.jsonl, kept by --resume once written). --budget stops an op's set after that many seconds: the dense set runs
+DIR/<op>_random_<seed>_peers.jsonl, kept by --resume once written). --match REGEX keeps the points whose dtype:label it matches (a region
+of a set measured first). --budget stops an op's set after that many seconds: the dense set runs
 in a fixed shuffled order, so a cut sweep still covers the space evenly, and --resume goes on where it stopped.
 --plans adds at each point a second process: the rungs alone, each at its plan's block size (--block-size plan:
 the configuration the dispatcher launches it at), rows to DIR/<op>_dense_plan.csv or <op>_random_<seed>_plan.csv;
@@ -43,6 +45,7 @@ import csv
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -170,6 +173,8 @@ def main(argv):
                     help="also each rung at its plan's block (--block-size plan), rows to the sweep's _plan.csv")
     ap.add_argument("--retime", type=int, default=2,
                     help="random draws: processes re-timing a point the dispatcher trails by > 1.03x (default 2)")
+    ap.add_argument("--match", metavar="REGEX",
+                    help="only the set's points whose dtype:label matches (a region measured first, e.g. 'x[0-9]*[13579]:add')")
     ap.add_argument("--targets", action="store_true", help="exit 1 when the sweep misses a target (above)")
     ap.add_argument("--report", action="store_true",
                     help="measure nothing: the figures of the CSVs in --out (the draw of --seed, or the dense set)")
@@ -181,6 +186,10 @@ def main(argv):
         ap.error("--count and --repeats at least 1, --budget, --peers and --retime at least 0")
     if a.peers and a.set != "random":
         ap.error("--peers: on a random draw (--set random)")
+    try:
+        match = re.compile(a.match) if a.match else None
+    except re.error as e:
+        ap.error(f"--match: not a regular expression: {e}")
     if a.report:
         return report_stored(ap, a)
     ops = a.ops or [op for op in OPS if op in run_all.built_ops()]
@@ -209,6 +218,8 @@ def main(argv):
             random.Random(f"dense:{op}").shuffle(pts)  # a cut sweep still covers the space evenly
         else:
             pts = shapes.random_points(op, seed, a.count)
+        if match:
+            pts = [p for p in pts if match.search(f"{p[0]}:{p[2]}")]
         path = set_csv(out, op, a.set, seed)
         if a.set == "random" and not a.resume:
             for old in (path, retimed_csv(path), plan_csv(path)):

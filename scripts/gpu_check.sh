@@ -22,7 +22,7 @@ The other phases build the programs here (build.log), then:
                    keeping the points done)
   dense [OP ...]   scripts/dispatch_sweep.py --set dense --resume --plans: the dense sets a dispatcher's rule is
                    derived from, measured on where results/<gpu>/sweeps stops, each rung at its plan too (BUDGET=S:
-                   at most S seconds an op)
+                   at most S seconds an op; MATCH=REGEX: only the points whose dtype:label it matches)
   draw  [OP ...]   scripts/dispatch_sweep.py --set random --targets: each dispatcher against its rungs on a fresh
                    random draw (its seed printed; COUNT=K points an op, default 70), and against the better of
                    cuDNN and torch.compile at the first PEERS=K of them (default 25, about 60 points of the
@@ -132,7 +132,7 @@ if [ "$phase" = dispatch ]; then
     el "dispatch_check done (exit $rc)"
 fi
 if [ "$phase" = dense ]; then
-    python3 scripts/dispatch_sweep.py --set dense --resume --plans ${BUDGET:+--budget "$BUDGET"} $OPS \
+    python3 scripts/dispatch_sweep.py --set dense --resume --plans ${BUDGET:+--budget "$BUDGET"} ${MATCH:+--match "$MATCH"} $OPS \
         2> "$OUT/dense.progress" | tee "$OUT/dense.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
     tar czf "$OUT/sweeps.tgz" results/*/sweeps
