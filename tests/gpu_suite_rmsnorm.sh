@@ -81,7 +81,7 @@ planted rmsnorm_forward 5 -N 3 -C 4097 --fused-add --block-size 256
 # the dispatcher (12) says which rung ran: one problem well inside each row of its rule of regimes that a problem can
 # reach (packs a row and rows an SM at least 1.5x from the row's edges, so that a GPU of 100-170 SMs lands in the
 # same row); before sm_90 the cluster rungs (7, 8 over several blocks, 10) refuse and a later row runs
-expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 512 -C 4096 --fused-add
+expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 512 -C 4096 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 8192 -C 4096 --fused-add
 expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 16 -C 65536 --fused-add
 expect_path rmsnorm_forward 12 "rung 9 odd_rows" "rung 9 odd_rows" --dtype fp32 -N 64 -C 4097
@@ -98,13 +98,13 @@ expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dty
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 32768 -C 2048
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 512 -C 16384
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 8192 -C 8192
-expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype fp32 -N 8192 -C 8192
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 8192 -C 8192
 expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung 4 block2d_vec" --dtype bf16 -N 512 -C 131072
 # the rule's other rows, a shape well inside each (on 100-170 SMs; the rung each runs is its row's in
 # rmsnorm_forward.cu): decode steps, few rows, many rows, cold and captured
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype fp32 -N 1 -C 64
-expect_path rmsnorm_forward 12 "rung 9 odd_rows" "rung " --dtype fp32 -N 1 -C 65536
-expect_path rmsnorm_forward 12 "rung 9 odd_rows" "rung " --dtype bf16 -N 1 -C 65536
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype fp32 -N 1 -C 65536
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 1 -C 65536
 expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 1 -C 262144
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 1 -C 256 --hot
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 16 -C 78848
@@ -121,10 +121,21 @@ expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --d
 # the fused add: one row, tens of rows, thousands; then captured launches of long rows; before sm_90 a cluster rung's
 # row runs another rung
 expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung " --dtype fp32 -N 1 -C 32768 --fused-add
-expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 65536 --fused-add
+expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 65536 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 256 -C 98304 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 256 -C 49152 --fused-add
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 8192 -C 64 --fused-add
+# the fused add's rows by packs a row and rows an SM: decode-sized, a few rows an SM, many; odd rows (no 16-byte packs)
+# beside aligned ones; captured launches
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 8 -C 4096 --fused-add
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 256 -C 256 --fused-add
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 256 -C 1536 --fused-add
+expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 8192 -C 801 --fused-add
+expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 8192 -C 800 --fused-add
+expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 6001 --fused-add
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 64 -C 6000 --fused-add
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 64 -C 6000 --fused-add --hot
+expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 65536 --fused-add --hot
 expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 512 -C 32768 --hot
 expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 512 -C 131072 --hot
 expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 64 --heads 32 \
@@ -135,9 +146,9 @@ expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_per
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp16 -N 5 --heads 3 --head-dim 64 \
     --row-stride 201
 # the QK view's rows of many heads (the rule's qk rows)
-expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype fp32 -N 1024 --heads 8 --head-dim 32
+expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 1024 --heads 8 --head-dim 32
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 1024 --heads 8 --head-dim 128
-expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 2048 --heads 32 --head-dim 128
+expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 2048 --heads 32 --head-dim 128
 # --block-size plan: the rung the dispatcher picks, alone at the dispatcher's block (few rows, the fused add, many)
 expect_at_plan rmsnorm_forward 12 --dtype bf16 -N 16 -C 2560
 expect_at_plan rmsnorm_forward 12 --dtype bf16 -N 2048 -C 4096 --fused-add
