@@ -8,9 +8,10 @@ schema.
     scripts/peers.py --points FILE [--peer P] [--no-write] OP
     scripts/peers.py --ncu-range N --point "DTYPE ARGS..." --peer P OP
 
-For every op (layernorm, rmsnorm, batchnorm by default), dtype and point of scripts/shapes.py (every set of
-points an op has: the standard set, and for LayerNorm and RMSNorm the latency set, whose points come cold and
-hot; --set takes one set):
+For every op (by default layernorm, rmsnorm, batchnorm and the backward programs' layernorm_backward,
+rmsnorm_backward), dtype and point of scripts/shapes.py (every set of points an op has: the standard set, and for
+LayerNorm and RMSNorm, forward and backward, the latency set, whose points come cold and hot, and the odd set;
+--set takes one set):
 - builds the same problem in PyTorch (torch.randn inputs, seeded; the same layout, strides and options as the
   program's arguments: the QK-norm view of q inside a packed qkv buffer, the fused residual add, NCHW/NHWC);
 - counts the bytes exactly as the program does (bytes_for below), so GB/s compares time for the same work;
@@ -57,7 +58,22 @@ hot; --set takes one set):
   dtypes it reads 4 bytes a column more than the programs count). The first call of each kernel (dtype, C,
   variant) JIT-compiles it, or loads it from QuACK's cache: that is the validation's call, before any timing.
   QuACK has no BatchNorm, and rmsnorm_fwd takes 2-D rows of unit stride, which the strided QK-norm view of q
-  inside qkv is not without a copy (skip rows, the reason in the log).
+  inside qkv is not without a copy (skip rows, the reason in the log);
+- the backward ops (the programs' inputs: x, dy, the weight, LayerNorm's bias, which the ATen op takes, and the
+  forward's saved statistics, fp32 [rows], from a float64 pass over x when the point is built; outputs dx, and
+  dweight (LayerNorm: and dbias) in the weight's dtype; --accumulate: dx added into a buffer, reset before the
+  validation): torch: aten.native_layer_norm_backward, aten._fused_rms_norm_backward (PyTorch >= 2.8, else skip
+  rows; the weight offset added to the weight once when the point is built), called directly, not through
+  autograd; torch.compile: the formula in fp32 (x̂, g = dy (w + offset), dx, the column sums), --accumulate's add
+  fused into it; liger: layer_norm_backward, rms_norm_backward (casting mode gemma, fp32 math as the programs';
+  in_place=False, so dy stays, its zeros_like dx timed with it; the offset inside the kernel), given the
+  programs' fp32 statistics; quack: layernorm_bwd, rmsnorm_bwd (the offset inside the kernel; --accumulate fused:
+  the buffer goes in as dresidual_out, the sum to a new dx). Where no add is fused, --accumulate is a dx.add_
+  after the call (named in kernel_name). A function this version of a package lacks, or whose arguments
+  (inspect.signature) peers.py cannot match, is a skip row with the reason. The check: dx on a sample of rows,
+  dweight and dbias on every column, with the programs' allowance for a sum over the rows on top
+  (harness/base.h sum_atol: (4 + 2 sqrt(rows)) 2^-24 sum |term|), and where --accumulate rounds the peer's dx
+  before the add, that rounding (the dtype's unit roundoff x |dx|).
 Rows go to DIR/<gpu-slug>/peers.csv, rewritten after every point (rows for the same op, peer and set of
 points are replaced, others kept; a shape outside scripts/shapes.py's latency points counts as standard), with
 `kernel` = the peer, `kernel_name` = the function it calls, and three columns after the programs' schema:
@@ -104,11 +120,13 @@ CSV_FORMAT = {"time_ms_median": ".6f", "time_ms_min": ".6f", "time_ms_launch_med
               "time_ms_launch_min": ".6f", "gbps": ".2f", "sol_gbps": ".2f", "sol_pct": ".2f", "max_abs_err": ".3e",
               "max_rel_err": ".3e"}
 PEERS = ["torch", "torch.compile", "liger", "quack"]
-OPS = shapes_mod.FORWARD_OPS  # (the backward programs have no peers here yet)
+OPS = shapes_mod.FORWARD_OPS + shapes_mod.BACKWARD_OPS
 DTYPE_SIZE = {"fp32": 4, "fp16": 2, "bf16": 2}
 # The programs' tolerances (harness/base.h tolerance_for): atol = rtol
 TOLERANCE = {"fp32": 1e-4, "fp16": 2e-3, "bf16": 1e-2}
-EPS = {"layernorm": 1e-5, "rmsnorm": 1e-6, "batchnorm": 1e-5}
+# Unit roundoff of each dtype: the error of one rounding to it, relative (a peer that rounds dx before adding it)
+UNIT_ROUNDOFF = {"fp32": 2.0 ** -24, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
+EPS = {"layernorm": 1e-5, "rmsnorm": 1e-6, "batchnorm": 1e-5, "layernorm_backward": 1e-5, "rmsnorm_backward": 1e-6}
 SAMPLE_ROWS = 64
 
 
@@ -135,12 +153,15 @@ PROGRAM_ARGS = {"-N": ("N", positive_int), "--rows": ("N", positive_int), "-C": 
                 "--head-dim": ("head_dim", positive_int), "--row-stride": ("row_stride", positive_int),
                 "--fused-add": ("fused", None), "--weight-offset": ("offset", float), "--layout": ("layout", layout),
                 "--height": ("H", positive_int), "--width": ("W", positive_int), "--inference": ("inference", None),
-                "--momentum": ("momentum", float), "--eps": ("eps", float), "--hot": ("hot", None)}
+                "--momentum": ("momentum", float), "--eps": ("eps", float), "--hot": ("hot", None),
+                "--accumulate": ("accumulate", None)}
 COMMON_ARGS = {"-N", "--rows", "-C", "--cols", "--hot"}  # every program takes these
 # the arguments each program takes besides COMMON_ARGS
 OP_ARGS = {"layernorm": {"--eps"},
            "rmsnorm": {"--eps", "--fused-add", "--weight-offset", "--heads", "--head-dim", "--row-stride"},
-           "batchnorm": {"--eps", "--layout", "--height", "--width", "--inference", "--momentum"}}
+           "batchnorm": {"--eps", "--layout", "--height", "--width", "--inference", "--momentum"},
+           "layernorm_backward": {"--eps", "--accumulate"},
+           "rmsnorm_backward": {"--eps", "--accumulate", "--weight-offset"}}
 
 
 def parse_point(op, args):
@@ -148,7 +169,7 @@ def parse_point(op, args):
     for an argument the program would refuse or peers.py does not model."""
     p = {"op": op, "N": None, "C": None, "heads": None, "head_dim": None, "row_stride": None, "fused": False,
          "offset": 0.0, "layout": "nc", "H": None, "W": None, "inference": False, "momentum": 0.1, "eps": EPS[op],
-         "hot": False}
+         "hot": False, "accumulate": False}
     it = iter(args)
     for a in it:
         if a not in PROGRAM_ARGS or a not in OP_ARGS[op] | COMMON_ARGS:
@@ -200,6 +221,8 @@ def shape_string(p):
         if p["layout"] == "nc":
             return f"{p['N']}x{p['C']}{mode}"
         return f"{p['N']}x{p['C']}x{p['H']}x{p['W']}:{p['layout']}{mode}"
+    if p["op"] in shapes_mod.BACKWARD_OPS:  # the backward programs print ":off" (any offset), then ":acc"
+        return f"{p['N']}x{p['C']}{':off' if p['offset'] else ''}{':acc' if p['accumulate'] else ''}"
     off = f":off{p['offset']:g}" if p["offset"] else ""  # the programs print it with %g
     if p["heads"] is not None:
         return f"{p['tokens']}x{p['heads']}x{p['head_dim']}:s{p['S']}{off}"
@@ -240,12 +263,34 @@ def bytes_for(p, dtype):
         # running mean and var read and written), inference 4 (gamma, beta, running mean and var)
         numel = p["N"] * p["C"] * p["H"] * p["W"]
         return 2 * numel * es + (8 if not p["inference"] else 4) * 4 * p["C"]
+    if op in shapes_mod.BACKWARD_OPS:  # x, dy read, dx written (and read: --accumulate); weight read, dweight
+        # (LayerNorm: and dbias) written; the saved statistics read (fp32: LayerNorm mean and rstd, RMSNorm rstd)
+        n, c, tensors = p["N"], p["C"], 3 + (1 if p["accumulate"] else 0)
+        if op == "layernorm_backward":
+            return tensors * n * c * es + 3 * c * es + 2 * n * 4
+        return tensors * n * c * es + 2 * c * es + n * 4
     raise KeyError(op)
+
+
+def sum_atol(n, abs_sum):
+    """The programs' allowance for a sum over n rows accumulated in fp32 (harness/base.h sum_atol), on top of the
+    dtype's tolerance: (4 + 2 sqrt(n)) 2^-24 abs_sum, abs_sum = the reference's sum of |term| (a number or a
+    tensor of them, one a column)."""
+    return (4.0 + 2.0 * math.sqrt(n)) * 2.0 ** -24 * abs_sum
+
+
+def row_chunks(n, c, elements=1 << 25):
+    """Slices of rows [0, n) of about `elements` elements each (at least one row): a float64 pass over all the rows
+    of a large point one chunk at a time, so that its temporaries stay a few hundred MB."""
+    step = max(1, elements // max(1, c))
+    return [slice(i, min(n, i + step)) for i in range(0, n, step)]
 
 
 def peer_function(peer, op, p):
     """The kernel_name of a peer row (the function the point calls), or None where the peer cannot run the point
     (skip_reason says why)."""
+    if op in shapes_mod.BACKWARD_OPS:
+        return backward_function(peer, op, p)
     if peer == "quack":
         if op == "layernorm":
             return "quack.layernorm_fwd (fp32 weight and bias)"
@@ -265,6 +310,63 @@ def peer_function(peer, op, p):
     if op == "rmsnorm":
         return "add_+F.rms_norm" if p["fused"] else "F.rms_norm"
     return "F.batch_norm"
+
+
+def backward_function(peer, op, p):
+    """peer_function of the backward ops: every peer has a function for every point (one this version of its
+    package lacks, or whose signature peers.py cannot match, is found out at run time: PeerCannot, the reason in
+    the skip row's log); the name says where the weight offset and --accumulate's add go."""
+    ln = op == "layernorm_backward"
+    acc = " + dx.add_ (accumulate)" if p["accumulate"] else ""  # the peer's dx added into the buffer after it
+    if peer == "torch":
+        if ln:
+            return "aten.native_layer_norm_backward" + acc
+        return "aten._fused_rms_norm_backward" + (" (weight + offset precomputed)" if p["offset"] else "") + acc
+    if peer == "torch.compile":
+        return ("fp32 formula" + (" (weight + offset)" if p["offset"] else "")
+                + (" + dx accumulate fused" if p["accumulate"] else ""))
+    if peer == "liger":
+        if ln:
+            return "layer_norm_backward" + acc
+        return "rms_norm_backward (casting gemma: fp32 math; in_place=False)" + acc
+    if ln:
+        return "quack.layernorm_bwd" + acc
+    return "quack.rmsnorm_bwd" + (" (accumulate fused: dresidual_out)" if p["accumulate"] else "")
+
+
+class PeerCannot(RuntimeError):
+    """A peer that cannot run a point, found out when the point is built: its package's version lacks the function,
+    or takes other arguments (the message: the reason, one line; the point is a skip row)."""
+
+
+def call_args(fn, name, known, need=None):
+    """(positional, keyword) arguments of fn from its signature (inspect.signature, for a function whose arguments
+    differ between versions of its package): each parameter it has whose name is in `known` gets that value,
+    one it has that `known` lacks must have a default; a name of `known` it has not is left out, unless `need`
+    (name -> the reason, one line) names it. PeerCannot (the reason) otherwise."""
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError) as e:
+        raise PeerCannot(f"{name} has no signature to read ({one_line(e)})") from None
+    for key, why in (need or {}).items():
+        if key not in params:
+            raise PeerCannot(why)
+    args, kwargs = [], {}
+    for key, prm in params.items():
+        if prm.kind in (prm.VAR_POSITIONAL, prm.VAR_KEYWORD):
+            continue
+        if key not in known:
+            if prm.default is prm.empty:
+                raise PeerCannot(f"{name} takes an argument peers.py does not know: {key}")
+            continue
+        if prm.kind == prm.POSITIONAL_ONLY:
+            if len(args) != list(params).index(key):  # a positional-only one after one left to its default
+                raise PeerCannot(f"{name}: its positional-only argument {key} follows one peers.py leaves out")
+            args.append(known[key])
+        else:
+            kwargs[key] = known[key]
+    return args, kwargs
 
 
 def skip_reason(peer, op, p):
@@ -628,33 +730,47 @@ def load_liger():
     makes every liger point a skip)."""
     import importlib.metadata
     import types
+    import liger_kernel.ops.layer_norm as liger_layer_norm
+    import liger_kernel.ops.rms_norm as liger_rms_norm
     from liger_kernel.ops.fused_add_rms_norm import LigerFusedAddRMSNormFunction
     from liger_kernel.ops.layer_norm import layer_norm_forward
     from liger_kernel.ops.rms_norm import LigerRMSNormFunction
     try:
+        from liger_kernel.ops.utils import calculate_settings  # the backward's BLOCK_SIZE and num_warps
+    except ImportError:
+        calculate_settings = None
+    try:
         version = importlib.metadata.version("liger_kernel")
     except importlib.metadata.PackageNotFoundError:  # imported from a source tree
         version = "unknown"
+    # The backward ops' entry points, None where this version has none (the point is then a skip, the reason said)
     return types.SimpleNamespace(version=version,
                                  layer_norm_forward=layer_norm_forward, LigerRMSNormFunction=LigerRMSNormFunction,
-                                 LigerFusedAddRMSNormFunction=LigerFusedAddRMSNormFunction)
+                                 LigerFusedAddRMSNormFunction=LigerFusedAddRMSNormFunction,
+                                 layer_norm_backward=getattr(liger_layer_norm, "layer_norm_backward", None),
+                                 rms_norm_backward=getattr(liger_rms_norm, "rms_norm_backward", None),
+                                 casting_modes=getattr(liger_rms_norm, "_str_to_casting_mode", None),
+                                 calculate_settings=calculate_settings)
 
 
 def load_quack():
-    """QuACK's forward entry points (quack.rmsnorm: rmsnorm_fwd, layernorm_fwd). An import failure propagates (the
-    caller makes every quack point a skip)."""
+    """QuACK's entry points (quack.rmsnorm: rmsnorm_fwd, layernorm_fwd; the backward's rmsnorm_bwd and layernorm_bwd,
+    None where this version has none). An import failure propagates (the caller makes every quack point a skip)."""
     import importlib.metadata
     import types
     # Before tvm_ffi is imported (QuACK's kernels launch through it): the torch-c-dlpack extension it would load
     # or JIT-build at import is not built for this torch. Without it tvm_ffi converts tensors through torch's own
     # DLPack and takes the stream from torch's current one, so the launches still go where the caller's go.
     os.environ.setdefault("TVM_FFI_DISABLE_TORCH_C_DLPACK", "1")
+    import quack.rmsnorm as quack_rmsnorm
     from quack.rmsnorm import layernorm_fwd, rmsnorm_fwd
     try:
         version = importlib.metadata.version("quack-kernels")
     except importlib.metadata.PackageNotFoundError:  # imported from a source tree
         version = "unknown"
-    return types.SimpleNamespace(version=version, rmsnorm_fwd=rmsnorm_fwd, layernorm_fwd=layernorm_fwd)
+    return types.SimpleNamespace(version=version, rmsnorm_fwd=rmsnorm_fwd, layernorm_fwd=layernorm_fwd,
+                                 rmsnorm_bwd=getattr(quack_rmsnorm, "rmsnorm_bwd", None),
+                                 layernorm_bwd=getattr(quack_rmsnorm, "layernorm_bwd", None))
 
 
 # The peers from packages of their own: the package's name and its loader. Where one does not import, every point
@@ -662,12 +778,13 @@ def load_quack():
 OPTIONAL_PEERS = {"liger": ("Liger-Kernel", load_liger), "quack": ("QuACK", load_quack)}
 
 
-def build_case(torch, F, p, dtype, device, seed=1234, liger=None, quack=None):
+def build_case(torch, F, p, dtype, device, seed=1234, liger=None, quack=None, formula=False):
     """(inputs, fn(inputs) -> outputs dict, reset(inputs), check(inputs, outputs) -> (max_abs, max_rel, n_bad)).
     fn calls PyTorch, or Liger-Kernel where `liger` (load_liger()) is given: forward only, under no_grad;
     its launches go to the current stream, and its first call compiles its Triton kernel (no autotuning).
     Or QuACK where `quack` (load_quack()) is given: its launches go to the current stream too, and its first
-    call compiles its CuTe-DSL kernel (or loads it from QuACK's cache)."""
+    call compiles its CuTe-DSL kernel (or loads it from QuACK's cache). The backward ops: backward_case (formula:
+    fn is the formula in fp32, what torch.compile compiles, instead of the ATen op)."""
     g = torch.Generator(device=device)
     g.manual_seed(seed)
     dt = torch_dtype(torch, dtype)
@@ -677,16 +794,18 @@ def build_case(torch, F, p, dtype, device, seed=1234, liger=None, quack=None):
     def randn(*shape, dtype=dt):
         return torch.randn(*shape, generator=g, device=device, dtype=torch.float32).to(dtype)
 
-    def compare(got, ref):
+    def compare(got, ref, extra=0.0):  # extra: an allowance on top (a number, or one an element)
         got = got.double()
         err = (got - ref).abs()
-        bad = int((~(err <= tol + tol * ref.abs())).sum())  # NaN counts as bad
+        bad = int((~(err <= tol + tol * ref.abs() + extra)).sum())  # NaN counts as bad
         rel = (err / ref.abs().clamp_min(1e-30))
         return float(err.max()), float(rel.max()), bad
 
     def merge(*checks):
         return (max(c[0] for c in checks), max(c[1] for c in checks), sum(c[2] for c in checks))
 
+    if op in shapes_mod.BACKWARD_OPS:
+        return backward_case(torch, p, dtype, device, g, randn, compare, merge, liger, quack, formula)
     if op == "layernorm":
         n, c = p["N"], p["C"]
         t = {"x": randn(n, c), "w": randn(c), "b": randn(c)}
@@ -842,12 +961,187 @@ def build_case(torch, F, p, dtype, device, seed=1234, liger=None, quack=None):
     return t, fn, reset, check
 
 
+def backward_case(torch, p, dtype, device, g, randn, compare, merge, liger=None, quack=None, formula=False):
+    """build_case of the backward ops (layernorm_backward, rmsnorm_backward): the programs' inputs x, dy, the weight
+    (LayerNorm: and the bias the ATen op takes) in the dtype and the forward's saved statistics of x (rstd, LayerNorm
+    also mean: fp32 [rows], from a float64 pass over x, as the programs make them), built here outside any timing;
+    --accumulate: the buffer dx starts as dx0 (reset copies it back). fn -> {"dx", "dw"(, "db")}: PyTorch's ATen op,
+    the formula in fp32 (formula: what torch.compile compiles), Liger-Kernel's or QuACK's backward function (their
+    arguments from the function's signature: PeerCannot, the reason, where this version's cannot be matched). check:
+    dx on a sample of rows, dw and db on every column, each against float64 with the dtype's tolerance, and for the
+    column sums the programs' allowance for a sum over the rows (sum_atol) on top; with --accumulate, a peer that
+    rounds its dx to the dtype before the add (every one but torch.compile and QuACK's RMSNorm, which fuse it) is
+    allowed that rounding too (UNIT_ROUNDOFF |dx|)."""
+    n, c, eps, off, acc = p["N"], p["C"], p["eps"], p["offset"], p["accumulate"]
+    ln = p["op"] == "layernorm_backward"
+    dt = torch_dtype(torch, dtype)
+    t = {"x": randn(n, c), "w": randn(c), "dy": randn(n, c)}
+    if ln:
+        t["b"] = randn(c)  # the ATen op takes it; dbias does not read it
+    # the forward's saved statistics: in float64 from the dtype's x, rounded to fp32 (mean: LayerNorm's)
+    t["rstd"] = torch.empty(n, dtype=torch.float32, device=device)
+    if ln:
+        t["mean"] = torch.empty(n, dtype=torch.float32, device=device)
+    for rows in row_chunks(n, c):
+        xd = t["x"][rows].double()
+        if ln:
+            m = xd.mean(-1, keepdim=True)
+            t["mean"][rows] = m[:, 0].float()
+            var = ((xd - m) ** 2).mean(-1)
+        else:
+            var = (xd * xd).mean(-1)
+        t["rstd"][rows] = (1.0 / torch.sqrt(var + eps)).float()
+    t["rstd2"] = t["rstd"].view(n, 1)  # as the ATen ops take them: [rows, 1], the forward's shape
+    if ln:
+        t["mean2"] = t["mean"].view(n, 1)
+    if acc:
+        t["dx0"] = randn(n, c)
+        t["dx"] = t["dx0"].clone()
+    w_ref = t["w"].double() + off  # the weight the reference applies (torch's eager RMSNorm: its w + offset)
+    rounds = acc  # whether the peer's dx is rounded to the dtype before the add into the buffer
+
+    def finish(t, dx, out):  # --accumulate: the peer's dx added into the buffer (a second rounding)
+        if acc:
+            t["dx"].add_(dx)
+            dx = t["dx"]
+        out["dx"] = dx
+        return out
+
+    if formula:
+        rounds = False
+
+        def fn(t):  # fp32 math, the outputs rounded once to the dtype; --accumulate: the add fused
+            x, dy, rs = t["x"].float(), t["dy"].float(), t["rstd"].view(n, 1)
+            if ln:
+                xh = (x - t["mean"].view(n, 1)) * rs
+                gw = dy * t["w"].float()
+                dx = rs * (gw - gw.mean(-1, keepdim=True) - xh * (gw * xh).mean(-1, keepdim=True))
+            else:
+                xh = x * rs
+                gw = dy * (t["w"].float() + off if off else t["w"].float())
+                dx = rs * (gw - xh * (gw * xh).mean(-1, keepdim=True))
+            out = {"dw": (dy * xh).sum(0).to(dt)}
+            if ln:
+                out["db"] = dy.sum(0).to(dt)
+            if acc:
+                t["dx"].copy_(t["dx"].float() + dx)
+                out["dx"] = t["dx"]
+            else:
+                out["dx"] = dx.to(dt)
+            return out
+    elif liger and ln:
+        bwd = liger.layer_norm_backward
+        if bwd is None:
+            raise PeerCannot("this Liger-Kernel has no layer_norm_backward (liger_kernel.ops.layer_norm)")
+        # the programs' fp32 statistics, [rows] (its kernel loads them in their own dtype; its forward's are x's)
+        args, kw = call_args(bwd, "Liger's layer_norm_backward", {"dY": t["dy"], "X": t["x"], "W": t["w"],
+                                                                  "B": t["b"], "Mean": t["mean"], "RSTD": t["rstd"]})
+
+        def fn(t):
+            r = bwd(*args, **kw)
+            return finish(t, r[0], {"dw": r[1], "db": r[2]})
+    elif liger:
+        bwd, modes, settings = liger.rms_norm_backward, liger.casting_modes, liger.calculate_settings
+        if bwd is None:
+            raise PeerCannot("this Liger-Kernel has no rms_norm_backward (liger_kernel.ops.rms_norm)")
+        if not isinstance(modes, dict) or "gemma" not in modes or settings is None:
+            raise PeerCannot("this Liger-Kernel has no casting mode 'gemma' (_str_to_casting_mode) or no "
+                             "calculate_settings: rms_norm_backward's arguments cannot be made")
+        block, warps = settings(c)
+        need = {"in_place": "this Liger-Kernel's rms_norm_backward has no in_place argument: it writes dx into dy",
+                "casting_mode": "this Liger-Kernel's rms_norm_backward has no casting_mode: no fp32 math"}
+        if off:
+            need["offset"] = "this Liger-Kernel's rms_norm_backward has no weight offset"
+        args, kw = call_args(bwd, "Liger's rms_norm_backward",
+                             {"dY": t["dy"], "X": t["x"], "W": t["w"], "RSTD": t["rstd"], "offset": float(off),
+                              "casting_mode": modes["gemma"], "BLOCK_SIZE": block, "num_warps": warps,
+                              "in_place": False, "row_mode": None}, need)
+
+        def fn(t):  # casting mode gemma: fp32 math (its default, llama, rounds x̂ to the dtype for dweight)
+            r = bwd(*args, **kw)
+            return finish(t, r[0], {"dw": r[1]})
+    elif quack and ln:
+        bwd = quack.layernorm_bwd
+        if bwd is None:
+            raise PeerCannot("QuACK has no LayerNorm backward (this quack.rmsnorm has no layernorm_bwd)")
+        args, kw = call_args(bwd, "QuACK's layernorm_bwd", {"x": t["x"], "weight": t["w"], "dout": t["dy"],
+                                                            "rstd": t["rstd"], "mean": t["mean"], "has_bias": True},
+                             {"mean": "this QuACK's layernorm_bwd takes no mean"})
+
+        def fn(t):
+            r = bwd(*args, **kw)
+            return finish(t, r[0], {"dw": r[1], "db": r[2]})
+    elif quack:
+        bwd = quack.rmsnorm_bwd
+        if bwd is None:
+            raise PeerCannot("this QuACK has no rmsnorm_bwd")
+        known, need = {"x": t["x"], "weight": t["w"], "dout": t["dy"], "rstd": t["rstd"]}, {}
+        if off:  # inside the kernel, in fp32
+            known["weight_offset"] = float(off)
+            need["weight_offset"] = "this QuACK's rmsnorm_bwd has no weight_offset"
+        if acc:  # fused: the kernel adds the buffer (the residual stream's gradient) and writes the sum to a new dx
+            known["dresidual_out"] = t["dx"]
+            need["dresidual_out"] = "this QuACK's rmsnorm_bwd has no dresidual_out (the add into dx)"
+            rounds = False
+        args, kw = call_args(bwd, "QuACK's rmsnorm_bwd", known, need)
+
+        def fn(t):
+            r = bwd(*args, **kw)
+            return {"dx": r[0], "dw": r[1]}
+    elif ln:
+        def fn(t):
+            dx, dw, db = torch.ops.aten.native_layer_norm_backward(t["dy"], t["x"], [c], t["mean2"], t["rstd2"],
+                                                                   t["w"], t["b"], [True, True, True])
+            return finish(t, dx, {"dw": dw, "db": db})
+    else:
+        bwd = getattr(torch.ops.aten, "_fused_rms_norm_backward", None)
+        if bwd is None:
+            raise PeerCannot("this torch has no aten._fused_rms_norm_backward")
+        t["w_eff"] = t["w"] + off if off else t["w"]  # the offset added once, here, in the dtype
+        w_ref = t["w_eff"].double()
+
+        def fn(t):  # dweight does not depend on the weight: the offset leaves it as it is
+            r = bwd(t["dy"], t["x"], [c], t["rstd2"], t["w_eff"], [True, True])
+            return finish(t, r[0], {"dw": r[1]})
+
+    def reset(t):
+        t["dx"].copy_(t["dx0"])
+
+    def check(t, o):
+        idx = torch.randperm(n, generator=g, device=device)[:SAMPLE_ROWS]
+        x, dy, rs = t["x"][idx].double(), t["dy"][idx].double(), t["rstd"][idx].double()[:, None]
+        xh = (x - t["mean"][idx].double()[:, None]) * rs if ln else x * rs
+        gw = dy * w_ref
+        dx = rs * (gw - (gw.mean(-1, keepdim=True) if ln else 0.0) - xh * (gw * xh).mean(-1, keepdim=True))
+        extra = UNIT_ROUNDOFF[dtype] * dx.abs() if rounds else 0.0
+        if acc:
+            dx = dx + t["dx0"][idx].double()
+        checks = [compare(o["dx"][idx], dx, extra)]
+        # the column sums over every row, in float64 a chunk of rows at a time, with the sums of |term|
+        sums = {k: torch.zeros(c, dtype=torch.float64, device=device) for k in ("dw", "aw", "db", "ab")}
+        for rows in row_chunks(n, c):
+            xr, dyr = t["x"][rows].double(), t["dy"][rows].double()
+            rsr = t["rstd"][rows].double()[:, None]
+            term = dyr * ((xr - t["mean"][rows].double()[:, None]) * rsr if ln else xr * rsr)
+            sums["dw"] += term.sum(0)
+            sums["aw"] += term.abs().sum(0)
+            if ln:
+                sums["db"] += dyr.sum(0)
+                sums["ab"] += dyr.abs().sum(0)
+        checks.append(compare(o["dw"], sums["dw"], sum_atol(n, sums["aw"])))
+        if ln:
+            checks.append(compare(o["db"], sums["db"], sum_atol(n, sums["ab"])))
+        return merge(*checks)
+
+    return t, fn, reset if acc else None, check
+
+
 def make_call(torch, peer, p, dtype, device, lib, log):
     """(inputs, call, reset, check) of a peer at a point; torch.compile compiles here, outside any timing. lib: the
     entry points of a peer of OPTIONAL_PEERS (its loader's), None for the others."""
     import torch.nn.functional as F
     t, fn, reset, check = build_case(torch, F, p, dtype, device, liger=lib if peer == "liger" else None,
-                                     quack=lib if peer == "quack" else None)
+                                     quack=lib if peer == "quack" else None, formula=peer == "torch.compile")
     if peer == "liger" and p["heads"] is not None:
         log.write("  Liger's forward copies the strided q view to contiguous memory (ensure_contiguous) before "
                   "its kernel: timed as Liger runs it, copy included\n")
@@ -923,6 +1217,9 @@ def run_point(torch, bench, peer, op, dtype, args, label, device, lib, log):
                       + "; ".join(name[:80] + (f" <<<{lc[0]}, {lc[1]}>>>" if lc else "") for name, lc in tm.activities)
                       + "\n")
             row["launches"] = [list(lc) for _name, lc in tm.activities if lc]
+    except PeerCannot as e:  # this version of the peer has no function for the point, or another signature
+        log.write(f"  skipped: {e}\n")
+        print(f"peers: {peer} {op} {dtype} {label}: {e}"[:400], file=sys.stderr)
     except Exception as e:  # a peer that cannot run this point is a skip with the reason in the log
         log.write(f"  skipped: {one_line(e)}\n")
         print(f"peers: {peer} {op} {dtype} {label}: {type(e).__name__}: {e}"[:400], file=sys.stderr)

@@ -6,7 +6,7 @@
 
 - full mode (default): every standard point, fp32 and bf16 (LayerNorm and RMSNorm: the throughput points and the
   latency points, cold and hot); quick mode: each op's default shape only. The ops: layernorm, rmsnorm, batchnorm (the
-  forward programs) and layernorm_backward, rmsnorm_backward (their programs' names; no peers yet).
+  forward programs) and layernorm_backward, rmsnorm_backward (their programs' names; their peers too).
 - CSV rows (the programs' schema: harness/options.h CSV_HEADER) go to DIR/<gpu-slug>/<op>.csv, the programs' output to
   <op>.log, and a summary.md (device header, best kernel per shape with GB/s and %SOL, failures) beside them.
   DIR defaults to results/.
@@ -302,7 +302,7 @@ def main(argv):
         peer_sets = [x for x in a.sets or [] if x not in shapes_mod.PROGRAMS_ONLY]  # the peers run no tuning points
         if (a.device != "all" and not a.no_peers and not a.kernels and not a.dtype and not a.resume
                 and (peer_sets or not a.sets)):
-            peer_ops = [op for op in ops if op in shapes_mod.FORWARD_OPS]  # (no peers of the backward programs yet)
+            peer_ops = list(ops)  # every program has its peers
             cmd = [sys.executable, os.path.join(ROOT, "scripts", "peers.py"), "--device", str(idx), "--out", a.out,
                    *(["--quick"] if quick else []), *[f"--set={x}" for x in peer_sets], *peer_ops]
             if peer_ops and subprocess.run(cmd).returncode != 0:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CI tests of scripts/peers.py's pure-Python parts and of scripts/side_by_side.py (no PyTorch, no GPU): the problem,
-bytes and label of a point (hot points included), the function each peer calls at it (or why it skips it), the sets
-of points, the grouping of a profile's GPU activity into calls (cold) and graph replays (hot), the CSV (old files
+bytes and label of a point (hot points included; the backward ops' --accumulate and weight offset too), the function
+each peer calls at it (or why it skips it; the backward's signature matching, call_args), the sets of points, the grouping of a profile's GPU activity into calls (cold) and graph replays (hot), the CSV (old files
 included, rows replaced per set of points), and the command line's errors."""
 import csv
 import json
@@ -56,6 +56,31 @@ expect("bytes: batchnorm NCHW training = x, y and 8 fp32 per channel",
 bn["inference"] = True
 expect("bytes: batchnorm inference = x, y and 4 fp32 per channel",
        peers.bytes_for(bn, "fp32") == 2 * 128 * 64 * 112 * 112 * 4 + 4 * 4 * 64)
+# The backward programs' bytes (layernorm_backward.cu and rmsnorm_backward.cu setup(): x, dy read, dx written and with
+# --accumulate read too; weight read, dweight (LayerNorm: and dbias) written; the fp32 statistics read)
+for op, args, dtype, want in [
+        ("layernorm_backward", ["-N", "8192", "-C", "768"], "fp32", 3 * 8192 * 768 * 4 + 3 * 768 * 4 + 2 * 8192 * 4),
+        ("layernorm_backward", ["-N", "16384", "-C", "4096", "--accumulate"], "bf16",
+         4 * 16384 * 4096 * 2 + 3 * 4096 * 2 + 2 * 16384 * 4),
+        ("layernorm_backward", ["-N", "1", "-C", "4097", "--hot"], "bf16", 3 * 4097 * 2 + 3 * 4097 * 2 + 2 * 4),
+        ("rmsnorm_backward", ["-N", "8192", "-C", "4096"], "bf16", 3 * 8192 * 4096 * 2 + 2 * 4096 * 2 + 8192 * 4),
+        ("rmsnorm_backward", ["-N", "16384", "-C", "4096", "--weight-offset", "1"], "fp32",
+         3 * 16384 * 4096 * 4 + 2 * 4096 * 4 + 16384 * 4),
+        ("rmsnorm_backward", ["-N", "16384", "-C", "4096", "--accumulate"], "fp32",
+         4 * 16384 * 4096 * 4 + 2 * 4096 * 4 + 16384 * 4),
+        ("rmsnorm_backward", ["-N", "64", "-C", "256", "--accumulate", "--weight-offset", "0.5"], "fp16",
+         4 * 64 * 256 * 2 + 2 * 256 * 2 + 64 * 4)]:
+    got = peers.bytes_for(peers.parse_point(op, args), dtype)
+    expect(f"bytes: {op} {' '.join(args)} {dtype} = {want}", got == want, str(got))
+# the programs' allowance for a sum over rows (harness/base.h sum_atol), and the float64 passes' chunks of rows
+expect("sum_atol: (4 + 2 sqrt(n)) 2^-24 sum |term|", peers.sum_atol(16384, 3.0) == (4 + 2 * 128) * 2.0 ** -24 * 3.0
+       and peers.sum_atol(1, 1.0) == 6 * 2.0 ** -24)
+for n, c, elements in [(10, 4, 8), (3, 10 ** 9, 1 << 25), (16384, 4096, 1 << 25), (1, 1, 1), (7, 3, 10)]:
+    chunks = peers.row_chunks(n, c, elements)
+    rows = [r for sl in chunks for r in range(n)[sl]]
+    expect(f"row_chunks: {n} rows of {c} in chunks of <= {elements} elements (at least a row): every row once, "
+           "in order", rows == list(range(n)) and all(sl.stop - sl.start <= max(1, elements // c) for sl in chunks),
+           str(chunks[:4]))
 try:
     peers.parse_point("layernorm", ["--bogus"])
     expect("an unknown program argument is an error", False)
@@ -89,6 +114,91 @@ expect("peer_function: liger runs the QK-norm view (its copy named), torch every
 names = {peers.peer_function(peer, op, peers.parse_point(op, args)) for peer in peers.PEERS
          for op, _d, args, _l in peers.sweep(peers.OPS)} - {None}
 expect("peer_function: no comma in any kernel_name (a CSV column)", not any("," in x for x in names), str(names))
+
+# The backward ops: every peer has a function at every point (what this version of a package lacks is found at run
+# time: PeerCannot), its name says where --accumulate's add and the weight offset go
+lnb = peers.parse_point("layernorm_backward", ["-N", "8192", "-C", "768"])
+lnb_acc = peers.parse_point("layernorm_backward", ["-N", "16384", "-C", "4096", "--accumulate"])
+rmsb = peers.parse_point("rmsnorm_backward", ["-N", "8192", "-C", "4096"])
+rmsb_off = peers.parse_point("rmsnorm_backward", ["-N", "16384", "-C", "4096", "--weight-offset", "1"])
+rmsb_acc = peers.parse_point("rmsnorm_backward", ["-N", "16384", "-C", "4096", "--accumulate", "--hot"])
+for peer, op, p, want in [
+        ("torch", "layernorm_backward", lnb, "aten.native_layer_norm_backward"),
+        ("torch", "layernorm_backward", lnb_acc, "aten.native_layer_norm_backward + dx.add_ (accumulate)"),
+        ("torch", "rmsnorm_backward", rmsb, "aten._fused_rms_norm_backward"),
+        ("torch", "rmsnorm_backward", rmsb_off, "aten._fused_rms_norm_backward (weight + offset precomputed)"),
+        ("torch", "rmsnorm_backward", rmsb_acc, "aten._fused_rms_norm_backward + dx.add_ (accumulate)"),
+        ("torch.compile", "layernorm_backward", lnb, "fp32 formula"),
+        ("torch.compile", "layernorm_backward", lnb_acc, "fp32 formula + dx accumulate fused"),
+        ("torch.compile", "rmsnorm_backward", rmsb_off, "fp32 formula (weight + offset)"),
+        ("liger", "layernorm_backward", lnb, "layer_norm_backward"),
+        ("liger", "layernorm_backward", lnb_acc, "layer_norm_backward + dx.add_ (accumulate)"),
+        ("liger", "rmsnorm_backward", rmsb_off, "rms_norm_backward (casting gemma: fp32 math; in_place=False)"),
+        ("liger", "rmsnorm_backward", rmsb_acc,
+         "rms_norm_backward (casting gemma: fp32 math; in_place=False) + dx.add_ (accumulate)"),
+        ("quack", "layernorm_backward", lnb, "quack.layernorm_bwd"),
+        ("quack", "layernorm_backward", lnb_acc, "quack.layernorm_bwd + dx.add_ (accumulate)"),
+        ("quack", "rmsnorm_backward", rmsb_off, "quack.rmsnorm_bwd"),
+        ("quack", "rmsnorm_backward", rmsb_acc, "quack.rmsnorm_bwd (accumulate fused: dresidual_out)")]:
+    got = peers.peer_function(peer, op, p)
+    expect(f"peer_function: {peer} {op} {peers.point_label(p)} -> {want}", got == want, str(got))
+expect("peer_function: every peer has a function at every backward point, --accumulate named in each",
+       all(peers.peer_function(peer, op, peers.parse_point(op, args)) for peer in peers.PEERS
+           for op, _d, args, _l in peers.sweep(shapes.BACKWARD_OPS))
+       and all("accumulate" in peers.peer_function(peer, op, peers.parse_point(op, args)) for peer in peers.PEERS
+               for op, _d, args, label in peers.sweep(shapes.BACKWARD_OPS) if ":acc" in label))
+
+
+# call_args: a version-dependent function's arguments from its signature, or PeerCannot with the reason (one line)
+def liger_rms_new(dY, X, W, RSTD, offset, casting_mode, BLOCK_SIZE, num_warps, in_place, row_mode):
+    pass
+
+
+def liger_rms_old(dY, X, W, RSTD, offset, casting_mode, BLOCK_SIZE, num_warps):  # wrote dx into dy
+    pass
+
+
+def quack_rms(x, weight, dout, rstd, dresidual_out=None, has_bias=False, has_residual=False):  # no weight_offset
+    pass
+
+
+def positional(a, b, /, c=3, *args, d=4, **kw):
+    pass
+
+
+def positional_defaults(a=1, b=2, /):
+    pass
+
+
+LIGER_KNOWN = {k: k.lower() for k in ("dY", "X", "W", "RSTD", "offset", "casting_mode", "BLOCK_SIZE", "num_warps",
+                                      "in_place", "row_mode")}
+IN_PLACE = {"in_place": "this Liger-Kernel's rms_norm_backward has no in_place argument: it writes dx into dy"}
+expect("call_args: every argument of the signature by name",
+       peers.call_args(liger_rms_new, "f", LIGER_KNOWN, IN_PLACE) == ([], LIGER_KNOWN))
+expect("call_args: a known argument the signature lacks is left out (row_mode of an older version)",
+       peers.call_args(liger_rms_new, "f", dict(LIGER_KNOWN, extra=1)) == ([], LIGER_KNOWN))
+expect("call_args: an argument with a default that is not known keeps its default",
+       peers.call_args(quack_rms, "q", {"x": 1, "weight": 2, "dout": 3, "rstd": 4})
+       == ([], {"x": 1, "weight": 2, "dout": 3, "rstd": 4}))
+expect("call_args: positional-only arguments go by position", peers.call_args(positional, "p", {"a": 1, "b": 2, "d": 5})
+       == ([1, 2], {"d": 5}))
+for what, fn, known, need, reason in [
+        ("an argument it needs that the signature lacks: the reason given", liger_rms_old, LIGER_KNOWN, IN_PLACE,
+         IN_PLACE["in_place"]),
+        ("QuACK's without weight_offset, at an offset point", quack_rms, {"x": 1, "weight": 2, "dout": 3, "rstd": 4,
+                                                                          "weight_offset": 1.0},
+         {"weight_offset": "this QuACK's rmsnorm_bwd has no weight_offset"}, "this QuACK's rmsnorm_bwd has no weight_offset"),
+        ("an argument without a default that peers.py does not know", liger_rms_new, {"dY": 1}, None,
+         "f takes an argument peers.py does not know: X"),
+        ("a positional-only argument without a default that peers.py does not know", positional, {"b": 2}, None,
+         "f takes an argument peers.py does not know: a"),
+        ("a positional-only argument after one left to its default", positional_defaults, {"b": 2}, None,
+         "f: its positional-only argument b follows one peers.py leaves out")]:
+    try:
+        peers.call_args(fn, "f", known, need)
+        expect(f"call_args: {what} is PeerCannot", False)
+    except peers.PeerCannot as e:
+        expect(f"call_args: {what} is PeerCannot, one line: {e}", str(e) == reason and "\n" not in str(e), str(e))
 
 # merge: rows of the (op, peer) pairs re-run are replaced, the others kept
 old = [{"op": "layernorm", "kernel": "torch", "shape": "a"}, {"op": "layernorm", "kernel": "torch.compile", "shape": "a"},
@@ -124,16 +234,42 @@ for op, args, label in [("rmsnorm", ["-N", "8192", "-C", "4096", "--fused-add", 
                         ("rmsnorm", ["-N", "16", "--heads", "4", "--head-dim", "64", "--hot", "--weight-offset", "1"],
                          "16x4x64:s768:off1:hot"),
                         ("batchnorm", ["-N", "65536", "-C", "256", "--inference", "--hot"], "65536x256:inf:hot"),
-                        ("layernorm", ["-N", "4", "-C", "4096", "--hot"], "4x4096:hot")]:
+                        ("layernorm", ["-N", "4", "-C", "4096", "--hot"], "4x4096:hot"),
+                        # the backward programs: ":off" whatever the offset, then ":acc", then the mode's ":hot"
+                        ("rmsnorm_backward", ["-N", "16384", "-C", "4096", "--weight-offset", "1"], "16384x4096:off"),
+                        ("rmsnorm_backward", ["--accumulate", "--weight-offset", "0.5", "-N", "8", "-C", "8", "--hot"],
+                         "8x8:off:acc:hot"),
+                        ("rmsnorm_backward", ["-N", "8", "-C", "8", "--weight-offset", "0"], "8x8"),
+                        ("layernorm_backward", ["-N", "4", "-C", "4096", "--accumulate", "--hot"], "4x4096:acc:hot"),
+                        ("layernorm_backward", ["--rows", "16384", "--cols", "4096", "--accumulate"],
+                         "16384x4096:acc")]:
     got = peers.point_label(peers.parse_point(op, args))
     expect(f"label: {op} {' '.join(args)} -> {label}", got == label, got)
 expect("--point: dtype, arguments and label", peers.parse_point_option("layernorm", "bf16 -N 8192 -C 768")
        == ("bf16", ["-N", "8192", "-C", "768"], "8192x768"))
+# the backward ops' points of the dense set and of a random draw (every variant, hot ones too) parse to their labels
+for op in shapes.BACKWARD_OPS:
+    pts = shapes.dense_points(op)[::29] + shapes.random_points(op, 7, 60)
+    bad = [label for _d, args, label in pts if "--pdl" not in args and peers.point_label(peers.parse_point(op, args))
+           != label]
+    expect(f"label: {op}: dense and random points (:acc, :off, :hot) parse to the program's label", not bad, bad[:5])
+p = peers.parse_point("rmsnorm_backward", ["-N", "8", "-C", "8", "--accumulate", "--weight-offset", "1", "--hot"])
+expect("parse_point: rmsnorm_backward --accumulate --weight-offset 1 --hot", p["accumulate"] and p["offset"] == 1.0
+       and p["hot"] and p["eps"] == 1e-6 and (p["N"], p["C"]) == (8, 8), str(p))
+p = peers.parse_point("layernorm_backward", ["-N", "8", "-C", "8"])
+expect("parse_point: layernorm_backward: no accumulate, no offset, eps 1e-5", not p["accumulate"]
+       and p["offset"] == 0.0 and not p["hot"] and p["eps"] == 1e-5, str(p))
+expect("parse_point: --accumulate is the backward programs' alone",
+       all(not peers.parse_point(op, ["-N", "8", "-C", "8"])["accumulate"] for op in ("layernorm", "rmsnorm")))
 for op, text in [("layernorm", "bf16 -N 8192"), ("layernorm", "-N 8192 -C 768"), ("layernorm", "bf16 -N 8192 -C 0"),
                  ("layernorm", "bf16 -N 8192 -C 768 --fused-add"), ("rmsnorm", "bf16 -N 8 --heads 4"),
                  ("rmsnorm", "bf16 -N 8 -C 8 --row-stride 9"), ("batchnorm", "fp32 -N 8 -C 8 --height 2"),
                  ("batchnorm", "fp32 -N 8 -C 8 --layout nwhc"), ("layernorm", "bf16 -N 8 -C"), ("layernorm", ""),
-                 ("layernorm", "bf16 -N 8 -C 8 --hot 1"), ("rmsnorm", "bf16 -N 8 -C 8 --hott")]:
+                 ("layernorm", "bf16 -N 8 -C 8 --hot 1"), ("rmsnorm", "bf16 -N 8 -C 8 --hott"),
+                 ("layernorm_backward", "bf16 -N 8 -C 8 --weight-offset 1"),
+                 ("layernorm_backward", "bf16 -N 8 -C 8 --accumulate 1"), ("rmsnorm_backward", "bf16 -N 8 --heads 4"),
+                 ("rmsnorm_backward", "bf16 -N 8 -C 8 --fused-add"), ("rmsnorm_backward", "bf16 -N 8 -C 8 --pdl"),
+                 ("rmsnorm", "bf16 -N 8 -C 8 --accumulate"), ("rmsnorm_backward", "bf16 -N 8 -C 8 --weight-offset x")]:
     try:
         peers.parse_point_option(op, text)
         expect(f"--point {op} '{text}' is an error", False)
@@ -151,7 +287,7 @@ expect("--point: a hot point", peers.parse_point_option("rmsnorm", "bf16 -N 4 -C
        == ("bf16", ["-N", "4", "-C", "4096", "--hot"], "4x4096:hot"))
 
 # The sets of points: sweep() takes shapes.py's, the latency set's points come cold and hot, in pairs
-for op in ("layernorm", "rmsnorm"):
+for op in ("layernorm", "rmsnorm", *shapes.BACKWARD_OPS):
     lat = [label for _op, _d, _args, label in peers.sweep([op], sets=["latency"])]
     std = [label for _op, _d, _args, label in peers.sweep([op], sets=["standard"])]
     cold = [label for label in lat if not label.endswith(":hot")]
@@ -346,6 +482,8 @@ for args in [["--point", "bf16 -N 8192 -C 768", "layernorm", "rmsnorm"], ["--poi
              ["--ncu-range", "2", "--point", "bf16 -N 8 -C 8", "layernorm"], ["--ncu-range", "2", "layernorm"],
              ["--ncu-range", "x"], ["--point", "fp64 -N 8 -C 8", "layernorm"], ["--point", "bf16 -N 8", "layernorm"],
              ["--quick", "--point", "bf16 -N 8 -C 8", "layernorm"], ["nosuchop"], ["--set", "bogus"], ["--set"],
+             ["--point", "bf16 -N 8 -C 8 --fused-add", "layernorm_backward"], ["layernorm_backward", "nosuchop"],
+             ["--point", "bf16 -N 8 -C 8 --accumulate", "layernorm"],
              ["--set", "latency", "batchnorm"], ["--set", "latency", "--quick"],
              ["--set", "standard", "--point", "bf16 -N 8 -C 8", "layernorm"],
              ["--point", "bf16 -N 4 -C 8 --hot 1", "layernorm"],
@@ -358,7 +496,8 @@ r = subprocess.run([sys.executable, script, "--peer", "bogus"], capture_output=T
 expect("command line: --peer bogus names the peers, quack among them", "'quack'" in r.stderr, r.stderr)
 r = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True)
 expect("command line: --help", r.returncode == 0 and "--ncu-range" in r.stdout and "kernel" in r.stdout
-       and "--set {standard,latency,odd}" in r.stdout and "--hot" in r.stdout and "K = 32" in r.stdout, r.stderr)
+       and "--set {standard,latency,odd}" in r.stdout and "--hot" in r.stdout and "K = 32" in r.stdout
+       and "layernorm_backward rmsnorm_backward" in r.stdout and "native_layer_norm_backward" in r.stdout, r.stderr)
 
 # Without PyTorch it says so, writes nothing and exits 0 (run with a python that cannot import torch).
 with tempfile.TemporaryDirectory() as tmp:
@@ -373,7 +512,11 @@ with tempfile.TemporaryDirectory() as tmp:
            and not os.path.exists(os.path.join(tmp, "res")), r.stderr)
     for args in [["--set", "latency", "layernorm", "batchnorm"], ["--set", "standard"],
                  ["--no-write", "--point", "bf16 -N 4 -C 4096 --hot", "rmsnorm"],
-                 ["--no-write", "--peer", "quack", "--point", "bf16 -N 8192 -C 4096 --fused-add", "rmsnorm"]]:
+                 ["--no-write", "--peer", "quack", "--point", "bf16 -N 8192 -C 4096 --fused-add", "rmsnorm"],
+                 ["--set", "latency", "layernorm_backward", "rmsnorm_backward"], ["--quick", "layernorm_backward"],
+                 ["--no-write", "--point", "bf16 -N 16384 -C 4096 --accumulate", "layernorm_backward"],
+                 ["--no-write", "--point", "fp32 -N 4 -C 4096 --weight-offset 1 --accumulate --hot",
+                  "rmsnorm_backward"]]:
         r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "peers.py"), *args], capture_output=True,
                            text=True, env=env)
         expect(f"command line: {' '.join(args)}: accepted (no PyTorch: exit 0)", r.returncode == 0

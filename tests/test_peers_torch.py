@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """scripts/peers.py's PyTorch side on small problems: every op and variant, eager and torch.compile (and
 Liger-Kernel and QuACK where they import, on CUDA, at the variants they have), passes its float64 check; a
-corrupted output fails it; torch.compile makes one graph and does not recompile on the next call. On CUDA also
+corrupted output fails it; torch.compile makes one graph and does not recompile on the next call. The backward ops
+too (the ATen op, the fp32 formula eager and compiled, Liger's and QuACK's backward functions; a function this
+version lacks is a skip, saying so; --accumulate adds into its buffer: a second call without the reset fails). On CUDA also
 the clock: the kernel window is > 0 and within the CUDA events around the call, a profile without GPU activity
 falls back to the events, and the command line's --no-write --point (one JSON row per peer, clock cupti; QuACK
 cold and hot, and its skip row on the QK-norm view) and --ncu-range. Runs on the GPU where
@@ -48,10 +50,11 @@ CASES = [("layernorm", ["-N", "64", "-C", "768"]),
          ("batchnorm", ["-N", "256", "-C", "32", "--inference"])]
 
 
-def check_corruption(name, t, fn, reset, check):
+def check_corruption(name, t, fn, reset, check, keys=("y", "res", "rstd")):
     """A 5% error in each output the check reads (y, the residual sum where there is one, rstd where the peer
-    returns it) fails it. (Not the mean: near 0, 5% of it is inside the tolerance.)"""
-    for key in ("y", "res", "rstd"):
+    returns it; the backward's dx, dweight, dbias) fails it. (Not the mean: near 0, 5% of it is inside the
+    tolerance.)"""
+    for key in keys:
         if reset:
             reset(t)
         out = fn(t)
@@ -102,6 +105,59 @@ for i, (op, args) in enumerate(CASES):
             result = check(t, fn(t))
             expect(f"quack passes: {name}", result[2] == 0, str(result))
             check_corruption(f"quack {name}", t, fn, reset, check)
+
+# The backward ops: the ATen op (torch), the fp32 formula (eager, and what torch.compile compiles), Liger's and
+# QuACK's backward functions; a version without the function (peers.PeerCannot) is a skip, saying so.
+BACKWARD_CASES = [("layernorm_backward", ["-N", "64", "-C", "768"]),
+                  ("layernorm_backward", ["-N", "64", "-C", "256", "--accumulate"]),
+                  ("layernorm_backward", ["-N", "3", "-C", "4097"]),
+                  ("rmsnorm_backward", ["-N", "64", "-C", "512"]),
+                  ("rmsnorm_backward", ["-N", "64", "-C", "256", "--weight-offset", "1"]),
+                  ("rmsnorm_backward", ["-N", "64", "-C", "256", "--accumulate", "--weight-offset", "1"]),
+                  ("rmsnorm_backward", ["-N", "3", "-C", "4097", "--accumulate"])]
+BACKWARD_KEYS = ("dx", "dw", "db")
+
+
+def backward_peer(what, name, p, dtype, **lib):
+    """One backward peer at a case: passes, a corrupted output fails, and with --accumulate a second call without
+    the reset (twice the gradient added) fails; (t, fn, reset, check), or None where it is a skip."""
+    try:
+        t, fn, reset, check = peers.build_case(torch, F, p, dtype, device, **lib)
+        if reset:
+            reset(t)
+        result = check(t, fn(t))
+    except peers.PeerCannot as e:
+        print(f"skip: {what} {name}: {e}")
+        return None
+    except (NotImplementedError, RuntimeError) as e:  # the ATen RMSNorm backward has no CPU kernel
+        if device == "cpu" and not lib and p["op"] == "rmsnorm_backward":
+            print(f"skip: {what} {name} on the CPU: {peers.one_line(e)}")
+            return None
+        raise
+    expect(f"{what} passes: {name}", result[2] == 0, str(result))
+    check_corruption(f"{what} {name}", t, fn, reset, check, BACKWARD_KEYS)
+    if reset:
+        reset(t)
+        fn(t)
+        out = fn(t)
+        if out["dx"] is t["dx"]:  # added into the buffer (QuACK's RMSNorm writes the sum to a new dx)
+            expect(f"{what}: --accumulate adds into dx: a second call without the reset fails: {name}",
+                   check(t, out)[2] > 0)
+    return t, fn, reset, check
+
+
+for i, (op, args) in enumerate(BACKWARD_CASES):
+    p = peers.parse_point(op, args)
+    for dtype in ["fp32", "bf16"]:
+        name = f"{op} {' '.join(args)} {dtype} on {device}"
+        backward_peer("eager", name, p, dtype)
+        case = backward_peer("the fp32 formula", name, p, dtype, formula=True)
+        if case and (not QUICK or dtype == ["fp32", "bf16"][i % 2]):
+            compile_check(name, *case)
+        if liger:
+            backward_peer("liger", name, p, dtype, liger=liger)
+        if quack:
+            backward_peer("quack", name, p, dtype, quack=quack)
 
 if device == "cuda":
     # The clock on a small point: the kernel window lies inside the events around the call (2 us for the two
@@ -155,6 +211,25 @@ if device == "cuda":
         expect("--no-write --point: quack on the QK-norm view: a skip row, the reason logged",
                r.returncode == 0 and row.get("status") == "SKIP" and "skipped: QuACK's rmsnorm_fwd takes 2-D rows"
                in r.stderr, r.stdout + r.stderr[-2000:])
+    # The backward ops on the command line: a row per peer, the programs' bytes; torch.compile and LayerNorm's ATen op
+    # OK, RMSNorm's where this torch has it; Liger and QuACK OK where they import, or a skip saying why
+    for point, op in [("bf16 -N 256 -C 768 --accumulate", "layernorm_backward"),
+                      ("fp32 -N 4 -C 4096 --weight-offset 1 --hot", "rmsnorm_backward"),
+                      ("bf16 -N 256 -C 1024 --accumulate", "rmsnorm_backward")]:
+        r = subprocess.run([sys.executable, script, "--no-write", "--point", point, op], capture_output=True, text=True)
+        rows = {row["kernel"]: row for row in map(json.loads, r.stdout.splitlines())}
+        expect(f"--no-write --point {point} {op}: a JSON row per peer", r.returncode == 0
+               and sorted(rows) == sorted(peers.PEERS), r.stdout + r.stderr[-2000:])
+        _dtype, args, label = peers.parse_point_option(op, point)
+        nbytes = peers.bytes_for(peers.parse_point(op, args), point.split()[0])
+        has_rms = hasattr(torch.ops.aten, "_fused_rms_norm_backward")
+        for peer, row in rows.items():
+            must = peer == "torch.compile" or (peer == "torch" and (op == "layernorm_backward" or has_rms))
+            ok = row["status"] == "OK" and row["clock"] == "cupti" and row["shape"] == label
+            skip = row["status"] == "SKIP" and (peer in peers.OPTIONAL_PEERS and peer not in libs
+                                                or f"peers: {peer} {op} {row['dtype']} {label}: " in r.stderr)
+            expect(f"--no-write --point {point} {op}: {peer}: " + ("OK" if must else "OK, or a skip saying why")
+                   + f", {nbytes} bytes", row["bytes"] == nbytes and (ok if must else ok or skip), str(row))
     r = subprocess.run([sys.executable, script, "--peer", "torch.compile", "--point", "fp32 -N 256 -C 768",
                         "--ncu-range", "3", "layernorm"], capture_output=True, text=True)
     expect("--ncu-range (no ncu attached): the calls run, one line on stdout", r.returncode == 0
