@@ -178,7 +178,9 @@ def half_octaves(lo, hi, step=0.5):
 
 
 DENSE_C = half_octaves(C_MIN, C_MAX)
-DENSE_ODD_C = [257, 1025, 3073, 8191, 16385, 65537, 262143]  # odd lengths beside some of DENSE_C
+# rows without 16-byte packs beside some of DENSE_C: odd lengths, and short rows of twice an odd length (16-bit rows
+# 4-byte aligned), where the subwarp rungs compete with the odd-row ones
+DENSE_ODD_C = [65, 90, 129, 182, 257, 1025, 3073, 8191, 16385, 65537, 262143]
 DENSE_HOT_C = half_octaves(C_MIN, C_MAX, 1.0) + [1025, 16385]  # the hot modes: every octave, two odd
 DENSE_HOT_N = [1, 8, 64, 512]
 # rows between the grid's 512 and 4096 (7.8 and 15.5 rows an SM on 132 SMs), where the rows' waves decide the rung

@@ -109,7 +109,7 @@ expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 1 -C 256 --hot
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung " --dtype fp32 -N 16 -C 78848
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 8 -C 64 --hot
-expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 8 -C 131072
+expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype fp32 -N 8 -C 131072
 expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 512 -C 64 --hot
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 4096 -C 128
 expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --dtype bf16 -N 512 -C 4096
