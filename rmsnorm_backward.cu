@@ -464,7 +464,7 @@ static const char *supports_row_regs(const rmb_problem_t *p, int bs) { return re
 static const char *supports_row_regs_packs(const void *pp, int bs) {
     return supports_row_regs((const rmb_problem_t *)pp, bs ? bs : 1024);
 }
-// The plan of 6 and 7: a pack a thread (two beyond 1024 packs), at least 128 threads.
+// The plan of 6: a pack a thread (two beyond 1024 packs), at least 128 threads.
 static int row_regs_bs(const rmb_problem_t *p) { return regs_block_size(p->C / vec16(p)); }
 static int plan_row_regs_packs(const void *pp) { return row_regs_bs((const rmb_problem_t *)pp); }
 static void launch_row_regs_packs(const void *pp, launch_t *l) {
@@ -476,21 +476,25 @@ static void launch_row_regs_packs(const void *pp, launch_t *l) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 7, resident_grid: 6's kernel on a grid of resident blocks that walk the rows R at a time (R = 4 for rows of
-// up to 512 packs, 2 to 1024, 1 beyond at two packs a thread: registers), loading the R rows before the sums, so that
-// few blocks keep enough bytes in flight; each block takes at least 8 groups of rows (an SM's worth of blocks where
-// there are fewer rows), so the partials are few; their sum is chained to it by programmatic dependent launch (its
-// blocks launch early and wait). Improves: partials from N / 32 rows to at most N / (8 R), R rows in flight, no tail
-// of half-empty waves. Wrong: each thread still holds a whole pack of every row (rows past 2048 packs do not fit), and
-// the partials are written and read again (at most 1 / (6 R) of the bytes of x, dy and dx in bf16).
+// Kernel 7, resident_grid: 6's kernel on a grid of resident blocks that walk the rows R at a time (R = 4 for rows of up
+// to 512 packs, 2 to 1024, 1 at two packs a thread: registers; its plan runs a pack a thread to 256 packs, two beyond),
+// loading the R rows before the sums, so that few blocks keep enough bytes in flight; each block takes at least 8
+// groups of rows (an SM's worth of blocks where there are fewer rows), so the partials are few; their sum is chained to
+// it by programmatic dependent launch (its blocks launch early and wait). Improves: partials from N / 32 rows to at
+// most N / (8 R), R rows in flight, no tail of half-empty waves. Wrong: each thread still holds a whole pack of every
+// row (rows past 2048 packs do not fit), and the partials are written and read again (at most 1 / (6 R) of the bytes of
+// x, dy and dx in bf16).
 static int resident_rows(const rmb_problem_t *p, int bs) { return regs_rows_in_flight(p->C / vec16(p), bs); }
+// The plan: a pack a thread to 256 packs, at least 32 threads; two packs a thread beyond.
+static int resident_bs(const rmb_problem_t *p) { return regs_resident_block_size(p->C / vec16(p)); }
+static int plan_resident_grid(const void *pp) { return resident_bs((const rmb_problem_t *)pp); }
 static long resident_parts(const rmb_problem_t *p, int bs) {
     const int R = resident_rows(p, bs);
     return regs_resident_grid(row_regs_fn(p->h.dtype, row_regs_packs(p, bs), R), bs, p->N, R, p->parts);
 }
 static void launch_resident_grid(const void *pp, launch_t *l) {
     const rmb_problem_t *p = (const rmb_problem_t *)pp;
-    const int bs = l->block_size ? l->block_size : row_regs_bs(p);
+    const int bs = l->block_size ? l->block_size : resident_bs(p);
     const long g = resident_parts(p, bs);
     rmb_launch(row_regs_fn(p->h.dtype, row_regs_packs(p, bs), resident_rows(p, bs)), p, g, bs, 0);
     sum_partials(p, g, 1);
@@ -498,9 +502,9 @@ static void launch_resident_grid(const void *pp, launch_t *l) {
 }
 static const char *supports_resident_grid(const void *pp, int bs) {
     const rmb_problem_t *p = (const rmb_problem_t *)pp;
-    const char *why = supports_row_regs(p, bs ? bs : row_regs_bs(p));
+    const char *why = supports_row_regs(p, bs ? bs : resident_bs(p));
     if (why) return why;
-    if (resident_parts(p, bs ? bs : row_regs_bs(p)) < 1) return "no block of this size is resident on an SM";
+    if (resident_parts(p, bs ? bs : resident_bs(p)) < 1) return "no block of this size is resident on an SM";
     return NULL;
 }
 
@@ -563,7 +567,7 @@ static const kernel_t k_kernels[] = {
      launch_row_regs_packs, 0, plan_row_regs_packs, 1},
     {7, "resident_grid", DT_ALL, "16-byte packs, <= 2048 a row; deterministic",
      "6 on a grid of resident blocks, R rows at a time: few partials, summed by a kernel chained by PDL", 0,
-     supports_resident_grid, launch_resident_grid, 0, plan_row_regs_packs, 1},
+     supports_resident_grid, launch_resident_grid, 0, plan_resident_grid, 1},
     {8, "dispatch", DT_ALL, "any C; deterministic",
      "a rule of regimes picks the rung, the rung's plan its block size; says which ran", 1, supports_dispatch,
      launch_dispatch, 0, NULL, 1},

@@ -51,9 +51,14 @@ static int partials_rows_a_block(long N, long parts) {
     return (int)ceil_div(N, groups < parts ? groups : parts);
 }
 // Rungs 6-7, a block a row in registers: packs a thread, the fewer of 1 and 2 that cover the row with bs threads (0:
-// more than 2 are needed); the block size, a pack a thread (two beyond 1024 packs), at least 128 threads.
+// more than 2 are needed); rung 6's block size, a pack a thread (two beyond 1024 packs), at least 128 threads.
 static int regs_packs_a_thread(long nvec, int bs) { return nvec <= bs ? 1 : nvec <= 2L * bs ? 2 : 0; }
 static int regs_block_size(long nvec) { return pow2_at_least(nvec <= 1024 ? (double)nvec : nvec / 2.0, 128, 1024); }
+// Rung 7's block: a pack a thread to 256 packs (at least a warp: no idle lanes in a short row), two beyond (128-1024
+// threads), where the R rows in flight keep a block's loads deep enough with half the threads.
+static int regs_resident_block_size(long nvec) {
+    return nvec <= 256 ? pow2_at_least((double)nvec, 32, 256) : pow2_at_least(nvec / 2.0, 128, 1024);
+}
 // Why a row of C elements of dtype d cannot run in registers at bs threads (NULL: it can): no 16-byte packs, or more
 // than 2 of them a thread.
 static const char *regs_row_refusal(dtype_t d, long C, int bs) {

@@ -39,6 +39,17 @@ expect_path $P 8 "rung 7 resident_grid" "rung 7 resident_grid" --dtype bf16 -N 4
 expect_path $P 8 "rung 7 resident_grid" "rung 7 resident_grid" --dtype fp32 -N 3 -C 8192
 expect_path $P 8 "rung 5 last_block_reduce" "rung 5 last_block_reduce" --dtype bf16 -N 64 -C 4100
 expect_path $P 8 "rung 5 last_block_reduce" "rung 5 last_block_reduce" --dtype fp32 -N 5 -C 40000
+# rung 7 at its plan's block, alone and under the dispatcher: a thread a pack to 256 packs (64 packs: 64 threads),
+# two packs a thread beyond (512 packs: 256)
+expect_at_plan $P 8 --dtype bf16 -N 512 -C 4096
+for spec in "64 --dtype fp32 -N 4096 -C 256" "256 --dtype bf16 -N 512 -C 4096"; do
+    read -r want args <<< "$spec"
+    out=$(./$P 8 --repeats 3 $args 2>&1); rc=$?
+    { log_head "$P 8 --repeats 3 $args (exit $rc)"; echo "$out"; } >> "$LOG"
+    if [ $rc -eq 0 ] && echo "$out" | grep -Eq "block_size +$want \(own\).*OK.*path rung 7 resident_grid"; then
+        pass "$P 8 $args: rung 7 at its plan's $want threads"
+    else fail "$P 8 $args: wanted rung 7 at $want threads (exit $rc): $(echo "$out" | grep -m1 'block_size')"; fi
+done
 
 # hot (--hot): launches captured in a CUDA graph and replayed (the memsets of 1-3, the chained sum of 7), a replay
 # validated; the dispatcher's two paths, then every rung
