@@ -53,8 +53,8 @@ done
 
 # hot (--hot): launches captured in a CUDA graph and replayed (the memsets of 1-3, the chained sum of 7), a replay
 # validated; the dispatcher's two paths, then every rung
-check_path $P 8 --dtype bf16 -N 4 -C 4096 --hot
-check_path $P 8 --dtype fp32 -N 4 -C 4100 --hot
+expect_path $P 8 "rung 7 resident_grid" "rung 7 resident_grid" --dtype bf16 -N 4 -C 4096 --hot
+expect_path $P 8 "rung 5 last_block_reduce" "rung 5 last_block_reduce" --dtype fp32 -N 4 -C 4098 --hot
 out=$(./$P 1,2,3,4,5,6,7 --dtype fp32 -N 64 -C 768 --hot --repeats 3 2>&1); rc=$?
 { log_head "$P 1-7 -N 64 -C 768 --hot --repeats 3 (exit $rc)"; echo "$out"; } >> "$LOG"
 if [ $rc -eq 0 ] && ! echo "$out" | grep -q FAIL && [ "$(echo "$out" | grep -c '^best: ')" -eq 7 ]; then
