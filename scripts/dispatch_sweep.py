@@ -59,7 +59,7 @@ import shapes  # noqa: E402
 import regimes  # noqa: E402  (features)
 import tune_dispatch  # noqa: E402  (regret)
 
-OPS = shapes.FORWARD_OPS + shapes.BACKWARD_OPS  # (the backward programs: no torch.compile peer yet)
+OPS = shapes.FORWARD_OPS + shapes.BACKWARD_OPS
 REGRET = 1.03  # the share-within target's ratio: the points re-timed are those past it
 
 
@@ -228,7 +228,7 @@ def main(argv):
         peer_pts = pts[:a.peers]  # cuDNN and torch.compile at the same points, also when --resume skips some
         n, secs, fails = sweep_op(op, pts, path, a.repeats, a.budget, {point_key(d, l) for d, _a, l in peer_pts},
                                   progress, a.plans)
-        if a.peers and op in shapes.FORWARD_OPS:
+        if a.peers:
             fails += compiled_peer(op, peer_pts, path[:-4] + "_peers.jsonl", progress, a.resume)
         if a.set == "random" and a.retime:
             fails += retime_op(op, pts, path, a.retime, progress)
