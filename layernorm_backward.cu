@@ -548,9 +548,11 @@ static const char *supports_resident_grid(const void *pp, int bs) {
 // any row. Improves: one kernel for every problem, deterministic. Wrong: the rule is reasoned from the rungs' designs,
 // not yet derived from a sweep of them.
 static const regime_t k_regimes[] = {
+    // regimes: begin (reasoned; scripts/tune_dispatch.py layernorm_backward --write puts a dense sweep's rule here)
     // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
     {0, 1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 7, "16-byte packs"},
     {0, -1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 5, "anything"},
+    // regimes: end
 };
 static const kernel_t *ladder_rung(int k);  // a rung's registry entry (below the registry)
 static const char *regime_supports(const void *pp, int rung, int bs) {

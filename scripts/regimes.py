@@ -32,6 +32,7 @@ REGISTRY_ROW = re.compile(r'^\s*\{(\d+), "([a-z0-9_]+)",')
 # The rows that end each program's table: rungs that take every problem of their variants (--list's limits), for: (the variants they hold, or None for every one; rung)
 # what no derived row's rung takes: (the variants they hold, or None for every one; the rung's registry name)
 FALLBACK = {"layernorm": [(None, "block_reread")], "rmsnorm": [(None, "block2d_vec")],
+            "layernorm_backward": [(None, "last_block_reduce")], "rmsnorm_backward": [(None, "last_block_reduce")],
             "batchnorm": [({"cl_inf", "nchw_inf"}, "infer_elementwise"), ({"cl"}, "split_rows"),
                           ({"nchw"}, "nchw_split_planes")]}
 PENALTY = math.log(8.0)  # the log-regret of sending a point to a rung that did not run it
@@ -79,6 +80,8 @@ def features(op, dtype, label, sms):
         if not got:
             return None
         rows, c, variant, full, mode = got
+        if op.endswith("_backward"):  # its dispatcher keys every problem as plain: --accumulate moves a fourth
+            variant = "plain"  # tensor through the same kernels
         hot, pdl = mode != "cold", mode == "hot+pdl"
         plane = 1
     return {"bytes": es, "packs16": int(full), "variant": variant,
@@ -87,10 +90,15 @@ def features(op, dtype, label, sms):
             "plane": math.log2(plane)}
 
 
+def source(op):
+    """The program source of an op: OP_forward.cu, or a backward op's own (layernorm_backward.cu)."""
+    return os.path.join(ROOT, (op if op.endswith("_backward") else f"{op}_forward") + ".cu")
+
+
 def registry(op):
-    """{kernel name: number} of OP_forward.cu's registry (k_kernels), as --list prints it."""
+    """{kernel name: number} of the op's program's registry (k_kernels), as --list prints it."""
     out = {}
-    with open(os.path.join(ROOT, f"{op}_forward.cu")) as f:
+    with open(source(op)) as f:
         inside = False
         for line in f:
             if line.startswith("static const kernel_t k_kernels[]"):

@@ -16,7 +16,8 @@ and mean regret, then the rule's regret
 (its rung's time over the best rung's): on the dense set (in sample), on every SWEEPS/OP_random_*.csv (random
 draws it was not derived from), on the benchmark's stored sets (results/<gpu>/OP.csv), and two-fold on the dense
 set (each half judged by the rule of the other) beside the measured dispatcher at the same points.
---write puts the rule's C rows (harness/dispatch.h's regime_t) into OP_forward.cu between its `regimes` markers;
+--write puts the rule's C rows (harness/dispatch.h's regime_t) into the op's program (OP_forward.cu, or a backward
+op's layernorm_backward.cu, rmsnorm_backward.cu) between its `regimes` markers;
 --check exits 1 when the source's rows differ from what the sweep gives (CI runs it: a sweep stored without the
 rule regenerated, or a rule edited by hand, fails).
 """
@@ -33,7 +34,7 @@ from summary import load  # noqa: E402
 import regimes  # noqa: E402
 import shapes  # noqa: E402
 
-OPS = shapes.FORWARD_OPS  # the ops whose rule is derived (the backward programs' is reasoned, not yet derived)
+OPS = shapes.FORWARD_OPS + shapes.BACKWARD_OPS  # (a backward op's rule: once its dense sweep is stored)
 SWEEPS = os.path.join(ROOT, "results", "h200", "sweeps")  # the reference GPU's dense sweeps
 
 
@@ -113,7 +114,7 @@ def swept_sms(sweeps, op):
 
 def write_regimes(a, rule, universe):
     """--regimes with --write or --check: the rule's C rows in OP_forward.cu, between its regimes markers."""
-    src = os.path.join(ROOT, f"{a.op}_forward.cu")
+    src = regimes.source(a.op)
     block = regimes.c_rows(a.op, rule, universe)
     with open(src) as f:
         lines = f.read().split("\n")
@@ -234,8 +235,8 @@ def main(argv):
                          "it with its regret there, on every SWEEPS/OP_random_*.csv and on the stored sets "
                          "(default results/h200/sweeps)")
     g = ap.add_mutually_exclusive_group()
-    g.add_argument("--write", action="store_true", help="write the rule's rows into OP_forward.cu")
-    g.add_argument("--check", action="store_true", help="exit 1 when OP_forward.cu's rows differ from the rule's")
+    g.add_argument("--write", action="store_true", help="write the rule's rows into the op's program")
+    g.add_argument("--check", action="store_true", help="exit 1 when the program's rows differ from the rule's")
     ap.add_argument("--leaves", type=int, default=24, help="rows of the rule at most, before its fallback rows "
                                                            "(default 24)")
     ap.add_argument("--sms", type=int, help="the SMs of the swept GPU (default: read from the first line of the "

@@ -26,9 +26,9 @@ f = regimes.features("rmsnorm", "fp32", "4096x32x128:s12288", 128)
 expect("features: the QK view is tokens x heads rows of head_dim", f["variant"] == "qk" and f["rows_sm"] == 10.0
        and f["packs"] == 5.0 and f["packs16"] == 1, str(f))
 f, g = (regimes.features("rmsnorm_backward", "bf16", lab, 132) for lab in ("16384x4096:off:acc:hot", "64x4100:off"))
-expect("features: a backward program's labels: --accumulate is its own variant, the Gemma offset plain rows",
-       f["variant"] == "acc" and f["launch"] == "hot" and f["packs16"] == 1 and g["variant"] == "plain"
-       and g["packs16"] == 0, f"{f} {g}")
+expect("features: a backward program's labels are plain rows (its dispatcher keys --accumulate and the Gemma offset "
+       "as plain), hot launches and packing read", f["variant"] == "plain" and f["launch"] == "hot" and
+       f["packs16"] == 1 and g["variant"] == "plain" and g["packs16"] == 0, f"{f} {g}")
 f = regimes.features("batchnorm", "fp32", "8x64x56x56:nchw:inf", 64)
 expect("features: BatchNorm NCHW in inference: rows N*C, its plane", f["variant"] == "nchw_inf" and
        f["rows_sm"] == 3.0 and f["plane"] == math.log2(3136), str(f))
@@ -252,6 +252,30 @@ with tempfile.TemporaryDirectory() as tmp:
                         tmp], capture_output=True, text=True)
     expect("--regimes without --sms where no log says: exit 2, one line", r.returncode == 2 and
            len(r.stderr.strip().splitlines()) == 1, r.stderr)
+# a backward program's rule from its own dense sweep: rung 7 where a row takes 16-byte packs (it refuses the others),
+# rung 5 (last_block_reduce, its fallback row) elsewhere
+BNAME = {k: name for name, k in regimes.registry("layernorm_backward").items()}
+with tempfile.TemporaryDirectory() as tmp:
+    brows = []
+    for c in (256, 1000, 1024, 3000, 4096, 8192):
+        for n in (8, 512, 16384):
+            for lab in (f"{n}x{c}", f"{n}x{c}:acc"):
+                packed = c % 8 == 0
+                for k, ms, st in ((5, c * 2.0, "OK"), (6, c * 1.5, "OK" if packed else "SKIP"),
+                                  (7, c * 1.0, "OK" if packed else "SKIP"), (8, c * (1.0 if packed else 2.0), "OK")):
+                    brows.append(dict(row(6, lab, ms if st == "OK" else 0, 256, st), op="layernorm_backward",
+                                      kernel=k, kernel_name=BNAME[k]))
+    with open(os.path.join(tmp, "layernorm_backward_dense.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(brows)
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tune_dispatch.py"), "layernorm_backward",
+                        "--regimes", tmp, "--sms", "132"], capture_output=True, text=True)
+    expect("tune_dispatch --regimes derives a backward program's rule: rung 7, and rung 5 where 7 refuses (rows "
+           "without 16-byte packs; --accumulate's points as plain ones)",
+           r.returncode == 0 and "| 1 | anything | 7 | 36 |" in r.stdout and "| 2 | anything | 5 | 0 |" in r.stdout
+           and "dense (in sample): 36 points" in r.stdout and "within 1.03x of the best rung at 100.0%" in r.stdout,
+           r.stdout + r.stderr)
 r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tune_dispatch.py"), "layernorm", "--regimes",
                     os.path.join(ROOT, "results", "h200", "sweeps")], capture_output=True, text=True)
 expect("--regimes on the stored H200 sweeps", r.returncode == 0 and "(132 SMs)" in r.stdout, r.stdout + r.stderr)
