@@ -159,31 +159,7 @@ static rmb_problem_t plan_problem(dtype_t d, long N, long C) {
     p.h.dtype = d, p.N = N, p.C = C, p.parts = N;
     return p;
 }
-static void test_plans(void) {
-    rmb_problem_t a = plan_problem(DT_BF16, 4096, 1024), b = plan_problem(DT_FP32, 4096, 3072),
-                  c = plan_problem(DT_FP16, 64, 16384), d = plan_problem(DT_BF16, 64, 16384 + 8);
-    check("plan: rung 6: a pack a thread to 1024 packs, 2 to 2048; 128-1024 threads; 7 at those blocks: 4 rows at a "
-          "time to 512 packs, 2 to 1024, else 1",
-          row_regs_bs(&a) == 128 && row_regs_packs(&a, 128) == 1 && resident_rows(&a, 128) == 4 &&
-              row_regs_bs(&b) == 1024 && row_regs_packs(&b, 1024) == 1 && resident_rows(&b, 1024) == 2 &&
-              row_regs_bs(&c) == 1024 && row_regs_packs(&c, 1024) == 2 && resident_rows(&c, 1024) == 1,
-          "%d %d %d", row_regs_bs(&a), row_regs_bs(&b), row_regs_bs(&c));
-    // rung 7's own plan: fp32 128 (32 packs) -> 32 threads, 4 rows; bf16 1024 (128) -> 128, 4 rows; fp32 3072 (768)
-    // -> 512 threads at two packs, 1 row; fp16 16384 (2048) -> 1024 at two, 1 row
-    rmb_problem_t e = plan_problem(DT_FP32, 4096, 128);
-    check("plan: rung 7: a pack a thread to 256 packs (at least 32 threads), two packs a thread beyond",
-          resident_bs(&e) == 32 && resident_rows(&e, 32) == 4 && resident_bs(&a) == 128 && resident_rows(&a, 128) == 4 &&
-              resident_bs(&b) == 512 && row_regs_packs(&b, 512) == 2 && resident_rows(&b, 512) == 1 &&
-              resident_bs(&c) == 1024 && row_regs_packs(&c, 1024) == 2 && plan_resident_grid(&c) == 1024,
-          "%d %d %d %d", resident_bs(&e), resident_bs(&a), resident_bs(&b), resident_bs(&c));
-    const char *why = supports_row_regs(&d, 1024);
-    check("plan: a row of more than 2048 packs is refused by 6 and 7, saying why", why && strstr(why, "2 packs"), "%s",
-          why ? why : "NULL");
-    rmb_problem_t odd = plan_problem(DT_BF16, 64, 1001);
-    why = supports_row_regs(&odd, 256);
-    check("plan: a row that does not take 16-byte packs is refused by 6 and 7", why && strstr(why, "16-byte"), "%s",
-          why ? why : "NULL");
-}
+static void test_plans(void) { check_registers_plans(plan_problem); }
 
 static void test_cudnn_kernel0(void) {
 #ifdef HAVE_CUDNN

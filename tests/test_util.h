@@ -100,3 +100,33 @@ static void check_backward_registry(const program_t *prog, const regime_t *rule,
     check("regimes: every row runs a rung from 5 below the dispatcher; the last takes every problem (a rung with no "
           "limits, all dtypes)", rungs_ok);
 }
+// The plans of the backward programs' registers rungs, 6 row_regs_packs and 7 resident_grid (harness/partials.h, the
+// same in both programs): each program's plan_problem (make), row_regs_bs, row_regs_packs, resident_rows,
+// resident_bs, plan_resident_grid and supports_row_regs, which the program defines before this file is included.
+template <typename P> static void check_registers_plans(P (*make)(dtype_t, long, long)) {
+    P a = make(DT_BF16, 4096, 1024), b = make(DT_FP32, 4096, 3072), c = make(DT_FP16, 64, 16384),
+      d = make(DT_BF16, 64, 16384 + 8);
+    // bf16 1024: 128 packs -> 1 a thread, 128 threads, 4 rows at a time; fp32 3072: 768 packs -> 1, 1024, 2 rows;
+    // fp16 16384: 2048 packs -> 2, 1024, 1 row; bf16 16392: 2049 packs -> more than 2 a thread at 1024: refused
+    check("plan: rung 6: a pack a thread to 1024 packs, 2 to 2048; 128-1024 threads; 7 at those blocks: 4 rows at a "
+          "time to 512 packs, 2 to 1024, else 1",
+          row_regs_bs(&a) == 128 && row_regs_packs(&a, 128) == 1 && resident_rows(&a, 128) == 4 &&
+              row_regs_bs(&b) == 1024 && row_regs_packs(&b, 1024) == 1 && resident_rows(&b, 1024) == 2 &&
+              row_regs_bs(&c) == 1024 && row_regs_packs(&c, 1024) == 2 && resident_rows(&c, 1024) == 1,
+          "%d %d %d", row_regs_bs(&a), row_regs_bs(&b), row_regs_bs(&c));
+    // rung 7's own plan: fp32 128 (32 packs) -> 32 threads, 4 rows; bf16 1024 (128) -> 128, 4 rows; fp32 3072 (768)
+    // -> 512 threads at two packs, 1 row; fp16 16384 (2048) -> 1024 at two, 1 row
+    P e = make(DT_FP32, 4096, 128);
+    check("plan: rung 7: a pack a thread to 256 packs (at least 32 threads), two packs a thread beyond",
+          resident_bs(&e) == 32 && resident_rows(&e, 32) == 4 && resident_bs(&a) == 128 && resident_rows(&a, 128) == 4 &&
+              resident_bs(&b) == 512 && row_regs_packs(&b, 512) == 2 && resident_rows(&b, 512) == 1 &&
+              resident_bs(&c) == 1024 && row_regs_packs(&c, 1024) == 2 && plan_resident_grid(&c) == 1024,
+          "%d %d %d %d", resident_bs(&e), resident_bs(&a), resident_bs(&b), resident_bs(&c));
+    const char *why = supports_row_regs(&d, 1024);
+    check("plan: a row of more than 2048 packs is refused by 6 and 7, saying why", why && strstr(why, "2 packs"), "%s",
+          why ? why : "NULL");
+    P odd = make(DT_BF16, 64, 1001);
+    why = supports_row_regs(&odd, 256);
+    check("plan: a row that does not take 16-byte packs is refused by 6 and 7", why && strstr(why, "16-byte"), "%s",
+          why ? why : "NULL");
+}
