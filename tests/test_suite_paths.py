@@ -10,7 +10,9 @@ takes the rows of the source's k_regimes that hold it on a GPU of 100, 132 and 1
 check names to be the first one's, or a later one's where the rungs before refuse the point (the supports_ checks
 ask the runtime: the GPU run of the check sees them); the suite's points lie well inside their regions (a region
 whose rows an SM span less than 170 / 100 holds no problem at all three: its check is read at 132 SMs, the
-H200's). Every row of a rule that a problem reaches first (not a row whose rung runs where an earlier one of the
+H200's). A check that names a later row's rung stands on the earlier rows' rungs refusing the point: where their
+limits, as --list words them, say they take it, the check is wrong (the GPU run would find the first one running it).
+Every row of a rule that a problem reaches first (not a row whose rung runs where an earlier one of the
 same region refuses, nor the fallback rows that end the table) is the target of at least one check.
 
 Then a dry run of the quick suite (`tests/gpu_suite.sh quick`, what `make test` runs on a GPU) in a copy of tests/
@@ -189,6 +191,45 @@ for program, disp in DISPATCHERS.items():
         checks.append((f"{program} {disp} {' '.join(w[5:])}", program, rung_of(w[3]), key))
         commands.append((program, disp, (["--repeats", "3"] if "--hot" in w[5:] else ["--check"]) + w[5:]))
 
+# A rung's limits as --list words them (its registry row's third field), read as far as they say when it refuses a
+# problem: each phrase takes the key, refuses it, or cannot be read here (None: its supports_ check decides on the GPU)
+LIMIT_PHRASES = [
+    (r"any C|every variant|deterministic|sm_90\+|pow2 blocks|power-of-two blocks|plain \+ offset",
+     lambda k, m: True),
+    (r"16-byte packs|16-byte", lambda k, m: bool(k["packs16"])),
+    (r"row <= (\d+) KB", lambda k, m: k["packs"] * 16 <= int(m.group(1)) * 1024),
+    (r"C <= (\d+) 16-byte packs", lambda k, m: bool(k["packs16"]) and k["packs"] <= int(m.group(1))),
+    (r"C <= (\d+) packs(?: \(.*\))?|<= (\d+) a row", lambda k, m: k["packs"] <= int(m.group(1) or m.group(2))),
+    (r"no add", lambda k, m: k["variant"] != 1),
+    (r"plain", lambda k, m: k["variant"] == 0),
+]
+
+
+def limits(program):
+    """{rung: its limits' words} of a program's registry."""
+    with open(os.path.join(ROOT, f"{program}.cu")) as f:
+        text = f.read()
+    reg = text[text.index("static const kernel_t k_kernels[]"):]
+    return {int(k): words for k, words in re.findall(r'\{(\d+), "[a-z0-9_]+", [^,]+, "([^"]*)"', reg[:reg.index("};")])}
+
+
+def takes(words, key):
+    """Whether a rung of these limits takes the key: True, False, or None where a phrase cannot be read here."""
+    verdict = True
+    for phrase in (x.strip() for x in re.split(r"[;,]", words) if x.strip()):
+        rule = next(((rx, f) for rx, f in LIMIT_PHRASES if re.fullmatch(rx, phrase)), None)
+        if rule is None:
+            verdict = None
+        elif not rule[1](key, re.fullmatch(rule[0], phrase)):
+            return False
+    return verdict
+
+
+k8, k1 = (dict(bytes=4, packs16=1, variant=0, launch="cold", packs=c / 4.0, rows=8, plane=1) for c in (131072, 262144))
+expect("limits: RMSNorm 8's words take fp32 rows of 512 KB and refuse 1 MB; 'C <= 64 packs x block' is not read here",
+       takes("plain; 16-byte; row <= 512 KB", k8) is True and takes("plain; 16-byte; row <= 512 KB", k1) is False
+       and takes("sm_90+; C <= 64 packs x block", k8) is None and takes("16-byte packs, <= 2048 a row", k8) is False
+       and takes("plain; 16-byte; row <= 512 KB", dict(k8, variant=1)) is False)
 tables = {p: table(p) for p in DISPATCHERS}
 counts = {p: sum(1 for c in checks if c[1] == p) for p in DISPATCHERS}
 expect(f"the suite's dispatcher-path checks are found ({counts})", all(v >= 4 for v in counts.values()), str(counts))
@@ -206,6 +247,13 @@ for what, program, want, key in checks:
            for sms, i in got.items() if i is None or rows[i]["rung"] != want]
     if got[132] is not None:
         hit[program].add(got[132])
+        # a check that names a later row's rung stands on the earlier rows' rungs refusing the point: where their
+        # limits say they take it, the dispatcher runs the first of them (as the GPU run of the check would find)
+        lims = limits(program) if program != "batchnorm_forward" else {}
+        for i in (i for i in range(got[132]) if holds(rows[i], key, H200_SMS) and rows[i]["rung"] in lims):
+            if takes(lims[rows[i]["rung"]], key):
+                bad.append(f"regime {i + 1} holds it first and its rung {rows[i]['rung']} takes it by its limits "
+                           f"({lims[rows[i]['rung']]}): the dispatcher runs rung {rows[i]['rung']}, not {want}")
     expect(f"suite path: {what}", not bad, "; ".join(bad))
 for p, rows in tables.items():
     missed = [f"{i + 1} ({rows[i]['when']})" for i in first_rows(rows) if i not in hit[p]]
