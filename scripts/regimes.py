@@ -26,6 +26,8 @@ import os
 import re
 from collections import defaultdict
 
+import shapes  # (program, BACKWARD_OPS; the callers put scripts/ on the path)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REGISTRY_ROW = re.compile(r'^\s*\{(\d+), "([a-z0-9_]+)",')
 
@@ -80,7 +82,7 @@ def features(op, dtype, label, sms):
         if not got:
             return None
         rows, c, variant, full, mode = got
-        if op.endswith("_backward"):  # its dispatcher keys every problem as plain: --accumulate moves a fourth
+        if op in shapes.BACKWARD_OPS:  # its dispatcher keys every problem as plain: --accumulate moves a fourth
             variant = "plain"  # tensor through the same kernels
         hot, pdl = mode != "cold", mode == "hot+pdl"
         plane = 1
@@ -92,7 +94,7 @@ def features(op, dtype, label, sms):
 
 def source(op):
     """The program source of an op: OP_forward.cu, or a backward op's own (layernorm_backward.cu)."""
-    return os.path.join(ROOT, (op if op.endswith("_backward") else f"{op}_forward") + ".cu")
+    return os.path.join(ROOT, shapes.program(op) + ".cu")
 
 
 def registry(op):
