@@ -5,6 +5,7 @@
 
 For each <op>.csv of the folder, and each dtype in it:
   <op>_sweep_<dtype>_<shape>.png  (a) GB/s against block size, one line per kernel, at the op's default shape
+                                      (where the dtype's rows lack it, at their first shape)
   <op>_sol_vs_c_<dtype>.png       (b) %SOL against C: the best kernel of the op, cuDNN (kernel 0) and, where
                                       peers.csv holds them, torch and torch.compile; the copy is the 100% line
   <op>_ladder_<dtype>_<shape>.png (c) bars: each kernel's best GB/s at the default shape, with the gain of
@@ -193,8 +194,9 @@ def main(argv):
     written = []
     for op, rows in op_results(a.folder):
         gpu = rows[0]["gpu"]
-        shape = shapes_mod.default_shape(op, rows)
         for dtype in sorted({r["dtype"] for r in rows}):
+            # each dtype at its own rows' shape: the default point where that dtype has it (no empty chart)
+            shape = shapes_mod.default_shape(op, [r for r in rows if r["dtype"] == dtype])
             p = os.path.join(out, f"{op}_sweep_{dtype}_{shape}.png")
             plot_sweep(rows, op, dtype, shape, gpu, p)
             written.append(p)

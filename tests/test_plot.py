@@ -31,10 +31,14 @@ with tempfile.TemporaryDirectory() as d:
     with open(os.path.join(folder, "peers.csv"), "w") as f:
         f.write(lines[0] + "\n")
         f.write(lines[1].replace(",0,k0,", ",torch,layer_norm,", 1) + "\n")
+    # bf16 rows at another shape only: its sweep and ladder at that shape, not an empty chart at the default one
+    with open(os.path.join(folder, "layernorm.csv"), "a") as f:
+        f.write("\n".join(l.replace(",fp32,", ",bf16,").replace("8192x768", "4096x4096") for l in lines[1:]) + "\n")
     out = os.path.join(d, "plots")
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "plot.py"), folder, "--out", out],
                        capture_output=True, text=True)
-    want = ["layernorm_sweep_fp32_8192x768.png", "layernorm_sol_vs_c_fp32.png", "layernorm_ladder_fp32_8192x768.png"]
+    want = ["layernorm_sweep_fp32_8192x768.png", "layernorm_sol_vs_c_fp32.png", "layernorm_ladder_fp32_8192x768.png",
+            "layernorm_sweep_bf16_4096x4096.png", "layernorm_ladder_bf16_4096x4096.png"]
     ok = r.returncode == 0
     for w in want:
         p = os.path.join(out, w)
