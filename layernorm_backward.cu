@@ -536,9 +536,10 @@ static void launch_resident_grid(const void *pp, launch_t *l) {
 }
 static const char *supports_resident_grid(const void *pp, int bs) {
     const lnb_problem_t *p = (const lnb_problem_t *)pp;
-    const char *why = supports_row_regs(p, bs ? bs : resident_bs(p));
+    const int b = bs ? bs : resident_bs(p);
+    const char *why = supports_row_regs(p, b);
     if (why) return why;
-    if (resident_parts(p, bs ? bs : resident_bs(p)) < 1) return "no block of this size is resident on an SM";
+    if (resident_parts(p, b) < 1) return "no block of this size is resident on an SM";
     return NULL;
 }
 

@@ -17,9 +17,10 @@ DIR/<op>_random_<seed>.csv (the programs' CSV schema; default DIR: results/<gpu>
 replacing the file's unless --resume. --peers K adds, at the first K points of each op's draw, kernel 0 (cuDNN,
 in the same process: it plans each point, seconds) and torch.compile (scripts/peers.py --points, one process an op,
 the same flush and clock; not at --pdl points, a launch it does not have; rows as JSON lines in
-DIR/<op>_random_<seed>_peers.jsonl, kept by --resume once written). --match REGEX keeps the points whose dtype:label it matches (a region
-of a set measured first). --budget stops an op's set after that many seconds: the dense set runs
-in a fixed shuffled order, so a cut sweep still covers the space evenly, and --resume goes on where it stopped.
+DIR/<op>_random_<seed>_peers.jsonl, kept by --resume once written). --match REGEX keeps the points whose
+dtype:label it matches (a region of a set measured first). --budget stops an op's set after that many seconds: the
+dense set runs in a fixed shuffled order, so a cut sweep still covers the space evenly, and --resume goes on where it
+stopped.
 --plans adds at each point a second process: the rungs alone, each at its plan's block size (--block-size plan:
 the configuration the dispatcher launches it at), rows to DIR/<op>_dense_plan.csv or <op>_random_<seed>_plan.csv;
 with --resume, a point measured before without them gets them (scripts/tune_dispatch.py derives the rule from a
@@ -174,7 +175,8 @@ def main(argv):
     ap.add_argument("--retime", type=int, default=2,
                     help="random draws: processes re-timing a point the dispatcher trails by > 1.03x (default 2)")
     ap.add_argument("--match", metavar="REGEX",
-                    help="only the set's points whose dtype:label matches (a region measured first, e.g. 'x[0-9]*[13579]:add')")
+                    help="only the set's points whose dtype:label matches (a region measured first, e.g. "
+                         "'x[0-9]*[13579]:add')")
     ap.add_argument("--targets", action="store_true", help="exit 1 when the sweep misses a target (above)")
     ap.add_argument("--report", action="store_true",
                     help="measure nothing: the figures of the CSVs in --out (the draw of --seed, or the dense set)")

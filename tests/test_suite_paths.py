@@ -123,10 +123,8 @@ def norm_key(program, o):
     b = 4 if o.get("--dtype", "fp32") == "fp32" else 2
     vec = 16 // b
     n, c = int(o.get("-N", 8192)), int(o.get("-C", 768 if program == "layernorm_forward" else 4096))
-    variant, full = 0, c % vec == 0
-    if program.endswith("_backward"):  # its dispatcher keys every problem as plain (--accumulate: the same kernels)
-        pass
-    elif "--heads" in o:  # RMSNorm's QK view: tokens x heads rows of head-dim, the token stride
+    variant, full = 0, c % vec == 0  # (a backward program's --accumulate is plain too, as its dispatcher keys it)
+    if "--heads" in o:  # RMSNorm's QK view: tokens x heads rows of head-dim, the token stride
         heads, c = int(o["--heads"]), int(o["--head-dim"])
         variant, n = 2, int(o.get("-N", 4096)) * heads
         stride = int(o.get("--row-stride", 3 * heads * c))
@@ -231,6 +229,7 @@ expect("limits: RMSNorm 8's words take fp32 rows of 512 KB and refuse 1 MB; 'C <
        and takes("sm_90+; C <= 64 packs x block", k8) is None and takes("16-byte packs, <= 2048 a row", k8) is False
        and takes("plain; 16-byte; row <= 512 KB", dict(k8, variant=1)) is False)
 tables = {p: table(p) for p in DISPATCHERS}
+LIMITS = {p: limits(p) for p in DISPATCHERS if p != "batchnorm_forward"}  # (BatchNorm's words are of layouts)
 counts = {p: sum(1 for c in checks if c[1] == p) for p in DISPATCHERS}
 expect(f"the suite's dispatcher-path checks are found ({counts})", all(v >= 4 for v in counts.values()), str(counts))
 expect("every program's rule of regimes is read", all(len(t) >= 2 for t in tables.values()),
@@ -249,7 +248,7 @@ for what, program, want, key in checks:
         hit[program].add(got[132])
         # a check that names a later row's rung stands on the earlier rows' rungs refusing the point: where their
         # limits say they take it, the dispatcher runs the first of them (as the GPU run of the check would find)
-        lims = limits(program) if program != "batchnorm_forward" else {}
+        lims = LIMITS.get(program, {})
         for i in (i for i in range(got[132]) if holds(rows[i], key, H200_SMS) and rows[i]["rung"] in lims):
             if takes(lims[rows[i]["rung"]], key):
                 bad.append(f"regime {i + 1} holds it first and its rung {rows[i]['rung']} takes it by its limits "
