@@ -617,10 +617,10 @@ static const char *supports_subwarp_rows(const void *pp, int bs) {
     DISPATCH_VEC(p->h.dtype, vec, subwarp_rows_kernel_for, tpr, p->s.C / vec, &fn);
     return block_fits(fn, bs);
 }
-// The plan: 4 x lanes a row x rows an SM threads, a power of two in [64, 256] (small blocks spread few rows wider).
+// The plan: 4 x lanes a row x rows an SM threads, a power of two in [64, 128] (small blocks spread rows wider).
 static int subwarp_rows_bs(const rms_problem_t *p) {
     const int tpr = subwarp_tpr(row_packs(p, vec_width(p)));
-    return pow2_down(4.0 * (tpr ? tpr : 32) * rows_per_sm(p), 64, 256);
+    return pow2_down(4.0 * (tpr ? tpr : 32) * rows_per_sm(p), 64, 128);
 }
 static int plan_subwarp_rows(const void *pp) {
     return plan_fit(pp, subwarp_rows_bs((const rms_problem_t *)pp), supports_subwarp_rows);
@@ -1204,35 +1204,35 @@ static int plan_subwarp_persistent(const void *pp) {
 static const regime_t k_regimes[] = {
     // regimes: begin (scripts/tune_dispatch.py rmsnorm --write, from the stored dense sweep; do not edit)
     // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
-    {0, -1, TVB(TV_FUSED_ADD), 0, 0, 1448.15, 0, 0.25, 0, RG_ANY, 5, "variant add, packs a row < 1448, rows an SM < 0.25"},
-    {0, -1, TVB(TV_FUSED_ADD), 0, 1448.15, RG_ANY, 0, 0.25, 0, RG_ANY, 7, "variant add, packs a row >= 1448, rows an SM < 0.25"},
-    {0, -1, TVB(TV_FUSED_ADD), 0, 1448.15, RG_ANY, 0, 0.25, 0, RG_ANY, 4, "variant add, packs a row >= 1448, rows an SM < 0.25"},
-    {0, -1, TVB(TV_FUSED_ADD), 0, 0, 64, 0.25, 8, 0, RG_ANY, 5, "variant add, packs a row < 64, 0.25 <= rows an SM < 8"},
-    {0, -1, TVB(TV_FUSED_ADD), 0, 0, 64, 8, RG_ANY, 0, RG_ANY, 6, "variant add, packs a row < 64, rows an SM >= 8"},
-    {0, -1, TVB(TV_FUSED_ADD), 0, 0, 64, 8, RG_ANY, 0, RG_ANY, 4, "variant add, packs a row < 64, rows an SM >= 8"},
-    {0, -1, TVB(TV_FUSED_ADD), 0, 64, 362.039, 0.25, 11.3137, 0, RG_ANY, 5, "variant add, 64 <= packs a row < 362, 0.25 <= rows an SM < 11.31"},
-    {0, 0, TVB(TV_FUSED_ADD), 0, 64, 362.039, 11.3137, RG_ANY, 0, RG_ANY, 4, "no 16-byte packs, variant add, 64 <= packs a row < 362, rows an SM >= 11.31"},
-    {0, 1, TVB(TV_FUSED_ADD), 0, 64, 362.039, 11.3137, RG_ANY, 0, RG_ANY, 6, "16-byte packs, variant add, 64 <= packs a row < 362, rows an SM >= 11.31"},
-    {0, 0, TVB(TV_FUSED_ADD), TLB(TL_PLAIN), 362.039, 5792.62, 0.25, 1, 0, RG_ANY, 7, "no 16-byte packs, variant add, cold, 362 <= packs a row < 5793, 0.25 <= rows an SM < 1"},
-    {0, 1, TVB(TV_FUSED_ADD), TLB(TL_PLAIN), 362.039, 5792.62, 0.25, 1, 0, RG_ANY, 5, "16-byte packs, variant add, cold, 362 <= packs a row < 5793, 0.25 <= rows an SM < 1"},
-    {0, -1, TVB(TV_FUSED_ADD), TLB(TL_CAPTURED) | TLB(TL_PDL), 362.039, 5792.62, 0.25, 1, 0, RG_ANY, 5, "variant add, captured/captured+PDL, 362 <= packs a row < 5793, 0.25 <= rows an SM < 1"},
-    {0, -1, TVB(TV_FUSED_ADD), 0, 362.039, 5792.62, 1, RG_ANY, 0, RG_ANY, 4, "variant add, 362 <= packs a row < 5793, rows an SM >= 1"},
-    {0, -1, TVB(TV_FUSED_ADD), TLB(TL_PLAIN), 5792.62, RG_ANY, 0.25, RG_ANY, 0, RG_ANY, 4, "variant add, cold, packs a row >= 5793, rows an SM >= 0.25"},
-    {0, -1, TVB(TV_FUSED_ADD), TLB(TL_CAPTURED) | TLB(TL_PDL), 5792.62, RG_ANY, 0.25, RG_ANY, 0, RG_ANY, 7, "variant add, captured/captured+PDL, packs a row >= 5793, rows an SM >= 0.25"},
-    {0, 0, TVB(TV_PLAIN), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 9, "no 16-byte packs, variant plain"},
-    {0, 0, TVB(TV_PLAIN), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 4, "no 16-byte packs, variant plain"},
-    {0, 1, TVB(TV_PLAIN), TLB(TL_PDL), 0, RG_ANY, 0, 2.82843, 0, RG_ANY, 8, "16-byte packs, variant plain, captured+PDL, rows an SM < 2.828"},
-    {0, 1, TVB(TV_PLAIN), TLB(TL_PDL), 0, RG_ANY, 0, 2.82843, 0, RG_ANY, 7, "16-byte packs, variant plain, captured+PDL, rows an SM < 2.828"},
-    {0, 1, TVB(TV_PLAIN), TLB(TL_PLAIN) | TLB(TL_CAPTURED), 0, RG_ANY, 0, 2.82843, 0, RG_ANY, 8, "16-byte packs, variant plain, cold/captured, rows an SM < 2.828"},
-    {0, 1, TVB(TV_PLAIN), TLB(TL_PLAIN) | TLB(TL_CAPTURED), 0, RG_ANY, 0, 2.82843, 0, RG_ANY, 10, "16-byte packs, variant plain, cold/captured, rows an SM < 2.828"},
+    {0, 0, TVB(TV_FUSED_ADD), 0, 0, 32, 0, 11.3137, 0, RG_ANY, 5, "no 16-byte packs, variant add, packs a row < 32, rows an SM < 11.31"},
+    {0, 0, TVB(TV_FUSED_ADD), 0, 0, 32, 11.3137, RG_ANY, 0, RG_ANY, 6, "no 16-byte packs, variant add, packs a row < 32, rows an SM >= 11.31"},
+    {0, 0, TVB(TV_FUSED_ADD), 0, 32, 512, 0, 0.176777, 0, RG_ANY, 5, "no 16-byte packs, variant add, 32 <= packs a row < 512, rows an SM < 0.1768"},
+    {0, 0, TVB(TV_FUSED_ADD), 0, 512, RG_ANY, 0, 0.176777, 0, RG_ANY, 7, "no 16-byte packs, variant add, packs a row >= 512, rows an SM < 0.1768"},
+    {0, 0, TVB(TV_FUSED_ADD), 0, 512, RG_ANY, 0, 0.176777, 0, RG_ANY, 4, "no 16-byte packs, variant add, packs a row >= 512, rows an SM < 0.1768"},
+    {2, 0, TVB(TV_FUSED_ADD), 0, 32, 362.039, 0.176777, 8, 0, RG_ANY, 5, "16-bit, no 16-byte packs, variant add, 32 <= packs a row < 362, 0.1768 <= rows an SM < 8"},
+    {2, 0, TVB(TV_FUSED_ADD), 0, 32, 362.039, 8, RG_ANY, 0, RG_ANY, 4, "16-bit, no 16-byte packs, variant add, 32 <= packs a row < 362, rows an SM >= 8"},
+    {4, 0, TVB(TV_FUSED_ADD), 0, 32, 64, 0.176777, RG_ANY, 0, RG_ANY, 6, "fp32, no 16-byte packs, variant add, 32 <= packs a row < 64, rows an SM >= 0.1768"},
+    {4, 0, TVB(TV_FUSED_ADD), 0, 64, 362.039, 0.176777, RG_ANY, 0, RG_ANY, 5, "fp32, no 16-byte packs, variant add, 64 <= packs a row < 362, rows an SM >= 0.1768"},
+    {0, 0, TVB(TV_FUSED_ADD), TLB(TL_PLAIN), 362.039, RG_ANY, 0.176777, RG_ANY, 0, RG_ANY, 4, "no 16-byte packs, variant add, cold, packs a row >= 362, rows an SM >= 0.1768"},
+    {0, 0, TVB(TV_FUSED_ADD), TLB(TL_CAPTURED) | TLB(TL_PDL), 362.039, RG_ANY, 0.176777, RG_ANY, 0, RG_ANY, 5, "no 16-byte packs, variant add, captured/captured+PDL, packs a row >= 362, rows an SM >= 0.1768"},
+    {0, 1, TVB(TV_FUSED_ADD), 0, 0, 4096, 0, 32, 0, RG_ANY, 5, "16-byte packs, variant add, packs a row < 4096, rows an SM < 32"},
+    {0, 1, TVB(TV_FUSED_ADD), 0, 4096, RG_ANY, 0, 1.41421, 0, RG_ANY, 7, "16-byte packs, variant add, packs a row >= 4096, rows an SM < 1.414"},
+    {0, 1, TVB(TV_FUSED_ADD), 0, 4096, RG_ANY, 1.41421, 32, 0, RG_ANY, 4, "16-byte packs, variant add, packs a row >= 4096, 1.414 <= rows an SM < 32"},
+    {0, 1, TVB(TV_FUSED_ADD), 0, 0, RG_ANY, 32, RG_ANY, 0, RG_ANY, 6, "16-byte packs, variant add, rows an SM >= 32"},
+    {0, 1, TVB(TV_FUSED_ADD), 0, 0, RG_ANY, 32, RG_ANY, 0, RG_ANY, 4, "16-byte packs, variant add, rows an SM >= 32"},
+    {0, 0, TVB(TV_PLAIN), 0, 0, 64, 0, RG_ANY, 0, RG_ANY, 6, "no 16-byte packs, variant plain, packs a row < 64"},
+    {0, 0, TVB(TV_PLAIN), 0, 0, 64, 0, RG_ANY, 0, RG_ANY, 9, "no 16-byte packs, variant plain, packs a row < 64"},
+    {0, 0, TVB(TV_PLAIN), 0, 64, RG_ANY, 0, RG_ANY, 0, RG_ANY, 9, "no 16-byte packs, variant plain, packs a row >= 64"},
+    {0, 0, TVB(TV_PLAIN), 0, 64, RG_ANY, 0, RG_ANY, 0, RG_ANY, 4, "no 16-byte packs, variant plain, packs a row >= 64"},
+    {0, 1, TVB(TV_PLAIN), 0, 0, RG_ANY, 0, 2.82843, 0, RG_ANY, 8, "16-byte packs, variant plain, rows an SM < 2.828"},
+    {0, 1, TVB(TV_PLAIN), 0, 0, RG_ANY, 0, 2.82843, 0, RG_ANY, 10, "16-byte packs, variant plain, rows an SM < 2.828"},
     {0, 1, TVB(TV_PLAIN), 0, 0, 128, 2.82843, 5.65685, 0, RG_ANY, 11, "16-byte packs, variant plain, packs a row < 128, 2.828 <= rows an SM < 5.657"},
     {0, 1, TVB(TV_PLAIN), 0, 0, 128, 5.65685, RG_ANY, 0, RG_ANY, 6, "16-byte packs, variant plain, packs a row < 128, rows an SM >= 5.657"},
     {0, 1, TVB(TV_PLAIN), 0, 128, 724.077, 2.82843, RG_ANY, 0, RG_ANY, 8, "16-byte packs, variant plain, 128 <= packs a row < 724.1, rows an SM >= 2.828"},
     {0, 1, TVB(TV_PLAIN), TLB(TL_PLAIN), 724.077, 5792.62, 2.82843, RG_ANY, 0, RG_ANY, 5, "16-byte packs, variant plain, cold, 724.1 <= packs a row < 5793, rows an SM >= 2.828"},
     {0, 1, TVB(TV_PLAIN), TLB(TL_CAPTURED) | TLB(TL_PDL), 724.077, 5792.62, 2.82843, RG_ANY, 0, RG_ANY, 8, "16-byte packs, variant plain, captured/captured+PDL, 724.1 <= packs a row < 5793, rows an SM >= 2.828"},
     {0, 1, TVB(TV_PLAIN), 0, 5792.62, RG_ANY, 2.82843, RG_ANY, 0, RG_ANY, 10, "16-byte packs, variant plain, packs a row >= 5793, rows an SM >= 2.828"},
-    {0, -1, TVB(TV_QK_VIEW), 0, 0, RG_ANY, 0, 22.6274, 0, RG_ANY, 11, "variant qk, rows an SM < 22.63"},
-    {0, -1, TVB(TV_QK_VIEW), 0, 0, RG_ANY, 22.6274, RG_ANY, 0, RG_ANY, 6, "variant qk, rows an SM >= 22.63"},
+    {0, -1, TVB(TV_QK_VIEW), 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 11, "variant qk"},
     {0, -1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 4, "anything"},
     // regimes: end
 };

@@ -14,7 +14,8 @@ The features of a point (computed the same way by a program from its problem and
 A rung's time at a point is its time at its plan's block where the sweep holds that (dispatch_sweep.py --plans: what
 the dispatcher gets of it), else its fastest block size there; a rung that did not run a point (skipped, failed) costs
 PENALTY there, unless a second rung of the region takes it (a dispatcher passes over a rung that refuses). The tree
-starts with a leaf a variant and grows greedily, best split first, each split on one feature (a categorical one into
+starts with a leaf for each value of its op's ROOTS features (every variant; in the row programs also whether rows
+take 16-byte packs, which runs other code in every rung: the two halves share no region) and grows greedily, best split first, each split on one feature (a categorical one into
 two groups, a numeric one at a threshold between two measured values, on a half-octave grid), while a split removes
 at least MIN_GAIN of summed log-regret and each side keeps MIN_POINTS points, up to a number of leaves; where no
 single split of a leaf pays, a split that pays with the best split of each of its sides (twice MIN_GAIN together:
@@ -37,6 +38,10 @@ FALLBACK = {"layernorm": [(None, "block_reread")], "rmsnorm": [(None, "block2d_v
             "layernorm_backward": [(None, "last_block_reduce")], "rmsnorm_backward": [(None, "last_block_reduce")],
             "batchnorm": [({"cl_inf", "nchw_inf"}, "infer_elementwise"), ({"cl"}, "split_rows"),
                           ({"nchw"}, "nchw_split_planes")]}
+# The features the tree first splits a leaf on, a leaf for each value (one that keeps MIN_POINTS points a side):
+# every op's variants; the row programs' rows with and without 16-byte packs too. BatchNorm's packs16 is not a code
+# path of its own (its rungs take channels of any count), and a leaf for it costs the two-fold check 3 points.
+ROOTS = defaultdict(lambda: ("variant", "packs16"), {"batchnorm": ("variant",)})
 PENALTY = math.log(8.0)  # the log-regret of sending a point to a rung that did not run it
 MIN_POINTS = 5
 MIN_GAIN = 0.02
@@ -229,10 +234,19 @@ def derive(pts, max_leaves=24, op=None):
     """The rule: [(conditions, rung, points, mean log-regret)], conditions a list of (feature, test, negated); the
     op's FALLBACK rows last."""
     rungs = sorted({r for _k, _f, t in pts for r in t})
-    # each variant is a problem of its own (its rungs differ): the tree starts with one leaf a variant
-    variants = sorted({f["variant"] for _k, f, _t in pts})
-    leaves = [([("variant", ("in", (v,)), False)] if len(variants) > 1 else [],
-               [p for p in pts if p[1]["variant"] == v]) for v in variants]
+    # each variant is a problem of its own (its rungs differ), and so, in a row program, are rows with and without
+    # 16-byte packs: the tree starts with a leaf for each value of the ROOTS features
+    leaves = [([], pts)]
+    for feat in ROOTS[op]:
+        split = []
+        for conds, lp in leaves:
+            vals = sorted({f[feat] for _k, f, _t in lp}, key=str)
+            parts = [[p for p in lp if p[1][feat] == v] for v in vals]
+            if len(vals) > 1 and (feat == "variant" or min(len(part) for part in parts) >= MIN_POINTS):
+                split += [(conds + [(feat, ("in", (v,)), False)], part) for v, part in zip(vals, parts)]
+            else:
+                split.append((conds, lp))
+        leaves = split
     while len(leaves) < max_leaves:
         cands = []
         for i, (conds, lp) in enumerate(leaves):

@@ -254,7 +254,7 @@ check_one 14 --dtype bf16 -N 4 -C 65536 --input-mean 100
 # than 5.7 rows an SM: rung 11 (rung 9 before sm_90)
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" -N 1 -C 65536
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 1 -C 4096
-expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 9 block_reread" --dtype fp32 -N 768 -C 8192
+expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 9 block_reread" --dtype fp32 -N 1536 -C 8192
 [ "$QUICK" = 1 ] || for tool in memcheck racecheck synccheck initcheck; do
     sanitize_kernel $tool layernorm_forward 14 -N 1 -C 65536
     sanitize_kernel $tool layernorm_forward 14 --dtype bf16 -N 3 -C 4104
@@ -292,7 +292,7 @@ expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_
 expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 1024 -C 4097
 # the rule's other rows, a shape well inside each (on 100-170 SMs; the rung each runs is its row's in
 # layernorm_forward.cu); before sm_90 a row past one block runs rung 9
-expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype bf16 -N 1 -C 65
+expect_path layernorm_forward 14 "rung 6 block_row_regs" "rung 6 block_row_regs" --dtype bf16 -N 1 -C 65
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 1 -C 256
 expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype bf16 -N 512 -C 65
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 64 -C 64
@@ -347,10 +347,14 @@ expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split"
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp16 -N 300 -C 384
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 12 -C 200
 expect_path layernorm_forward 14 "rung 6 block_row_regs" "rung 6 block_row_regs" --dtype fp32 -N 64 -C 601
-expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 2048 -C 601
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 2048 -C 601
+expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 8 -C 129
+expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 64 -C 4097
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 8192 -C 2048
+expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 9 block_reread" --dtype fp32 -N 2048 -C 6144
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype bf16 -N 400 -C 1024
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype bf16 -N 16384 -C 1024
-expect_path layernorm_forward 14 "rung 11 cluster_row_regs" "rung 9 block_reread" --dtype bf16 -N 512 -C 32768
+expect_path layernorm_forward 14 "rung 12 latency_split" "rung 9 block_reread" --dtype bf16 -N 512 -C 32768
 expect_path layernorm_forward 14 "rung 9 block_reread" "rung 9 block_reread" --dtype fp32 -N 4 -C 262144
 expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 180000 -C 256
 # --block-size plan: the rung the dispatcher picks, alone at the dispatcher's block (a decode step, a prefill, odd C)

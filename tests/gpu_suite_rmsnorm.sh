@@ -132,7 +132,17 @@ expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache"
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 256 -C 1536 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 8192 -C 801 --fused-add
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 8192 -C 800 --fused-add
-expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 6001 --fused-add
+expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 6001 --fused-add
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 64 -C 6001 --fused-add --hot
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 64 -C 65 --fused-add
+expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 8192 -C 65 --fused-add
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 8 -C 1001 --fused-add
+expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 8 -C 8191 --fused-add
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 256 -C 1001 --fused-add
+expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 4096 -C 1001 --fused-add
+expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 4096 -C 201 --fused-add
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 4096 -C 801 --fused-add
+expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 8192 -C 129
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 64 -C 6000 --fused-add
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 64 -C 6000 --fused-add --hot
 expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 65536 --fused-add --hot
@@ -140,15 +150,15 @@ expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -
 expect_path rmsnorm_forward 12 "rung 10 cluster_cp_async" "rung " --dtype fp32 -N 512 -C 131072 --hot
 expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 64 --heads 32 \
     --head-dim 128
-expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 4096 --heads 32 --head-dim 128
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 4096 --heads 32 --head-dim 128
 expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype fp32 -N 64 --heads 32 \
     --head-dim 128
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp16 -N 5 --heads 3 --head-dim 64 \
     --row-stride 201
-# the QK view's rows of many heads (the rule's qk rows)
-expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 1024 --heads 8 --head-dim 32
-expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 1024 --heads 8 --head-dim 128
-expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype bf16 -N 2048 --heads 32 --head-dim 128
+# the QK view's rows of many heads (the rule's qk row: rung 11 at every row count)
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype fp32 -N 1024 --heads 8 --head-dim 32
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 1024 --heads 8 --head-dim 128
+expect_path rmsnorm_forward 12 "rung 11 subwarp_persistent" "rung 11 subwarp_persistent" --dtype bf16 -N 2048 --heads 32 --head-dim 128
 # --block-size plan: the rung the dispatcher picks, alone at the dispatcher's block (few rows, the fused add, many)
 expect_at_plan rmsnorm_forward 12 --dtype bf16 -N 16 -C 2560
 expect_at_plan rmsnorm_forward 12 --dtype bf16 -N 2048 -C 4096 --fused-add

@@ -507,11 +507,14 @@ static void test_rung_plans(void) {
     int b5c = block_row_cache_bs(&p);
     check("plan: kernel 5 at bf16 4096x4096 128 threads, fp32 1x8192 1024, fp32 512x11584 512", b5a == 128 &&
           b5b == 1024 && b5c == 512, "%d %d %d", b5a, b5b, b5c);
-    p = plan_problem(DT_BF16, 32768, 256, 256);  // 4 lanes a row x 248 rows an SM x 4 -> 256
+    p = plan_problem(DT_BF16, 32768, 256, 256);  // 8 lanes a row x 248 rows an SM x 4 -> capped at 128
     int b6a = subwarp_rows_bs(&p);
     p = plan_problem(DT_BF16, 8, 256, 256);
     int b6b = subwarp_rows_bs(&p);
-    check("plan: kernel 6 at 256 threads for many rows, 64 for few", b6a == 256 && b6b == 64, "%d %d", b6a, b6b);
+    p = plan_problem(DT_BF16, 1024, 256, 256);  // 8 lanes a row x 7.8 rows an SM x 4 -> 248 -> 128
+    int b6c = subwarp_rows_bs(&p);
+    check("plan: kernel 6 at 128 threads for many rows, 64 for few", b6a == 128 && b6b == 64 && b6c == 128,
+          "%d %d %d", b6a, b6b, b6c);
     p = plan_problem(DT_FP32, 8, 65536, 65536);  // 16384 packs, few rows: 8 blocks x 32 packs a thread -> 512
     int b7a = cluster_dsmem_bs(&p);
     p = plan_problem(DT_BF16, 512, 131072, 131072);  // 16384 packs, 3.9 rows an SM: 64 packs a thread -> 256
