@@ -185,6 +185,9 @@ DENSE_HOT_C = half_octaves(C_MIN, C_MAX, 1.0) + [1025, 16385]  # the hot modes: 
 DENSE_HOT_N = [1, 8, 64, 512]
 # rows between the grid's 512 and 4096 (7.8 and 15.5 rows an SM on 132 SMs), where the rows' waves decide the rung
 DENSE_WAVE_N = [1024, 2048]
+# about a row an SM (128 rows: 0.75-1.3 an SM on 100-170 SMs), where a block a row and a row split over several blocks
+# trade places; long rows only (at C < 2048 128 rows are a few blocks whichever rung runs), cold, hot and hot+pdl
+DENSE_ONE_ROW_N, DENSE_ONE_ROW_C = 128, 2048
 
 
 def rows_upto(row_bytes, start=1, factor=8):
@@ -213,6 +216,8 @@ def dense_rows_points(op, dtype):
     pts += [rows_c(n, c) for c in DENSE_C for n in DENSE_WAVE_N if n * 2 * c * e <= GB2]
     pts += [with_mode(rows_c(n, c), m) for m in ("hot", "hot+pdl") for c in sorted(DENSE_HOT_C)
             for n in DENSE_HOT_N if n * 2 * c * e <= GB2]
+    pts += [with_mode(rows_c(DENSE_ONE_ROW_N, c), m) for m in ("cold", "hot", "hot+pdl")
+            for c in (DENSE_C if m == "cold" else sorted(DENSE_HOT_C)) if c >= DENSE_ONE_ROW_C]
     if op == "rmsnorm":  # the variants: fused add every octave of C and every factor of 8 of rows, hot and hot+pdl
         # every four octaves of C; QK-norm's heads of 64, 128 and 256
         add = ["--fused-add"]
