@@ -553,7 +553,7 @@ static void test_rung_plans(void) {
                                                                   rowreg_packs(nvec, bs, ROWREG_MAX_PACKS) > 0);
                 if (subwarp_tpr(nvec)) {
                     bs = subwarp_rows_bs(&p);
-                    ok6 &= is_pow2(bs) && bs >= 64 && bs <= 256 && bs % subwarp_tpr(nvec) == 0;
+                    ok6 &= is_pow2(bs) && bs >= 64 && bs <= 128 && bs % subwarp_tpr(nvec) == 0;
                 }
                 int cl = 0, packs = 0;
                 bs = cluster_dsmem_bs(&p);  // a cluster plan wherever 8 blocks of 1024 x 8 packs hold the row
@@ -574,7 +574,7 @@ static void test_rung_plans(void) {
             }
     check("plan: kernels 4, 5, 7 a power of two of 32..1024; 5 keeps a 16-byte row in registers where 1024 x 8 "
           "packs hold it, 7 has a cluster plan where 8 x 1024 x 8 packs do", ok4 && ok5 && ok7, "%s", bad);
-    check("plan: kernel 6 64..256 threads, whole rows a block; 8 at 4 and 2 packs at most 512 threads, 16 blocks of "
+    check("plan: kernel 6 64..128 threads, whole rows a block; 8 at 4 and 2 packs at most 512 threads, 16 blocks of "
           "them holding the row where 16 x 512 threads can; 10 at most 512", ok6 && ok8 && ok10 && ok82, "%s", bad);
     p = qk_problem(DT_BF16, 64, 32, 128, 3 * 32 * 128);
     int q6 = subwarp_rows_bs(&p);
