@@ -8,7 +8,8 @@
   latency points, cold and hot); quick mode: each op's default shape only. The ops: layernorm, rmsnorm, batchnorm (the
   forward programs) and layernorm_backward, rmsnorm_backward (their programs' names; their peers too).
 - CSV rows (the programs' schema: harness/options.h CSV_HEADER) go to DIR/<gpu-slug>/<op>.csv, the programs' output to
-  <op>.log, and a summary.md (device header, best kernel per shape with GB/s and %SOL, failures) beside them.
+  <op>.log.gz (gzip'd: zcat it), and a summary.md (device header, best kernel per shape with GB/s and %SOL, failures)
+  beside them.
   DIR defaults to results/.
 - the peers (scripts/peers.py: PyTorch eager, torch.compile, Liger-Kernel and QuACK on the same points) into
   DIR/<gpu-slug>/peers.csv, when PyTorch is installed (else peers.py says so and writes nothing); --no-peers
@@ -27,6 +28,7 @@ One progress line per step on stderr. Exit 1 if a point failed validation or a p
 """
 import argparse
 import csv
+import gzip
 import os
 import re
 import statistics
@@ -99,7 +101,8 @@ def complete_points(rows, kernels, takes):
 
 def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resume=False, sets=None):
     csv_path = os.path.join(out_dir, f"{op}.csv")
-    log_path = os.path.join(out_dir, f"{op}.log")
+    log_path = os.path.join(out_dir, f"{op}.log.gz")  # compressed: the logs are most of a results folder's bytes
+    plain_log = os.path.join(out_dir, f"{op}.log")  # a folder's log from before, compressed here where it goes on
     points = [p for p in shapes_mod.points(op, quick, sets) if not dtypes or p[0] in dtypes]
     done = set()
     takes = listed_dtypes(op)
@@ -111,11 +114,15 @@ def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resu
         # the rows about to be measured again: these kernels (or all) at these points (or all)
         drop_rows(csv_path, kernels or None, {(d, label) for d, _a, label in points} if dtypes or sets else None)
     else:
-        for p in (csv_path, log_path):
+        for p in (csv_path, log_path, plain_log):
             if os.path.exists(p):
                 os.remove(p)
+    if os.path.exists(plain_log):
+        with open(plain_log, "rb") as f, gzip.open(log_path, "ab") as g:
+            g.write(f.read())
+        os.remove(plain_log)
     failed = False
-    with open(log_path, "a" if (kernels or dtypes or resume or sets) else "w") as log:
+    with gzip.open(log_path, "ab" if (kernels or dtypes or resume or sets) else "wb") as log:
         for i, (dtype, args, label) in enumerate(points, 1):
             if (dtype, label) in done:
                 print(f"[{progress}{i}/{len(points)}] {op} {dtype} {label}: done before (--resume)", file=sys.stderr,
@@ -131,8 +138,8 @@ def run_op(op, out_dir, device, quick, progress, kernels=None, dtypes=None, resu
             k = ",".join(str(k) for k in here) if here else "all"
             cmd = [os.path.join(ROOT, shapes_mod.program(op)), k, "--dtype", dtype, *args,
                    "--device", str(device), "--csv", csv_path]
-            log.flush()
-            r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            log.write(r.stdout)
             if r.returncode != 0:
                 print(f"run_all: {op} kernel {k} {dtype} {label} exited {r.returncode} (see {log_path})",
                       file=sys.stderr)
@@ -150,7 +157,7 @@ def write_summary(out_dir, ops_done):
     stand = standings.folder_standings(out_dir)
     for op, csv_path, log_path in ops_done:
         header = ""
-        with open(log_path) if os.path.exists(log_path) else open(os.devnull) as f:
+        with summary_mod.open_log(log_path) if os.path.exists(log_path) else open(os.devnull) as f:
             for line in f:
                 if line.startswith("device "):
                     header = line.strip()
@@ -206,7 +213,7 @@ def rewrite_summaries(root):
         folder = os.path.join(root, name)
         ops = [op for op in shapes_mod.POINTS if os.path.exists(os.path.join(folder, f"{op}.csv"))]
         if os.path.isdir(folder) and ops:
-            write_summary(folder, [(op, os.path.join(folder, f"{op}.csv"), os.path.join(folder, f"{op}.log"))
+            write_summary(folder, [(op, os.path.join(folder, f"{op}.csv"), summary_mod.log_path(folder, op) or "")
                                    for op in ops])
             print(f"run_all: rewrote {os.path.join(folder, 'summary.md')}", file=sys.stderr)
     return 0

@@ -16,6 +16,7 @@ Makefile's README_GPU): the GPU and the commits it was measured at, and which fo
 """
 import argparse
 import csv
+import gzip
 import math
 import os
 import re
@@ -27,6 +28,22 @@ import cli
 import csvfile
 import regimes
 import shapes
+
+
+# A results folder's run log of an op: OP.log.gz (run_all.py writes it compressed: the logs are most of results/'s
+# bytes), or a plain OP.log from before.
+def log_path(folder, op):
+    """The path of folder's log of op (gzip'd first, else plain); None where it has neither."""
+    for name in (f"{op}.log.gz", f"{op}.log"):
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def open_log(path):
+    """A log, gzip'd or plain, open as text."""
+    return gzip.open(path, "rt", errors="replace") if path.endswith(".gz") else open(path, errors="replace")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -30,7 +30,7 @@ from collections import defaultdict
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import cli  # noqa: E402
-from summary import load  # noqa: E402
+from summary import load, log_path, open_log  # noqa: E402
 import regimes  # noqa: E402
 import shapes  # noqa: E402
 
@@ -103,9 +103,9 @@ def regret_report(op, path, what):
 
 def swept_sms(sweeps, op):
     """The SMs of the GPU a sweeps folder was measured on: the device line of results/<gpu>/<op>.log above it."""
-    log = os.path.join(os.path.dirname(os.path.abspath(sweeps)), f"{op}.log")
-    if os.path.exists(log):
-        with open(log) as f:
+    log = log_path(os.path.dirname(os.path.abspath(sweeps)), op)
+    if log:
+        with open_log(log) as f:
             m = re.search(r"\| (\d+) SMs \|", f.readline())
         if m:
             return int(m.group(1))

@@ -28,7 +28,7 @@ import cli  # noqa: E402
 import shapes as shapes_mod  # noqa: E402
 from registry import header_kernels  # noqa: E402
 import standings  # noqa: E402
-from summary import best_rows, is_rung, op_results, results_folder, row_clock  # noqa: E402
+from summary import best_rows, is_rung, log_path, op_results, open_log, results_folder, row_clock  # noqa: E402
 
 DTYPE_ORDER = ["fp32", "fp16", "bf16"]
 
@@ -138,10 +138,10 @@ def example_block(op, folder):
     if op not in EXAMPLES:
         return None
     name, dtype, shape = EXAMPLES[op]
-    path = os.path.join(folder, f"{op}.log")
-    if not os.path.exists(path):
+    path = log_path(folder, op)
+    if not path:
         return None
-    with open(path, errors="replace") as f:
+    with open_log(path) as f:
         lines = f.read().splitlines()
     want = re.compile(rf'^{shapes_mod.program(op)} \| kernel \d+ "{re.escape(name)}" \| {dtype} \| {shape} \|')
     starts = [i for i, line in enumerate(lines) if want.match(line)]

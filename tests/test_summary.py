@@ -113,4 +113,27 @@ for op in ("layernorm", "rmsnorm", "batchnorm"):
     expect(f"summary.py --regions on results/{gpu}/{op}.csv: the rows reached, once each, in order, each with its "
            "row's rung", r.returncode == 0 and body and nums == sorted(set(nums)) and rungs_ok
            and r.stdout.startswith("The rule's regions"), r.stdout + r.stderr)
+# the run logs: run_all.py writes OP.log.gz (appended to as gzip members); the readers take it, or a plain OP.log
+import gzip  # noqa: E402
+import tempfile  # noqa: E402
+import tune_dispatch  # noqa: E402
+with tempfile.TemporaryDirectory() as tmp:
+    expect("log_path: None where a folder has no log", summary.log_path(tmp, "layernorm") is None)
+    with open(os.path.join(tmp, "layernorm.log"), "w") as f:
+        f.write("device 0: Old GPU | sm_90 | 100 SMs | x\n")
+    expect("log_path: a plain log from before", summary.log_path(tmp, "layernorm").endswith("layernorm.log"))
+    os.makedirs(os.path.join(tmp, "sweeps"))
+    expect("swept_sms reads a plain log's device line", tune_dispatch.swept_sms(os.path.join(tmp, "sweeps"),
+                                                                              "layernorm") == 100)
+    with gzip.open(os.path.join(tmp, "layernorm.log.gz"), "wb") as g:
+        g.write(b"device 0: NVIDIA H200 | sm_90 | 132 SMs | x\nfirst\n")
+    with gzip.open(os.path.join(tmp, "layernorm.log.gz"), "ab") as g:  # a second member, as run_all appends
+        g.write(b"second\n")
+    path = summary.log_path(tmp, "layernorm")
+    with summary.open_log(path) as f:
+        text = f.read()
+    expect("log_path prefers the gzip'd log; open_log reads every member of it as text",
+           path.endswith("layernorm.log.gz") and text.splitlines()[1:] == ["first", "second"], text)
+    expect("swept_sms reads the gzip'd log's device line", tune_dispatch.swept_sms(os.path.join(tmp, "sweeps"),
+                                                                                 "layernorm") == 132)
 sys.exit(status())
