@@ -15,12 +15,12 @@ A rung's time at a point is its time at its plan's block where the sweep holds t
 the dispatcher gets of it), else its fastest block size there; a rung that did not run a point (skipped, failed) costs
 PENALTY there, unless a second rung of the region takes it (a dispatcher passes over a rung that refuses). The tree
 starts with a leaf for each value of its op's ROOTS features (every variant; in the row programs also whether rows
-take 16-byte packs, which runs other code in every rung: the two halves share no region) and grows greedily, best split first, each split on one feature (a categorical one into
-two groups, a numeric one at a threshold between two measured values, on a half-octave grid), while a split removes
-at least MIN_GAIN of summed log-regret and each side keeps MIN_POINTS points, up to a number of leaves; where no
-single split of a leaf pays, a split that pays with the best split of each of its sides (twice MIN_GAIN together:
-one region of two conditions, such as short rows and many of them, that neither condition alone isolates). Each leaf
-is a row: its conditions, its rung.
+take 16-byte packs, which runs other code in every rung: the two halves share no region) and grows greedily, best
+split first, each split on one feature (a categorical one into two groups, a numeric one at a threshold between two
+measured values, on a half-octave grid), while a split removes at least MIN_GAIN of summed log-regret and each side
+keeps MIN_POINTS points, up to a number of leaves; where no single split of a leaf pays, a split that pays with the
+best split of each of its sides (twice MIN_GAIN together: one region of two conditions, such as short rows and many
+of them, that neither condition alone isolates). Each leaf is a row: its conditions, its rung.
 """
 import math
 import os
@@ -38,8 +38,8 @@ FALLBACK = {"layernorm": [(None, "block_reread")], "rmsnorm": [(None, "block2d_v
             "layernorm_backward": [(None, "last_block_reduce")], "rmsnorm_backward": [(None, "last_block_reduce")],
             "batchnorm": [({"cl_inf", "nchw_inf"}, "infer_elementwise"), ({"cl"}, "split_rows"),
                           ({"nchw"}, "nchw_split_planes")]}
-# The features the tree first splits a leaf on, a leaf for each value (one that keeps MIN_POINTS points a side):
-# every op's variants; the row programs' rows with and without 16-byte packs too. BatchNorm's packs16 is not a code
+# The features the tree first splits a leaf on, a leaf for each value: every op's variants (always), and in the row
+# programs rows with and without 16-byte packs (where each side keeps MIN_POINTS points). BatchNorm's packs16 is not a code
 # path of its own (its rungs take channels of any count), and a leaf for it costs the two-fold check 3 points.
 ROOTS = defaultdict(lambda: ("variant", "packs16"), {"batchnorm": ("variant",)})
 PENALTY = math.log(8.0)  # the log-regret of sending a point to a rung that did not run it

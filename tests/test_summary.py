@@ -2,15 +2,18 @@
 """CI test of scripts/summary.py: its tables on a fixture CSV, and the rule's regions (the rows of a dispatcher's
 k_regimes a stored point reaches first, read from C rows as the programs hold them) on a small fixture rule, and on
 the stored results of the README's GPU."""
+import gzip
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(root, "tests"))
 from fixture_csv import FIELDS, expect, status  # noqa: E402  (puts scripts/ on the path too)
 import summary  # noqa: E402
+import tune_dispatch  # noqa: E402
 
 out = subprocess.run([sys.executable, os.path.join(root, "scripts", "summary.py"),
                       os.path.join(root, "tests", "fixtures", "layernorm_small.csv")],
@@ -114,9 +117,6 @@ for op in ("layernorm", "rmsnorm", "batchnorm"):
            "row's rung", r.returncode == 0 and body and nums == sorted(set(nums)) and rungs_ok
            and r.stdout.startswith("The rule's regions"), r.stdout + r.stderr)
 # the run logs: run_all.py writes OP.log.gz (appended to as gzip members); the readers take it, or a plain OP.log
-import gzip  # noqa: E402
-import tempfile  # noqa: E402
-import tune_dispatch  # noqa: E402
 with tempfile.TemporaryDirectory() as tmp:
     expect("log_path: None where a folder has no log", summary.log_path(tmp, "layernorm") is None)
     with open(os.path.join(tmp, "layernorm.log"), "w") as f:
