@@ -347,7 +347,8 @@ expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split"
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp16 -N 300 -C 384
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 12 -C 200
 expect_path layernorm_forward 14 "rung 6 block_row_regs" "rung 6 block_row_regs" --dtype fp32 -N 64 -C 601
-expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 2048 -C 601
+expect_path layernorm_forward 14 "rung 7 subwarp_regs_vec" "rung 7 subwarp_regs_vec" --dtype fp32 -N 2048 -C 201
+expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 2048 -C 601
 expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 8 -C 129
 expect_path layernorm_forward 14 "rung 13 odd_rows" "rung 13 odd_rows" --dtype fp32 -N 64 -C 4097
 expect_path layernorm_forward 14 "rung 12 latency_split" "rung 12 latency_split" --dtype fp32 -N 8192 -C 2048

@@ -81,7 +81,7 @@ planted rmsnorm_forward 5 -N 3 -C 4097 --fused-add --block-size 256
 # the dispatcher (12) says which rung ran: one problem well inside each row of its rule of regimes that a problem can
 # reach (packs a row and rows an SM at least 1.5x from the row's edges, so that a GPU of 100-170 SMs lands in the
 # same row); before sm_90 the cluster rungs (7, 8 over several blocks, 10) refuse and a later row runs
-expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 512 -C 4096 --fused-add
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 512 -C 4096 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 8192 -C 4096 --fused-add
 expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung 4 block2d_vec" --dtype fp32 -N 16 -C 65536 --fused-add
 expect_path rmsnorm_forward 12 "rung 9 odd_rows" "rung 9 odd_rows" --dtype fp32 -N 64 -C 4097
@@ -121,7 +121,7 @@ expect_path rmsnorm_forward 12 "rung 8 latency_split" "rung 8 latency_split" --d
 # the fused add: one row, tens of rows, thousands; then captured launches of long rows; before sm_90 a cluster rung's
 # row runs another rung
 expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung " --dtype fp32 -N 1 -C 32768 --fused-add
-expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 65536 --fused-add
+expect_path rmsnorm_forward 12 "rung 7 cluster_dsmem" "rung " --dtype fp32 -N 64 -C 65536 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype bf16 -N 256 -C 98304 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 256 -C 49152 --fused-add
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 8192 -C 64 --fused-add
@@ -130,7 +130,7 @@ expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dty
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 8 -C 4096 --fused-add
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 256 -C 256 --fused-add
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype bf16 -N 256 -C 1536 --fused-add
-expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 8192 -C 801 --fused-add
+expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 8192 -C 801 --fused-add
 expect_path rmsnorm_forward 12 "rung 6 subwarp_rows" "rung 6 subwarp_rows" --dtype fp32 -N 8192 -C 800 --fused-add
 expect_path rmsnorm_forward 12 "rung 4 block2d_vec" "rung 4 block2d_vec" --dtype fp32 -N 64 -C 6001 --fused-add
 expect_path rmsnorm_forward 12 "rung 5 block_row_cache" "rung 5 block_row_cache" --dtype fp32 -N 64 -C 6001 --fused-add --hot

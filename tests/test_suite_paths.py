@@ -131,7 +131,9 @@ def norm_key(program, o):
         full = c % vec == 0 and stride % vec == 0
     elif "--fused-add" in o:
         variant = 1
-    return dict(bytes=b, packs16=int(full), variant=variant, launch=launch(o), packs=c * b / 16.0, rows=n, plane=1)
+    width = math.gcd(vec, c, stride) if "--heads" in o else math.gcd(vec, c)  # the programs' vec_width
+    return dict(bytes=b, packs16=int(full), variant=variant, launch=launch(o), packs=c * b / 16.0, rows=n, plane=1,
+                c=c, vec=width)
 
 
 def bn_key(o):
@@ -197,7 +199,10 @@ LIMIT_PHRASES = [
     (r"16-byte packs|16-byte", lambda k, m: bool(k["packs16"])),
     (r"row <= (\d+) KB", lambda k, m: k["packs"] * 16 <= int(m.group(1)) * 1024),
     (r"C <= (\d+) 16-byte packs", lambda k, m: bool(k["packs16"]) and k["packs"] <= int(m.group(1))),
-    (r"C <= (\d+) packs(?: \(.*\))?|<= (\d+) a row", lambda k, m: k["packs"] <= int(m.group(1) or m.group(2))),
+    # packs of the rung's width: the widest of 16 bytes that divides the row (an odd fp32 row's are of 1 element)
+    (r"C <= (\d+) packs(?: \(.*\))?|<= (\d+) a row", lambda k, m: k["c"] / k["vec"] <= int(m.group(1) or m.group(2))),
+    # RMSNorm 5: the row in 8 packs a thread of a 1024-thread block, or in a block's shared memory (227 KB on sm_90)
+    (r"row in 8 packs x block or smem", lambda k, m: k["c"] * k["bytes"] <= 227 * 1024),
     (r"no add", lambda k, m: k["variant"] != 1),
     (r"plain", lambda k, m: k["variant"] == 0),
 ]
@@ -223,11 +228,18 @@ def takes(words, key):
     return verdict
 
 
-k8, k1 = (dict(bytes=4, packs16=1, variant=0, launch="cold", packs=c / 4.0, rows=8, plane=1) for c in (131072, 262144))
+k8, k1 = (dict(bytes=4, packs16=1, variant=0, launch="cold", packs=c / 4.0, rows=8, plane=1, c=c, vec=4)
+          for c in (131072, 262144))
 expect("limits: RMSNorm 8's words take fp32 rows of 512 KB and refuse 1 MB; 'C <= 64 packs x block' is not read here",
        takes("plain; 16-byte; row <= 512 KB", k8) is True and takes("plain; 16-byte; row <= 512 KB", k1) is False
        and takes("sm_90+; C <= 64 packs x block", k8) is None and takes("16-byte packs, <= 2048 a row", k8) is False
        and takes("plain; 16-byte; row <= 512 KB", dict(k8, variant=1)) is False)
+odd = {c: dict(k8, packs16=0, packs=c / 4.0, c=c, vec=1) for c in (201, 601)}
+expect("limits: LayerNorm 7's packs are of its width: an odd fp32 row of 601 is 601 packs of 1 (refused), 201 taken",
+       takes("C <= 256 packs (1024 fp32)", odd[601]) is False and takes("C <= 256 packs (1024 fp32)", odd[201]) is True)
+expect("limits: RMSNorm 5's row in registers or shared memory: fp32 rows of 32768 taken, 65536 (256 KB) refused",
+       takes("row in 8 packs x block or smem", dict(k8, c=32768)) is True
+       and takes("row in 8 packs x block or smem", dict(k8, c=65536)) is False)
 tables = {p: table(p) for p in DISPATCHERS}
 LIMITS = {p: limits(p) for p in DISPATCHERS if p != "batchnorm_forward"}  # (BatchNorm's words are of layouts)
 counts = {p: sum(1 for c in checks if c[1] == p) for p in DISPATCHERS}
@@ -249,6 +261,8 @@ for what, program, want, key in checks:
         # a check that names a later row's rung stands on the earlier rows' rungs refusing the point: where their
         # limits say they take it, the dispatcher runs the first of them (as the GPU run of the check would find)
         lims = LIMITS.get(program, {})
+        if want in lims and takes(lims[want], key) is False:
+            bad.append(f"its rung {want} refuses it by its limits ({lims[want]}): a later row's rung runs")
         for i in (i for i in range(got[132]) if holds(rows[i], key, H200_SMS) and rows[i]["rung"] in lims):
             if takes(lims[rows[i]["rung"]], key):
                 bad.append(f"regime {i + 1} holds it first and its rung {rows[i]['rung']} takes it by its limits "
