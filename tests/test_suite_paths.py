@@ -13,7 +13,9 @@ whose rows an SM span less than 170 / 100 holds no problem at all three: its che
 H200's). A check that names a later row's rung stands on the earlier rows' rungs refusing the point: where their
 limits, as --list words them, say they take it, the check is wrong (the GPU run would find the first one running it).
 Every row of a rule that a problem reaches first (not a row whose rung runs where an earlier one of the
-same region refuses, nor the fallback rows that end the table) is the target of at least one check.
+same region refuses, nor the fallback rows that end the table) is the target of at least one check. A check
+whose own rung refuses its point by those limits is wrong too (a packs limit counts packs of the rung's width: the
+widest of 16 bytes that divides the row, one element in an odd fp32 row).
 
 Then a dry run of the quick suite (`tests/gpu_suite.sh quick`, what `make test` runs on a GPU) in a copy of tests/
 whose programs, planted-bug builds and compute-sanitizer are stand-ins that record their command lines (their
