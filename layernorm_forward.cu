@@ -1101,7 +1101,8 @@ static const char *supports_latency_split(const void *pp, int bs) {
                    "0: the rule's)", nvec, packs, packs > 1 ? "s" : "", g_cluster, bs);
 }
 // Its plan's power of two at P packs a thread (it sets the blocks a row; the plan then trims their threads to the row:
-// split_row_threads), at least what holds the row in 16 blocks. P = 4: rows >= SMs, a block a row up to 256; fewer,
+// split_row_threads), at least what holds the row in 16 blocks, or in 8 where the rows fill the SMs (many clusters of 16
+// co-scheduled cost more than the threads a block saves). P = 4: rows >= SMs, a block a row up to 256; fewer,
 // 32 at <= 64 packs, else 128 (256 beyond 4096). P = 2: fewer rows than SMs, 64-256; else one block, <= 128 up to 8
 // rows an SM. P = 1: one block where rows >= SMs or the row is <= 256 packs, else SMs / rows blocks (<= 8) of 128-512.
 static int latency_split_bs(int packs, long nvec, double rows_sm) {
@@ -1114,7 +1115,7 @@ static int latency_split_bs(int packs, long nvec, double rows_sm) {
     else
         bs = rows_sm >= 1 || nvec <= 256 ? pow2_at_least(want, 32, 512)  // below: the SMs shared among the rows
                                          : pow2_at_least(want / pow2_down(1.0 / rows_sm, 1, 8), 128, 512);
-    const int fewest = pow2_at_least(want / 16, 32, 512);
+    const int fewest = pow2_at_least(want / (rows_sm >= 1 ? 8 : 16), 32, 512);
     return bs > fewest ? bs : fewest;
 }
 static int plan_latency_split(const void *pp) {

@@ -875,13 +875,13 @@ static const char *supports_latency_split(const void *pp, int bs) {
 // The power of two at P packs a thread that sets the blocks a row (the fewest that hold it; the plan then trims their
 // threads to the row: split_row_threads): P / 2 packs a thread below 4 rows an SM (P 4) or a row an SM (P 2), P from
 // there, within [32, 256] (P 4) or [64, 256] (P 2), but a row of > 512 packs below a row an SM over about 8 blocks
-// of 128-512 at P 2; at least the threads 16 blocks need (up to 512).
+// of 128-512 at P 2; at least the threads 16 blocks need (up to 512), 8 where rows fill the SMs (clusters of 16 cost).
 static int latency_split_bs(const rms_problem_t *p, int packs) {
     const long nvec = row_packs(p, vec_width(p));
     const int few = rows_per_sm(p) < (packs == 2 ? 1 : 4);
     if (few && packs == 2 && nvec > 512) return pow2_at_least((double)nvec / 16, 128, 512);
     const int bs = pow2_at_least((double)nvec / (few ? packs / 2 : packs), packs == 2 ? 64 : 32, 256);
-    const int need = pow2_at_least((double)nvec / (16 * packs), 32, 512);
+    const int need = pow2_at_least((double)nvec / ((rows_per_sm(p) >= 1 ? 8 : 16) * packs), 32, 512);
     return bs > need ? bs : need;
 }
 static int plan_latency_split(const void *pp) {
