@@ -14,19 +14,20 @@ Kernels (`./layernorm_backward --list` prints the same registry; the CPU tests c
    5  last_block_reduce   as 4 in one launch: the last block to finish sums the partials; any dtype
    6  row_regs_packs      16-byte packs, x and dy read once into registers, dw and db summed in registers
    7  resident_grid       6 on a grid of resident blocks, R rows at a time: few partials, summed by a kernel chained by PDL
-   8  dispatch            a rule of regimes picks the rung, the rung's plan its block size; says which ran
+   8  column_tiles        row scalars by a warp or block a row, then a column a thread over groups of rows; partials summed in order
+   9  dispatch            a rule of regimes picks the rung, the rung's plan its block size; says which ran
 Deterministic (dweight and dbias identical bit for bit from run to run; each validation launches them twice and
-compares the bits): 4-7 and 8; 1-3 add by atomics.
+compares the bits): 4-8 and 9; 1-3 add by atomics.
 
 Run:
   make && ./layernorm_backward 7                  validate kernel 7, sweep block sizes, time each
   ./layernorm_backward all --dtype bf16           every kernel, ranked
-  ./layernorm_backward 8 -N 16384 -C 4096 --accumulate --check
+  ./layernorm_backward 9 -N 16384 -C 4096 --accumulate --check
   ./layernorm_backward --list                     the registry (no GPU needed)
 Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for programmatic dependent launch):
   nvcc -O3 -std=c++17 --default-stream per-thread -arch=sm_90 -Xcompiler -fopenmp -o layernorm_backward layernorm_backward.cu -lcurand -lgomp -ldl
   CUPTI (the GPU's clock): add -DHAVE_CUPTI -lcupti; cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L where needed).
-Kernels 1-4 are the fp32 teaching ladder; 5-8 run fp32, fp16 and bf16 with fp32 arithmetic.
+Kernels 1-4 are the fp32 teaching ladder; 5-9 run fp32, fp16 and bf16 with fp32 arithmetic.
 */
 #include "common.h"
 
@@ -42,12 +43,13 @@ typedef struct {
     void *dx0;              // --accumulate: dx's initial values (reset copies them back)
     float *part;            // partials [parts, 2, C] (dw then db), fp32
     unsigned *counter;      // rung 5's finished blocks (0 between launches)
+    float *means;           // rung 8's row scalars [N, 2]: mean_C(g), mean_C(g * x̂), fp32
     long parts;             // rows of `part`
     double *hx, *hw, *hdy, *hmean, *hrstd, *hdx0;  // host inputs, exactly the device values
 } lnb_problem_t;
 static int g_accumulate = 0;
 static double g_eps = 1e-5;  // --eps: the forward's, in the saved rstd
-#define LNB_DISPATCHER 8
+#define LNB_DISPATCHER 9
 
 // The arguments every kernel from 4 on takes, by value.
 typedef struct {
@@ -60,6 +62,7 @@ typedef struct {
     long N, C;
     int accumulate;
     int rows_a_block;  // rows of one block (a contiguous range); 0: the grid walks the rows (resident grid)
+    float *means;      // rung 8's row scalars
 } lnb_args_t;
 #define LNB_ARGS(T)                                                                                                   \
     const T *__restrict__ x = (const T *)a.x, *__restrict__ w = (const T *)a.w, *__restrict__ dy = (const T *)a.dy;  \
@@ -68,7 +71,7 @@ typedef struct {
     const long C = a.C
 static lnb_args_t lnb_args(const lnb_problem_t *p, int rows_a_block) {
     return {p->x, p->w, p->dy, p->mean, p->rstd, p->dx, p->part, p->counter, p->dw, p->db, p->N, p->C, p->accumulate,
-            rows_a_block};
+            rows_a_block, p->means};
 }
 static void lnb_launch(const void *fn, const lnb_problem_t *p, long grid, int bs, int rows_a_block) {
     lnb_args_t a = lnb_args(p, rows_a_block);
@@ -308,7 +311,7 @@ static const char *supports_warp_smem_partial(const void *pp, int) {
     return NULL;
 }
 
-// The partials' sum (rungs 4, 6, 7): dw and db from the scratch's rows, in a fixed order (harness/partials.h).
+// The partials' sum (rungs 4, 6-8): dw and db from the scratch's rows, in a fixed order (harness/partials.h).
 static void sum_partials(const lnb_problem_t *p, long parts, int chained) {
     launch_sum_partials(p->h.dtype, p->part, parts, 2 * p->C, p->C, p->dw, p->db, chained);
 }
@@ -544,14 +547,109 @@ static const char *supports_resident_grid(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 8, dispatch: no kernel of its own. Its rule (k_regimes), from what the rungs are: the resident grid (7)
-// where a row takes 16-byte packs and a block holds it in registers; else the one-launch partials of 5, which take
-// any row. Improves: one kernel for every problem, deterministic. Wrong: the rule is reasoned from the rungs' designs,
-// not yet derived from a sweep of them.
+// Kernel 8, column_tiles: a kernel of row scalars, each row's mean_C(g) and mean_C(g * x̂) into a scratch [N, 2] (a
+// warp a row to 2048 elements, a block a row beyond; 16-byte packs where the row takes them), then a 2-D grid chained
+// to it by PDL: column tiles (a thread a column) x groups of rows (about 3 waves of blocks, at least 16 rows a group),
+// each thread walking its group's rows 4 at a time (their loads issued together), writing dx and summing its column's
+// dw and db terms in registers: a partial a group, summed in order by a third kernel, chained too. Improves: nothing
+// of a row in registers, so rows of any length (past 6 and 7's 2048 packs, odd C) at one cost an element, a long
+// row's columns over every SM at few rows. Wrong: x and dy cross DRAM twice (the scalars, then the tiles), 2- and
+// 4-byte accesses in the tiles, three launches.
+// The row scalars: VEC elements a load (16 bytes where C takes packs, else 1), a warp a row (WARP) or a block a row.
+template <typename T, int VEC, bool WARP> __global__ void lnb_row_means_kernel(const lnb_args_t a) {
+    LNB_ARGS(T);
+    (void)dx;  // (written by the tiles)
+    __shared__ float2 red[32][1];
+    pdl_wait();
+    const long row = WARP ? blockIdx.x * (long)(blockDim.x / 32) + threadIdx.x / 32 : (long)blockIdx.x;
+    if (row >= a.N) return;  // a whole warp (a block a row: never)
+    const int lane = WARP ? threadIdx.x % 32 : threadIdx.x, width = WARP ? 32 : blockDim.x;
+    const T *xr = x + row * C, *dyr = dy + row * C;
+    const float m = mean[row], s = rstd[row];
+    float2 ab[1] = {make_float2(0.f, 0.f)};
+#pragma unroll 4
+    for (long i = lane; i < C / VEC; i += width) {
+        const Pack<T, VEC> xv = load_pack<T, VEC>(xr + i * VEC), dv = load_pack<T, VEC>(dyr + i * VEC),
+                           wv = load_pack<T, VEC>(w + i * VEC);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            const float xh = (pack_elem(xv, j) - m) * s, g = pack_elem(dv, j) * pack_elem(wv, j);
+            ab[0].x += g, ab[0].y += g * xh;
+        }
+    }
+    if (WARP) ab[0] = warp_sum(ab[0]);
+    else block_sums<float2, 1>(ab, red);
+    pdl_trigger();
+    if (lane == 0) reinterpret_cast<float2 *>(a.means)[row] = make_float2(ab[0].x / C, ab[0].y / C);
+}
+// The tiles: thread c of tile blockIdx.x takes column c of the rows_a_block rows of group g, the groups from the last
+// (blockIdx.y 0: the rows the scalars kernel read last, the likeliest still in L2).
+template <typename T> __global__ void __launch_bounds__(1024, 2) lnb_column_tiles_kernel(const lnb_args_t a) {
+    LNB_ARGS(T);
+    pdl_wait();
+    const long c = blockIdx.x * (long)blockDim.x + threadIdx.x, g = gridDim.y - 1 - blockIdx.y;
+    const long first = g * a.rows_a_block, last = min(a.N, first + a.rows_a_block);
+    float sw = 0.f, sb = 0.f;
+    if (c < C) {
+        const float wc = to_float(w[c]);
+        for (long row0 = first; row0 < last; row0 += 4) {
+            T xv[4], dv[4], old[4];  // 4 rows' loads in flight (and dx's, --accumulate)
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const long i = (row0 + r) * C + c;
+                if (row0 + r < last) xv[r] = x[i], dv[r] = dy[i], old[r] = a.accumulate ? dx[i] : T{};
+            }
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const long row = row0 + r;
+                if (row >= last) break;
+                const float d = to_float(dv[r]), s = rstd[row], xh = (to_float(xv[r]) - mean[row]) * s;
+                const float2 ab = reinterpret_cast<const float2 *>(a.means)[row];
+                dx[row * C + c] = dx_out(old, r, s * (d * wc - ab.x - xh * ab.y), a.accumulate);
+                sw += d * xh, sb += d;
+            }
+        }
+    }
+    pdl_trigger();
+    if (c < C) a.part[g * 2 * C + c] = sw, a.part[(g * 2 + 1) * C + c] = sb;
+}
+template <typename T> static const void *row_means_fn_t(int packs, int warp) {
+    constexpr int V = 16 / sizeof(T);
+    return packs ? (warp ? (const void *)lnb_row_means_kernel<T, V, true> : (const void *)lnb_row_means_kernel<T, V, false>)
+                 : (warp ? (const void *)lnb_row_means_kernel<T, 1, true> : (const void *)lnb_row_means_kernel<T, 1, false>);
+}
+static const void *row_means_fn(const lnb_problem_t *p) {
+    const int pk = full_packs(p), wa = means_warp_a_row(p->C);
+    return p->h.dtype == DT_FP16   ? row_means_fn_t<__half>(pk, wa)
+           : p->h.dtype == DT_BF16 ? row_means_fn_t<__nv_bfloat16>(pk, wa) : row_means_fn_t<float>(pk, wa);
+}
+static const void *column_tiles_fn(dtype_t d) {
+    return d == DT_FP16   ? (const void *)lnb_column_tiles_kernel<__half>
+           : d == DT_BF16 ? (const void *)lnb_column_tiles_kernel<__nv_bfloat16> : (const void *)lnb_column_tiles_kernel<float>;
+}
+// The plan: a thread a column, 256 threads a tile (fewer where C is shorter); the groups from the tiles' waves.
+static int plan_column_tiles(const void *pp) { return tiles_block_size(((const lnb_problem_t *)pp)->C); }
+static void launch_column_tiles(const void *pp, launch_t *l) {
+    const lnb_problem_t *p = (const lnb_problem_t *)pp;
+    const int bs = l->block_size ? l->block_size : plan_column_tiles(pp);
+    const void *tiles = column_tiles_fn(p->h.dtype);
+    const int rows = tiles_rows_a_group(p->N, ceil_div(p->C, bs), p->parts, one_wave(tiles, bs));
+    lnb_args_t a = lnb_args(p, rows);
+    void *args[] = {&a};
+    sum_partials(p, launch_means_then_tiles(row_means_fn(p), tiles, args, p->N, p->C, bs, rows), 1);
+    l->block_used = bs;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 9, dispatch: no kernel of its own. Its rule (k_regimes), from what the rungs are: the resident grid (7)
+// where a row takes 16-byte packs and a block holds it in registers; the column tiles (8) for rows of 2048 packs and
+// more (6 and 7 refuse past 2048); else the one-launch partials of 5, which take any row. Improves: one kernel for
+// every problem, deterministic. Wrong: the rule is reasoned from the rungs' designs, not yet derived from a sweep.
 static const regime_t k_regimes[] = {
     // regimes: begin (reasoned; scripts/tune_dispatch.py layernorm_backward --write puts a dense sweep's rule here)
     // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
     {0, 1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 7, "16-byte packs"},
+    {0, -1, 0, 0, 2048, RG_ANY, 0, RG_ANY, 0, RG_ANY, 8, "packs a row >= 2048"},
     {0, -1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 5, "anything"},
     // regimes: end
 };
@@ -605,7 +703,10 @@ static const kernel_t k_kernels[] = {
     {7, "resident_grid", DT_ALL, "16-byte packs, <= 2048 a row; deterministic",
      "6 on a grid of resident blocks, R rows at a time: few partials, summed by a kernel chained by PDL", 0, supports_resident_grid,
      launch_resident_grid, 0, plan_resident_grid, 1},
-    {8, "dispatch", DT_ALL, "any C; deterministic",
+    {8, "column_tiles", DT_ALL, "any C; deterministic",
+     "row scalars by a warp or block a row, then a column a thread over groups of rows; partials summed in order", 0, NULL,
+     launch_column_tiles, 0, plan_column_tiles, 1},
+    {9, "dispatch", DT_ALL, "any C; deterministic",
      "a rule of regimes picks the rung, the rung's plan its block size; says which ran", 1, supports_dispatch,
      launch_dispatch, 0, NULL, 1},
 };
@@ -645,6 +746,7 @@ static problem_t *lnb_setup(const options_t *o) {
     p->part = (float *)dev_alloc(p->parts * 2 * C * sizeof(float));
     p->counter = (unsigned *)dev_alloc(sizeof(unsigned));
     CUDA_CHECK(cudaMemset(p->counter, 0, sizeof(unsigned)));
+    p->means = (float *)dev_alloc(N * 2 * sizeof(float));
     p->hx = host_alloc_doubles(N * C), p->hdy = host_alloc_doubles(N * C), p->hw = host_alloc_doubles(C);
     fill_normal(p->x, p->hx, N * C, d, o->seed, 0, o->input_mean, o->input_std);
     fill_normal(p->w, p->hw, C, d, o->seed, 1, 1.0, 0.25);
@@ -681,7 +783,7 @@ static void lnb_reference(problem_t *h) {
 }
 static void lnb_teardown(problem_t *h) {
     lnb_problem_t *p = (lnb_problem_t *)h;
-    void *dev[] = {p->x, p->w, p->dy, p->mean, p->rstd, p->dx, p->dw, p->db, p->part, p->counter};
+    void *dev[] = {p->x, p->w, p->dy, p->mean, p->rstd, p->dx, p->dw, p->db, p->part, p->counter, p->means};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) CUDA_CHECK(cudaFree(dev[i]));
     if (p->dx0) CUDA_CHECK(cudaFree(p->dx0));
     for (int i = 0; i < h->n_out; i++) free(h->out[i].ref), free(h->out[i].elem_atol);

@@ -15,19 +15,20 @@ Kernels (`./rmsnorm_backward --list` prints the same registry; the CPU tests che
    5  last_block_reduce   as 4 in one launch: the last block to finish sums the partials; any dtype
    6  row_regs_packs      16-byte packs, x and dy read once into registers, dweight summed in registers
    7  resident_grid       6 on a grid of resident blocks, R rows at a time: few partials, summed by a kernel chained by PDL
-   8  dispatch            a rule of regimes picks the rung, the rung's plan its block size; says which ran
+   8  column_tiles        row scalars by a warp or block a row, then a column a thread over groups of rows; partials summed in order
+   9  dispatch            a rule of regimes picks the rung, the rung's plan its block size; says which ran
 Deterministic (dweight identical bit for bit from run to run; each validation launches them twice and compares the
-bits): 4-7 and 8; 1-3 add by atomics.
+bits): 4-8 and 9; 1-3 add by atomics.
 
 Run:
   make && ./rmsnorm_backward 7                    validate kernel 7, sweep block sizes, time each
   ./rmsnorm_backward all --dtype bf16             every kernel, ranked
-  ./rmsnorm_backward 8 -N 16384 -C 4096 --weight-offset 1 --check
+  ./rmsnorm_backward 9 -N 16384 -C 4096 --weight-offset 1 --check
   ./rmsnorm_backward --list                       the registry (no GPU needed)
 Build it alone (make does this for the GPU it finds; -arch: your GPU's, sm_90 for programmatic dependent launch):
   nvcc -O3 -std=c++17 --default-stream per-thread -arch=sm_90 -Xcompiler -fopenmp -o rmsnorm_backward rmsnorm_backward.cu -lcurand -lgomp -ldl
   CUPTI (the GPU's clock): add -DHAVE_CUPTI -lcupti; cuDNN (kernel 0): add -DHAVE_CUDNN -lcudnn (-I/-L where needed).
-Kernels 1-4 are the fp32 teaching ladder; 5-8 run fp32, fp16 and bf16 with fp32 arithmetic. Kernel 0 says
+Kernels 1-4 are the fp32 teaching ladder; 5-9 run fp32, fp16 and bf16 with fp32 arithmetic. Kernel 0 says
 `skipped: <reason>` for --accumulate and a weight offset (cuDNN's norm node has neither).
 */
 #include "common.h"
@@ -45,12 +46,13 @@ typedef struct {
     void *dx0;              // --accumulate: dx's initial values (reset copies them back)
     float *part;            // partials [parts, C], fp32
     unsigned *counter;      // rung 5's finished blocks (0 between launches)
+    float *means;           // rung 8's row scalars [N]: mean_C(g * x̂), fp32
     long parts;             // rows of `part`
     double *hx, *hw, *hdy, *hrstd, *hdx0;  // host inputs, exactly the device values
 } rmb_problem_t;
 static int g_accumulate = 0;
 static double g_eps = 1e-6, g_offset = 0.0;  // --eps (the forward's, in the saved rstd), --weight-offset
-#define RMB_DISPATCHER 8
+#define RMB_DISPATCHER 9
 
 // The arguments every kernel from 4 on takes, by value.
 typedef struct {
@@ -64,6 +66,7 @@ typedef struct {
     int accumulate;
     float offset;
     int rows_a_block;  // rows of one block (a contiguous range); 0: the grid walks the rows (resident grid)
+    float *means;      // rung 8's row scalars
 } rmb_args_t;
 #define RMB_ARGS(T)                                                                                                   \
     const T *__restrict__ x = (const T *)a.x, *__restrict__ w = (const T *)a.w, *__restrict__ dy = (const T *)a.dy;  \
@@ -73,7 +76,7 @@ typedef struct {
     const float off = a.offset
 static rmb_args_t rmb_args(const rmb_problem_t *p, int rows_a_block) {
     return {p->x, p->w, p->dy, p->rstd, p->dx, p->part, p->counter, p->dw, p->N, p->C, p->accumulate, p->offset,
-            rows_a_block};
+            rows_a_block, p->means};
 }
 static void rmb_launch(const void *fn, const rmb_problem_t *p, long grid, int bs, int rows_a_block) {
     rmb_args_t a = rmb_args(p, rows_a_block);
@@ -285,7 +288,7 @@ static const char *supports_warp_smem_partial(const void *pp, int) {
     return NULL;
 }
 
-// The partials' sum (rungs 4, 6, 7): dweight from the scratch's rows, in a fixed order (harness/partials.h).
+// The partials' sum (rungs 4, 6-8): dweight from the scratch's rows, in a fixed order (harness/partials.h).
 static void sum_partials(const rmb_problem_t *p, long parts, int chained) {
     launch_sum_partials(p->h.dtype, p->part, parts, p->C, p->C, p->dw, NULL, chained);
 }
@@ -510,14 +513,105 @@ static const char *supports_resident_grid(const void *pp, int bs) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Kernel 8, dispatch: no kernel of its own. Its rule (k_regimes), from what the rungs are: the resident grid (7)
-// where a row takes 16-byte packs and a block holds it in registers; else the one-launch partials of 5, which take
-// any row. Improves: one kernel for every problem, deterministic. Wrong: the rule is reasoned from the rungs' designs,
-// not yet derived from a sweep of them.
+// Kernel 8, column_tiles: a kernel of row scalars, each row's mean_C(g * x̂) into a scratch [N] (a warp a row to 2048
+// elements, a block a row beyond; 16-byte packs where the row takes them), then a 2-D grid chained to it by PDL:
+// column tiles (a thread a column) x groups of rows (about 3 waves of blocks, at least 16 rows a group), each thread
+// walking its group's rows 4 at a time (their loads issued together), writing dx and summing its column's dweight
+// terms in registers: a partial a group, summed in order by a third kernel, chained too. Improves: nothing of a row
+// in registers, so rows of any length (past 6 and 7's 2048 packs, odd C) at one cost an element, a long row's columns
+// over every SM at few rows. Wrong: x and dy cross DRAM twice (the scalars, then the tiles), 2- and 4-byte accesses
+// in the tiles, three launches.
+// The row scalars: VEC elements a load (16 bytes where C takes packs, else 1), a warp a row (WARP) or a block a row.
+template <typename T, int VEC, bool WARP> __global__ void rmb_row_means_kernel(const rmb_args_t a) {
+    RMB_ARGS(T);
+    (void)dx;  // (written by the tiles)
+    __shared__ float red[32][1];
+    pdl_wait();
+    const long row = WARP ? blockIdx.x * (long)(blockDim.x / 32) + threadIdx.x / 32 : (long)blockIdx.x;
+    if (row >= a.N) return;  // a whole warp (a block a row: never)
+    const int lane = WARP ? threadIdx.x % 32 : threadIdx.x, width = WARP ? 32 : blockDim.x;
+    const T *xr = x + row * C, *dyr = dy + row * C;
+    const float s = rstd[row];
+    float b[1] = {0.f};
+#pragma unroll 4
+    for (long i = lane; i < C / VEC; i += width) {
+        const Pack<T, VEC> xv = load_pack<T, VEC>(xr + i * VEC), dv = load_pack<T, VEC>(dyr + i * VEC),
+                           wv = load_pack<T, VEC>(w + i * VEC);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) b[0] += pack_elem(dv, j) * (pack_elem(wv, j) + off) * (pack_elem(xv, j) * s);
+    }
+    if (WARP) b[0] = warp_sum(b[0]);
+    else block_sums<float, 1>(b, red);
+    pdl_trigger();
+    if (lane == 0) a.means[row] = b[0] / C;
+}
+// The tiles: thread c of tile blockIdx.x takes column c of the rows_a_block rows of group g, the groups from the last
+// (blockIdx.y 0: the rows the scalars kernel read last, the likeliest still in L2).
+template <typename T> __global__ void __launch_bounds__(1024, 2) rmb_column_tiles_kernel(const rmb_args_t a) {
+    RMB_ARGS(T);
+    pdl_wait();
+    const long c = blockIdx.x * (long)blockDim.x + threadIdx.x, g = gridDim.y - 1 - blockIdx.y;
+    const long first = g * a.rows_a_block, last = min(a.N, first + a.rows_a_block);
+    float sw = 0.f;
+    if (c < C) {
+        const float wc = to_float(w[c]) + off;
+        for (long row0 = first; row0 < last; row0 += 4) {
+            T xv[4], dv[4], old[4];  // 4 rows' loads in flight (and dx's, --accumulate)
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const long i = (row0 + r) * C + c;
+                if (row0 + r < last) xv[r] = x[i], dv[r] = dy[i], old[r] = a.accumulate ? dx[i] : T{};
+            }
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const long row = row0 + r;
+                if (row >= last) break;
+                const float d = to_float(dv[r]), s = rstd[row], xh = to_float(xv[r]) * s;
+                dx[row * C + c] = dx_out(old, r, s * (d * wc - xh * a.means[row]), a.accumulate);
+                sw += d * xh;
+            }
+        }
+    }
+    pdl_trigger();
+    if (c < C) a.part[g * C + c] = sw;
+}
+template <typename T> static const void *row_means_fn_t(int packs, int warp) {
+    constexpr int V = 16 / sizeof(T);
+    return packs ? (warp ? (const void *)rmb_row_means_kernel<T, V, true> : (const void *)rmb_row_means_kernel<T, V, false>)
+                 : (warp ? (const void *)rmb_row_means_kernel<T, 1, true> : (const void *)rmb_row_means_kernel<T, 1, false>);
+}
+static const void *row_means_fn(const rmb_problem_t *p) {
+    const int pk = full_packs(p), wa = means_warp_a_row(p->C);
+    return p->h.dtype == DT_FP16   ? row_means_fn_t<__half>(pk, wa)
+           : p->h.dtype == DT_BF16 ? row_means_fn_t<__nv_bfloat16>(pk, wa) : row_means_fn_t<float>(pk, wa);
+}
+static const void *column_tiles_fn(dtype_t d) {
+    return d == DT_FP16   ? (const void *)rmb_column_tiles_kernel<__half>
+           : d == DT_BF16 ? (const void *)rmb_column_tiles_kernel<__nv_bfloat16> : (const void *)rmb_column_tiles_kernel<float>;
+}
+// The plan: a thread a column, 256 threads a tile (fewer where C is shorter); the groups from the tiles' waves.
+static int plan_column_tiles(const void *pp) { return tiles_block_size(((const rmb_problem_t *)pp)->C); }
+static void launch_column_tiles(const void *pp, launch_t *l) {
+    const rmb_problem_t *p = (const rmb_problem_t *)pp;
+    const int bs = l->block_size ? l->block_size : plan_column_tiles(pp);
+    const void *tiles = column_tiles_fn(p->h.dtype);
+    const int rows = tiles_rows_a_group(p->N, ceil_div(p->C, bs), p->parts, one_wave(tiles, bs));
+    rmb_args_t a = rmb_args(p, rows);
+    void *args[] = {&a};
+    sum_partials(p, launch_means_then_tiles(row_means_fn(p), tiles, args, p->N, p->C, bs, rows), 1);
+    l->block_used = bs;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Kernel 9, dispatch: no kernel of its own. Its rule (k_regimes), from what the rungs are: the resident grid (7)
+// where a row takes 16-byte packs and a block holds it in registers; the column tiles (8) for rows of 2048 packs and
+// more (6 and 7 refuse past 2048); else the one-launch partials of 5, which take any row. Improves: one kernel for
+// every problem, deterministic. Wrong: the rule is reasoned from the rungs' designs, not yet derived from a sweep.
 static const regime_t k_regimes[] = {
     // regimes: begin (reasoned; scripts/tune_dispatch.py rmsnorm_backward --write puts a dense sweep's rule here)
     // bytes, 16-byte packs, variants, launches, packs a row [lo, hi), rows an SM [lo, hi), H*W [lo, hi), rung
     {0, 1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 7, "16-byte packs"},
+    {0, -1, 0, 0, 2048, RG_ANY, 0, RG_ANY, 0, RG_ANY, 8, "packs a row >= 2048"},
     {0, -1, 0, 0, 0, RG_ANY, 0, RG_ANY, 0, RG_ANY, 5, "anything"},
     // regimes: end
 };
@@ -571,7 +665,10 @@ static const kernel_t k_kernels[] = {
     {7, "resident_grid", DT_ALL, "16-byte packs, <= 2048 a row; deterministic",
      "6 on a grid of resident blocks, R rows at a time: few partials, summed by a kernel chained by PDL", 0,
      supports_resident_grid, launch_resident_grid, 0, plan_resident_grid, 1},
-    {8, "dispatch", DT_ALL, "any C; deterministic",
+    {8, "column_tiles", DT_ALL, "any C; deterministic",
+     "row scalars by a warp or block a row, then a column a thread over groups of rows; partials summed in order", 0, NULL,
+     launch_column_tiles, 0, plan_column_tiles, 1},
+    {9, "dispatch", DT_ALL, "any C; deterministic",
      "a rule of regimes picks the rung, the rung's plan its block size; says which ran", 1, supports_dispatch,
      launch_dispatch, 0, NULL, 1},
 };
@@ -621,6 +718,7 @@ static problem_t *rmb_setup(const options_t *o) {
     p->part = (float *)dev_alloc(p->parts * C * sizeof(float));
     p->counter = (unsigned *)dev_alloc(sizeof(unsigned));
     CUDA_CHECK(cudaMemset(p->counter, 0, sizeof(unsigned)));
+    p->means = (float *)dev_alloc(N * sizeof(float));
     p->hx = host_alloc_doubles(N * C), p->hdy = host_alloc_doubles(N * C), p->hw = host_alloc_doubles(C);
     fill_normal(p->x, p->hx, N * C, d, o->seed, 0, o->input_mean, o->input_std);
     fill_normal(p->w, p->hw, C, d, o->seed, 1, g_offset != 0 ? 0.0 : 1.0, 0.25);
@@ -654,7 +752,7 @@ static void rmb_reference(problem_t *h) {
 }
 static void rmb_teardown(problem_t *h) {
     rmb_problem_t *p = (rmb_problem_t *)h;
-    void *dev[] = {p->x, p->w, p->dy, p->rstd, p->dx, p->dw, p->part, p->counter};
+    void *dev[] = {p->x, p->w, p->dy, p->rstd, p->dx, p->dw, p->part, p->counter, p->means};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) CUDA_CHECK(cudaFree(dev[i]));
     if (p->dx0) CUDA_CHECK(cudaFree(p->dx0));
     for (int i = 0; i < h->n_out; i++) free(h->out[i].ref), free(h->out[i].elem_atol);

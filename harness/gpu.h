@@ -114,10 +114,12 @@ static int g_pdl;
 // block a cluster is a plain launch, any GPU, where sm_90's cluster queries see a cluster of one), and under --pdl
 // as a programmatic dependent launch: it may begin while the grid before it ends, and fn's pdl_wait() holds its
 // reads and writes until that grid has finished; chained: so whatever --pdl (the backward programs' sum of partials,
-// chained to the kernel that writes them).
-static void launch_kernel(const void *fn, long blocks, dim3 block, size_t smem, void **args, int cl, int chained = 0) {
+// chained to the kernel that writes them). blocks_y: a 2-D grid of blocks x blocks_y (no clusters).
+static void launch_kernel(const void *fn, long blocks, dim3 block, size_t smem, void **args, int cl, int chained = 0,
+                          unsigned blocks_y = 1) {
     cudaLaunchAttribute attr[2];
     cudaLaunchConfig_t cfg = cluster_config(blocks, 1, cl > 1 ? cl : 1, &attr[0]);
+    cfg.gridDim.y = blocks_y;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.numAttrs = cl > 1 ? 1 : 0;

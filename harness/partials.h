@@ -82,3 +82,42 @@ static long regs_resident_grid(const void *fn, int bs, long N, int R, long parts
     g = g < groups ? g : groups;
     return g < parts ? g : parts;
 }
+
+// ------------------------------------------------------------------------------------------------
+// Rung 8, column_tiles (both programs): a kernel of row scalars (the means dx needs), a warp or a block a row; then a
+// 2-D grid of column tiles (a thread a column) x groups of rows, chained to it by PDL, each block a partial; then
+// their sum, chained too.
+
+// A warp takes a row of the row-scalars kernel to 2048 elements (16 fp32 packs a lane at most), a block beyond.
+static int means_warp_a_row(long C) { return C <= 2048; }
+// The row-scalars kernel's block: 8 warps (8 rows) where a warp takes a row, else about 32 elements a thread of its
+// row (128-1024 threads).
+static int means_block_size(long C) { return means_warp_a_row(C) ? 256 : pow2_at_least(C / 32.0, 128, 1024); }
+// Its grid: N rows at `rows` a block (the block's warps, or 1 for a block a row).
+static long means_blocks(long N, int rows) { return ceil_div(N, rows); }
+// The column tiles: a thread a column, 256 threads (a power of two from a warp up, where C is shorter).
+static int tiles_block_size(long C) { return pow2_at_least((double)C, 32, 256); }
+// Rows a group at least: a partial written and read again (8 bytes a sum a column) then costs at most half a byte a
+// sum an element of x.
+#define TILES_MIN_ROWS 16
+// Rows a group of the tiles' grid: enough groups for about 3 waves of blocks over the `tiles` column tiles (wave: the
+// blocks resident at once), each of at least TILES_MIN_ROWS rows, no more than the scratch's rows (parts) nor than
+// gridDim.y's 65535; evened out.
+static int tiles_rows_a_group(long N, long tiles, long parts, long wave) {
+    long g = ceil_div(3 * wave, tiles);
+    const long cap = ceil_div(N, TILES_MIN_ROWS) < parts ? ceil_div(N, TILES_MIN_ROWS) : parts;
+    g = g < cap ? g : cap;
+    g = g < 65535 ? g : 65535;
+    return (int)ceil_div(N, g > 0 ? g : 1);
+}
+// The launches of rung 8 but the sum: the row-scalars kernel (means_fn: a warp a row where means_warp_a_row), then
+// tiles_fn chained to it, of bs threads a tile, rows_a_group rows a group (args: the one argument both take); the
+// groups of rows, the partials to sum.
+static long launch_means_then_tiles(const void *means_fn, const void *tiles_fn, void **args, long N, long C, int bs,
+                                    int rows_a_group) {
+    const int mbs = means_block_size(C);
+    launch_kernel(means_fn, means_blocks(N, means_warp_a_row(C) ? mbs / 32 : 1), mbs, 0, args, 1);
+    const long groups = ceil_div(N, rows_a_group);
+    launch_kernel(tiles_fn, ceil_div(C, bs), bs, 0, args, 1, 1, (unsigned)groups);
+    return groups;
+}

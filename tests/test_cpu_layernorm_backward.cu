@@ -185,6 +185,7 @@ static lnb_problem_t plan_problem(dtype_t d, long N, long C) {
 }
 static void test_plans(void) {
     check_registers_plans(plan_problem);
+    check_column_tiles_plan(plan_problem);
     lnb_problem_t g = plan_problem(DT_FP32, 100, 64);
     g.parts = 100;
     lnb_problem_t h = plan_problem(DT_FP32, 100000, 64);

@@ -159,7 +159,10 @@ static rmb_problem_t plan_problem(dtype_t d, long N, long C) {
     p.h.dtype = d, p.N = N, p.C = C, p.parts = N;
     return p;
 }
-static void test_plans(void) { check_registers_plans(plan_problem); }
+static void test_plans(void) {
+    check_registers_plans(plan_problem);
+    check_column_tiles_plan(plan_problem);
+}
 
 static void test_cudnn_kernel0(void) {
 #ifdef HAVE_CUDNN

@@ -170,7 +170,7 @@ def rung_of(pattern):
 
 
 DISPATCHERS = {"layernorm_forward": "14", "rmsnorm_forward": "12", "batchnorm_forward": "14",
-               "layernorm_backward": "8", "rmsnorm_backward": "8"}
+               "layernorm_backward": "9", "rmsnorm_backward": "9"}
 
 
 def suite_of(program):

@@ -130,3 +130,41 @@ template <typename P> static void check_registers_plans(P (*make)(dtype_t, long,
     check("plan: a row that does not take 16-byte packs is refused by 6 and 7", why && strstr(why, "16-byte"), "%s",
           why ? why : "NULL");
 }
+// The plan of the backward programs' rung 8, column_tiles (harness/partials.h, the same in both programs; the
+// program's plan_column_tiles): its row-scalars kernel a warp a row to 2048 elements, a block a row beyond; its tiles
+// a thread a column, 32-256 threads; its groups of rows no more than the scratch's rows nor gridDim.y's, at least 16
+// rows a group, and about 3 waves of blocks (at least the SMs where the rows and the scratch allow). wave: 132 SMs x 8
+// blocks.
+template <typename P> static void check_column_tiles_plan(P (*make)(dtype_t, long, long)) {
+    P a = make(DT_FP32, 16384, 16384), b = make(DT_BF16, 8, 3), c = make(DT_FP16, 300, 40000);
+    check("plan: rung 8's row scalars: a warp a row to 2048 elements (256 threads, 8 rows a block), a block a row "
+          "beyond (about 32 elements a thread, 128-1024 threads)",
+          means_warp_a_row(2048) && !means_warp_a_row(2049) && means_block_size(2048) == 256 &&
+              means_blocks(1001, 8) == 126 && means_blocks(7, 1) == 7 && means_block_size(2049) == 128 &&
+              means_block_size(16384) == 512 && means_block_size(1L << 20) == 1024,
+          "%d %d %d", means_block_size(2049), means_block_size(16384), means_block_size(1L << 20));
+    check("plan: rung 8's tiles: a thread a column, 256 threads, down to a warp for short rows",
+          plan_column_tiles(&a) == 256 && plan_column_tiles(&b) == 32 && plan_column_tiles(&c) == 256 &&
+              tiles_block_size(100) == 128 && tiles_block_size(1001) == 256,
+          "%d %d %d", plan_column_tiles(&a), plan_column_tiles(&b), plan_column_tiles(&c));
+    // (N, C, the scratch's rows, the blocks of a wave): fp32 16384 x 16384 (64 tiles: 50 groups of 328 rows, 3.03
+    // waves); 300 x 40000 (157 tiles: 19 groups of 16 rows); 8 rows of 131072 (512 tiles, one group); 10^6 rows of 256
+    // with 10 partials (10 groups); 10^7 rows of 1 at a wave of 10^5 blocks (gridDim.y's 65535)
+    const long sms = 132, wave = sms * 8, cases[][4] = {{16384, 16384, 16384, wave}, {300, 40000, 300, wave},
+        {8, 131072, 8, wave}, {1000000, 256, 10, wave}, {10000000, 1, 10000000, 100000}, {7, 1, 7, wave}};
+    int ok = 1;
+    char why[256] = "";
+    for (const auto &k : cases) {
+        const long N = k[0], C = k[1], parts = k[2], tiles = ceil_div(C, tiles_block_size(C));
+        const int rows = tiles_rows_a_group(N, tiles, parts, k[3]);
+        const long groups = ceil_div(N, rows), blocks = groups * tiles;
+        const int fits = rows >= 1 && groups <= parts && groups <= 65535 && (rows >= 16 || groups == 1) &&
+                         blocks <= 4 * k[3] && (blocks >= sms || N * tiles < 16 * sms || groups == parts);
+        if (!fits && !why[0]) snprintf(why, sizeof why, "%ld x %ld: %d rows a group, %ld groups", N, C, rows, groups);
+        ok &= fits;
+    }
+    const int r1 = tiles_rows_a_group(16384, 64, 16384, wave), r2 = tiles_rows_a_group(300, 157, 300, wave);
+    check("plan: rung 8's groups of rows: at most the scratch's rows and 65535, at least 16 rows a group, 3 waves "
+          "of blocks at most 4, at least the SMs where the rows and the scratch allow (16384 x 16384: 50 groups of 328 rows)",
+          ok && r1 == 328 && ceil_div(16384, r1) == 50 && r2 == 16, "%s (16384 x 16384: %d rows a group)", why, r1);
+}
