@@ -572,11 +572,15 @@ static const char *supports_subwarp_regs_vec(const void *pp, int bs) {
     DISPATCH_VEC(p->h.dtype, vec, subwarp_kernel_for, tpr, p->C / vec, &fn);
     return block_fits(fn, bs);
 }
-// Its plan: 128 threads, 256 where a warp holds a row of more than 128 packs (8 a lane).
-static int subwarp_regs_vec_bs(long nvec) { return nvec <= 4L * 32 ? 128 : 256; }
+// Its plan: 128 threads, 256 where a warp holds a row of more than 128 packs (8 a lane), or a row without 16-byte packs
+// where rows fill the SMs (4 rows of a few hundred bytes a block: blocks so small that their launches bound it).
+static int subwarp_regs_vec_bs(long nvec, int packed, double rows_sm) {
+    return nvec > 4L * 32 || (nvec > 4L * 16 && !packed && rows_sm >= 1) ? 256 : 128;
+}
 static int plan_subwarp_regs_vec(const void *pp) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    return plan_checked(pp, supports_subwarp_regs_vec, subwarp_regs_vec_bs(p->C / vec_width(p)), 64);
+    return plan_checked(pp, supports_subwarp_regs_vec, subwarp_regs_vec_bs(p->C / vec_width(p), full_packs(p), rows_per_sm(p)),
+                        64);
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -617,10 +617,11 @@ static const char *supports_subwarp_rows(const void *pp, int bs) {
     DISPATCH_VEC(p->h.dtype, vec, subwarp_rows_kernel_for, tpr, p->s.C / vec, &fn);
     return block_fits(fn, bs);
 }
-// The plan: 4 x lanes a row x rows an SM threads, a power of two in [64, 128] (small blocks spread rows wider).
+// The plan: 4 x lanes a row x rows an SM threads, a power of two in [64, 128] (small blocks spread rows wider); up to
+// 256 where a warp holds a row without 16-byte packs (4 rows of a few hundred bytes: their blocks' launches bound it).
 static int subwarp_rows_bs(const rms_problem_t *p) {
-    const int tpr = subwarp_tpr(row_packs(p, vec_width(p)));
-    return pow2_down(4.0 * (tpr ? tpr : 32) * rows_per_sm(p), 64, 128);
+    const int vec = vec_width(p), tpr = subwarp_tpr(row_packs(p, vec)), odd = vec != 16 / (int)dtype_size(p->h.dtype);
+    return pow2_down(4.0 * (tpr ? tpr : 32) * rows_per_sm(p), 64, tpr == 32 && odd ? 256 : 128);
 }
 static int plan_subwarp_rows(const void *pp) {
     return plan_fit(pp, subwarp_rows_bs((const rms_problem_t *)pp), supports_subwarp_rows);

@@ -428,8 +428,11 @@ static void test_plans(void) {
         ok9 &= plan_block_reread(&p) == c.bs;
     }
     check("plan: rung 9, a pack a thread below SMs rows, two up to 8 rows an SM, four beyond (32..1024)", ok9);
-    check("plan: rung 7 at 128 threads, 256 for rows of more than 128 packs; rung 10 at 64, 256 from 8 rows an SM",
-          subwarp_regs_vec_bs(32) == 128 && subwarp_regs_vec_bs(128) == 128 && subwarp_regs_vec_bs(256) == 256 &&
+    check("plan: rung 7 at 128 threads, 256 for rows of more than 128 packs or a warp's row without 16-byte packs at "
+          ">= SMs rows; rung 10 at 64, 256 from 8 rows an SM",
+          subwarp_regs_vec_bs(32, 1, 8) == 128 && subwarp_regs_vec_bs(128, 1, 8) == 128 &&
+              subwarp_regs_vec_bs(256, 1, 0.5) == 256 && subwarp_regs_vec_bs(65, 0, 1) == 256 &&
+              subwarp_regs_vec_bs(65, 0, 0.5) == 128 && subwarp_regs_vec_bs(64, 0, 8) == 128 &&
               subwarp_persistent_bs(0.5) == 64 && subwarp_persistent_bs(7.9) == 64 &&
               subwarp_persistent_bs(8) == 256);
     check("plan: rung 12 at 4 packs a thread: rows >= SMs a block a row up to 256 threads; fewer: 32, 128 or 256",

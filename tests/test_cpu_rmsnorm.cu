@@ -513,8 +513,13 @@ static void test_rung_plans(void) {
     int b6b = subwarp_rows_bs(&p);
     p = plan_problem(DT_BF16, 1024, 256, 256);  // 8 lanes a row x 7.8 rows an SM x 4 -> 248 -> 128
     int b6c = subwarp_rows_bs(&p);
-    check("plan: kernel 6 at 128 threads for many rows, 64 for few", b6a == 128 && b6b == 64 && b6c == 128,
-          "%d %d %d", b6a, b6b, b6c);
+    p = plan_problem(DT_FP32, 32768, 65, 65);  // a warp a row of 65 packs of one element, 248 rows an SM -> 256
+    int b6d = subwarp_rows_bs(&p);
+    p = plan_problem(DT_FP32, 132, 65, 65);  // one row an SM: 4 x 32 -> 128
+    int b6e = subwarp_rows_bs(&p);
+    check("plan: kernel 6 at 128 threads for many rows, 64 for few; 256 for a warp's row without 16-byte packs at many",
+          b6a == 128 && b6b == 64 && b6c == 128 && b6d == 256 && b6e == 128, "%d %d %d %d %d", b6a, b6b, b6c, b6d,
+          b6e);
     p = plan_problem(DT_FP32, 8, 65536, 65536);  // 16384 packs, few rows: 8 blocks x 32 packs a thread -> 512
     int b7a = cluster_dsmem_bs(&p);
     p = plan_problem(DT_BF16, 512, 131072, 131072);  // 16384 packs, 3.9 rows an SM: 64 packs a thread -> 256
