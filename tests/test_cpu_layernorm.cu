@@ -440,6 +440,9 @@ static void test_plans(void) {
               latency_split_bs(4, 8192, 31) == 256 && latency_split_bs(4, 16, 0.5) == 32 &&
               latency_split_bs(4, 2048, 0.5) == 128 && latency_split_bs(4, 8192, 0.01) == 256 &&
               latency_split_bs(4, 32768, 0.01) == 512);
+    check("plan: rung 12 at 4 packs, rows >= SMs: a row of 8193-16384 packs in 8 blocks of up to 512 threads (not 16)",
+          latency_split_bs(4, 8457, 23.7) == 512 && split_row_threads(8457, 4, 512) == 288 &&
+              latency_split_bs(4, 8457, 0.5) == 256 && split_row_threads(8457, 4, 256) == 160);
     check("plan: rung 12 at 2 packs a thread: 64-256 below SMs rows, <= 128 up to 8 rows an SM, a block a row beyond",
           latency_split_bs(2, 8, 0.5) == 64 && latency_split_bs(2, 1024, 0.01) == 256 &&
               latency_split_bs(2, 1024, 3.9) == 128 && latency_split_bs(2, 1024, 31) == 512 &&

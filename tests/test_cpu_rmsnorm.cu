@@ -535,6 +535,13 @@ static void test_rung_plans(void) {
     check("plan: kernel 8 at 4 and 2 packs, fp32 4x8192 256 and 128 threads; at 4, 2x262144 512; bf16 32768x704 32 "
           "and 64", b8a == 256 && b8a2 == 128 && b8b == 512 && b8c == 32 && b8c2 == 64, "%d %d %d %d %d", b8a, b8a2, b8b, b8c,
           b8c2);
+    p = plan_problem(DT_BF16, 1868, 76688, 76688);  // 9586 packs, 14 rows an SM: 8 blocks of 512 (trimmed to 320)
+    int b8d = latency_split_bs(&p, 4);
+    p = plan_problem(DT_BF16, 64, 76688, 76688);  // 0.48 rows an SM: 16 blocks of 256 (trimmed to 160)
+    int b8e = latency_split_bs(&p, 4);
+    check("plan: kernel 8 at 4 packs, rows >= SMs: a row of 8193-16384 packs in 8 blocks of up to 512 (16 below)",
+          b8d == 512 && split_row_threads(9586, 4, b8d) == 320 && b8e == 256 && split_row_threads(9586, 4, b8e) == 160,
+          "%d %d", b8d, b8e);
     p = plan_problem(DT_BF16, 1, 131072, 131072);
     int b10 = cluster_cp_async_bs(&p), b4 = plan_block2d_vec(&p);
     check("plan: kernel 10 at most 512 threads, kernel 4 a pack a thread up to 1024", b10 == 512 && b4 == 1024,
