@@ -719,10 +719,13 @@ static void launch_block_reread(const void *pp, launch_t *l) {
     DISPATCH_VEC(p->h.dtype, vec, launch_block_reread_t, p, l->block_size);
     snprintf(l->path, sizeof l->path, "%d-wide packs", vec);
 }
-// Its plan (it takes every problem): row_block_bs over the row's packs.
+// Its plan (it takes every problem): row_block_bs over the row's packs; a row without 16-byte packs, 4 packs a thread
+// from a row an SM and 32 from 8 (narrow packs: fewer threads a row, more rows resident).
 static int plan_block_reread(const void *pp) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    return row_block_bs(p->C / vec_width(p), rows_per_sm(p));
+    const double rows_sm = rows_per_sm(p);
+    if (full_packs(p) || rows_sm < 1) return row_block_bs(p->C / vec_width(p), rows_sm);
+    return pow2_at_least(p->C / vec_width(p) / (rows_sm < 8 ? 4.0 : 32.0), 32, 1024);
 }
 
 // ------------------------------------------------------------------------------------------------

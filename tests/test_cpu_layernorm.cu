@@ -421,13 +421,15 @@ static void test_plans(void) {
     // rung 9 takes every problem: its plan is a power of two in [32, 1024] a row's packs a thread or more
     const struct { dtype_t d; long N, C; int bs; } r9[] = {
         {DT_FP32, 1, 65536, 1024}, {DT_FP32, 512, 32768, 1024}, {DT_BF16, 4096, 1024, 32}, {DT_FP32, 64, 2048, 512},
-        {DT_BF16, 512, 4096, 256}, {DT_FP32, 7, 3, 32}, {DT_BF16, 32768, 1025, 512}};
+        {DT_BF16, 512, 4096, 256}, {DT_FP32, 7, 3, 32}, {DT_BF16, 64, 1025, 1024}, {DT_BF16, 512, 1025, 512},
+        {DT_BF16, 32768, 1025, 64}};  // rows without 16-byte packs: a pack a thread, 4 from a row an SM, 32 from 8
     int ok9 = 1;
     for (const auto &c : r9) {
         ln_problem_t p = plan_problem(c.d, c.N, c.C);
         ok9 &= plan_block_reread(&p) == c.bs;
     }
-    check("plan: rung 9, a pack a thread below SMs rows, two up to 8 rows an SM, four beyond (32..1024)", ok9);
+    check("plan: rung 9, a pack a thread below SMs rows, two up to 8 rows an SM, four beyond (32..1024); rows "
+          "without 16-byte packs 4 from a row an SM, 32 from 8", ok9);
     check("plan: rung 7 at 128 threads, 256 for rows of more than 128 packs or a warp's row without 16-byte packs at "
           ">= SMs rows; rung 10 at 64, 256 from 8 rows an SM",
           subwarp_regs_vec_bs(32, 1, 8) == 128 && subwarp_regs_vec_bs(128, 1, 8) == 128 &&
