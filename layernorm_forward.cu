@@ -418,10 +418,11 @@ static const char *supports_block_row_regs(const void *pp, int bs) {
         return reasonf("row of %ld does not fit %d threads x %d registers", p->C, bs, ROWREG_MAX_PACKS);
     return NULL;
 }
-// Its plan: row_block_bs over the row's elements, and at least the threads that hold it in 16 registers each.
+// Its plan: row_block_bs over the row's elements, and at least the threads that hold it in 16 registers each (from 64
+// rows an SM only those: more rows resident).
 static int block_row_regs_bs(long C, double rows_sm) {
     const int bs = row_block_bs(C, rows_sm), fewest = pow2_at_least((double)C / ROWREG_MAX_PACKS, 32, 1024);
-    return bs > fewest ? bs : fewest;
+    return bs > fewest && rows_sm < 64 ? bs : fewest;
 }
 static int plan_block_row_regs(const void *pp) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
@@ -1356,7 +1357,6 @@ static const char *supports_dispatch(const void *pp, int bs) {
 
 // ------------------------------------------------------------------------------------------------
 // The registry (keep it, the header comment, --list and the README's ladder table in agreement).
-
 // (The last field: 1 where the kernel takes --pdl, the templated kernels 6-14.)
 #define FP32_ONLY DT_BIT(DT_FP32)
 static const kernel_t k_kernels[] = {

@@ -410,7 +410,8 @@ static void test_plans(void) {
     // asked) takes each of them
     const struct { dtype_t d; long N, C; int bs; } r6[] = {
         {DT_FP32, 1, 1024, 1024}, {DT_FP32, 64, 256, 256}, {DT_FP32, 512, 256, 128}, {DT_FP32, 4096, 4096, 1024},
-        {DT_FP32, 32768, 8192, 1024}, {DT_BF16, 4096, 1024, 256}, {DT_FP32, 1, 16384, 1024}, {DT_FP16, 8, 64, 64}};
+        {DT_FP32, 32768, 8192, 512}, {DT_BF16, 4096, 1024, 256}, {DT_FP32, 1, 16384, 1024}, {DT_FP16, 8, 64, 64},
+        {DT_BF16, 32768, 2048, 128}, {DT_BF16, 262144, 1025, 128}};  // from 64 rows an SM the fewest: C / 16
     int ok6 = 1;
     for (const auto &c : r6) {
         ln_problem_t p = plan_problem(c.d, c.N, c.C);
