@@ -4,7 +4,7 @@ space: the dense set its rule is derived from, or a random draw that checks the 
 
     scripts/dispatch_sweep.py [OP ...] [--set random|dense] [--seed S] [--count K] [--budget SECONDS]
                               [--repeats R] [--out DIR] [--resume] [--peers K] [--plans] [--retime R] [--targets]
-                              [--match REGEX]
+                              [--match REGEX] [--replan K,K]
     scripts/dispatch_sweep.py [OP ...] --report [--set random|dense] [--seed S] [--out DIR] [--targets]
 
 At each point (scripts/shapes.py's dense set, or its random draw of --count points an op with --seed: a new seed
@@ -25,6 +25,9 @@ stopped.
 the configuration the dispatcher launches it at), rows to DIR/<op>_dense_plan.csv or <op>_random_<seed>_plan.csv;
 with --resume, a point measured before without them gets them (scripts/tune_dispatch.py derives the rule from a
 rung's time at its plan where a point has one).
+--replan K,K: measure nothing else but the at-plan rows of those rungs again, at the set's points (or those --match
+keeps) that have at-plan rows: their old rows are dropped first (a plan changed in the code), the other rungs' kept;
+with --resume, the points that already have new rows are kept (a run cut short by --budget goes on).
 
 The fastest of a sweep is the least of some thirty noisy medians (every rung at every block size), biased low
 against the dispatcher's one configuration by about the spread of a median: at a point of a few microseconds, that
@@ -156,6 +159,44 @@ def sweep_op(op, pts, csv_path, repeats, budget, peer_keys, progress, plans=Fals
     return n, time.time() - t0, failures
 
 
+def replan_op(op, pts, csv_path, repeats, budget, kernels, resume, progress):
+    """--replan: the at-plan rows of these kernels (numbers in today's registry) at the points of the sweep's _plan.csv
+    among pts, measured again. (points, seconds, failures)."""
+    path, takes = plan_csv(csv_path), run_all.listed_dtypes(op)
+    if not os.path.exists(path):
+        return 0, 0.0, [f"{op}: no {os.path.basename(path)} to measure plans again in (--plans first)"]
+    wanted = {name for name, k in regimes.registry(op).items() if k in kernels}
+    keys = {point_key(d, lab) for d, _a, lab in pts}
+    with open(path, newline="") as f:
+        rd = csv.DictReader(f)
+        fields, rows = rd.fieldnames, list(rd)
+    planned = {point_key(r["dtype"], r["shape"]) for r in rows} & keys
+    if not resume:  # the changed rungs' old rows at these points go
+        rows = [r for r in rows if not (r["kernel_name"] in wanted and point_key(r["dtype"], r["shape"]) in keys)]
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields)
+            w.writeheader()
+            w.writerows(rows)
+    have = {point_key(r["dtype"], r["shape"]) for r in rows if r["kernel_name"] in wanted}
+    todo = [p for p in pts if point_key(p[0], p[2]) in planned - have]
+    t0, failures, n = time.time(), [], 0
+    for i, (dtype, args, label) in enumerate(todo):
+        if budget and time.time() - t0 > budget:
+            progress(f"{op}: budget of {budget:.0f} s spent after {n} points; {len(todo) - i} left (--resume)")
+            break
+        ks = [k for k in kernels if dtype in takes.get(k, ())]
+        if not ks:
+            continue
+        rc, secs, err = run_point(op, ks, 0, dtype, args, point_repeats(op, dtype, label, repeats), path, False,
+                                  at_plan=True)
+        if rc != 0:
+            failures.append(f"{op} {dtype} {label} at plan: exit {rc}: {err}")
+        n += 1
+        progress(f"{op} replan [{n}/{len(todo)} {time.time() - t0:.0f} s] {dtype} {label}: {secs:.1f} s"
+                 + (f" exit {rc}" if rc else ""))
+    return n, time.time() - t0, failures
+
+
 def main(argv):
     ap = cli.Parser("dispatch_sweep", __doc__)
     ap.add_argument("ops", nargs="*", help="ops (default: every program built)")
@@ -177,6 +218,8 @@ def main(argv):
     ap.add_argument("--match", metavar="REGEX",
                     help="only the set's points whose dtype:label matches (a region measured first, e.g. "
                          "'x[0-9]*[13579]:add')")
+    ap.add_argument("--replan", metavar="K,K",
+                    help="only the at-plan rows of these rungs, measured again where the sweep has at-plan rows")
     ap.add_argument("--targets", action="store_true", help="exit 1 when the sweep misses a target (above)")
     ap.add_argument("--report", action="store_true",
                     help="measure nothing: the figures of the CSVs in --out (the draw of --seed, or the dense set)")
@@ -192,6 +235,15 @@ def main(argv):
         match = re.compile(a.match) if a.match else None
     except re.error as e:
         ap.error(f"--match: not a regular expression: {e}")
+    replan = None
+    if a.replan is not None:
+        if not re.fullmatch(r"[0-9]+(,[0-9]+)*", a.replan):
+            ap.error(f"--replan: kernel numbers separated by commas, not '{a.replan}'")
+        replan = [int(k) for k in a.replan.split(",")]
+        if a.report or a.peers or a.plans:
+            ap.error("--replan measures the at-plan rows alone: not with --report, --peers or --plans")
+        if a.set == "random" and a.seed is None:
+            ap.error("--replan on a random draw: give the draw's --seed")
     if a.report:
         return report_stored(ap, a)
     ops = a.ops or [op for op in OPS if op in run_all.built_ops()]
@@ -223,6 +275,12 @@ def main(argv):
         if match:
             pts = [p for p in pts if match.search(f"{p[0]}:{p[2]}")]
         path = set_csv(out, op, a.set, seed)
+        if replan:
+            n, secs, fails = replan_op(op, pts, path, a.repeats, a.budget, replan, a.resume, progress)
+            print(f"{op}: the plans of {a.replan} at {n} points in {secs:.0f} s -> "
+                  f"{os.path.relpath(plan_csv(path), ROOT)}", flush=True)
+            failures += fails
+            continue
         if a.set == "random" and not a.resume:
             for old in (path, retimed_csv(path), plan_csv(path)):
                 if os.path.exists(old):
@@ -238,6 +296,10 @@ def main(argv):
               flush=True)
         failures += fails
         paths[op] = path
+    if replan:
+        for f in failures:
+            print(f"FAIL {f}")
+        return 1 if failures else 0
     return report(paths, set_name(a.set, seed), a.targets, failures)
 
 

@@ -229,6 +229,42 @@ with tempfile.TemporaryDirectory() as tmp:
     finally:
         dispatch_sweep.run_point, dispatch_sweep.run_all.listed_dtypes = real
 
+# --replan K: at the points of the _plan.csv among the set's, rung K's old at-plan rows dropped and measured again (K
+# alone, at plan), the other rungs' rows kept; --resume keeps the points that have new rows
+replans = []
+
+
+def fake_replan(op, rungs, disp, dtype, args, repeats, csv_path, cudnn, at_plan=False):
+    replans.append((args[1], list(rungs), at_plan))
+    with open(csv_path, "a", newline="") as fh:
+        csv.DictWriter(fh, fieldnames=FIELDS).writerow(row(7, f"{args[1]}x512", 0.5, 64))
+    return 0, 0.0, ""
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "layernorm_dense.csv")
+    with open(path[:-4] + "_plan.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows([row(6, "8x512", 1.0, 64), row(7, "8x512", 2.0, 64), row(6, "16x512", 1.0, 64),
+                     row(7, "16x512", 2.0, 64), row(7, "32x512", 2.0, 64)])
+    real = (dispatch_sweep.run_point, dispatch_sweep.run_all.listed_dtypes)
+    dispatch_sweep.run_point = fake_replan
+    dispatch_sweep.run_all.listed_dtypes = lambda op: {0: {"bf16"}, 6: {"bf16"}, 7: {"bf16"}, 9: {"bf16"}}
+    try:
+        pts_ = [("bf16", ["-N", n, "-C", "512"], f"{n}x512") for n in ("8", "16", "64")]  # 32x512 not in the set
+        n1, _s, f1 = dispatch_sweep.replan_op("layernorm", pts_, path, 3, 0, [7], False, lambda m: None)
+        with open(path[:-4] + "_plan.csv", newline="") as fh:
+            kept = sorted((r["kernel"], r["shape"], r["time_ms_median"]) for r in csv.DictReader(fh))
+        n2, _s, _f = dispatch_sweep.replan_op("layernorm", pts_, path, 3, 0, [7], True, lambda m: None)
+        expect("--replan: the set's planned points measured again at plan for the rung alone, its old rows there "
+               "dropped, other rungs' and other points' kept; --resume runs none twice",
+               n1 == 2 and not f1 and replans == [("8", [7], True), ("16", [7], True)] and n2 == 0 and
+               kept == [("6", "16x512", "1.0"), ("6", "8x512", "1.0"), ("7", "16x512", "0.5"),
+                        ("7", "32x512", "2.0"), ("7", "8x512", "0.5")], f"{n1} {f1} {replans} {n2} {kept}")
+    finally:
+        dispatch_sweep.run_point, dispatch_sweep.run_all.listed_dtypes = real
+
 with tempfile.TemporaryDirectory() as tmp:
     for name, rows in (("layernorm_dense.csv", dense), ("layernorm_random_12.csv", sweep([640, 6144], [2, 99]))):
         with open(os.path.join(tmp, name), "w", newline="") as fh:

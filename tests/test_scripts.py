@@ -348,7 +348,8 @@ with tempfile.TemporaryDirectory() as d:
                              ["rmsnorm", "--regimes", d, "--write"]],
         # (never without arguments: on a GPU machine that is a whole random draw)
         "dispatch_sweep.py": [["bogus"], ["--count", "0"], ["--set", "sparse"], ["--set", "dense", "--peers", "3"],
-                              ["--report"], ["--set", "dense", "--match", "("]],
+                              ["--report"], ["--set", "dense", "--match", "("], ["--set", "dense", "--replan", "7,x"],
+                              ["--replan", "7"], ["--set", "dense", "--replan", "7", "--plans"]],
         "peer_gaps.py": [[], ["--seed", "1"], ["--seed", "1", "bogus"], ["--seed", "1", "--sweeps", "/nonexistent"],
                          ["--seed", "1", "--lead", "0.5"]],
     }
