@@ -580,8 +580,8 @@ static int subwarp_regs_vec_bs(long nvec, int packed, double rows_sm) {
 }
 static int plan_subwarp_regs_vec(const void *pp) {
     const ln_problem_t *p = (const ln_problem_t *)pp;
-    return plan_checked(pp, supports_subwarp_regs_vec, subwarp_regs_vec_bs(p->C / vec_width(p), full_packs(p), rows_per_sm(p)),
-                        64);
+    return plan_checked(pp, supports_subwarp_regs_vec,
+                        subwarp_regs_vec_bs(p->C / vec_width(p), full_packs(p), rows_per_sm(p)), 64);
 }
 
 // ------------------------------------------------------------------------------------------------
